@@ -1,0 +1,31 @@
+/* cuptrace control API. Self-contained: link with -lcuptrace, or resolve
+ * the symbols with dlsym when the library is injected. Every call is safe
+ * when tracing is off, and costs one load of a flag then. */
+#ifndef CUPTRACE_H
+#define CUPTRACE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opens a capture window (CUPTRACE_CAPTURE=api). */
+void cuptrace_start(void);
+/* Closes the capture window; what was recorded is flushed to the file. */
+void cuptrace_stop(void);
+/* Marks a step boundary: drives CUPTRACE_STEPS and the per-step reports. */
+void cuptrace_step(void);
+/* A range on the calling thread (default NVTX domain, so it nests with NVTX
+ * ranges); returns its nesting depth, 0 while capture is off. */
+int cuptrace_range_push(const char *name);
+int cuptrace_range_pop(void);
+/* An instant event. */
+void cuptrace_mark(const char *name);
+
+/* Is this process tracing (configuration valid, rank selected)? */
+int cuptrace_enabled(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,122 @@
+/* The .ctr trace file format: the one contract between libtrace/ (writer)
+ * and tools/ (reader). Encoder and decoder live side by side in
+ * libtrace/common/ (enc.c, dec.c) and both take their field layouts from
+ * the schema table in schema.c, so they cannot drift.
+ *
+ * File layout (docs/FORMAT.md has the long version):
+ *   header   "CUPTRACE" u16 major u16 minor u32 len, then len bytes of TLV
+ *            fields (varint tag, varint length, bytes), uncompressed
+ *   blocks   u32 magic CT_BLOCK_MAGIC, u32 compressed length, u32 raw length,
+ *            then one zstd frame (with content checksum) of `raw length`
+ *            bytes of items
+ *   footer   a block whose first item is CT_K_FOOTER; a clean file ends
+ *            exactly after it.
+ * Every block decodes on its own apart from the string table, which grows
+ * from block to block (strings are stored once per file).
+ */
+#ifndef CUPTRACE_FORMAT_H
+#define CUPTRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define CT_MAGIC "CUPTRACE"
+#define CT_FORMAT_MAJOR 1
+#define CT_FORMAT_MINOR 0
+#define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
+#define CT_HEADER_MAX (1u << 20)
+#define CT_BLOCK_RAW_MAX (16u << 20)
+
+/* Header TLV tags. Numbers are varints inside their value bytes. */
+enum ct_htag {
+	CT_H_TRACER_VERSION = 1, /* string */
+	CT_H_HOST = 2,		 /* string */
+	CT_H_PID = 3,		 /* u */
+	CT_H_RANK = 4,		 /* i (zigzag); -1 when unknown */
+	CT_H_LOCAL_RANK = 5,	 /* i */
+	CT_H_WORLD_SIZE = 6,	 /* i */
+	CT_H_LOCAL_SIZE = 7,	 /* i */
+	CT_H_CMDLINE = 8,	 /* string, arguments separated by NUL */
+	CT_H_RT_ANCHOR = 9,	 /* u: CLOCK_REALTIME ns ... */
+	CT_H_MONO_ANCHOR = 10,	 /* u: ... taken together with this tracer clock ns */
+	CT_H_CONFIG = 11,	 /* string: "KEY=value\n" lines of the effective config */
+	CT_H_RANK_SOURCE = 12,	 /* string: the variable the rank came from */
+	CT_H_PPID = 13,		 /* u */
+	CT_H_JOB_ID = 14,	 /* string, may be empty */
+};
+
+/* Item kinds inside a block. Values below CT_EV_FIRST are structural. */
+enum ct_kind {
+	CT_K_NONE = 0,
+	CT_K_STR = 1,	 /* varint len, bytes: defines the next string id */
+	CT_K_THREAD = 2, /* varint tid, varint base ts: following events belong to tid */
+	CT_K_FOOTER = 3, /* TLV fields, see ct_ftag; last item of the file */
+	CT_K_DROPS = 4,	 /* varint kind, varint cumulative count for the current thread */
+
+	CT_EV_FIRST = 16,
+	CT_EV_NVTX_PUSH = 16,
+	CT_EV_NVTX_POP = 17,
+	CT_EV_NVTX_START = 18,
+	CT_EV_NVTX_END = 19,
+	CT_EV_NVTX_MARK = 20,
+	CT_EV_THREAD_NAME = 21, /* names any OS thread of the process */
+	CT_EV_CATEGORY = 22,	/* names a category of a domain */
+	CT_EV_CAPTURE = 23,	/* capture switched on (1) or off (0) */
+	CT_EV_STEP = 24,	/* a step boundary: step number */
+	CT_EV_RESET = 25,	/* this thread's open ranges were cut by a capture stop */
+	CT_EV_LAST
+};
+#define CT_NKINDS 64 /* room for later sources; counters are sized by this */
+
+/* Field encodings. */
+enum ct_ftype {
+	CT_F_TS = 1,  /* absolute ns; stored as zigzag delta from the thread's last ts */
+	CT_F_DUR = 2, /* ns after the record's previous TS field; zigzag */
+	CT_F_U = 3,   /* unsigned varint */
+	CT_F_I = 4,   /* zigzag varint */
+	CT_F_SID = 5, /* in the ring: a string handle; on disk: a string ref */
+	CT_F_STR = 6, /* in the ring: inline bytes; on disk: a string ref */
+};
+
+/* A string ref on disk: 0 = none/empty, 1 = an uninterned string follows
+ * (varint len, bytes), n >= 2 = string id n. String ids count from 2 in the
+ * order of CT_K_STR items. */
+#define CT_SREF_NONE 0
+#define CT_SREF_INLINE 1
+#define CT_SID_FIRST 2
+
+#define CT_MAX_FIELDS 16
+#define CT_MAX_STR (1u << 20) /* longest string kept whole */
+
+struct ct_schema {
+	const char *name; /* short kind name for tools: "nvtx_push" */
+	uint8_t nfields;
+	uint8_t type[CT_MAX_FIELDS];
+	const char *field[CT_MAX_FIELDS];
+};
+
+/* NULL for kinds that are not events. */
+const struct ct_schema *ct_schema_of(unsigned kind);
+
+/* NVTX payload types as stored (same numbers as nvtxPayloadType_t). */
+enum ct_payload {
+	CT_PAYLOAD_NONE = 0,
+	CT_PAYLOAD_U64 = 1,
+	CT_PAYLOAD_I64 = 2,
+	CT_PAYLOAD_DOUBLE = 3,
+	CT_PAYLOAD_U32 = 4,
+	CT_PAYLOAD_I32 = 5,
+	CT_PAYLOAD_FLOAT = 6,
+};
+/* The color field holds (1 << 32) | ARGB when a color was given, else 0. */
+#define CT_COLOR_SET (1ull << 32)
+
+/* Footer TLV tags. */
+enum ct_ftag {
+	CT_FT_EVENTS = 1,    /* repeated: varint kind, varint count */
+	CT_FT_DROPS = 2,     /* repeated: varint kind, varint count */
+	CT_FT_RT_END = 3,    /* u: CLOCK_REALTIME ns at close */
+	CT_FT_MONO_END = 4,  /* u: tracer clock ns at close */
+	CT_FT_TRUNC_STR = 5, /* u: strings cut to CT_MAX_STR */
+};
+
+#endif

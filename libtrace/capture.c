@@ -1,0 +1,199 @@
+#include "capture.h"
+#include "clock.h"
+#include "defs.h"
+#include "log.h"
+#include "record.h"
+#include "thread.h"
+#include "trace.h"
+
+#include <pthread.h>
+#include <string.h>
+
+_Atomic uint32_t ct_gate;
+int ct_nvtx_watch;
+
+static struct {
+	pthread_mutex_t lock;
+	int base_on;  /* capture mode says on */
+	int timer_on; /* delay / duration say on */
+	int step_on;  /* step schedule says on */
+	unsigned long windows; /* capture windows opened so far (api / nvtx) */
+	long step;	       /* current step, -1 before the first */
+	uint64_t t0;	       /* process start on the tracer clock */
+	uint64_t capture_domain;
+} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int step_active(long step)
+{
+	const struct ct_steps *s = &ct.cfg.steps;
+	if (step < 0 || (unsigned long)step < s->skip_first)
+		return 0;
+	unsigned long k = (unsigned long)step - s->skip_first;
+	unsigned long cycle = s->wait + s->warmup + s->active;
+	if (s->repeat && k / cycle >= s->repeat)
+		return 0;
+	return k % cycle >= s->wait + s->warmup;
+}
+
+/* Recomputes the gate; records the switch on the calling thread. */
+static void update_locked(void)
+{
+	int on = C.base_on && C.timer_on && C.step_on;
+	uint32_t g = atomic_load(&ct_gate);
+	if ((int)(g & 1) == on)
+		return;
+	atomic_store(&ct_gate, ((g >> 1) + 1) << 1 | (uint32_t)on);
+	ct_debug("capture %s", on ? "on" : "off");
+	struct ct_thread *t = ct_self();
+	if (t && t->tid >= 0) {
+		uint64_t f[2] = {ct_now(), (uint64_t)on};
+		ct_rec_simple(t, CT_EV_CAPTURE, f, 2);
+	}
+}
+
+void ct_capture_init(void)
+{
+	const struct ct_config *c = &ct.cfg;
+	C.base_on = c->capture == CT_CAPTURE_ALWAYS;
+	C.timer_on = c->delay == 0;
+	C.step = c->step_range[0] ? -1 : 0;
+	C.step_on = c->steps.on ? step_active(C.step) : 1;
+	C.windows = 0;
+	C.t0 = ct_now();
+	ct_nvtx_watch = c->capture == CT_CAPTURE_NVTX || c->step_range[0];
+	if (c->capture == CT_CAPTURE_NVTX && c->capture_domain[0])
+		C.capture_domain = ct_domain_handle(c->capture_domain, strlen(c->capture_domain));
+	int on = C.base_on && C.timer_on && C.step_on;
+	atomic_store(&ct_gate, on ? 3u : 2u);
+}
+
+static int window_allowed(void)
+{
+	return !ct.cfg.capture_repeat || C.windows < ct.cfg.capture_repeat;
+}
+
+void ct_capture_api(int on)
+{
+	if (!ct.active || ct.cfg.capture != CT_CAPTURE_API)
+		return;
+	pthread_mutex_lock(&C.lock);
+	if (on && !C.base_on && window_allowed()) {
+		C.base_on = 1;
+		C.windows++;
+	} else if (!on) {
+		C.base_on = 0;
+	}
+	update_locked();
+	pthread_mutex_unlock(&C.lock);
+}
+
+void ct_capture_step(void)
+{
+	if (!ct.active)
+		return;
+	pthread_mutex_lock(&C.lock);
+	C.step++;
+	struct ct_thread *t = ct_capturing() ? ct_self() : NULL;
+	if (t) {
+		uint64_t f[2] = {ct_now(), (uint64_t)C.step};
+		ct_rec_simple(t, CT_EV_STEP, f, 2);
+	}
+	if (ct.cfg.steps.on) {
+		C.step_on = step_active(C.step);
+		update_locked();
+	}
+	pthread_mutex_unlock(&C.lock);
+}
+
+int ct_capture_has_timer(void)
+{
+	return ct.cfg.delay > 0 || ct.cfg.duration > 0;
+}
+
+void ct_capture_tick(uint64_t now)
+{
+	if (!ct_capture_has_timer())
+		return;
+	double el = (double)(now - C.t0) / 1e9;
+	int on = el >= ct.cfg.delay && (ct.cfg.duration == 0 || el < ct.cfg.delay + ct.cfg.duration);
+	pthread_mutex_lock(&C.lock);
+	if (on != C.timer_on) {
+		C.timer_on = on;
+		update_locked();
+	}
+	pthread_mutex_unlock(&C.lock);
+}
+
+#define MAX_WATCHED 16
+static _Atomic uint64_t watched_step[MAX_WATCHED], watched_capture[MAX_WATCHED];
+
+static int same(const char *want, const char *s, size_t len)
+{
+	return want[0] && strlen(want) == len && !memcmp(want, s, len);
+}
+
+static void watch(_Atomic uint64_t *set, uint64_t h)
+{
+	for (int i = 0; i < MAX_WATCHED; i++) {
+		uint64_t expect = 0;
+		if (atomic_compare_exchange_strong(&set[i], &expect, h))
+			return;
+	}
+}
+
+static int watched(_Atomic uint64_t *set, uint64_t h)
+{
+	for (int i = 0; i < MAX_WATCHED; i++) {
+		uint64_t v = atomic_load_explicit(&set[i], memory_order_relaxed);
+		if (!v)
+			return 0;
+		if (v == h)
+			return 1;
+	}
+	return 0;
+}
+
+void ct_capture_note_string(uint64_t h, const char *s, size_t len)
+{
+	if (same(ct.cfg.step_range, s, len))
+		watch(watched_step, h);
+	if (ct.cfg.capture == CT_CAPTURE_NVTX && same(ct.cfg.capture_name, s, len))
+		watch(watched_capture, h);
+}
+
+int ct_capture_range_begins(const char *name, size_t len, uint64_t handle, uint64_t domain)
+{
+	const struct ct_config *c = &ct.cfg;
+	int by_handle = handle != 0;
+	if (by_handle ? watched(watched_step, handle) : same(c->step_range, name, len))
+		ct_capture_step();
+	if (c->capture != CT_CAPTURE_NVTX)
+		return 0;
+	if (!(by_handle ? watched(watched_capture, handle) : same(c->capture_name, name, len)))
+		return 0;
+	if (c->capture_domain[0] && domain != C.capture_domain)
+		return 0;
+	int opened = 0;
+	pthread_mutex_lock(&C.lock);
+	if (!C.base_on && window_allowed()) {
+		C.base_on = 1;
+		C.windows++;
+		opened = 1;
+		update_locked();
+	}
+	pthread_mutex_unlock(&C.lock);
+	return opened;
+}
+
+void ct_capture_range_ends(void)
+{
+	pthread_mutex_lock(&C.lock);
+	C.base_on = 0;
+	update_locked();
+	pthread_mutex_unlock(&C.lock);
+}
+
+void ct_capture_fork_child(void)
+{
+	pthread_mutex_init(&C.lock, NULL);
+}

@@ -1,0 +1,42 @@
+/* When events are recorded: CUPTRACE_CAPTURE (always / api / nvtx range),
+ * CUPTRACE_DELAY and CUPTRACE_DURATION, and the CUPTRACE_STEPS schedule.
+ * Recording is on when all of them agree. The hot path reads one word,
+ * ct_gate: bit 0 says on, the rest counts switches, so that a thread can
+ * tell that capture stopped and started again since its last event. */
+#ifndef CT_CAPTURE_H
+#define CT_CAPTURE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern _Atomic uint32_t ct_gate;
+/* Set when NVTX range names must be looked at even while capture is off
+ * (nvtx capture mode or a step range). */
+extern int ct_nvtx_watch;
+
+static inline int ct_capturing(void)
+{
+	return atomic_load_explicit(&ct_gate, memory_order_relaxed) & 1;
+}
+
+void ct_capture_init(void);
+/* cuptrace_start / cuptrace_stop, cudaProfilerStart / Stop (api mode). */
+void ct_capture_api(int on);
+/* A step boundary (cuptrace_step or a step range opening). */
+void ct_capture_step(void);
+/* Called by the writer about every 100 ms, for delay and duration. */
+void ct_capture_tick(uint64_t now);
+/* When the next tick is due, or 0 when no timer is set. */
+int ct_capture_has_timer(void);
+
+/* NVTX hooks, called only when ct_nvtx_watch is set. They return 1 when
+ * the range is the capture range (the caller remembers where it ends). */
+int ct_capture_range_begins(const char *name, size_t len, uint64_t handle, uint64_t domain);
+/* A registered string: remembered when its text names a watched range. */
+void ct_capture_note_string(uint64_t handle, const char *s, size_t len);
+void ct_capture_range_ends(void);
+
+void ct_capture_fork_child(void);
+
+#endif

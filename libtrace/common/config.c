@@ -1,0 +1,391 @@
+#include "config.h"
+#include "pattern.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ct_config_vars[] = {
+	"CUPTRACE_OUTPUT",   "CUPTRACE_TRACE",		"CUPTRACE_RANKS", "CUPTRACE_DELAY",
+	"CUPTRACE_DURATION", "CUPTRACE_CAPTURE",	"CUPTRACE_CAPTURE_REPEAT",
+	"CUPTRACE_STEPS",    "CUPTRACE_STEP_RANGE", "CUPTRACE_BUFFER_MB", "CUPTRACE_LOG",
+	NULL,
+};
+
+static int fail(char *err, size_t len, const char *name, const char *value, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	snprintf(err, len, "%s=%.200s: %s", name, value, why);
+	return -1;
+}
+
+void ct_config_defaults(struct ct_config *c)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->output, sizeof c->output, "%s", CT_DEFAULT_OUTPUT);
+	c->sources = CT_SRC_CUDA | CT_SRC_NVTX | CT_SRC_NCCL;
+	c->ranks.all = 1;
+	c->capture = CT_CAPTURE_ALWAYS;
+	c->capture_repeat = 1;
+	c->buffer_mb = 64;
+	c->log = CT_LOG_WARN;
+}
+
+/* Whole-string unsigned decimal. */
+static int parse_ulong(const char *s, unsigned long *out)
+{
+	if (!*s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	if (!*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	errno = 0;
+	char *end;
+	double v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < 0 || v > 1e9)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	unsigned mask;
+} source_names[] = {
+	{"kernel", CT_SRC_KERNEL}, {"memcpy", CT_SRC_MEMCPY}, {"api", CT_SRC_API},
+	{"sync", CT_SRC_SYNC},	   {"memory", CT_SRC_MEMORY}, {"nvtx", CT_SRC_NVTX},
+	{"nccl", CT_SRC_NCCL},	   {"cuda", CT_SRC_CUDA},
+};
+
+static int parse_sources(const char *v, unsigned *out, char *bad, size_t badlen)
+{
+	if (!strcmp(v, "none")) {
+		*out = 0;
+		return 0;
+	}
+	unsigned mask = 0;
+	const char *p = v;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		size_t i;
+		for (i = 0; i < sizeof source_names / sizeof *source_names; i++)
+			if (strlen(source_names[i].name) == n && !strncmp(p, source_names[i].name, n))
+				break;
+		if (i == sizeof source_names / sizeof *source_names) {
+			snprintf(bad, badlen, "%.*s", (int)(n < 64 ? n : 64), p);
+			return -1;
+		}
+		mask |= source_names[i].mask;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*out = mask;
+	return 0;
+}
+
+void ct_sources_str(unsigned mask, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i + 1 < sizeof source_names / sizeof *source_names; i++)
+		if (mask & source_names[i].mask)
+			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
+					      source_names[i].name);
+	if (!mask)
+		snprintf(buf, len, "none");
+}
+
+static int parse_ranks(const char *v, struct ct_rankset *s, char *why, size_t wlen)
+{
+	memset(s, 0, sizeof *s);
+	if (!strcmp(v, "all")) {
+		s->all = 1;
+		return 0;
+	}
+	if (!strncmp(v, "local:", 6)) {
+		s->local = 1;
+		v += 6;
+	}
+	const char *p = v;
+	for (;;) {
+		char *end;
+		if (!isdigit((unsigned char)*p))
+			return snprintf(why, wlen, "expected all, a list like 0,2,8-15, or local:N"), -1;
+		errno = 0;
+		long lo = strtol(p, &end, 10), hi = lo;
+		if (*end == '-') {
+			p = end + 1;
+			if (!isdigit((unsigned char)*p))
+				return snprintf(why, wlen, "a range needs an upper bound"), -1;
+			hi = strtol(p, &end, 10);
+		}
+		if (errno || lo > hi)
+			return snprintf(why, wlen, "bad range %ld-%ld", lo, hi), -1;
+		if (s->n == CT_MAX_RANGES)
+			return snprintf(why, wlen, "more than %d ranges", CT_MAX_RANGES), -1;
+		s->lo[s->n] = lo;
+		s->hi[s->n] = hi;
+		s->n++;
+		if (*end == 0)
+			return 0;
+		if (*end != ',')
+			return snprintf(why, wlen, "unexpected '%c'", *end), -1;
+		p = end + 1;
+	}
+}
+
+int ct_rankset_has(const struct ct_rankset *s, long rank, long local_rank)
+{
+	if (s->all)
+		return 1;
+	long r = s->local ? local_rank : rank;
+	for (int i = 0; i < s->n; i++)
+		if (r >= s->lo[i] && r <= s->hi[i])
+			return 1;
+	return 0;
+}
+
+/* "NAME[@DOMAIN]" */
+static int parse_range_name(const char *v, char *name, char *domain)
+{
+	const char *at = strrchr(v, '@');
+	size_t n = at ? (size_t)(at - v) : strlen(v);
+	if (n == 0 || n >= CT_NAME_MAX || (at && (!at[1] || strlen(at + 1) >= CT_NAME_MAX)))
+		return -1;
+	memcpy(name, v, n);
+	name[n] = 0;
+	snprintf(domain, CT_NAME_MAX, "%s", at ? at + 1 : "");
+	return 0;
+}
+
+static int parse_steps(const char *v, struct ct_steps *st, char *why, size_t wlen)
+{
+	memset(st, 0, sizeof *st);
+	if (!strcmp(v, "off") || !*v)
+		return 0;
+	const char *p = v;
+	int have_active = 0;
+	while (*p) {
+		size_t n = strcspn(p, "=");
+		if (!p[n])
+			return snprintf(why, wlen, "expected key=value"), -1;
+		char key[32];
+		if (n >= sizeof key)
+			return snprintf(why, wlen, "unknown key"), -1;
+		memcpy(key, p, n);
+		key[n] = 0;
+		p += n + 1;
+		size_t m = strcspn(p, ",");
+		char num[32];
+		unsigned long val;
+		if (m == 0 || m >= sizeof num)
+			return snprintf(why, wlen, "%s needs a number", key), -1;
+		memcpy(num, p, m);
+		num[m] = 0;
+		if (parse_ulong(num, &val))
+			return snprintf(why, wlen, "%s=%s is not a whole number", key, num), -1;
+		if (!strcmp(key, "skip_first"))
+			st->skip_first = val;
+		else if (!strcmp(key, "wait"))
+			st->wait = val;
+		else if (!strcmp(key, "warmup"))
+			st->warmup = val;
+		else if (!strcmp(key, "active"))
+			st->active = val, have_active = 1;
+		else if (!strcmp(key, "repeat"))
+			st->repeat = val;
+		else
+			return snprintf(why, wlen,
+					"unknown key '%s' (skip_first, wait, warmup, active, repeat)", key),
+			       -1;
+		p += m;
+		if (*p == ',')
+			p++;
+	}
+	if (!have_active || st->active == 0)
+		return snprintf(why, wlen, "active=N (N >= 1) is required"), -1;
+	st->on = 1;
+	return 0;
+}
+
+int ct_config_set(struct ct_config *c, const char *name, const char *v, char *err, size_t elen)
+{
+	char why[200];
+	unsigned long u;
+	if (!strcmp(name, "CUPTRACE_OUTPUT")) {
+		if (!*v)
+			return fail(err, elen, name, v, "empty pattern");
+		if (strlen(v) >= sizeof c->output)
+			return fail(err, elen, name, v, "pattern too long");
+		if (ct_pattern_check(v, why, sizeof why))
+			return fail(err, elen, name, v, "%s", why);
+		snprintf(c->output, sizeof c->output, "%s", v);
+	} else if (!strcmp(name, "CUPTRACE_TRACE")) {
+		char bad[80];
+		if (parse_sources(v, &c->sources, bad, sizeof bad))
+			return fail(err, elen, name, v,
+				    "unknown source '%s' (kernel, memcpy, api, sync, memory, nvtx, nccl, "
+				    "cuda, none)",
+				    bad);
+	} else if (!strcmp(name, "CUPTRACE_RANKS")) {
+		if (parse_ranks(v, &c->ranks, why, sizeof why))
+			return fail(err, elen, name, v, "%s", why);
+	} else if (!strcmp(name, "CUPTRACE_DELAY")) {
+		if (parse_seconds(v, &c->delay))
+			return fail(err, elen, name, v, "expected seconds >= 0");
+	} else if (!strcmp(name, "CUPTRACE_DURATION")) {
+		if (parse_seconds(v, &c->duration) || c->duration == 0)
+			return fail(err, elen, name, v, "expected seconds > 0");
+	} else if (!strcmp(name, "CUPTRACE_CAPTURE")) {
+		if (!strcmp(v, "always"))
+			c->capture = CT_CAPTURE_ALWAYS;
+		else if (!strcmp(v, "api"))
+			c->capture = CT_CAPTURE_API;
+		else if (!strncmp(v, "nvtx:", 5)) {
+			if (parse_range_name(v + 5, c->capture_name, c->capture_domain))
+				return fail(err, elen, name, v, "expected nvtx:NAME or nvtx:NAME@DOMAIN");
+			c->capture = CT_CAPTURE_NVTX;
+		} else
+			return fail(err, elen, name, v, "expected always, api or nvtx:NAME[@DOMAIN]");
+	} else if (!strcmp(name, "CUPTRACE_CAPTURE_REPEAT")) {
+		if (parse_ulong(v, &c->capture_repeat))
+			return fail(err, elen, name, v, "expected a whole number (0 = unlimited)");
+	} else if (!strcmp(name, "CUPTRACE_STEPS")) {
+		if (parse_steps(v, &c->steps, why, sizeof why))
+			return fail(err, elen, name, v, "%s", why);
+	} else if (!strcmp(name, "CUPTRACE_STEP_RANGE")) {
+		if (!*v || strlen(v) >= sizeof c->step_range)
+			return fail(err, elen, name, v, "expected a range name");
+		snprintf(c->step_range, sizeof c->step_range, "%s", v);
+	} else if (!strcmp(name, "CUPTRACE_BUFFER_MB")) {
+		if (parse_ulong(v, &u) || u < 1 || u > (1ul << 20))
+			return fail(err, elen, name, v, "expected megabytes from 1 to 1048576");
+		c->buffer_mb = u;
+	} else if (!strcmp(name, "CUPTRACE_LOG")) {
+		static const char *lv[] = {"quiet", "warn", "info", "debug"};
+		int i;
+		for (i = 0; i < 4 && strcmp(v, lv[i]); i++)
+			;
+		if (i == 4)
+			return fail(err, elen, name, v, "expected quiet, warn, info or debug");
+		c->log = (enum ct_log_level)i;
+	} else {
+		return fail(err, elen, name, v, "unknown variable");
+	}
+	return 0;
+}
+
+int ct_config_parse(struct ct_config *c, ct_getenv_fn get, char *err, size_t elen)
+{
+	ct_config_defaults(c);
+	/* CUPTRACE_LOG first, so that its level applies to what follows. */
+	const char *lv = get("CUPTRACE_LOG");
+	if (lv && ct_config_set(c, "CUPTRACE_LOG", lv, err, elen))
+		return -1;
+	for (int i = 0; ct_config_vars[i]; i++) {
+		const char *v = get(ct_config_vars[i]);
+		if (v && ct_config_set(c, ct_config_vars[i], v, err, elen))
+			return -1;
+	}
+	return 0;
+}
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return 99;
+	unsigned row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			unsigned best = diag + cost;
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+void ct_config_check_names(char *const *env, void (*warn)(const char *, const char *))
+{
+	for (; env && *env; env++) {
+		if (strncmp(*env, "CUPTRACE_", 9))
+			continue;
+		char name[128];
+		size_t n = strcspn(*env, "=");
+		if (n >= sizeof name)
+			n = sizeof name - 1;
+		memcpy(name, *env, n);
+		name[n] = 0;
+		const char *best = NULL;
+		unsigned bestd = ~0u;
+		int known = 0;
+		for (int i = 0; ct_config_vars[i]; i++) {
+			if (!strcmp(name, ct_config_vars[i])) {
+				known = 1;
+				break;
+			}
+			unsigned d = edit_distance(name, ct_config_vars[i]);
+			if (d < bestd)
+				bestd = d, best = ct_config_vars[i];
+		}
+		if (!known)
+			warn(name, best);
+	}
+}
+
+size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
+{
+	char src[128];
+	ct_sources_str(c->sources, src, sizeof src);
+	static const char *cap[] = {"always", "api", "nvtx"};
+	static const char *lv[] = {"quiet", "warn", "info", "debug"};
+	int n = snprintf(buf, len,
+			 "CUPTRACE_OUTPUT=%s\nCUPTRACE_TRACE=%s\nCUPTRACE_CAPTURE=%s%s%s%s%s\n"
+			 "CUPTRACE_CAPTURE_REPEAT=%lu\nCUPTRACE_DELAY=%g\nCUPTRACE_DURATION=%g\n"
+			 "CUPTRACE_BUFFER_MB=%lu\nCUPTRACE_LOG=%s\n",
+			 c->output, src, cap[c->capture], c->capture == CT_CAPTURE_NVTX ? ":" : "",
+			 c->capture_name, c->capture_domain[0] ? "@" : "", c->capture_domain,
+			 c->capture_repeat, c->delay, c->duration, c->buffer_mb, lv[c->log]);
+	if (n < 0)
+		return 0;
+	size_t o = (size_t)n < len ? (size_t)n : len;
+	if (c->steps.on && o < len)
+		o += (size_t)snprintf(buf + o, len - o,
+				      "CUPTRACE_STEPS=skip_first=%lu,wait=%lu,warmup=%lu,active=%lu,"
+				      "repeat=%lu\n",
+				      c->steps.skip_first, c->steps.wait, c->steps.warmup, c->steps.active,
+				      c->steps.repeat);
+	if (c->step_range[0] && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_STEP_RANGE=%s\n", c->step_range);
+	return o < len ? o : len;
+}

@@ -1,0 +1,80 @@
+/* CUPTRACE_* settings: parsing and validation, shared by the injected
+ * library (which reads the environment) and the launcher (which rejects a
+ * bad value before it starts anything). */
+#ifndef CT_CONFIG_H
+#define CT_CONFIG_H
+
+#include <stddef.h>
+
+enum ct_source {
+	CT_SRC_KERNEL = 1u << 0,
+	CT_SRC_MEMCPY = 1u << 1,
+	CT_SRC_API = 1u << 2,
+	CT_SRC_SYNC = 1u << 3,
+	CT_SRC_MEMORY = 1u << 4,
+	CT_SRC_NVTX = 1u << 5,
+	CT_SRC_NCCL = 1u << 6,
+};
+#define CT_SRC_CUDA (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC)
+
+enum ct_capture_mode { CT_CAPTURE_ALWAYS, CT_CAPTURE_API, CT_CAPTURE_NVTX };
+enum ct_log_level { CT_LOG_QUIET, CT_LOG_WARN, CT_LOG_INFO, CT_LOG_DEBUG };
+
+#define CT_MAX_RANGES 64
+#define CT_NAME_MAX 256
+
+struct ct_rankset {
+	int all;   /* every rank traces */
+	int local; /* the ranges name node-local ranks ("local:0") */
+	int n;
+	long lo[CT_MAX_RANGES], hi[CT_MAX_RANGES];
+};
+
+struct ct_steps {
+	int on;
+	unsigned long skip_first, wait, warmup, active, repeat;
+};
+
+struct ct_config {
+	char output[4096];
+	unsigned sources;
+	struct ct_rankset ranks;
+	double delay, duration; /* seconds; duration 0 = unlimited */
+	enum ct_capture_mode capture;
+	char capture_name[CT_NAME_MAX], capture_domain[CT_NAME_MAX];
+	unsigned long capture_repeat; /* 0 = unlimited */
+	struct ct_steps steps;
+	char step_range[CT_NAME_MAX];
+	unsigned long buffer_mb;
+	enum ct_log_level log;
+};
+
+#define CT_DEFAULT_OUTPUT "cuptrace/%h-%p.ctr"
+
+/* The variables, in the order `cuptrace run --help` lists them. */
+extern const char *const ct_config_vars[];
+
+typedef const char *(*ct_getenv_fn)(const char *name);
+
+/* Fills *c from the variables `get` returns (NULL = unset). On a bad value
+ * returns -1 and writes "CUPTRACE_X=value: why" into err. */
+int ct_config_parse(struct ct_config *c, ct_getenv_fn get, char *err, size_t errlen);
+
+/* Parses one variable into *c (used by both the above and the launcher). */
+int ct_config_set(struct ct_config *c, const char *name, const char *value, char *err, size_t errlen);
+
+void ct_config_defaults(struct ct_config *c);
+
+/* For each CUPTRACE_* entry of env that is not a known variable, calls warn
+ * with the unknown name and the closest known one. */
+void ct_config_check_names(char *const *env, void (*warn)(const char *name, const char *closest));
+
+/* "kernel,memcpy,nvtx"-style text of a source mask. */
+void ct_sources_str(unsigned mask, char *buf, size_t len);
+
+int ct_rankset_has(const struct ct_rankset *s, long rank, long local_rank);
+
+/* Writes "KEY=value\n" lines of the effective configuration. */
+size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len);
+
+#endif

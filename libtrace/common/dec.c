@@ -1,0 +1,462 @@
+#include "dec.h"
+#include "varint.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#define MAX_THREADS_TRACKED 65536
+
+struct ct_dtab {
+	size_t n, cap;
+	int64_t *tid;
+	uint64_t (*cnt)[CT_NKINDS];
+};
+
+const char *ct_status_name(enum ct_status s)
+{
+	switch (s) {
+	case CT_CLEAN: return "clean";
+	case CT_TRUNCATED: return "truncated";
+	case CT_CORRUPT: return "corrupt";
+	default: return "reading";
+	}
+}
+
+static void seterr(char *err, size_t elen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, elen, fmt, ap);
+	va_end(ap);
+}
+
+static char *dup_bytes(const uint8_t *p, size_t n)
+{
+	char *s = malloc(n + 1);
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = 0;
+	}
+	return s;
+}
+
+void ct_header_free(struct ct_header *h)
+{
+	free(h->version), free(h->host), free(h->cmdline), free(h->config);
+	free(h->rank_source), free(h->job_id);
+	memset(h, 0, sizeof *h);
+}
+
+int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, size_t elen)
+{
+	memset(h, 0, sizeof *h);
+	h->rank = h->local_rank = h->world_size = h->local_size = -1;
+	const uint8_t *end = p + n;
+	while (p < end) {
+		uint64_t tag, len, v = 0;
+		if (ct_get_varint(&p, end, &tag) || ct_get_varint(&p, end, &len) ||
+		    len > (uint64_t)(end - p)) {
+			seterr(err, elen, "damaged header");
+			ct_header_free(h);
+			return -1;
+		}
+		const uint8_t *val = p, *vend = p + len;
+		p = vend;
+		char **sdst = NULL;
+		switch (tag) {
+		case CT_H_TRACER_VERSION: sdst = &h->version; break;
+		case CT_H_HOST: sdst = &h->host; break;
+		case CT_H_CMDLINE: sdst = &h->cmdline; h->cmdline_len = len; break;
+		case CT_H_CONFIG: sdst = &h->config; break;
+		case CT_H_RANK_SOURCE: sdst = &h->rank_source; break;
+		case CT_H_JOB_ID: sdst = &h->job_id; break;
+		default:
+			if (tag > 64)
+				continue; /* a later version's field */
+			if (ct_get_varint(&val, vend, &v)) {
+				seterr(err, elen, "damaged header field %u", (unsigned)tag);
+				ct_header_free(h);
+				return -1;
+			}
+		}
+		if (sdst) {
+			free(*sdst);
+			if (!(*sdst = dup_bytes(val, len))) {
+				seterr(err, elen, "out of memory");
+				ct_header_free(h);
+				return -1;
+			}
+			continue;
+		}
+		switch (tag) {
+		case CT_H_PID: h->pid = v; break;
+		case CT_H_PPID: h->ppid = v; break;
+		case CT_H_RANK: h->rank = ct_unzigzag(v); break;
+		case CT_H_LOCAL_RANK: h->local_rank = ct_unzigzag(v); break;
+		case CT_H_WORLD_SIZE: h->world_size = ct_unzigzag(v); break;
+		case CT_H_LOCAL_SIZE: h->local_size = ct_unzigzag(v); break;
+		case CT_H_RT_ANCHOR: h->rt_anchor = v; break;
+		case CT_H_MONO_ANCHOR: h->mono_anchor = v; break;
+		}
+	}
+	char **strs[] = {&h->version, &h->host, &h->cmdline, &h->config, &h->rank_source, &h->job_id};
+	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+		if (!*strs[i] && !(*strs[i] = dup_bytes((const uint8_t *)"", 0))) {
+			ct_header_free(h);
+			return -1;
+		}
+	return 0;
+}
+
+int ct_file_open(struct ct_file *f, const char *path)
+{
+	memset(f, 0, sizeof *f);
+	snprintf(f->path, sizeof f->path, "%s", path);
+	f->tid = -1;
+	f->f = fopen(path, "rb");
+	if (!f->f) {
+		seterr(f->err, sizeof f->err, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	uint8_t hdr[16];
+	size_t got = fread(hdr, 1, sizeof hdr, f->f);
+	if (got < 8 || memcmp(hdr, CT_MAGIC, 8)) {
+		seterr(f->err, sizeof f->err, "%s: not a cuptrace file (%s)", path,
+		       got == 0 ? "empty" : "bad magic");
+		goto fail;
+	}
+	if (got < 16) {
+		seterr(f->err, sizeof f->err, "%s: truncated inside the header", path);
+		goto fail;
+	}
+	uint16_t major, minor;
+	uint32_t hlen;
+	memcpy(&major, hdr + 8, 2);
+	memcpy(&minor, hdr + 10, 2);
+	memcpy(&hlen, hdr + 12, 4);
+	if (major != CT_FORMAT_MAJOR) {
+		seterr(f->err, sizeof f->err, "%s: format version %u, this tool reads %u", path, major,
+		       CT_FORMAT_MAJOR);
+		goto fail;
+	}
+	if (hlen > CT_HEADER_MAX) {
+		seterr(f->err, sizeof f->err, "%s: damaged header (length %u)", path, hlen);
+		goto fail;
+	}
+	uint8_t *hb = malloc(hlen ? hlen : 1);
+	if (!hb || fread(hb, 1, hlen, f->f) != hlen) {
+		free(hb);
+		seterr(f->err, sizeof f->err, "%s: truncated inside the header", path);
+		goto fail;
+	}
+	char e[256];
+	int rc = ct_header_parse(&f->h, hb, hlen, e, sizeof e);
+	free(hb);
+	if (rc) {
+		seterr(f->err, sizeof f->err, "%s: %s", path, e);
+		goto fail;
+	}
+	f->h.major = major, f->h.minor = minor;
+	f->offset = 16 + (uint64_t)hlen;
+	f->dctx = ZSTD_createDCtx();
+	if (!f->dctx) {
+		seterr(f->err, sizeof f->err, "out of memory");
+		goto fail;
+	}
+	return 0;
+fail:
+	ct_file_close(f);
+	return -1;
+}
+
+void ct_file_close(struct ct_file *f)
+{
+	if (f->f)
+		fclose(f->f);
+	for (size_t i = 0; i < f->nstr; i++)
+		free(f->str[i]);
+	free(f->str);
+	free(f->slen);
+	free(f->zbuf);
+	free(f->raw);
+	ZSTD_freeDCtx(f->dctx);
+	ct_header_free(&f->h);
+	if (f->dtab) {
+		free(f->dtab->tid);
+		free(f->dtab->cnt);
+		free(f->dtab);
+	}
+	f->f = NULL, f->str = NULL, f->slen = NULL, f->zbuf = f->raw = NULL, f->dctx = NULL;
+	f->dtab = NULL;
+	f->nstr = 0;
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	uint8_t *b = realloc(*buf, need);
+	if (!b)
+		return -1;
+	*buf = b, *cap = need;
+	return 0;
+}
+
+/* Loads the next block. 1 loaded, 0 end of input (status set). */
+static int load_block(struct ct_file *f)
+{
+	uint8_t bh[12];
+	size_t got = fread(bh, 1, sizeof bh, f->f);
+	if (got == 0) {
+		f->status = f->footer_last ? CT_CLEAN : CT_TRUNCATED;
+		if (!f->footer_last)
+			seterr(f->err, sizeof f->err, "%s: truncated: no footer (the process did not exit cleanly)",
+			       f->path);
+		return 0;
+	}
+	if (got < sizeof bh) {
+		f->status = CT_TRUNCATED;
+		seterr(f->err, sizeof f->err, "%s: truncated inside a block header at offset %llu",
+		       f->path, (unsigned long long)f->offset);
+		return 0;
+	}
+	uint32_t magic, zlen, rlen;
+	memcpy(&magic, bh, 4), memcpy(&zlen, bh + 4, 4), memcpy(&rlen, bh + 8, 4);
+	if (magic != CT_BLOCK_MAGIC || rlen > CT_BLOCK_RAW_MAX || zlen > ZSTD_compressBound(rlen)) {
+		f->status = CT_CORRUPT;
+		seterr(f->err, sizeof f->err, "%s: corrupt block header at offset %llu", f->path,
+		       (unsigned long long)f->offset);
+		return 0;
+	}
+	if (grow(&f->zbuf, &f->zcap, zlen ? zlen : 1) || grow(&f->raw, &f->rawcap, rlen ? rlen : 1)) {
+		f->status = CT_CORRUPT;
+		seterr(f->err, sizeof f->err, "%s: out of memory", f->path);
+		return 0;
+	}
+	if (fread(f->zbuf, 1, zlen, f->f) != zlen) {
+		f->status = CT_TRUNCATED;
+		seterr(f->err, sizeof f->err, "%s: truncated inside the block at offset %llu", f->path,
+		       (unsigned long long)f->offset);
+		return 0;
+	}
+	size_t n = ZSTD_decompressDCtx(f->dctx, f->raw, rlen, f->zbuf, zlen);
+	if (ZSTD_isError(n) || n != rlen) {
+		f->status = CT_CORRUPT;
+		seterr(f->err, sizeof f->err, "%s: corrupt block at offset %llu (%s)", f->path,
+		       (unsigned long long)f->offset,
+		       ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
+		return 0;
+	}
+	f->offset += sizeof bh + zlen;
+	f->bytes += rlen;
+	f->nblocks++;
+	f->p = f->raw;
+	f->end = f->raw + rlen;
+	f->tid = -1;
+	f->footer_last = 0;
+	return 1;
+}
+
+static int corrupt(struct ct_file *f, const char *what)
+{
+	f->status = CT_CORRUPT;
+	seterr(f->err, sizeof f->err, "%s: corrupt data in block %llu: %s", f->path,
+	       (unsigned long long)f->nblocks, what);
+	return 0;
+}
+
+static int add_string(struct ct_file *f, const uint8_t *s, size_t n)
+{
+	if (f->nstr == f->strcap) {
+		size_t ncap = f->strcap ? f->strcap * 2 : 256;
+		char **ns = realloc(f->str, ncap * sizeof *ns);
+		if (!ns)
+			return -1;
+		f->str = ns;
+		uint32_t *nl = realloc(f->slen, ncap * sizeof *nl);
+		if (!nl)
+			return -1;
+		f->slen = nl;
+		f->strcap = ncap;
+	}
+	char *c = dup_bytes(s, n);
+	if (!c)
+		return -1;
+	f->str[f->nstr] = c;
+	f->slen[f->nstr] = (uint32_t)n;
+	f->nstr++;
+	return 0;
+}
+
+static uint64_t *drop_slot(struct ct_file *f, int64_t tid)
+{
+	struct ct_dtab *d = f->dtab;
+	if (!d && !(d = f->dtab = calloc(1, sizeof *d)))
+		return NULL;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->tid[i] == tid)
+			return d->cnt[i];
+	if (d->n == d->cap) {
+		if (d->cap >= MAX_THREADS_TRACKED)
+			return NULL;
+		size_t ncap = d->cap ? d->cap * 2 : 16;
+		int64_t *t = realloc(d->tid, ncap * sizeof *t);
+		if (!t)
+			return NULL;
+		d->tid = t;
+		uint64_t(*c)[CT_NKINDS] = realloc(d->cnt, ncap * sizeof *c);
+		if (!c)
+			return NULL;
+		d->cnt = c;
+		d->cap = ncap;
+	}
+	d->tid[d->n] = tid;
+	memset(d->cnt[d->n], 0, sizeof d->cnt[d->n]);
+	return d->cnt[d->n++];
+}
+
+static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
+{
+	memset(f->f_events, 0, sizeof f->f_events);
+	memset(f->f_drops, 0, sizeof f->f_drops);
+	while (p < end) {
+		uint64_t tag, len, a, b;
+		if (ct_get_varint(&p, end, &tag) || ct_get_varint(&p, end, &len) ||
+		    len > (uint64_t)(end - p))
+			return -1;
+		const uint8_t *v = p, *vend = p + len;
+		p = vend;
+		switch (tag) {
+		case CT_FT_EVENTS:
+		case CT_FT_DROPS:
+			if (ct_get_varint(&v, vend, &a) || ct_get_varint(&v, vend, &b) || a >= CT_NKINDS)
+				return -1;
+			(tag == CT_FT_EVENTS ? f->f_events : f->f_drops)[a] = b;
+			break;
+		case CT_FT_RT_END:
+		case CT_FT_MONO_END:
+		case CT_FT_TRUNC_STR:
+			if (ct_get_varint(&v, vend, &a))
+				return -1;
+			if (tag == CT_FT_RT_END)
+				f->rt_end = a;
+			else if (tag == CT_FT_MONO_END)
+				f->mono_end = a;
+			else
+				f->trunc_str = a;
+			break;
+		}
+	}
+	f->have_footer = 1;
+	return 0;
+}
+
+/* A string ref: sets text and length. */
+static int read_sref(struct ct_file *f, uint64_t ref, const char **s, uint32_t *len)
+{
+	if (ref == CT_SREF_NONE) {
+		*s = "", *len = 0;
+		return 0;
+	}
+	if (ref == CT_SREF_INLINE) {
+		uint64_t n;
+		if (ct_get_varint(&f->p, f->end, &n) || n > (uint64_t)(f->end - f->p))
+			return -1;
+		*s = (const char *)f->p, *len = (uint32_t)n;
+		f->p += n;
+		return 0;
+	}
+	if (ref - CT_SID_FIRST >= f->nstr)
+		return -1;
+	*s = f->str[ref - CT_SID_FIRST];
+	*len = f->slen[ref - CT_SID_FIRST];
+	return 0;
+}
+
+int ct_file_next(struct ct_file *f, struct ct_event *ev)
+{
+	if (f->status != CT_READING)
+		return 0;
+	for (;;) {
+		if (f->p >= f->end) {
+			if (!load_block(f))
+				return 0;
+			continue;
+		}
+		uint64_t kind, a, b;
+		if (ct_get_varint(&f->p, f->end, &kind))
+			return corrupt(f, "item kind");
+		f->footer_last = 0;
+		switch (kind) {
+		case CT_K_STR:
+			if (ct_get_varint(&f->p, f->end, &a) || a > (uint64_t)(f->end - f->p))
+				return corrupt(f, "string length");
+			if (add_string(f, f->p, a))
+				return corrupt(f, "out of memory");
+			f->p += a;
+			continue;
+		case CT_K_THREAD:
+			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b))
+				return corrupt(f, "thread item");
+			f->tid = ct_unzigzag(a);
+			f->last_ts = b;
+			continue;
+		case CT_K_DROPS: {
+			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b) ||
+			    a >= CT_NKINDS)
+				return corrupt(f, "drops item");
+			uint64_t *slot = drop_slot(f, f->tid);
+			if (slot && b > slot[a]) {
+				f->drops[a] += b - slot[a];
+				slot[a] = b;
+			}
+			continue;
+		}
+		case CT_K_FOOTER:
+			if (ct_get_varint(&f->p, f->end, &a) || a > (uint64_t)(f->end - f->p) ||
+			    read_footer(f, f->p, f->p + a))
+				return corrupt(f, "footer");
+			f->p += a;
+			f->footer_last = 1;
+			continue;
+		}
+		const struct ct_schema *s = ct_schema_of((unsigned)kind);
+		if (!s)
+			return corrupt(f, "unknown event kind");
+		if (f->tid < 0)
+			return corrupt(f, "event outside a thread section");
+		ev->kind = (unsigned)kind;
+		ev->tid = f->tid;
+		uint64_t prev_ts = 0;
+		for (unsigned i = 0; i < s->nfields; i++) {
+			uint64_t v;
+			if (ct_get_varint(&f->p, f->end, &v))
+				return corrupt(f, "truncated event");
+			switch (s->type[i]) {
+			case CT_F_TS:
+				f->last_ts += (uint64_t)ct_unzigzag(v);
+				ev->v[i] = prev_ts = f->last_ts;
+				break;
+			case CT_F_DUR:
+				ev->v[i] = prev_ts + (uint64_t)ct_unzigzag(v);
+				break;
+			case CT_F_I:
+				ev->v[i] = (uint64_t)ct_unzigzag(v);
+				break;
+			case CT_F_SID:
+			case CT_F_STR:
+				ev->v[i] = v;
+				if (read_sref(f, v, &ev->s[i], &ev->sl[i]))
+					return corrupt(f, "bad string reference");
+				break;
+			default:
+				ev->v[i] = v;
+			}
+		}
+		f->events[kind]++;
+		return 1;
+	}
+}

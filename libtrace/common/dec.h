@@ -1,0 +1,81 @@
+/* Reader of .ctr files for the tools: header, then events one by one.
+ * Every length and index read from the file is checked; a damaged file
+ * ends the stream with a message, never a crash. */
+#ifndef CT_DEC_H
+#define CT_DEC_H
+
+#include "cuptrace/format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct ct_header {
+	unsigned major, minor;
+	char *version, *host, *cmdline, *config, *rank_source, *job_id;
+	size_t cmdline_len;
+	uint64_t pid, ppid, rt_anchor, mono_anchor;
+	int64_t rank, local_rank, world_size, local_size;
+};
+
+struct ct_event {
+	unsigned kind;
+	int64_t tid;
+	uint64_t v[CT_MAX_FIELDS];
+	const char *s[CT_MAX_FIELDS]; /* SID/STR fields: text, not NUL-terminated */
+	uint32_t sl[CT_MAX_FIELDS];
+};
+
+enum ct_status {
+	CT_READING = 0,
+	CT_CLEAN,     /* ended with a footer */
+	CT_TRUNCATED, /* ended early: cut inside a block or no footer */
+	CT_CORRUPT,   /* a block failed to decode; reading stopped there */
+};
+
+struct ct_dtab; /* per-thread drop counters */
+
+struct ct_file {
+	FILE *f;
+	char path[4096];
+	struct ct_header h;
+	enum ct_status status;
+	char err[512];
+	/* strings, index sid - CT_SID_FIRST */
+	char **str;
+	uint32_t *slen;
+	size_t nstr, strcap;
+	/* current block */
+	void *dctx;
+	uint8_t *zbuf, *raw;
+	size_t zcap, rawcap;
+	const uint8_t *p, *end;
+	uint64_t offset; /* file offset of the next block */
+	uint64_t nblocks, bytes;
+	int64_t tid;
+	uint64_t last_ts;
+	int footer_last; /* the last item read was a footer */
+	/* footer contents (of the last footer seen) */
+	int have_footer;
+	uint64_t f_events[CT_NKINDS], f_drops[CT_NKINDS];
+	uint64_t rt_end, mono_end, trunc_str;
+	/* drops seen in DROPS items, summed over threads */
+	uint64_t drops[CT_NKINDS];
+	struct ct_dtab *dtab;
+	uint64_t events[CT_NKINDS]; /* events decoded so far */
+};
+
+/* Opens path and reads its header. Returns 0, or -1 with f->err set (not
+ * a trace, bad header, unreadable). */
+int ct_file_open(struct ct_file *f, const char *path);
+/* 1: *ev holds the next event; 0: end (see f->status, f->err). */
+int ct_file_next(struct ct_file *f, struct ct_event *ev);
+void ct_file_close(struct ct_file *f);
+
+/* Decodes an in-memory header (for fuzzing and tests). */
+int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, size_t elen);
+void ct_header_free(struct ct_header *h);
+
+const char *ct_status_name(enum ct_status s);
+
+#endif

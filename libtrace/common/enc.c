@@ -1,0 +1,242 @@
+#include "enc.h"
+#include "varint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ct_enc_init(struct ct_enc *e, size_t strtab_max)
+{
+	memset(e, 0, sizeof *e);
+	e->cap = 1 << 20;
+	e->buf = malloc(e->cap);
+	if (!e->buf || ct_strtab_init(&e->st, strtab_max, CT_SID_FIRST)) {
+		free(e->buf);
+		return -1;
+	}
+	e->tid = -1;
+	return 0;
+}
+
+void ct_enc_free(struct ct_enc *e)
+{
+	free(e->buf);
+	free(e->hmap);
+	ct_strtab_free(&e->st);
+	memset(e, 0, sizeof *e);
+}
+
+void ct_enc_new_block(struct ct_enc *e)
+{
+	e->len = 0;
+	e->pending_thread = e->tid >= 0;
+}
+
+static int reserve(struct ct_enc *e, size_t more)
+{
+	if (e->len + more <= e->cap)
+		return 0;
+	size_t ncap = e->cap * 2;
+	while (ncap < e->len + more)
+		ncap *= 2;
+	uint8_t *b = realloc(e->buf, ncap);
+	if (!b)
+		return -1;
+	e->buf = b, e->cap = ncap;
+	return 0;
+}
+
+void ct_enc_thread(struct ct_enc *e, int64_t tid)
+{
+	if (tid != e->tid || e->len == 0) {
+		e->tid = tid;
+		e->pending_thread = 1;
+	}
+}
+
+/* Interns s; emits a STR item when it is new. Returns the string ref. */
+static uint64_t intern(struct ct_enc *e, const char *s, uint32_t len, int force)
+{
+	if (len == 0)
+		return CT_SREF_NONE;
+	int is_new;
+	uint32_t sid = ct_strtab_intern(&e->st, s, len, force, &is_new);
+	if (!sid)
+		return CT_SREF_INLINE;
+	if (is_new) {
+		if (reserve(e, (size_t)len + 12))
+			return CT_SREF_INLINE;
+		uint8_t *p = e->buf + e->len;
+		p = ct_put_varint(p, CT_K_STR);
+		p = ct_put_varint(p, len);
+		memcpy(p, s, len);
+		e->len = (size_t)(p + len - e->buf);
+	}
+	return sid;
+}
+
+int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len)
+{
+	if (h >= (1u << 30))
+		return -1;
+	if (h >= e->hcap) {
+		size_t ncap = e->hcap ? e->hcap : 256;
+		while (ncap <= h)
+			ncap *= 2;
+		uint32_t *m = realloc(e->hmap, ncap * sizeof *m);
+		if (!m)
+			return -1;
+		memset(m + e->hcap, 0, (ncap - e->hcap) * sizeof *m);
+		e->hmap = m, e->hcap = ncap;
+	}
+	uint64_t ref = intern(e, s, len, 1);
+	e->hmap[h] = ref >= CT_SID_FIRST ? (uint32_t)ref : 0;
+	return 0;
+}
+
+static uint64_t handle_ref(struct ct_enc *e, uint64_t h)
+{
+	if (h == 0)
+		return CT_SREF_NONE;
+	if ((h >= e->hcap || !e->hmap[h]) && e->need_handle)
+		e->need_handle(e->ctx, h);
+	return h < e->hcap ? e->hmap[h] : CT_SREF_NONE;
+}
+
+int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
+{
+	const struct ct_schema *s = ct_schema_of(r->kind);
+	if (!s || r->size < ct_rec_size(s->nfields, 0))
+		return -1;
+	uint64_t ref[CT_MAX_FIELDS];
+	const char *str = (const char *)&r->f[s->nfields];
+	const char *str_end = (const char *)r + r->size;
+	size_t inline_bytes = 0;
+	for (unsigned i = 0; i < s->nfields; i++) {
+		if (s->type[i] == CT_F_STR) {
+			uint64_t n = r->f[i];
+			if (n > (uint64_t)(str_end - str))
+				return -1;
+			ref[i] = intern(e, str, (uint32_t)n, 0);
+			if (ref[i] == CT_SREF_INLINE)
+				inline_bytes += n + 10;
+			str += n;
+		} else if (s->type[i] == CT_F_SID) {
+			ref[i] = handle_ref(e, r->f[i]);
+		}
+	}
+	if (reserve(e, 32 + (size_t)s->nfields * 10 + inline_bytes))
+		return -1;
+	uint8_t *p = e->buf + e->len;
+	if (e->pending_thread) {
+		p = ct_put_varint(p, CT_K_THREAD);
+		p = ct_put_varint(p, ct_zigzag(e->tid));
+		e->last_ts = s->type[0] == CT_F_TS ? r->f[0] : 0;
+		p = ct_put_varint(p, e->last_ts);
+		e->pending_thread = 0;
+	}
+	p = ct_put_varint(p, r->kind);
+	uint64_t prev_ts = 0;
+	str = (const char *)&r->f[s->nfields];
+	for (unsigned i = 0; i < s->nfields; i++) {
+		uint64_t v = r->f[i];
+		switch (s->type[i]) {
+		case CT_F_TS:
+			p = ct_put_varint(p, ct_zigzag((int64_t)(v - e->last_ts)));
+			e->last_ts = prev_ts = v;
+			break;
+		case CT_F_DUR:
+			p = ct_put_varint(p, ct_zigzag((int64_t)(v - prev_ts)));
+			break;
+		case CT_F_U:
+			p = ct_put_varint(p, v);
+			break;
+		case CT_F_I:
+			p = ct_put_varint(p, ct_zigzag((int64_t)v));
+			break;
+		case CT_F_SID:
+			p = ct_put_varint(p, ref[i]);
+			break;
+		case CT_F_STR:
+			p = ct_put_varint(p, ref[i]);
+			if (ref[i] == CT_SREF_INLINE) {
+				p = ct_put_varint(p, v);
+				memcpy(p, str, v);
+				p += v;
+			}
+			str += v;
+			break;
+		}
+	}
+	e->len = (size_t)(p - e->buf);
+	e->events[r->kind]++;
+	return 0;
+}
+
+int ct_enc_drops(struct ct_enc *e, unsigned kind, uint64_t cumulative)
+{
+	if (reserve(e, 48))
+		return -1;
+	uint8_t *p = e->buf + e->len;
+	if (e->pending_thread) {
+		p = ct_put_varint(p, CT_K_THREAD);
+		p = ct_put_varint(p, ct_zigzag(e->tid));
+		p = ct_put_varint(p, e->last_ts);
+		e->pending_thread = 0;
+	}
+	p = ct_put_varint(p, CT_K_DROPS);
+	p = ct_put_varint(p, kind);
+	p = ct_put_varint(p, cumulative);
+	e->len = (size_t)(p - e->buf);
+	return 0;
+}
+
+uint8_t *ct_tlv_u(uint8_t *p, unsigned tag, uint64_t v)
+{
+	uint8_t tmp[10];
+	uint8_t *q = ct_put_varint(tmp, v);
+	p = ct_put_varint(p, tag);
+	p = ct_put_varint(p, (uint64_t)(q - tmp));
+	memcpy(p, tmp, (size_t)(q - tmp));
+	return p + (q - tmp);
+}
+
+static uint8_t *tlv_pair(uint8_t *p, unsigned tag, uint64_t a, uint64_t b)
+{
+	uint8_t tmp[20];
+	uint8_t *q = ct_put_varint(ct_put_varint(tmp, a), b);
+	p = ct_put_varint(p, tag);
+	p = ct_put_varint(p, (uint64_t)(q - tmp));
+	memcpy(p, tmp, (size_t)(q - tmp));
+	return p + (q - tmp);
+}
+
+int ct_enc_footer(struct ct_enc *e, const uint64_t *drops, uint64_t rt_end, uint64_t mono_end)
+{
+	uint8_t body[CT_NKINDS * 2 * 24 + 64], *p = body;
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		if (e->events[k])
+			p = tlv_pair(p, CT_FT_EVENTS, k, e->events[k]);
+		if (drops[k])
+			p = tlv_pair(p, CT_FT_DROPS, k, drops[k]);
+	}
+	p = ct_tlv_u(p, CT_FT_RT_END, rt_end);
+	p = ct_tlv_u(p, CT_FT_MONO_END, mono_end);
+	p = ct_tlv_u(p, CT_FT_TRUNC_STR, e->trunc_str);
+	size_t n = (size_t)(p - body);
+	if (reserve(e, n + 24))
+		return -1;
+	uint8_t *o = e->buf + e->len;
+	o = ct_put_varint(o, CT_K_FOOTER);
+	o = ct_put_varint(o, n);
+	memcpy(o, body, n);
+	e->len = (size_t)(o + n - e->buf);
+	return 0;
+}
+
+uint8_t *ct_tlv_str(uint8_t *p, unsigned tag, const char *s, size_t n)
+{
+	p = ct_put_varint(p, tag);
+	p = ct_put_varint(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}

@@ -1,0 +1,48 @@
+/* Block encoder: turns ring records into the on-disk item stream of one
+ * block (see include/cuptrace/format.h). Pure: no I/O, no compression. */
+#ifndef CT_ENC_H
+#define CT_ENC_H
+
+#include "cuptrace/format.h"
+#include "rec.h"
+#include "strtab.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_enc {
+	uint8_t *buf;
+	size_t len, cap;
+	struct ct_strtab st;
+	uint32_t *hmap; /* string handle -> string id */
+	size_t hcap;
+	int64_t tid;
+	int pending_thread; /* a THREAD item is due before the next event */
+	uint64_t last_ts;
+	uint64_t events[CT_NKINDS];
+	uint64_t trunc_str;
+	/* Called when a record names a handle that has no definition yet, so
+	 * that the writer can fetch pending definitions. */
+	void (*need_handle)(void *ctx, uint64_t handle);
+	void *ctx;
+};
+
+int ct_enc_init(struct ct_enc *e, size_t strtab_max);
+void ct_enc_free(struct ct_enc *e);
+/* Starts a new block: the item stream is empty, the string table stays. */
+void ct_enc_new_block(struct ct_enc *e);
+/* Following records belong to thread tid. */
+void ct_enc_thread(struct ct_enc *e, int64_t tid);
+/* Defines string handle h (registered strings, domain names). */
+int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len);
+/* Encodes one record; -1 when it is malformed (skipped) or memory ran out. */
+int ct_enc_record(struct ct_enc *e, const struct ct_rec *r);
+int ct_enc_drops(struct ct_enc *e, unsigned kind, uint64_t cumulative);
+int ct_enc_footer(struct ct_enc *e, const uint64_t *drops, uint64_t rt_end, uint64_t mono_end);
+
+/* Header TLV fields (the header is written by the library, read by dec.c).
+ * The caller makes room: 20 bytes plus the string. */
+uint8_t *ct_tlv_u(uint8_t *p, unsigned tag, uint64_t v);
+uint8_t *ct_tlv_str(uint8_t *p, unsigned tag, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,48 @@
+/* The control API of include/cuptrace/cuptrace.h. */
+#include "cuptrace/cuptrace.h"
+
+#include "capture.h"
+#include "trace.h"
+#include "writer.h"
+
+int ct_nvtx_push_ascii(const char *msg);
+int ct_nvtx_pop(void);
+void ct_nvtx_mark_ascii(const char *msg);
+
+CT_API void cuptrace_start(void)
+{
+	ct_init();
+	ct_capture_api(1);
+}
+
+CT_API void cuptrace_stop(void)
+{
+	ct_capture_api(0);
+}
+
+CT_API void cuptrace_step(void)
+{
+	ct_capture_step();
+}
+
+CT_API int cuptrace_range_push(const char *name)
+{
+	return name ? ct_nvtx_push_ascii(name) : -1;
+}
+
+CT_API int cuptrace_range_pop(void)
+{
+	return ct_nvtx_pop();
+}
+
+CT_API void cuptrace_mark(const char *name)
+{
+	if (name)
+		ct_nvtx_mark_ascii(name);
+}
+
+CT_API int cuptrace_enabled(void)
+{
+	ct_init();
+	return ct.active;
+}

@@ -1,0 +1,13 @@
+/* The output file: pattern expansion, directories, safe creation. */
+#ifndef CT_OUTPUT_H
+#define CT_OUTPUT_H
+
+#include <stddef.h>
+
+/* Creates the trace file for this process and returns its descriptor, or
+ * -1 (after saying why). Never follows a symlink, never replaces an
+ * existing file: when the name is taken, a numbered one is used and the
+ * user is told. */
+int ct_output_open(char *path_out, size_t len);
+
+#endif

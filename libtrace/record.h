@@ -1,0 +1,55 @@
+/* Writing records into the calling thread's ring (the hot path). */
+#ifndef CT_RECORD_H
+#define CT_RECORD_H
+
+#include "clock.h"
+#include "ring.h"
+
+#include <string.h>
+
+/* Reserves a record of `kind` with nfields values and strbytes of string
+ * data, header filled in. NULL (and a drop counted) when there is no room.
+ * Finish with ct_commit(t, r->size). */
+static inline struct ct_rec *ct_rec_begin(struct ct_thread *t, unsigned kind, unsigned nfields,
+					  uint32_t strbytes)
+{
+	uint32_t size = ct_rec_size(nfields, strbytes);
+	struct ct_rec *r = (struct ct_rec *)ct_reserve(t, size);
+	if (__builtin_expect(!r, 0)) {
+		ct_count_drop(t, kind);
+		return NULL;
+	}
+	r->size = size;
+	r->kind = (uint16_t)kind;
+	r->reserved = 0;
+	return r;
+}
+
+static inline void ct_rec_thread_name(struct ct_thread *t, uint64_t tid, const char *name,
+				      size_t len, int user)
+{
+	if (len > CT_MAX_STR)
+		len = CT_MAX_STR;
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_THREAD_NAME, 4, (uint32_t)len);
+	if (!r)
+		return;
+	r->f[0] = ct_now();
+	r->f[1] = tid;
+	r->f[2] = len;
+	r->f[3] = (uint64_t)user;
+	memcpy(&r->f[4], name, len);
+	ct_commit(t, r->size);
+}
+
+/* A record whose fields are all numbers (no strings). */
+static inline void ct_rec_simple(struct ct_thread *t, unsigned kind, const uint64_t *f, unsigned n)
+{
+	struct ct_rec *r = ct_rec_begin(t, kind, n, 0);
+	if (!r)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		r->f[i] = f[i];
+	ct_commit(t, r->size);
+}
+
+#endif

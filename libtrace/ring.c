@@ -1,0 +1,135 @@
+#include "ring.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+struct ct_pool ct_pool;
+
+int ct_pool_init(size_t bytes)
+{
+	uint32_t n = (uint32_t)(bytes / CT_CHUNK_SIZE);
+	if (n < 2)
+		n = 2;
+	/* Pages are touched only as rings fill, so RSS follows use. */
+	void *mem = mmap(NULL, (size_t)n * CT_CHUNK_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *meta = mmap(NULL, n * sizeof(struct ct_chunk), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED || meta == MAP_FAILED) {
+		if (mem != MAP_FAILED)
+			munmap(mem, (size_t)n * CT_CHUNK_SIZE);
+		if (meta != MAP_FAILED)
+			munmap(meta, n * sizeof(struct ct_chunk));
+		return -1;
+	}
+	ct_pool.mem = mem;
+	ct_pool.meta = meta;
+	ct_pool.nchunks = n;
+	ct_pool_reset();
+	return 0;
+}
+
+void ct_pool_reset(void)
+{
+	atomic_store(&ct_pool.free_top, 0);
+	atomic_store(&ct_pool.nfree, 0);
+	for (int32_t i = (int32_t)ct_pool.nchunks - 1; i >= 0; i--)
+		ct_pool_put(i);
+}
+
+int32_t ct_pool_get(void)
+{
+	uint64_t top = atomic_load_explicit(&ct_pool.free_top, memory_order_acquire);
+	for (;;) {
+		uint32_t low = (uint32_t)top;
+		if (!low)
+			return -1;
+		int32_t idx = (int32_t)low - 1;
+		uint32_t next = atomic_load_explicit(&ct_pool.meta[idx].free_next, memory_order_relaxed);
+		uint64_t ntop = (((top >> 32) + 1) << 32) | next;
+		if (atomic_compare_exchange_weak_explicit(&ct_pool.free_top, &top, ntop,
+							  memory_order_acq_rel, memory_order_acquire))
+			break;
+	}
+	int32_t idx = (int32_t)(uint32_t)top - 1;
+	struct ct_chunk *c = &ct_pool.meta[idx];
+	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->sealed, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->next, -1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&ct_pool.nfree, 1, memory_order_relaxed);
+	return idx;
+}
+
+void ct_pool_put(int32_t idx)
+{
+	uint64_t top = atomic_load_explicit(&ct_pool.free_top, memory_order_relaxed);
+	for (;;) {
+		atomic_store_explicit(&ct_pool.meta[idx].free_next, (uint32_t)top, memory_order_relaxed);
+		uint64_t ntop = (((top >> 32) + 1) << 32) | (uint32_t)(idx + 1);
+		if (atomic_compare_exchange_weak_explicit(&ct_pool.free_top, &top, ntop,
+							  memory_order_release, memory_order_relaxed))
+			break;
+	}
+	atomic_fetch_add_explicit(&ct_pool.nfree, 1, memory_order_relaxed);
+}
+
+uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
+{
+	if (size > CT_REC_MAX || !ct_pool.mem || t->tid < 0)
+		return NULL;
+	int32_t n = ct_pool_get();
+	if (n < 0)
+		return NULL;
+	if (t->cur >= 0) {
+		struct ct_chunk *c = &ct_pool.meta[t->cur];
+		atomic_store_explicit(&c->next, n, memory_order_relaxed);
+		/* Release: the writer that sees `sealed` sees `next` and the final
+		 * `used`. */
+		atomic_store_explicit(&c->sealed, 1, memory_order_release);
+	} else {
+		atomic_store_explicit(&t->first, n, memory_order_release);
+	}
+	t->cur = n;
+	t->base = ct_chunk_data(n);
+	t->pos = 0;
+	return t->base;
+}
+
+size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
+{
+	size_t count = 0;
+	if (t->rhead < 0) {
+		t->rhead = atomic_load_explicit(&t->first, memory_order_acquire);
+		t->rpos = 0;
+		if (t->rhead < 0)
+			return 0;
+	}
+	for (;;) {
+		struct ct_chunk *c = &ct_pool.meta[t->rhead];
+		int sealed = atomic_load_explicit(&c->sealed, memory_order_acquire);
+		uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+		const uint8_t *data = ct_chunk_data(t->rhead);
+		while (t->rpos + 8 <= used) {
+			const struct ct_rec *r = (const struct ct_rec *)(data + t->rpos);
+			if (r->size < 8 || t->rpos + r->size > used)
+				break; /* cannot happen; stop rather than read garbage */
+			fn(ctx, r);
+			t->rpos += r->size;
+			count++;
+		}
+		if (sealed) {
+			int32_t next = atomic_load_explicit(&c->next, memory_order_relaxed);
+			ct_pool_put(t->rhead);
+			t->rhead = next;
+			t->rpos = 0;
+			if (next < 0)
+				return count;
+			continue;
+		}
+		if (final) {
+			ct_pool_put(t->rhead);
+			t->rhead = -1;
+		}
+		return count;
+	}
+}

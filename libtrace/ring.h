@@ -1,0 +1,105 @@
+/* Per-thread single-producer/single-consumer rings built from fixed-size
+ * chunks of one pool that CUPTRACE_BUFFER_MB sizes once. A thread fills its
+ * current chunk; when a record does not fit it takes a new chunk from the
+ * pool's lock-free free list and links it after the full one. The writer
+ * reads each thread's chunks in order and gives drained ones back. So busy
+ * threads get more memory, idle ones hold one chunk, and the total never
+ * grows. No lock, allocation or system call after a thread's first event.
+ */
+#ifndef CT_RING_H
+#define CT_RING_H
+
+#include "common/rec.h"
+#include "cuptrace/format.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CT_CHUNK_SIZE (256u << 10)
+#define CT_REC_MAX (CT_CHUNK_SIZE - 64)
+
+struct ct_chunk {
+	_Atomic uint32_t used;	 /* bytes committed by the producer */
+	_Atomic uint32_t sealed; /* the producer moved on to `next` */
+	_Atomic int32_t next;	 /* next chunk of the same thread, -1 none */
+	_Atomic uint32_t free_next;
+	char pad[48]; /* one cache line each: producers of different threads */
+};
+
+struct ct_pool {
+	uint8_t *mem;
+	struct ct_chunk *meta;
+	uint32_t nchunks;
+	_Atomic uint64_t free_top; /* ABA tag << 32 | (index + 1); low 0 = empty */
+	_Atomic uint32_t nfree;
+};
+
+extern struct ct_pool ct_pool;
+
+int ct_pool_init(size_t bytes);
+/* After fork: every chunk free again (the parent's data is the parent's). */
+void ct_pool_reset(void);
+int32_t ct_pool_get(void);
+void ct_pool_put(int32_t idx);
+
+static inline uint8_t *ct_chunk_data(int32_t idx)
+{
+	return ct_pool.mem + (size_t)idx * CT_CHUNK_SIZE;
+}
+
+/* Thread states in the registry. */
+enum { CT_T_FREE, CT_T_CLAIMING, CT_T_ACTIVE, CT_T_EXITED };
+
+struct ct_thread {
+	/* Producer side: only the owning thread writes these. */
+	uint8_t *base; /* data of the current chunk */
+	uint32_t pos;
+	int32_t cur; /* current chunk, -1 none */
+	uint32_t epoch;
+	int32_t depth;	    /* NVTX push depth, all domains together */
+	int32_t drop_depth; /* > 0: a push at depth drop_depth - 1 was dropped */
+	int32_t trigger_depth; /* > 0: the capture range was pushed at depth - 1 */
+	_Atomic uint64_t drops[CT_NKINDS];
+
+	/* Consumer side: only the writer thread touches these. */
+	int32_t rhead;
+	uint32_t rpos;
+	uint64_t drops_reported[CT_NKINDS];
+
+	_Atomic int32_t first; /* first chunk, published once for the writer */
+	_Atomic int state;
+	int tid;
+	struct ct_thread *next; /* registry list */
+};
+
+/* Slow path of ct_reserve: takes a new chunk. NULL when the pool is empty
+ * or the record can never fit. */
+uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size);
+
+static inline uint8_t *ct_reserve(struct ct_thread *t, uint32_t size)
+{
+	if (__builtin_expect(t->cur >= 0 && t->pos + size <= CT_CHUNK_SIZE, 1))
+		return t->base + t->pos;
+	return ct_reserve_slow(t, size);
+}
+
+static inline void ct_commit(struct ct_thread *t, uint32_t size)
+{
+	t->pos += size;
+	atomic_store_explicit(&ct_pool.meta[t->cur].used, t->pos, memory_order_release);
+}
+
+static inline void ct_count_drop(struct ct_thread *t, unsigned kind)
+{
+	uint64_t v = atomic_load_explicit(&t->drops[kind], memory_order_relaxed);
+	atomic_store_explicit(&t->drops[kind], v + 1, memory_order_relaxed);
+}
+
+/* Consumer: hands every committed record of t to fn, and gives drained
+ * chunks back. Returns the number of records. When final is set (the
+ * thread exited), the current chunk is given back too. */
+typedef void (*ct_rec_fn)(void *ctx, const struct ct_rec *r);
+size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final);
+
+#endif

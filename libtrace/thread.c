@@ -1,0 +1,108 @@
+#include "thread.h"
+#include "log.h"
+#include "record.h"
+#include "signals.h"
+#include "trace.h"
+#include "writer.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread struct ct_thread *ct_tls __attribute__((tls_model("initial-exec")));
+_Atomic(struct ct_thread *) ct_threads;
+
+/* A thread that must not record gets this sentinel: ct_self() returns it,
+ * and record helpers see cur < 0 with no pool access possible. */
+static struct ct_thread internal_thread = {.cur = -1, .rhead = -1, .first = -1, .tid = -1};
+
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+static void on_thread_exit(void *p)
+{
+	struct ct_thread *t = p;
+	if (t == &internal_thread)
+		return;
+	ct_tls = NULL;
+	atomic_store_explicit(&t->state, CT_T_EXITED, memory_order_release);
+}
+
+static void make_key(void)
+{
+	if (pthread_key_create(&exit_key, on_thread_exit))
+		ct_warn("cannot watch thread exits; events of exited threads may be late");
+}
+
+static struct ct_thread *claim_slot(void)
+{
+	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next) {
+		int expect = CT_T_FREE;
+		if (atomic_compare_exchange_strong(&t->state, &expect, CT_T_CLAIMING))
+			return t;
+	}
+	struct ct_thread *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	atomic_store(&t->state, CT_T_CLAIMING);
+	struct ct_thread *head = atomic_load(&ct_threads);
+	do
+		t->next = head;
+	while (!atomic_compare_exchange_weak(&ct_threads, &head, t));
+	return t;
+}
+
+struct ct_thread *ct_thread_register(void)
+{
+	if (!ct.active || !ct_pool.mem)
+		return NULL;
+	pthread_once(&key_once, make_key);
+	struct ct_thread *t = claim_slot();
+	if (!t) {
+		ct_once(oom_warned, CT_LOG_WARN, "out of memory registering a thread; its events are lost");
+		return NULL;
+	}
+	/* Reset every field but the registry link and state. */
+	t->base = NULL;
+	t->pos = 0;
+	t->cur = -1;
+	t->epoch = 0;
+	t->depth = t->drop_depth = t->trigger_depth = 0;
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		atomic_store_explicit(&t->drops[k], 0, memory_order_relaxed);
+		t->drops_reported[k] = 0;
+	}
+	t->rhead = -1;
+	t->rpos = 0;
+	atomic_store_explicit(&t->first, -1, memory_order_relaxed);
+	t->tid = (int)syscall(SYS_gettid);
+	atomic_store_explicit(&t->state, CT_T_ACTIVE, memory_order_release);
+	ct_tls = t;
+	pthread_setspecific(exit_key, t);
+	ct_writer_ensure();
+	/* Signal handlers only now: a program that looks at its dispositions
+	 * at start-up (Python installs KeyboardInterrupt only over SIG_DFL)
+	 * must find them as it left them. */
+	ct_signals_install();
+
+	char comm[17] = {0};
+	if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0)
+		ct_rec_thread_name(t, (uint64_t)t->tid, comm, strlen(comm), 0);
+	return t;
+}
+
+void ct_thread_mark_internal(void)
+{
+	ct_tls = &internal_thread;
+}
+
+void ct_threads_fork_child(void)
+{
+	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next)
+		atomic_store(&t->state, CT_T_FREE);
+	if (ct_tls != &internal_thread)
+		ct_tls = NULL;
+}

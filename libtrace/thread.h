@@ -1,0 +1,28 @@
+/* Per-thread recording state: registration on a thread's first event,
+ * hand-back of its ring when the thread exits. */
+#ifndef CT_THREAD_H
+#define CT_THREAD_H
+
+#include "ring.h"
+
+extern __thread struct ct_thread *ct_tls __attribute__((tls_model("initial-exec")));
+extern _Atomic(struct ct_thread *) ct_threads; /* registry, newest first */
+
+/* NULL when tracing is off for this process or memory is exhausted. */
+struct ct_thread *ct_thread_register(void);
+
+static inline struct ct_thread *ct_self(void)
+{
+	struct ct_thread *t = ct_tls;
+	if (__builtin_expect(t != NULL, 1))
+		return t;
+	return ct_thread_register();
+}
+
+/* In a forked child: forget the parent's threads. */
+void ct_threads_fork_child(void);
+
+/* Marks the calling thread as never recording (the writer thread). */
+void ct_thread_mark_internal(void);
+
+#endif

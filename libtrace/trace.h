@@ -1,0 +1,32 @@
+/* State shared by the parts of the injected library. */
+#ifndef CT_TRACE_H
+#define CT_TRACE_H
+
+#include "common/config.h"
+#include "common/rankenv.h"
+
+#include <limits.h>
+#include <stdint.h>
+
+#define CT_VERSION "0.1.0"
+#define CT_API __attribute__((visibility("default")))
+
+struct ct_state {
+	int active; /* this process traces: config valid and rank selected */
+	struct ct_config cfg;
+	struct ct_rankinfo rank;
+	char host[256];
+	char self_path[PATH_MAX]; /* absolute path of libcuptrace.so */
+	char *cmdline;
+	size_t cmdline_len;
+	uint64_t rt_anchor, mono_anchor;
+	int pid;
+};
+
+extern struct ct_state ct;
+
+/* Once per process (and again in a forked child): reads the configuration.
+ * Safe to call from any entry point; only the first call does work. */
+void ct_init(void);
+
+#endif

@@ -1,0 +1,326 @@
+#include "writer.h"
+#include "capture.h"
+#include "clock.h"
+#include "common/enc.h"
+#include "common/varint.h"
+#include "defs.h"
+#include "log.h"
+#include "output.h"
+#include "thread.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define BLOCK_TARGET (1u << 20)
+#define FLUSH_NS 500000000ull /* a block reaches the disk at least this often */
+#define TICK_MS 50
+#define STRTAB_MAX (4u << 20)
+#define ZSTD_LEVEL 3
+
+static struct {
+	pthread_mutex_t start_lock;
+	_Atomic int started;
+	pthread_t th;
+	_Atomic int stop;
+	_Atomic int flush_req; /* 1: write now, 2: write now with a footer */
+	sem_t wake, flushed;
+	int fd; /* -1 until the first block, -2 after a failure */
+	char path[4096];
+	struct ct_enc enc;
+	ZSTD_CCtx *cctx;
+	uint8_t *zbuf;
+	size_t zcap;
+	uint64_t last_write;
+	uint64_t drops[CT_NKINDS];
+	int finished;
+} W = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int write_header(int fd)
+{
+	size_t cap = 4096 + ct.cmdline_len + 8192;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return -1;
+	uint8_t *p = buf + 16;
+	char cfg[4096];
+	size_t cfglen = ct_config_dump(&ct.cfg, cfg, sizeof cfg);
+	p = ct_tlv_str(p, CT_H_TRACER_VERSION, CT_VERSION, strlen(CT_VERSION));
+	p = ct_tlv_str(p, CT_H_HOST, ct.host, strlen(ct.host));
+	p = ct_tlv_u(p, CT_H_PID, (uint64_t)ct.pid);
+	p = ct_tlv_u(p, CT_H_PPID, (uint64_t)getppid());
+	p = ct_tlv_u(p, CT_H_RANK, ct_zigzag(ct.rank.rank));
+	p = ct_tlv_u(p, CT_H_LOCAL_RANK, ct_zigzag(ct.rank.local_rank));
+	p = ct_tlv_u(p, CT_H_WORLD_SIZE, ct_zigzag(ct.rank.world_size));
+	p = ct_tlv_u(p, CT_H_LOCAL_SIZE, ct_zigzag(ct.rank.local_size));
+	p = ct_tlv_str(p, CT_H_RANK_SOURCE, ct.rank.source, strlen(ct.rank.source));
+	p = ct_tlv_str(p, CT_H_CMDLINE, ct.cmdline ? ct.cmdline : "", ct.cmdline_len);
+	p = ct_tlv_u(p, CT_H_RT_ANCHOR, ct.rt_anchor);
+	p = ct_tlv_u(p, CT_H_MONO_ANCHOR, ct.mono_anchor);
+	p = ct_tlv_str(p, CT_H_CONFIG, cfg, cfglen);
+	const char *job = secure_getenv("SLURM_JOB_ID");
+	if (!job)
+		job = secure_getenv("PBS_JOBID");
+	if (job)
+		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
+	uint32_t hlen = (uint32_t)(p - buf - 16);
+	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
+	memcpy(buf, CT_MAGIC, 8);
+	memcpy(buf + 8, &major, 2);
+	memcpy(buf + 10, &minor, 2);
+	memcpy(buf + 12, &hlen, 4);
+	int rc = write_all(fd, buf, (size_t)(p - buf));
+	free(buf);
+	return rc;
+}
+
+static void write_block(void)
+{
+	if (W.enc.len == 0)
+		return;
+	if (W.fd == -1) {
+		W.fd = ct_output_open(W.path, sizeof W.path);
+		if (W.fd >= 0 && write_header(W.fd)) {
+			ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
+			close(W.fd);
+			W.fd = -2;
+		} else if (W.fd >= 0) {
+			ct_info("writing %s", W.path);
+		} else {
+			W.fd = -2;
+		}
+	}
+	if (W.fd < 0) {
+		ct_enc_new_block(&W.enc);
+		return;
+	}
+	size_t bound = ZSTD_compressBound(W.enc.len) + 12;
+	if (bound > W.zcap) {
+		uint8_t *z = realloc(W.zbuf, bound);
+		if (!z) {
+			ct_once(zoom, CT_LOG_WARN, "out of memory compressing a block; events lost");
+			ct_enc_new_block(&W.enc);
+			return;
+		}
+		W.zbuf = z, W.zcap = bound;
+	}
+	size_t z = ZSTD_compress2(W.cctx, W.zbuf + 12, W.zcap - 12, W.enc.buf, W.enc.len);
+	if (ZSTD_isError(z)) {
+		ct_once(zerr, CT_LOG_WARN, "compression failed (%s); events lost", ZSTD_getErrorName(z));
+	} else {
+		uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)W.enc.len};
+		memcpy(W.zbuf, h, 12);
+		if (write_all(W.fd, W.zbuf, z + 12)) {
+			ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
+			close(W.fd);
+			W.fd = -2;
+		}
+	}
+	ct_enc_new_block(&W.enc);
+	W.last_write = ct_now();
+}
+
+static void on_record(void *ctx, const struct ct_rec *r)
+{
+	(void)ctx;
+	if (ct_enc_record(&W.enc, r))
+		ct_once(badrec, CT_LOG_WARN, "a record could not be encoded (kind %u)", r->kind);
+}
+
+static void on_def(void *ctx, uint64_t h, const char *s, uint32_t len)
+{
+	(void)ctx;
+	ct_enc_handle(&W.enc, h, s, len);
+}
+
+static void need_handle(void *ctx, uint64_t h)
+{
+	(void)ctx, (void)h;
+	ct_defs_drain(on_def, NULL);
+}
+
+/* One pass over every thread. Returns the number of records taken. */
+static size_t cycle(void)
+{
+	size_t n = 0;
+	ct_defs_drain(on_def, NULL);
+	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next) {
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st != CT_T_ACTIVE && st != CT_T_EXITED)
+			continue;
+		ct_enc_thread(&W.enc, t->tid);
+		n += ct_drain(t, on_record, NULL, st == CT_T_EXITED);
+		for (unsigned k = 0; k < CT_NKINDS; k++) {
+			uint64_t d = atomic_load_explicit(&t->drops[k], memory_order_relaxed);
+			if (d != t->drops_reported[k]) {
+				W.drops[k] += d - t->drops_reported[k];
+				t->drops_reported[k] = d;
+				ct_enc_drops(&W.enc, k, d);
+			}
+		}
+		if (st == CT_T_EXITED)
+			atomic_store_explicit(&t->state, CT_T_FREE, memory_order_release);
+		if (W.enc.len >= BLOCK_TARGET)
+			write_block();
+	}
+	return n;
+}
+
+static void write_footer(void)
+{
+	uint64_t rt, mono;
+	ct_clock_anchor(&rt, &mono);
+	if (W.enc.len == 0 && W.fd == -1)
+		return; /* nothing was ever recorded: no file */
+	ct_enc_footer(&W.enc, W.drops, rt, mono);
+	write_block();
+}
+
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	ct_thread_mark_internal();
+	prctl(PR_SET_NAME, "cuptrace-write", 0, 0, 0);
+	W.last_write = ct_now();
+	while (!atomic_load(&W.stop)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += TICK_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L)
+			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+		while (sem_timedwait(&W.wake, &ts) && errno == EINTR)
+			;
+		uint64_t now = ct_now();
+		ct_capture_tick(now);
+		cycle();
+		int req = atomic_exchange(&W.flush_req, 0);
+		if (req == 2)
+			write_footer();
+		else if (req || (W.enc.len && now - W.last_write >= FLUSH_NS))
+			write_block();
+		if (req)
+			sem_post(&W.flushed);
+	}
+	cycle();
+	write_footer();
+	if (W.fd >= 0)
+		close(W.fd);
+	W.fd = -2;
+	return NULL;
+}
+
+void ct_writer_ensure(void)
+{
+	if (atomic_load_explicit(&W.started, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&W.start_lock);
+	if (!atomic_load(&W.started) && !W.finished) {
+		W.cctx = ZSTD_createCCtx();
+		if (!W.cctx || ct_enc_init(&W.enc, STRTAB_MAX)) {
+			ct_log_error("out of memory starting the writer; this process is not traced");
+			ct.active = 0;
+			goto out;
+		}
+		ZSTD_CCtx_setParameter(W.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+		ZSTD_CCtx_setParameter(W.cctx, ZSTD_c_checksumFlag, 1);
+		W.enc.need_handle = need_handle;
+		sem_init(&W.wake, 0, 0);
+		sem_init(&W.flushed, 0, 0);
+		/* The writer must not inherit the program's signal mask quirks or
+		 * be counted as one of its threads by tools: plain attributes. */
+		if (pthread_create(&W.th, NULL, writer_main, NULL)) {
+			ct_log_error("cannot start the writer thread; this process is not traced");
+			ct.active = 0;
+			goto out;
+		}
+		atomic_store_explicit(&W.started, 1, memory_order_release);
+	}
+out:
+	pthread_mutex_unlock(&W.start_lock);
+}
+
+void ct_writer_finish(void)
+{
+	pthread_mutex_lock(&W.start_lock);
+	int started = atomic_load(&W.started);
+	W.finished = 1;
+	pthread_mutex_unlock(&W.start_lock);
+	if (!started || pthread_equal(pthread_self(), W.th))
+		return;
+	atomic_store(&W.stop, 1);
+	sem_post(&W.wake);
+	pthread_join(W.th, NULL);
+	atomic_store(&W.started, 0);
+}
+
+void ct_writer_flush_from_signal(int footer, int timeout_ms)
+{
+	if (!atomic_load(&W.started) || pthread_equal(pthread_self(), W.th))
+		return;
+	atomic_store(&W.flush_req, footer ? 2 : 1);
+	sem_post(&W.wake);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+	while (sem_timedwait(&W.flushed, &ts) && errno == EINTR)
+		;
+}
+
+void ct_writer_fork_prepare(void)
+{
+	pthread_mutex_lock(&W.start_lock);
+}
+
+void ct_writer_fork_parent(void)
+{
+	pthread_mutex_unlock(&W.start_lock);
+}
+
+void ct_writer_fork_child(void)
+{
+	/* The writer thread does not exist here; its file is the parent's. The
+	 * child starts its own writer and file on its first event. */
+	/* The parent's writer may have been in the middle of changing these:
+	 * leave them (copy-on-write pages, untouched) rather than free them. */
+	memset(&W.enc, 0, sizeof W.enc);
+	W.cctx = NULL;
+	W.zbuf = NULL, W.zcap = 0;
+	if (W.fd >= 0)
+		close(W.fd);
+	W.fd = -1;
+	memset(W.drops, 0, sizeof W.drops);
+	atomic_store(&W.started, 0);
+	atomic_store(&W.stop, 0);
+	atomic_store(&W.flush_req, 0);
+	W.finished = 0;
+	pthread_mutex_init(&W.start_lock, NULL);
+}

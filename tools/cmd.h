@@ -1,0 +1,14 @@
+/* One function per subcommand (tools/cmd_*.c). Exit status: 0 success,
+ * 1 bad input, 2 usage error. */
+#ifndef CT_CMD_H
+#define CT_CMD_H
+
+int cmd_run(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+
+/* Progress line on stderr for long runs on a terminal. */
+void progress(const char *what, unsigned long long done, int final);
+
+#endif

@@ -1,0 +1,155 @@
+/* cuptrace run: validate the settings, set the environment, exec CMD.
+ * Every option maps onto one CUPTRACE_* variable; the exec keeps CMD's
+ * exit status and signals exactly as they are. */
+#include "cmd.h"
+#include "common/config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const struct {
+	const char *opt;
+	char short_opt;
+	const char *var;
+	const char *help;
+} opts[] = {
+	{"output", 'o', "CUPTRACE_OUTPUT", "file pattern: %r rank, %l local rank, %w world size, %h host, %p pid, %q{VAR}, %%"},
+	{"trace", 't', "CUPTRACE_TRACE", "sources: kernel,memcpy,api,sync,memory,nvtx,nccl; cuda; none"},
+	{"ranks", 'r', "CUPTRACE_RANKS", "ranks that trace: all, 0,2,8-15, local:0"},
+	{"delay", 0, "CUPTRACE_DELAY", "seconds before capture starts"},
+	{"duration", 0, "CUPTRACE_DURATION", "seconds capture lasts"},
+	{"capture", 'c', "CUPTRACE_CAPTURE", "always, api, nvtx:NAME[@DOMAIN]"},
+	{"capture-repeat", 0, "CUPTRACE_CAPTURE_REPEAT", "capture windows for api/nvtx (0 = unlimited)"},
+	{"steps", 0, "CUPTRACE_STEPS", "skip_first=S,wait=W,warmup=U,active=A,repeat=R"},
+	{"step-range", 0, "CUPTRACE_STEP_RANGE", "NVTX range name that marks a step"},
+	{"buffer-mb", 'b', "CUPTRACE_BUFFER_MB", "in-memory budget per process (MB)"},
+	{"log", 'l', "CUPTRACE_LOG", "quiet, warn, info, debug"},
+};
+#define NOPTS (sizeof opts / sizeof *opts)
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: cuptrace run [options] [--] CMD [ARGS...]\n\n"
+		   "Runs CMD with libcuptrace.so preloaded. Each option sets one variable;\n"
+		   "variables already in the environment apply too.\n\n");
+	for (size_t i = 0; i < NOPTS; i++) {
+		char left[48];
+		if (opts[i].short_opt)
+			snprintf(left, sizeof left, "-%c, --%s V", opts[i].short_opt, opts[i].opt);
+		else
+			snprintf(left, sizeof left, "    --%s V", opts[i].opt);
+		fprintf(f, "  %-26s %s (%s)\n", left, opts[i].help, opts[i].var);
+	}
+	fprintf(f, "\nExit status: CMD's (128+N when CMD is killed by signal N); 2 for a bad\n"
+		   "option, 127 when CMD cannot be found.\n");
+}
+
+/* build/bin/cuptrace -> build/lib/libcuptrace.so */
+static int find_lib(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	char *dir = dirname(exe);
+	char cand[PATH_MAX + 64];
+	snprintf(cand, sizeof cand, "%s/../lib/libcuptrace.so", dir);
+	if (!realpath(cand, out) || access(out, R_OK))
+		return -1;
+	(void)len;
+	return 0;
+}
+
+static void warn_unknown(const char *name, const char *closest)
+{
+	fprintf(stderr, "cuptrace: warning: unknown variable %s (did you mean %s?)\n", name, closest);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct option lo[NOPTS + 2];
+	char shorts[64] = "+h";
+	size_t ns = 2;
+	for (size_t i = 0; i < NOPTS; i++) {
+		lo[i] = (struct option){opts[i].opt, required_argument, NULL, 1000 + (int)i};
+		if (opts[i].short_opt) {
+			shorts[ns++] = opts[i].short_opt;
+			shorts[ns++] = ':';
+		}
+	}
+	shorts[ns] = 0;
+	lo[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[NOPTS + 1] = (struct option){0, 0, 0, 0};
+
+	struct ct_config cfg;
+	char err[512];
+	/* The environment first, so that an option overrides a variable. */
+	if (ct_config_parse(&cfg, (ct_getenv_fn)getenv, err, sizeof err)) {
+		fprintf(stderr, "cuptrace: error: %s\n", err);
+		return 2;
+	}
+	ct_config_check_names(environ, warn_unknown);
+	const char *set[NOPTS] = {0};
+	int c;
+	optind = 1;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		size_t i;
+		if (c == 'h') {
+			help(stdout);
+			return 0;
+		}
+		if (c >= 1000)
+			i = (size_t)(c - 1000);
+		else {
+			for (i = 0; i < NOPTS && opts[i].short_opt != c; i++)
+				;
+			if (i == NOPTS) {
+				help(stderr);
+				return 2;
+			}
+		}
+		if (ct_config_set(&cfg, opts[i].var, optarg, err, sizeof err)) {
+			fprintf(stderr, "cuptrace: error: %s\n", err);
+			return 2;
+		}
+		set[i] = optarg;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "cuptrace run: no command given\n");
+		help(stderr);
+		return 2;
+	}
+	char lib[PATH_MAX];
+	if (find_lib(lib, sizeof lib)) {
+		fprintf(stderr, "cuptrace: error: cannot find libcuptrace.so next to this program "
+				"(expected ../lib/libcuptrace.so)\n");
+		return 2;
+	}
+	for (size_t i = 0; i < NOPTS; i++)
+		if (set[i])
+			setenv(opts[i].var, set[i], 1);
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !strstr(pre, lib)) {
+		size_t n = strlen(lib) + (pre ? strlen(pre) : 0) + 2;
+		char *v = malloc(n);
+		if (!v)
+			return 2;
+		snprintf(v, n, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "");
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+	}
+	execvp(argv[optind], argv + optind);
+	int e = errno;
+	fprintf(stderr, "cuptrace: %s: %s\n", argv[optind], strerror(e));
+	return e == ENOENT ? 127 : 126;
+}

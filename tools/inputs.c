@@ -1,0 +1,207 @@
+#include "inputs.h"
+#include "out.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && !strcmp(s + n - m, suf);
+}
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static void add_name(struct names *nm, const char *path)
+{
+	if (nm->n == nm->cap) {
+		nm->cap = nm->cap ? nm->cap * 2 : 16;
+		char **v = realloc(nm->v, nm->cap * sizeof *v);
+		if (!v)
+			exit(1);
+		nm->v = v;
+	}
+	nm->v[nm->n++] = strdup(path);
+}
+
+/* Collects *.ctr files below dir (recursively, in name order). */
+static void scan_dir(struct names *nm, const char *dir, int depth)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		if (name[0] != '.') {
+			char path[4096];
+			snprintf(path, sizeof path, "%s/%s", dir, name);
+			struct stat st;
+			if (!stat(path, &st)) {
+				if (S_ISDIR(st.st_mode) && depth < 8)
+					scan_dir(nm, path, depth + 1);
+				else if (S_ISREG(st.st_mode) && ends_with(name, ".ctr"))
+					add_name(nm, path);
+			}
+		}
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+static int cmp_files(const void *a, const void *b)
+{
+	const struct tfile *x = a, *y = b;
+	int64_t rx = x->rank < 0 ? INT64_MAX : x->rank, ry = y->rank < 0 ? INT64_MAX : y->rank;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	int c = strcmp(x->f.h.host, y->f.h.host);
+	if (c)
+		return c;
+	if (x->f.h.rt_anchor != y->f.h.rt_anchor)
+		return x->f.h.rt_anchor < y->f.h.rt_anchor ? -1 : 1;
+	return x->f.h.pid < y->f.h.pid ? -1 : x->f.h.pid > y->f.h.pid;
+}
+
+int inputs_open(struct inputs *in, char **args, int nargs)
+{
+	memset(in, 0, sizeof *in);
+	struct names nm = {0};
+	int bad = 0;
+	for (int i = 0; i < nargs; i++) {
+		struct stat st;
+		if (stat(args[i], &st)) {
+			fprintf(stderr, "cuptrace: %s: %s\n", args[i], strerror(errno));
+			bad = 1;
+		} else if (S_ISDIR(st.st_mode)) {
+			size_t before = nm.n;
+			scan_dir(&nm, args[i], 0);
+			if (nm.n == before) {
+				fprintf(stderr, "cuptrace: %s: no .ctr trace files in this directory\n", args[i]);
+				bad = 1;
+			}
+		} else if (!S_ISREG(st.st_mode)) {
+			fprintf(stderr, "cuptrace: %s: not a regular file\n", args[i]);
+			bad = 1;
+		} else {
+			add_name(&nm, args[i]);
+		}
+	}
+	if (nm.n && !bad) {
+		in->v = calloc(nm.n, sizeof *in->v);
+		if (!in->v)
+			exit(1);
+		for (size_t i = 0; i < nm.n; i++) {
+			struct tfile *t = &in->v[in->n];
+			if (ct_file_open(&t->f, nm.v[i])) {
+				fprintf(stderr, "cuptrace: %s\n", t->f.err);
+				bad = 1;
+				continue;
+			}
+			t->rank = t->f.h.rank;
+			in->n++;
+		}
+	}
+	for (size_t i = 0; i < nm.n; i++)
+		free(nm.v[i]);
+	free(nm.v);
+	if (bad || !in->n) {
+		if (!bad)
+			fprintf(stderr, "cuptrace: no input files\n");
+		inputs_close(in);
+		return -1;
+	}
+	qsort(in->v, in->n, sizeof *in->v, cmp_files);
+	in->base_ns = UINT64_MAX;
+	for (size_t i = 0; i < in->n; i++)
+		if (in->v[i].f.h.rt_anchor < in->base_ns)
+			in->base_ns = in->v[i].f.h.rt_anchor;
+	for (size_t i = 0; i < in->n; i++) {
+		struct tfile *t = &in->v[i];
+		const struct ct_header *h = &t->f.h;
+		t->index = (int)i;
+		t->off_ns = (int64_t)(h->rt_anchor - in->base_ns) - (int64_t)h->mono_anchor;
+		t->pid = (uint64_t)(i + 1) * 1000000u;
+		snprintf(t->label, sizeof t->label, "rank %lld (%.200s:%llu)",
+			 (long long)(h->rank < 0 ? 0 : h->rank), h->host, (unsigned long long)h->pid);
+		if (h->world_size > in->world_size)
+			in->world_size = h->world_size;
+	}
+	if (in->world_size < (int64_t)in->n)
+		in->world_size = (int64_t)in->n;
+	return 0;
+}
+
+static void free_esc(struct tfile *t)
+{
+	for (size_t k = 0; k < t->nesc; k++)
+		free(t->esc[k]);
+	free(t->esc);
+	free(t->esc_len);
+	t->esc = NULL, t->esc_len = NULL, t->nesc = 0;
+}
+
+void inputs_close(struct inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		ct_file_close(&in->v[i].f);
+		free_esc(&in->v[i]);
+	}
+	free(in->v);
+	memset(in, 0, sizeof *in);
+}
+
+int inputs_rewind(struct inputs *in, size_t i)
+{
+	struct tfile *t = &in->v[i];
+	char path[4096];
+	snprintf(path, sizeof path, "%s", t->f.path);
+	ct_file_close(&t->f);
+	free_esc(t);
+	if (ct_file_open(&t->f, path)) {
+		fprintf(stderr, "cuptrace: %s\n", t->f.err);
+		return -1;
+	}
+	return 0;
+}
+
+const char *tfile_esc(struct tfile *t, uint64_t sid, const char *s, uint32_t len, uint32_t *outlen)
+{
+	static __thread char *scratch;
+	size_t n;
+	if (sid < CT_SID_FIRST) {
+		free(scratch);
+		scratch = json_escape(s, len, &n);
+		if (!scratch)
+			exit(1);
+		*outlen = (uint32_t)n;
+		return scratch;
+	}
+	size_t k = sid - CT_SID_FIRST;
+	if (k >= t->nesc) {
+		size_t ncap = t->nesc ? t->nesc : 256;
+		while (ncap <= k)
+			ncap *= 2;
+		char **e = realloc(t->esc, ncap * sizeof *e);
+		uint32_t *el = e ? realloc(t->esc_len, ncap * sizeof *el) : NULL;
+		if (!e || !el)
+			exit(1);
+		memset(e + t->nesc, 0, (ncap - t->nesc) * sizeof *e);
+		t->esc = e, t->esc_len = el, t->nesc = ncap;
+	}
+	if (!t->esc[k]) {
+		t->esc[k] = json_escape(s, len, &n);
+		if (!t->esc[k])
+			exit(1);
+		t->esc_len[k] = (uint32_t)n;
+	}
+	*outlen = t->esc_len[k];
+	return t->esc[k];
+}

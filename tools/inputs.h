@@ -1,0 +1,41 @@
+/* The .ctr files named on a command line (files or directories), opened,
+ * sorted by rank, and placed on one timeline. */
+#ifndef CT_INPUTS_H
+#define CT_INPUTS_H
+
+#include "common/dec.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tfile {
+	struct ct_file f;
+	int index;	 /* position after sorting */
+	int64_t rank;	 /* header rank, or -1 */
+	int64_t off_ns;	 /* event ts + off_ns = ns since the job's base time */
+	uint64_t pid;	 /* pid of its CPU process in merged output */
+	char label[320]; /* "rank R (host:pid)" */
+	/* escaped-string cache, index sid - CT_SID_FIRST */
+	char **esc;
+	uint32_t *esc_len;
+	size_t nesc;
+};
+
+struct inputs {
+	struct tfile *v;
+	size_t n;
+	uint64_t base_ns; /* CLOCK_REALTIME ns that ts 0 stands for */
+	int64_t world_size;
+};
+
+/* Expands args into files. On any unusable input prints one line per
+ * problem and returns -1 (exit status 1 for the caller). */
+int inputs_open(struct inputs *in, char **args, int nargs);
+void inputs_close(struct inputs *in);
+/* Closes and reopens file i at its first event (for a second pass). */
+int inputs_rewind(struct inputs *in, size_t i);
+
+/* Escaped JSON text of a string reference (cached for interned strings). */
+const char *tfile_esc(struct tfile *t, uint64_t sid, const char *s, uint32_t len, uint32_t *outlen);
+
+#endif

@@ -1,0 +1,284 @@
+#include "out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define BUF (1u << 20)
+#define GZ_LEVEL 1 /* speed over size: .ctr is the compact format */
+
+static int is_gz(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 3 && !strcmp(path + n - 3, ".gz");
+}
+
+int out_open(struct out *o, const char *path)
+{
+	memset(o, 0, sizeof *o);
+	o->cap = BUF;
+	o->buf = malloc(o->cap);
+	if (!o->buf)
+		return -1;
+	if (!strcmp(path, "-"))
+		o->fd = STDOUT_FILENO;
+	else
+		o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (o->fd < 0) {
+		int e = errno;
+		free(o->buf);
+		o->buf = NULL;
+		errno = e;
+		return -1;
+	}
+	if (strcmp(path, "-") && is_gz(path)) {
+		z_stream *z = calloc(1, sizeof *z);
+		o->zbuf = malloc(BUF);
+		if (!z || !o->zbuf || deflateInit2(z, GZ_LEVEL, Z_DEFLATED, 15 + 16, 8,
+						   Z_DEFAULT_STRATEGY) != Z_OK) {
+			free(z);
+			return -1;
+		}
+		o->gz = z;
+	}
+	return 0;
+}
+
+void out_init_mem(struct out *o)
+{
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+}
+
+static void write_fd(struct out *o, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n && !o->err) {
+		ssize_t w = write(o->fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			o->err = errno ? errno : EIO;
+			return;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+static void deflate_some(struct out *o, const void *p, size_t n, int flush)
+{
+	z_stream *z = o->gz;
+	z->next_in = (unsigned char *)p;
+	z->avail_in = (unsigned)n;
+	do {
+		z->next_out = o->zbuf;
+		z->avail_out = BUF;
+		deflate(z, flush);
+		write_fd(o, o->zbuf, BUF - z->avail_out);
+	} while (z->avail_out == 0 && !o->err);
+}
+
+void out_flush(struct out *o)
+{
+	if (o->fd < 0 || !o->len)
+		return;
+	if (o->gz)
+		deflate_some(o, o->buf, o->len, Z_NO_FLUSH);
+	else
+		write_fd(o, o->buf, o->len);
+	o->written += o->len;
+	o->len = 0;
+}
+
+void out_grow(struct out *o, size_t n)
+{
+	if (o->fd >= 0) {
+		out_flush(o);
+		if (o->len + n <= o->cap)
+			return;
+	}
+	size_t ncap = o->cap ? o->cap : 4096;
+	while (ncap < o->len + n)
+		ncap *= 2;
+	char *b = realloc(o->buf, ncap);
+	if (!b) {
+		fprintf(stderr, "cuptrace: out of memory\n");
+		exit(1);
+	}
+	o->buf = b, o->cap = ncap;
+}
+
+int out_close(struct out *o)
+{
+	out_flush(o);
+	if (o->gz) {
+		deflate_some(o, "", 0, Z_FINISH);
+		deflateEnd(o->gz);
+		free(o->gz);
+	}
+	free(o->zbuf);
+	free(o->buf);
+	o->buf = NULL;
+	int rc = o->err ? -1 : 0;
+	if (o->fd > STDERR_FILENO && close(o->fd))
+		rc = -1;
+	if (o->err)
+		errno = o->err;
+	return rc;
+}
+
+static const char digits2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+			      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+			      "8081828384858687888990919293949596979899";
+
+void out_u64(struct out *o, uint64_t v)
+{
+	char tmp[24];
+	char *p = tmp + sizeof tmp;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		memcpy(p, digits2 + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digits2 + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	out_mem(o, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void out_i64(struct out *o, int64_t v)
+{
+	if (v < 0) {
+		out_ch(o, '-');
+		out_u64(o, (uint64_t)0 - (uint64_t)v);
+	} else {
+		out_u64(o, (uint64_t)v);
+	}
+}
+
+void out_us(struct out *o, int64_t ns)
+{
+	uint64_t u;
+	if (ns < 0) {
+		out_ch(o, '-');
+		u = (uint64_t)0 - (uint64_t)ns;
+	} else {
+		u = (uint64_t)ns;
+	}
+	out_u64(o, u / 1000);
+	unsigned f = (unsigned)(u % 1000);
+	out_need(o, 4);
+	char *p = o->buf + o->len;
+	p[0] = '.';
+	p[1] = (char)('0' + f / 100);
+	p[2] = (char)('0' + f / 10 % 10);
+	p[3] = (char)('0' + f % 10);
+	o->len += 4;
+}
+
+void out_double(struct out *o, double v)
+{
+	char tmp[40];
+	if (!isfinite(v)) {
+		out_lit(o, "null");
+		return;
+	}
+	int n = snprintf(tmp, sizeof tmp, "%.17g", v);
+	out_mem(o, tmp, (size_t)n);
+}
+
+/* Length of a valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	unsigned c = p[0];
+	if (c < 0x80)
+		return 1;
+	size_t k;
+	unsigned min;
+	if ((c & 0xe0) == 0xc0)
+		k = 2, min = 0x80, c &= 0x1f;
+	else if ((c & 0xf0) == 0xe0)
+		k = 3, min = 0x800, c &= 0x0f;
+	else if ((c & 0xf8) == 0xf0)
+		k = 4, min = 0x10000, c &= 0x07;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c < 0xe000))
+		return 0;
+	return k;
+}
+
+static size_t escape_into(char *d, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			d[o++] = (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			size_t k = utf8_seq(p + i, n - i);
+			if (k) {
+				memcpy(d + o, p + i, k);
+				o += k;
+				i += k;
+			} else {
+				memcpy(d + o, "\xef\xbf\xbd", 3);
+				o += 3;
+				i++;
+			}
+			continue;
+		}
+		d[o++] = '\\';
+		switch (c) {
+		case '"': d[o++] = '"'; break;
+		case '\\': d[o++] = '\\'; break;
+		case '\n': d[o++] = 'n'; break;
+		case '\t': d[o++] = 't'; break;
+		case '\r': d[o++] = 'r'; break;
+		default:
+			d[o++] = 'u', d[o++] = '0', d[o++] = '0';
+			d[o++] = hex[c >> 4], d[o++] = hex[c & 15];
+		}
+		i++;
+	}
+	return o;
+}
+
+void out_json_str(struct out *o, const char *s, size_t n)
+{
+	out_need(o, n * 6 + 2);
+	o->buf[o->len++] = '"';
+	o->len += escape_into(o->buf + o->len, s, n);
+	o->buf[o->len++] = '"';
+}
+
+char *json_escape(const char *s, size_t n, size_t *outlen)
+{
+	char *d = malloc(n * 6 + 1);
+	if (!d)
+		return NULL;
+	*outlen = escape_into(d, s, n);
+	d[*outlen] = 0;
+	return d;
+}

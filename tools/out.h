@@ -1,0 +1,65 @@
+/* Buffered output for the converters: plain file, stdout or gzip, with
+ * the fast number and JSON-string formatting the hot loop needs. */
+#ifndef CT_OUT_H
+#define CT_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	int fd;
+	void *gz; /* z_stream when compressing */
+	unsigned char *zbuf;
+	int err;
+	uint64_t written; /* bytes handed to the file (before compression) */
+};
+
+/* path "-" is stdout; a name ending in .gz is compressed. 0 or -1 (errno). */
+int out_open(struct out *o, const char *path);
+/* In-memory only (tests, per-rank conversion): never flushed to a file. */
+void out_init_mem(struct out *o);
+int out_close(struct out *o);
+void out_flush(struct out *o);
+
+static inline void out_need(struct out *o, size_t n)
+{
+	if (o->len + n > o->cap) {
+		void out_grow(struct out *, size_t);
+		out_grow(o, n);
+	}
+}
+
+static inline void out_mem(struct out *o, const void *p, size_t n)
+{
+	out_need(o, n);
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+#define out_lit(o, s) out_mem((o), (s), sizeof(s) - 1)
+
+static inline void out_str(struct out *o, const char *s)
+{
+	out_mem(o, s, strlen(s));
+}
+
+static inline void out_ch(struct out *o, char c)
+{
+	out_need(o, 1);
+	o->buf[o->len++] = c;
+}
+
+void out_u64(struct out *o, uint64_t v);
+void out_i64(struct out *o, int64_t v);
+/* ns as microseconds with three decimals: 1234567 -> 1234.567 */
+void out_us(struct out *o, int64_t ns);
+void out_double(struct out *o, double v);
+/* A JSON string literal with quotes; invalid UTF-8 becomes U+FFFD. */
+void out_json_str(struct out *o, const char *s, size_t n);
+/* Escaped body only (no quotes) into a malloc'd buffer; for caching. */
+char *json_escape(const char *s, size_t n, size_t *outlen);
+
+#endif

@@ -1,0 +1,467 @@
+#include "spans.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct frame {
+	uint64_t ts;
+	struct sref name, domain;
+	uint64_t category, color, ptype, payload;
+};
+
+struct dstack {
+	uint64_t domain; /* string ref of the domain name; 0 = default */
+	struct frame *v;
+	size_t n, cap;
+};
+
+struct tstate {
+	int64_t tid;
+	uint64_t last_ts;
+	int seen; /* has recorded events (not only been named) */
+	struct dstack *ds;
+	size_t nds;
+	struct sref name;
+	int name_user, has_name;
+	int step_open;
+	uint64_t step_ts, step_no;
+};
+
+struct astart {
+	uint64_t id;
+	int64_t tid;
+	struct frame fr;
+	int32_t next; /* hash chain */
+};
+
+struct catname {
+	uint64_t domain, cat;
+	struct sref name;
+};
+
+struct spans {
+	span_fn fn;
+	void *ctx;
+	struct tstate *t;
+	size_t nt, tcap;
+	int32_t *tidx; /* open addressing: tid -> index + 1 */
+	size_t tidx_cap;
+	struct astart *a;
+	size_t na, acap;
+	int32_t *abucket, afree;
+	size_t nbucket;
+	struct catname *cat;
+	size_t ncat, catcap;
+	uint64_t last_ts;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		fprintf(stderr, "cuptrace: out of memory\n");
+		exit(1);
+	}
+	return q;
+}
+
+/* Inline (uninterned) strings live in the block buffer; keep a copy. */
+static struct sref keep(struct sref r)
+{
+	if (r.sid != CT_SREF_INLINE)
+		return r;
+	char *c = xrealloc(NULL, r.len + 1);
+	memcpy(c, r.s, r.len);
+	c[r.len] = 0;
+	r.s = c;
+	return r;
+}
+
+static void drop(struct sref *r)
+{
+	if (r->sid == CT_SREF_INLINE)
+		free((char *)r->s);
+	r->sid = CT_SREF_NONE;
+	r->s = "";
+	r->len = 0;
+}
+
+static struct sref sref_of(const struct ct_event *ev, unsigned i)
+{
+	struct sref r = {ev->v[i], ev->s[i], ev->sl[i]};
+	return r;
+}
+
+struct spans *spans_new(span_fn fn, void *ctx)
+{
+	struct spans *sp = calloc(1, sizeof *sp);
+	if (!sp)
+		return NULL;
+	sp->fn = fn;
+	sp->ctx = ctx;
+	sp->nbucket = 1024;
+	sp->abucket = xrealloc(NULL, sp->nbucket * sizeof *sp->abucket);
+	for (size_t i = 0; i < sp->nbucket; i++)
+		sp->abucket[i] = -1;
+	sp->afree = -1;
+	return sp;
+}
+
+void spans_free(struct spans *sp)
+{
+	if (!sp)
+		return;
+	for (size_t i = 0; i < sp->nt; i++) {
+		struct tstate *t = &sp->t[i];
+		for (size_t d = 0; d < t->nds; d++) {
+			for (size_t k = 0; k < t->ds[d].n; k++)
+				drop(&t->ds[d].v[k].name);
+			free(t->ds[d].v);
+		}
+		free(t->ds);
+		drop(&t->name);
+	}
+	for (size_t b = 0; b < sp->nbucket; b++)
+		for (int32_t i = sp->abucket[b]; i >= 0; i = sp->a[i].next)
+			drop(&sp->a[i].fr.name);
+	for (size_t i = 0; i < sp->ncat; i++)
+		drop(&sp->cat[i].name);
+	free(sp->t), free(sp->tidx), free(sp->a), free(sp->abucket), free(sp->cat);
+	free(sp);
+}
+
+static size_t hash64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdull;
+	v ^= v >> 33;
+	return (size_t)v;
+}
+
+static struct tstate *thread(struct spans *sp, int64_t tid)
+{
+	if (sp->tidx_cap) {
+		size_t m = sp->tidx_cap - 1;
+		for (size_t i = hash64((uint64_t)tid) & m; sp->tidx[i]; i = (i + 1) & m)
+			if (sp->t[sp->tidx[i] - 1].tid == tid)
+				return &sp->t[sp->tidx[i] - 1];
+	}
+	if (sp->nt == sp->tcap) {
+		sp->tcap = sp->tcap ? sp->tcap * 2 : 16;
+		sp->t = xrealloc(sp->t, sp->tcap * sizeof *sp->t);
+	}
+	if ((sp->nt + 1) * 2 > sp->tidx_cap) {
+		size_t ncap = sp->tidx_cap ? sp->tidx_cap * 2 : 64;
+		free(sp->tidx);
+		sp->tidx = calloc(ncap, sizeof *sp->tidx);
+		if (!sp->tidx)
+			exit(1);
+		sp->tidx_cap = ncap;
+		for (size_t k = 0; k < sp->nt; k++) {
+			size_t i = hash64((uint64_t)sp->t[k].tid) & (ncap - 1);
+			while (sp->tidx[i])
+				i = (i + 1) & (ncap - 1);
+			sp->tidx[i] = (int32_t)k + 1;
+		}
+	}
+	struct tstate *t = &sp->t[sp->nt];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	t->name.s = "";
+	size_t m = sp->tidx_cap - 1, i = hash64((uint64_t)tid) & m;
+	while (sp->tidx[i])
+		i = (i + 1) & m;
+	sp->tidx[i] = (int32_t)++sp->nt;
+	return t;
+}
+
+static struct dstack *dstack(struct tstate *t, uint64_t domain)
+{
+	for (size_t i = 0; i < t->nds; i++)
+		if (t->ds[i].domain == domain)
+			return &t->ds[i];
+	t->ds = xrealloc(t->ds, (t->nds + 1) * sizeof *t->ds);
+	struct dstack *d = &t->ds[t->nds++];
+	memset(d, 0, sizeof *d);
+	d->domain = domain;
+	return d;
+}
+
+static struct sref category_name(struct spans *sp, uint64_t domain, uint64_t cat)
+{
+	for (size_t i = 0; i < sp->ncat; i++)
+		if (sp->cat[i].domain == domain && sp->cat[i].cat == cat)
+			return sp->cat[i].name;
+	struct sref none = {CT_SREF_NONE, "", 0};
+	return none;
+}
+
+static void emit_range(struct spans *sp, struct tstate *t, struct frame *f, uint64_t end,
+		       int depth, int unfinished)
+{
+	struct span s;
+	memset(&s, 0, sizeof s);
+	s.kind = SP_RANGE;
+	s.tid = s.end_tid = t->tid;
+	s.ts = f->ts;
+	s.end = end < f->ts ? f->ts : end;
+	s.name = f->name;
+	s.domain = f->domain;
+	s.category = f->category;
+	s.category_name = category_name(sp, f->domain.sid, f->category);
+	s.color = f->color;
+	s.ptype = f->ptype;
+	s.payload = f->payload;
+	s.depth = depth;
+	s.unfinished = unfinished;
+	sp->fn(sp->ctx, &s);
+}
+
+/* Closes every open range of t at its last timestamp. */
+static void cut(struct spans *sp, struct tstate *t)
+{
+	for (size_t d = 0; d < t->nds; d++) {
+		struct dstack *ds = &t->ds[d];
+		while (ds->n) {
+			struct frame *f = &ds->v[--ds->n];
+			emit_range(sp, t, f, t->last_ts, (int)ds->n, 1);
+			drop(&f->name);
+		}
+	}
+}
+
+static void read_frame(struct frame *f, const struct ct_event *ev, unsigned first)
+{
+	/* first: index of the domain field; then category, color, payload
+	 * type, payload, msg_id, msg */
+	f->domain = sref_of(ev, first);
+	f->category = ev->v[first + 1];
+	f->color = ev->v[first + 2];
+	f->ptype = ev->v[first + 3];
+	f->payload = ev->v[first + 4];
+	f->name = ev->v[first + 5] != CT_SREF_NONE ? sref_of(ev, first + 5) : sref_of(ev, first + 6);
+}
+
+static int32_t *abucket(struct spans *sp, uint64_t id)
+{
+	return &sp->abucket[hash64(id) & (sp->nbucket - 1)];
+}
+
+static void async_start(struct spans *sp, const struct ct_event *ev)
+{
+	int32_t i;
+	if (sp->afree >= 0) {
+		i = sp->afree;
+		sp->afree = sp->a[i].next;
+	} else {
+		if (sp->na == sp->acap) {
+			sp->acap = sp->acap ? sp->acap * 2 : 64;
+			sp->a = xrealloc(sp->a, sp->acap * sizeof *sp->a);
+		}
+		i = (int32_t)sp->na++;
+	}
+	struct astart *a = &sp->a[i];
+	a->id = ev->v[1];
+	a->tid = ev->tid;
+	a->fr.ts = ev->v[0];
+	read_frame(&a->fr, ev, 2);
+	a->fr.name = keep(a->fr.name);
+	int32_t *b = abucket(sp, a->id);
+	a->next = *b;
+	*b = i;
+}
+
+static void async_end(struct spans *sp, const struct ct_event *ev)
+{
+	uint64_t id = ev->v[1];
+	for (int32_t *pi = abucket(sp, id); *pi >= 0; pi = &sp->a[*pi].next) {
+		struct astart *a = &sp->a[*pi];
+		if (a->id != id)
+			continue;
+		struct span s;
+		memset(&s, 0, sizeof s);
+		s.kind = SP_ASYNC;
+		s.tid = a->tid;
+		s.end_tid = ev->tid;
+		s.ts = a->fr.ts;
+		s.end = ev->v[0] < a->fr.ts ? a->fr.ts : ev->v[0];
+		s.name = a->fr.name;
+		s.domain = a->fr.domain;
+		s.category = a->fr.category;
+		s.category_name = category_name(sp, a->fr.domain.sid, a->fr.category);
+		s.color = a->fr.color;
+		s.ptype = a->fr.ptype;
+		s.payload = a->fr.payload;
+		s.id = id;
+		sp->fn(sp->ctx, &s);
+		drop(&a->fr.name);
+		int32_t i = *pi;
+		*pi = a->next;
+		a->next = sp->afree;
+		sp->afree = i;
+		return;
+	}
+}
+
+void spans_event(struct spans *sp, const struct ct_event *ev)
+{
+	uint64_t ts = ev->v[0];
+	if (ts > sp->last_ts)
+		sp->last_ts = ts;
+	struct tstate *t = thread(sp, ev->tid);
+	t->seen = 1;
+	struct span s;
+	switch (ev->kind) {
+	case CT_EV_NVTX_PUSH: {
+		struct dstack *d = dstack(t, ev->v[1]);
+		if (d->n == d->cap) {
+			d->cap = d->cap ? d->cap * 2 : 8;
+			d->v = xrealloc(d->v, d->cap * sizeof *d->v);
+		}
+		struct frame *f = &d->v[d->n++];
+		f->ts = ts;
+		read_frame(f, ev, 1);
+		f->name = keep(f->name);
+		break;
+	}
+	case CT_EV_NVTX_POP: {
+		struct dstack *d = dstack(t, ev->v[1]);
+		if (d->n) { /* a pop without its push (dropped or before capture) is ignored */
+			struct frame *f = &d->v[--d->n];
+			emit_range(sp, t, f, ts, (int)d->n, 0);
+			drop(&f->name);
+		}
+		break;
+	}
+	case CT_EV_NVTX_START:
+		async_start(sp, ev);
+		break;
+	case CT_EV_NVTX_END:
+		async_end(sp, ev);
+		break;
+	case CT_EV_NVTX_MARK: {
+		struct frame f;
+		read_frame(&f, ev, 1);
+		memset(&s, 0, sizeof s);
+		s.kind = SP_MARK;
+		s.tid = s.end_tid = ev->tid;
+		s.ts = s.end = ts;
+		s.name = f.name;
+		s.domain = f.domain;
+		s.category = f.category;
+		s.category_name = category_name(sp, f.domain.sid, f.category);
+		s.color = f.color;
+		s.ptype = f.ptype;
+		s.payload = f.payload;
+		sp->fn(sp->ctx, &s);
+		break;
+	}
+	case CT_EV_THREAD_NAME: {
+		struct tstate *named = thread(sp, (int64_t)ev->v[1]);
+		int user = ev->v[3] != 0;
+		if (!named->has_name || user || !named->name_user) {
+			drop(&named->name);
+			named->name = keep(sref_of(ev, 2));
+			named->has_name = 1;
+			named->name_user |= user;
+		}
+		break;
+	}
+	case CT_EV_CATEGORY: {
+		uint64_t dom = ev->v[1], cat = ev->v[2];
+		size_t i;
+		for (i = 0; i < sp->ncat; i++)
+			if (sp->cat[i].domain == dom && sp->cat[i].cat == cat)
+				break;
+		if (i == sp->ncat) {
+			if (sp->ncat == sp->catcap) {
+				sp->catcap = sp->catcap ? sp->catcap * 2 : 16;
+				sp->cat = xrealloc(sp->cat, sp->catcap * sizeof *sp->cat);
+			}
+			sp->cat[sp->ncat++] = (struct catname){dom, cat, {CT_SREF_NONE, "", 0}};
+		}
+		drop(&sp->cat[i].name);
+		sp->cat[i].name = keep(sref_of(ev, 3));
+		break;
+	}
+	case CT_EV_CAPTURE:
+		memset(&s, 0, sizeof s);
+		s.kind = SP_CAPTURE;
+		s.tid = s.end_tid = ev->tid;
+		s.ts = s.end = ts;
+		s.id = ev->v[1];
+		sp->fn(sp->ctx, &s);
+		break;
+	case CT_EV_STEP:
+		if (t->step_open) {
+			memset(&s, 0, sizeof s);
+			s.kind = SP_STEP;
+			s.tid = s.end_tid = t->tid;
+			s.ts = t->step_ts;
+			s.end = ts;
+			s.id = t->step_no;
+			sp->fn(sp->ctx, &s);
+		}
+		t->step_open = 1;
+		t->step_ts = ts;
+		t->step_no = ev->v[1];
+		break;
+	case CT_EV_RESET:
+		cut(sp, t);
+		t->step_open = 0;
+		break;
+	}
+	if (ts > t->last_ts)
+		t->last_ts = ts;
+}
+
+void spans_finish(struct spans *sp)
+{
+	for (size_t i = 0; i < sp->nt; i++)
+		cut(sp, &sp->t[i]);
+	/* Async ranges never ended: close them at the end of the file. */
+	for (size_t b = 0; b < sp->nbucket; b++) {
+		for (int32_t i = sp->abucket[b]; i >= 0;) {
+			struct astart *a = &sp->a[i];
+			struct span s;
+			memset(&s, 0, sizeof s);
+			s.kind = SP_ASYNC;
+			s.tid = s.end_tid = a->tid;
+			s.ts = a->fr.ts;
+			s.end = sp->last_ts < a->fr.ts ? a->fr.ts : sp->last_ts;
+			s.name = a->fr.name;
+			s.domain = a->fr.domain;
+			s.category = a->fr.category;
+			s.category_name = category_name(sp, a->fr.domain.sid, a->fr.category);
+			s.color = a->fr.color;
+			s.ptype = a->fr.ptype;
+			s.payload = a->fr.payload;
+			s.id = a->id;
+			s.unfinished = 1;
+			sp->fn(sp->ctx, &s);
+			drop(&a->fr.name);
+			int32_t next = a->next;
+			a->next = sp->afree;
+			sp->afree = i;
+			i = next;
+		}
+		sp->abucket[b] = -1;
+	}
+	for (size_t i = 0; i < sp->nt; i++) {
+		struct tstate *t = &sp->t[i];
+		struct span s;
+		memset(&s, 0, sizeof s);
+		s.kind = SP_THREAD;
+		s.tid = s.end_tid = t->tid;
+		s.name = t->name;
+		s.user = t->name_user;
+		s.id = (uint64_t)t->seen;
+		sp->fn(sp->ctx, &s);
+	}
+}
+
+uint64_t spans_last_ts(const struct spans *sp)
+{
+	return sp->last_ts;
+}
