@@ -1,0 +1,3 @@
+test-fuzz:
+	@echo "  FUZZ    (no targets yet)"
+.PHONY: test-fuzz

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian packages cuptrace builds and tests with, if missing.
+# Run by `make test`, `make demo` and CI; does nothing when all are there.
+set -e
+PKGS="build-essential libzstd-dev zlib1g-dev libcjson-dev libsqlite3-dev zstd python3 python3-pytest python3-venv python3-pip openmpi-bin libopenmpi-dev clang"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "installing:$missing"
+	SUDO=""
+	[ "$(id -u)" = 0 ] || SUDO="sudo"
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+if [ ! -d /usr/local/cuda/include/nvtx3 ] && [ ! -d "${CUDA_HOME:-/usr/local/cuda}/include/nvtx3" ]; then
+	echo "warning: no CUDA toolkit at \${CUDA_HOME:-/usr/local/cuda}; NVTX headers are needed" >&2
+fi
