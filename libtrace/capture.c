@@ -35,6 +35,20 @@ static int step_active(long step)
 	return k % cycle >= s->wait + s->warmup;
 }
 
+/* Writes a control record (capture switch, step) on the calling thread;
+ * while capturing, after the thread caught up with the current window. */
+static void control_record(unsigned kind, uint64_t value)
+{
+	struct ct_thread *t = ct_self();
+	if (!t || t->tid < 0)
+		return;
+	uint32_t g = atomic_load_explicit(&ct_gate, memory_order_relaxed);
+	if ((g & 1) && t->epoch != g)
+		ct_thread_new_epoch(t, g);
+	uint64_t f[2] = {ct_now(), value};
+	ct_rec_simple(t, kind, f, 2);
+}
+
 /* Recomputes the gate; records the switch on the calling thread. */
 static void update_locked(void)
 {
@@ -44,11 +58,7 @@ static void update_locked(void)
 		return;
 	atomic_store(&ct_gate, ((g >> 1) + 1) << 1 | (uint32_t)on);
 	ct_debug("capture %s", on ? "on" : "off");
-	struct ct_thread *t = ct_self();
-	if (t && t->tid >= 0) {
-		uint64_t f[2] = {ct_now(), (uint64_t)on};
-		ct_rec_simple(t, CT_EV_CAPTURE, f, 2);
-	}
+	control_record(CT_EV_CAPTURE, (uint64_t)on);
 }
 
 void ct_capture_init(void)
@@ -91,17 +101,19 @@ void ct_capture_step(void)
 {
 	if (!ct.active)
 		return;
+	/* A step record closes the step before it (when that one was
+	 * captured) and opens the new one (when this one is). */
 	pthread_mutex_lock(&C.lock);
 	C.step++;
-	struct ct_thread *t = ct_capturing() ? ct_self() : NULL;
-	if (t) {
-		uint64_t f[2] = {ct_now(), (uint64_t)C.step};
-		ct_rec_simple(t, CT_EV_STEP, f, 2);
-	}
+	int was_on = ct_capturing();
+	if (was_on)
+		control_record(CT_EV_STEP, (uint64_t)C.step);
 	if (ct.cfg.steps.on) {
 		C.step_on = step_active(C.step);
 		update_locked();
 	}
+	if (!was_on && ct_capturing())
+		control_record(CT_EV_STEP, (uint64_t)C.step);
 	pthread_mutex_unlock(&C.lock);
 }
 

@@ -1,4 +1,5 @@
 #include "defs.h"
+#include "common/rec.h"
 #include "cuptrace/format.h"
 
 #include <pthread.h>
@@ -7,9 +8,10 @@
 #include <string.h>
 
 struct def {
-	uint64_t h;
+	uint64_t h; /* 0: a record definition */
 	uint32_t len;
-	char *s;
+	int tid;
+	char *s; /* the text, or a copy of the record */
 };
 
 /* All definitions ever made (the child of a fork re-emits them) and the
@@ -18,6 +20,7 @@ static struct {
 	pthread_mutex_t lock;
 	struct def *v;
 	size_t n, cap, drained;
+	_Atomic size_t published; /* n, for the lock-free pending check */
 	uint64_t next_handle;
 	struct domain {
 		uint64_t h;
@@ -43,8 +46,34 @@ static uint64_t add_locked(const char *s, size_t len)
 	memcpy(c, s, len);
 	c[len] = 0;
 	uint64_t h = D.next_handle++;
-	D.v[D.n++] = (struct def){h, (uint32_t)len, c};
+	D.v[D.n++] = (struct def){h, (uint32_t)len, 0, c};
+	atomic_store_explicit(&D.published, D.n, memory_order_release);
 	return h;
+}
+
+void ct_defs_add_record(int tid, const struct ct_rec *r)
+{
+	pthread_mutex_lock(&D.lock);
+	char *c = NULL;
+	if (D.n == D.cap) {
+		size_t ncap = D.cap ? D.cap * 2 : 64;
+		struct def *v = realloc(D.v, ncap * sizeof *v);
+		if (!v)
+			goto out;
+		D.v = v, D.cap = ncap;
+	}
+	if (!(c = malloc(r->size)))
+		goto out;
+	memcpy(c, r, r->size);
+	D.v[D.n++] = (struct def){0, r->size, tid, c};
+	atomic_store_explicit(&D.published, D.n, memory_order_release);
+out:
+	pthread_mutex_unlock(&D.lock);
+}
+
+int ct_defs_pending(void)
+{
+	return atomic_load_explicit(&D.published, memory_order_acquire) != D.drained;
 }
 
 uint64_t ct_handle_new(const char *s, size_t len)
@@ -79,11 +108,16 @@ out:
 	return h;
 }
 
-void ct_defs_drain(void (*fn)(void *, uint64_t, const char *, uint32_t), void *ctx)
+void ct_defs_drain(const struct ct_defs_sink *k)
 {
 	pthread_mutex_lock(&D.lock);
-	for (; D.drained < D.n; D.drained++)
-		fn(ctx, D.v[D.drained].h, D.v[D.drained].s, D.v[D.drained].len);
+	for (; D.drained < D.n; D.drained++) {
+		const struct def *d = &D.v[D.drained];
+		if (d->h)
+			k->handle(k->ctx, d->h, d->s, d->len);
+		else
+			k->record(k->ctx, d->tid, (const struct ct_rec *)d->s);
+	}
 	pthread_mutex_unlock(&D.lock);
 }
 

@@ -13,8 +13,23 @@ uint64_t ct_handle_new(const char *s, size_t len);
 /* The handle of a domain name; the same name gives the same handle. */
 uint64_t ct_domain_handle(const char *name, size_t len);
 
-/* Writer side: hands every queued definition to fn and empties the queue. */
-void ct_defs_drain(void (*fn)(void *ctx, uint64_t h, const char *s, uint32_t len), void *ctx);
+struct ct_rec;
+
+/* A record that later events of any thread depend on (a category name):
+ * it reaches the file before any record the writer takes after this call
+ * returns. tid is the thread it is filed under. */
+void ct_defs_add_record(int tid, const struct ct_rec *r);
+
+/* Writer side: hands every queued definition to the callbacks, in the
+ * order they were made, and empties the queue. */
+struct ct_defs_sink {
+	void (*handle)(void *ctx, uint64_t h, const char *s, uint32_t len);
+	void (*record)(void *ctx, int tid, const struct ct_rec *r);
+	void *ctx;
+};
+void ct_defs_drain(const struct ct_defs_sink *sink);
+/* Are definitions waiting? (one atomic load: checked before every record) */
+int ct_defs_pending(void);
 
 void ct_defs_fork_prepare(void);
 void ct_defs_fork_parent(void);

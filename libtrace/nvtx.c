@@ -121,20 +121,6 @@ static void msg_put(char *o, const struct attr *a, size_t n)
 		wide_put(o, a->wmsg, n);
 }
 
-/* The thread's first event since capture last switched on: its open ranges
- * from an earlier window are cut (the converter closes them). */
-static void new_epoch(struct ct_thread *t, uint32_t gate)
-{
-	if (t->epoch) {
-		uint64_t f[1] = {ct_now()};
-		ct_rec_simple(t, CT_EV_RESET, f, 1);
-	}
-	t->epoch = gate;
-	t->depth = 0;
-	t->drop_depth = 0;
-	t->trigger_depth = 0;
-}
-
 /* The recording thread, or NULL when not capturing. */
 static inline struct ct_thread *recorder(void)
 {
@@ -143,7 +129,7 @@ static inline struct ct_thread *recorder(void)
 		return NULL;
 	struct ct_thread *t = ct_self();
 	if (__builtin_expect(t && t->epoch != g, 0))
-		new_epoch(t, g);
+		ct_thread_new_epoch(t, g);
 	return t;
 }
 
@@ -328,6 +314,8 @@ static int RangePop(void)
 	return pop(0);
 }
 
+/* Category names go through the definitions queue: other threads use them
+ * and must find them ahead of their events in the file. */
 static void name_category(uint64_t domain, uint32_t cat, const char *name, size_t len)
 {
 	struct ct_thread *t = ct_self();
@@ -335,15 +323,20 @@ static void name_category(uint64_t domain, uint32_t cat, const char *name, size_
 		return;
 	if (len > MSG_MAX)
 		len = MSG_MAX;
-	struct ct_rec *r = ct_rec_begin(t, CT_EV_CATEGORY, 4, (uint32_t)len);
+	uint32_t size = ct_rec_size(4, (uint32_t)len);
+	struct ct_rec *r = malloc(size);
 	if (!r)
 		return;
+	r->size = size;
+	r->kind = CT_EV_CATEGORY;
+	r->reserved = 0;
 	r->f[0] = ct_now();
 	r->f[1] = domain;
 	r->f[2] = cat;
 	r->f[3] = len;
 	memcpy(&r->f[4], name, len);
-	ct_commit(t, r->size);
+	ct_defs_add_record(t->tid, r);
+	free(r);
 }
 
 /* A wide string as a malloc'd UTF-8 string (rare calls only). */

@@ -94,6 +94,18 @@ struct ct_thread *ct_thread_register(void)
 	return t;
 }
 
+void ct_thread_new_epoch(struct ct_thread *t, uint32_t gate)
+{
+	if (t->epoch) {
+		uint64_t f[1] = {ct_now()};
+		ct_rec_simple(t, CT_EV_RESET, f, 1);
+	}
+	t->epoch = gate;
+	t->depth = 0;
+	t->drop_depth = 0;
+	t->trigger_depth = 0;
+}
+
 void ct_thread_mark_internal(void)
 {
 	ct_tls = &internal_thread;

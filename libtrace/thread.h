@@ -19,6 +19,11 @@ static inline struct ct_thread *ct_self(void)
 	return ct_thread_register();
 }
 
+/* The thread's first record since capture last switched on: its ranges
+ * still open from an earlier window are cut (a RESET record tells the
+ * converter), and its nesting count starts over. */
+void ct_thread_new_epoch(struct ct_thread *t, uint32_t gate);
+
 /* In a forked child: forget the parent's threads. */
 void ct_threads_fork_child(void);
 

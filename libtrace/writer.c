@@ -143,30 +143,46 @@ static void write_block(void)
 	W.last_write = ct_now();
 }
 
-static void on_record(void *ctx, const struct ct_rec *r)
+static void encode(const struct ct_rec *r)
 {
-	(void)ctx;
 	if (ct_enc_record(&W.enc, r))
 		ct_once(badrec, CT_LOG_WARN, "a record could not be encoded (kind %u)", r->kind);
 }
 
-static void on_def(void *ctx, uint64_t h, const char *s, uint32_t len)
+static void on_def_handle(void *ctx, uint64_t h, const char *s, uint32_t len)
 {
 	(void)ctx;
 	ct_enc_handle(&W.enc, h, s, len);
 }
 
-static void need_handle(void *ctx, uint64_t h)
+static void on_def_record(void *ctx, int tid, const struct ct_rec *r)
 {
-	(void)ctx, (void)h;
-	ct_defs_drain(on_def, NULL);
+	(void)ctx;
+	int64_t cur = W.enc.tid;
+	ct_enc_thread(&W.enc, tid);
+	encode(r);
+	if (cur >= 0)
+		ct_enc_thread(&W.enc, cur);
+}
+
+static const struct ct_defs_sink defs_sink = {on_def_handle, on_def_record, NULL};
+
+/* A definition made before a record was written is visible by the time the
+ * writer reads that record, so fetching pending definitions first puts
+ * every definition ahead of the records that use it. */
+static void on_record(void *ctx, const struct ct_rec *r)
+{
+	(void)ctx;
+	if (ct_defs_pending())
+		ct_defs_drain(&defs_sink);
+	encode(r);
 }
 
 /* One pass over every thread. Returns the number of records taken. */
 static size_t cycle(void)
 {
 	size_t n = 0;
-	ct_defs_drain(on_def, NULL);
+	ct_defs_drain(&defs_sink);
 	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next) {
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != CT_T_ACTIVE && st != CT_T_EXITED)
@@ -249,7 +265,6 @@ void ct_writer_ensure(void)
 		}
 		ZSTD_CCtx_setParameter(W.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
 		ZSTD_CCtx_setParameter(W.cctx, ZSTD_c_checksumFlag, 1);
-		W.enc.need_handle = need_handle;
 		sem_init(&W.wake, 0, 0);
 		sem_init(&W.flushed, 0, 0);
 		/* The writer must not inherit the program's signal mask quirks or

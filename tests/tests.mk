@@ -6,7 +6,7 @@
 #   test-san          the whole suite under ASan/UBSan
 #   test-gpu          GPU smoke test (skips plainly without a GPU)
 
-TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -Iinclude -Ilibtrace \
+TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -isystem $(CUDA_HOME)/include -Iinclude -Ilibtrace \
 	-D_GNU_SOURCE -pthread
 PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,build/tests/progs/%,$(PROG_SRC))

@@ -138,13 +138,15 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < NOPTS; i++)
 		if (set[i])
 			setenv(opts[i].var, set[i], 1);
+	/* Appended, not prepended: a sanitizer runtime the user preloads
+	 * must stay first. */
 	const char *pre = getenv("LD_PRELOAD");
 	if (!pre || !strstr(pre, lib)) {
 		size_t n = strlen(lib) + (pre ? strlen(pre) : 0) + 2;
 		char *v = malloc(n);
 		if (!v)
 			return 2;
-		snprintf(v, n, "%s%s%s", lib, pre && *pre ? ":" : "", pre ? pre : "");
+		snprintf(v, n, "%s%s%s", pre ? pre : "", pre && *pre ? ":" : "", lib);
 		setenv("LD_PRELOAD", v, 1);
 		free(v);
 	}

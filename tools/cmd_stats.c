@@ -1,8 +1,137 @@
+/* cuptrace stats: summary reports over one or many trace files. */
 #include "cmd.h"
+#include "stats.h"
+
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct report *const reports[] = {
+	&report_nvtx_sum,
+};
+#define NREPORTS (sizeof reports / sizeof *reports)
+
+static void help(FILE *f)
+{
+	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] INPUT...\n\n"
+	      "Reports (comma-separated LIST; default: all that apply):\n",
+	      f);
+	for (size_t i = 0; i < NREPORTS; i++)
+		fprintf(f, "  %-12s %s\n", reports[i]->name, reports[i]->desc);
+	fputs("\nTimes are in nanoseconds. INPUT is a .ctr file or a directory of them;\n"
+	      "all inputs are summed together.\n",
+	      f);
+}
+
+struct run {
+	const struct report *r[NREPORTS];
+	void *st[NREPORTS];
+	size_t n;
+	struct tfile *t;
+};
+
+static void on_span(void *ctx, const struct span *s)
+{
+	struct run *run = ctx;
+	for (size_t i = 0; i < run->n; i++)
+		if (run->r[i]->span)
+			run->r[i]->span(run->st[i], run->t, s);
+}
+
 int cmd_stats(int argc, char **argv)
 {
-	(void)argc, (void)argv;
-	fprintf(stderr, "cuptrace stats: not yet\n");
-	return 2;
+	static const struct option lo[] = {{"report", required_argument, NULL, 'r'},
+					   {"format", required_argument, NULL, 'f'},
+					   {"help", no_argument, NULL, 'h'},
+					   {0, 0, 0, 0}};
+	const char *list = NULL;
+	enum table_fmt fmt = FMT_TABLE;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "r:f:h", lo, NULL)) != -1) {
+		if (c == 'r')
+			list = optarg;
+		else if (c == 'f') {
+			if (!strcmp(optarg, "table"))
+				fmt = FMT_TABLE;
+			else if (!strcmp(optarg, "csv"))
+				fmt = FMT_CSV;
+			else if (!strcmp(optarg, "json"))
+				fmt = FMT_JSON;
+			else {
+				fprintf(stderr, "cuptrace stats: unknown format '%s' (table, csv, json)\n", optarg);
+				return 2;
+			}
+		} else if (c == 'h') {
+			help(stdout);
+			return 0;
+		} else {
+			help(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		help(stderr);
+		return 2;
+	}
+	struct run run = {0};
+	if (!list) {
+		for (size_t i = 0; i < NREPORTS; i++)
+			run.r[run.n++] = reports[i];
+	} else {
+		char *copy = strdup(list), *save = NULL;
+		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			size_t i;
+			for (i = 0; i < NREPORTS && strcmp(reports[i]->name, tok); i++)
+				;
+			if (i == NREPORTS) {
+				fprintf(stderr, "cuptrace stats: unknown report '%s'\n", tok);
+				free(copy);
+				return 2;
+			}
+			if (run.n < NREPORTS)
+				run.r[run.n++] = reports[i];
+		}
+		free(copy);
+	}
+	struct inputs in;
+	if (inputs_open(&in, argv + optind, argc - optind))
+		return 1;
+	for (size_t i = 0; i < run.n; i++)
+		run.st[i] = run.r[i]->begin();
+	int rc = 0;
+	for (size_t k = 0; k < in.n; k++) {
+		run.t = &in.v[k];
+		struct spans *sp = spans_new(on_span, &run);
+		struct ct_event ev;
+		while (ct_file_next(&run.t->f, &ev) == 1) {
+			spans_event(sp, &ev);
+			for (size_t i = 0; i < run.n; i++)
+				if (run.r[i]->event)
+					run.r[i]->event(run.st[i], run.t, &ev);
+		}
+		spans_finish(sp);
+		spans_free(sp);
+		if (run.t->f.status == CT_CORRUPT) {
+			fprintf(stderr, "cuptrace: %s\n", run.t->f.err);
+			rc = 1;
+		} else if (run.t->f.status == CT_TRUNCATED) {
+			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
+		}
+	}
+	int first = 1;
+	for (size_t i = 0; i < run.n; i++) {
+		struct table *tabs[4];
+		int nt = run.r[i]->end(run.st[i], tabs);
+		for (int k = 0; k < nt; k++) {
+			table_print(tabs[k], stdout, fmt, first);
+			first = 0;
+			table_free(tabs[k]);
+		}
+	}
+	if (fmt == FMT_JSON)
+		printf("%s\n", first ? "{}" : "}");
+	inputs_close(&in);
+	return rc;
 }

@@ -32,7 +32,9 @@ struct astart {
 	uint64_t id;
 	int64_t tid;
 	struct frame fr;
-	int32_t next; /* hash chain */
+	int is_end;	/* an end seen before its start (another thread's ring
+			 * came first in the file): fr.ts is the end time */
+	int32_t next;	/* hash chain */
 };
 
 struct catname {
@@ -248,7 +250,50 @@ static int32_t *abucket(struct spans *sp, uint64_t id)
 	return &sp->abucket[hash64(id) & (sp->nbucket - 1)];
 }
 
-static void async_start(struct spans *sp, const struct ct_event *ev)
+static void emit_async(struct spans *sp, const struct frame *fr, uint64_t id, int64_t tid,
+		       uint64_t end, int64_t end_tid, int unfinished)
+{
+	struct span s;
+	memset(&s, 0, sizeof s);
+	s.kind = SP_ASYNC;
+	s.tid = tid;
+	s.end_tid = end_tid;
+	s.ts = fr->ts;
+	s.end = end < fr->ts ? fr->ts : end;
+	s.name = fr->name;
+	s.domain = fr->domain;
+	s.category = fr->category;
+	s.category_name = category_name(sp, fr->domain.sid, fr->category);
+	s.color = fr->color;
+	s.ptype = fr->ptype;
+	s.payload = fr->payload;
+	s.id = id;
+	s.unfinished = unfinished;
+	sp->fn(sp->ctx, &s);
+}
+
+/* Finds (and unlinks) the pending entry for id of the given sort. */
+static int32_t async_take(struct spans *sp, uint64_t id, int is_end)
+{
+	for (int32_t *pi = abucket(sp, id); *pi >= 0; pi = &sp->a[*pi].next) {
+		struct astart *a = &sp->a[*pi];
+		if (a->id != id || a->is_end != is_end)
+			continue;
+		int32_t i = *pi;
+		*pi = a->next;
+		return i;
+	}
+	return -1;
+}
+
+static void async_release(struct spans *sp, int32_t i)
+{
+	drop(&sp->a[i].fr.name);
+	sp->a[i].next = sp->afree;
+	sp->afree = i;
+}
+
+static struct astart *async_new(struct spans *sp, uint64_t id)
 {
 	int32_t i;
 	if (sp->afree >= 0) {
@@ -262,46 +307,45 @@ static void async_start(struct spans *sp, const struct ct_event *ev)
 		i = (int32_t)sp->na++;
 	}
 	struct astart *a = &sp->a[i];
-	a->id = ev->v[1];
-	a->tid = ev->tid;
-	a->fr.ts = ev->v[0];
-	read_frame(&a->fr, ev, 2);
-	a->fr.name = keep(a->fr.name);
-	int32_t *b = abucket(sp, a->id);
+	memset(a, 0, sizeof *a);
+	a->id = id;
+	int32_t *b = abucket(sp, id);
 	a->next = *b;
 	*b = i;
+	return a;
+}
+
+static void async_start(struct spans *sp, const struct ct_event *ev)
+{
+	struct frame fr;
+	fr.ts = ev->v[0];
+	read_frame(&fr, ev, 2);
+	int32_t e = async_take(sp, ev->v[1], 1);
+	if (e >= 0) {
+		emit_async(sp, &fr, ev->v[1], ev->tid, sp->a[e].fr.ts, sp->a[e].tid, 0);
+		async_release(sp, e);
+		return;
+	}
+	struct astart *a = async_new(sp, ev->v[1]);
+	a->tid = ev->tid;
+	a->fr = fr;
+	a->fr.name = keep(fr.name);
 }
 
 static void async_end(struct spans *sp, const struct ct_event *ev)
 {
 	uint64_t id = ev->v[1];
-	for (int32_t *pi = abucket(sp, id); *pi >= 0; pi = &sp->a[*pi].next) {
-		struct astart *a = &sp->a[*pi];
-		if (a->id != id)
-			continue;
-		struct span s;
-		memset(&s, 0, sizeof s);
-		s.kind = SP_ASYNC;
-		s.tid = a->tid;
-		s.end_tid = ev->tid;
-		s.ts = a->fr.ts;
-		s.end = ev->v[0] < a->fr.ts ? a->fr.ts : ev->v[0];
-		s.name = a->fr.name;
-		s.domain = a->fr.domain;
-		s.category = a->fr.category;
-		s.category_name = category_name(sp, a->fr.domain.sid, a->fr.category);
-		s.color = a->fr.color;
-		s.ptype = a->fr.ptype;
-		s.payload = a->fr.payload;
-		s.id = id;
-		sp->fn(sp->ctx, &s);
-		drop(&a->fr.name);
-		int32_t i = *pi;
-		*pi = a->next;
-		a->next = sp->afree;
-		sp->afree = i;
+	int32_t i = async_take(sp, id, 0);
+	if (i >= 0) {
+		emit_async(sp, &sp->a[i].fr, id, sp->a[i].tid, ev->v[0], ev->tid, 0);
+		async_release(sp, i);
 		return;
 	}
+	struct astart *a = async_new(sp, id);
+	a->is_end = 1;
+	a->tid = ev->tid;
+	a->fr.ts = ev->v[0];
+	a->fr.name.s = "";
 }
 
 void spans_event(struct spans *sp, const struct ct_event *ev)
@@ -420,30 +464,15 @@ void spans_finish(struct spans *sp)
 {
 	for (size_t i = 0; i < sp->nt; i++)
 		cut(sp, &sp->t[i]);
-	/* Async ranges never ended: close them at the end of the file. */
+	/* Async ranges never ended: close them at the end of the file. Ends
+	 * whose start was never recorded are dropped. */
 	for (size_t b = 0; b < sp->nbucket; b++) {
 		for (int32_t i = sp->abucket[b]; i >= 0;) {
 			struct astart *a = &sp->a[i];
-			struct span s;
-			memset(&s, 0, sizeof s);
-			s.kind = SP_ASYNC;
-			s.tid = s.end_tid = a->tid;
-			s.ts = a->fr.ts;
-			s.end = sp->last_ts < a->fr.ts ? a->fr.ts : sp->last_ts;
-			s.name = a->fr.name;
-			s.domain = a->fr.domain;
-			s.category = a->fr.category;
-			s.category_name = category_name(sp, a->fr.domain.sid, a->fr.category);
-			s.color = a->fr.color;
-			s.ptype = a->fr.ptype;
-			s.payload = a->fr.payload;
-			s.id = a->id;
-			s.unfinished = 1;
-			sp->fn(sp->ctx, &s);
-			drop(&a->fr.name);
 			int32_t next = a->next;
-			a->next = sp->afree;
-			sp->afree = i;
+			if (!a->is_end)
+				emit_async(sp, &a->fr, a->id, a->tid, sp->last_ts, a->tid, 1);
+			async_release(sp, i);
 			i = next;
 		}
 		sp->abucket[b] = -1;

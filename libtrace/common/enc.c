@@ -97,8 +97,6 @@ static uint64_t handle_ref(struct ct_enc *e, uint64_t h)
 {
 	if (h == 0)
 		return CT_SREF_NONE;
-	if ((h >= e->hcap || !e->hmap[h]) && e->need_handle)
-		e->need_handle(e->ctx, h);
 	return h < e->hcap ? e->hmap[h] : CT_SREF_NONE;
 }
 

@@ -21,10 +21,6 @@ struct ct_enc {
 	uint64_t last_ts;
 	uint64_t events[CT_NKINDS];
 	uint64_t trunc_str;
-	/* Called when a record names a handle that has no definition yet, so
-	 * that the writer can fetch pending definitions. */
-	void (*need_handle)(void *ctx, uint64_t handle);
-	void *ctx;
 };
 
 int ct_enc_init(struct ct_enc *e, size_t strtab_max);

@@ -1,0 +1,138 @@
+"""The traced process's life: signals, SIGKILL, fork, exec, exit from a
+thread, threads that come and go. The library must flush what it can and
+never change the program's exit status, output or signal handling."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import (PROGS, SAN, convert, ctr_files, ranges_by_tid, read_truth, tool, traced_env,
+                      trace_ns_to_mono)
+
+
+def start(args, env):
+    return subprocess.Popen([str(a) for a in args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_ready(p):
+    line = p.stdout.readline()
+    assert line == "ready\n", (line, p.stderr.read() if p.poll() is not None else "")
+
+
+def names(doc):
+    return [e["name"] for e in doc["traceEvents"] if e.get("ph") == "X"]
+
+
+def status_of(path):
+    out = tool("info", path).stdout
+    return next(l.split()[1] for l in out.splitlines() if l.startswith("status:")).rstrip(":")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_with_default_action_flushes_and_kills(tmp_path, sig):
+    truth = tmp_path / "truth.jsonl"
+    p = start([PROGS / "signals", "plain"], traced_env(tmp_path / "o", CT_TEST_TRUTH=truth))
+    wait_ready(p)
+    time.sleep(0.3)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == -sig  # killed by the same signal, as without tracing
+    assert err == ""
+    [f] = ctr_files(tmp_path / "o")
+    assert status_of(f) == "clean"
+    doc = convert([f], tmp_path / "t.json")
+    done = len(read_truth(truth))
+    n = names(doc).count("iteration")
+    # Every finished iteration is in the trace (the one interrupted may be
+    # cut, flagged unfinished).
+    assert done <= n <= done + 1
+
+
+@pytest.mark.parametrize("mode", ["handler", "late"])
+def test_program_signal_handler_still_runs(tmp_path, mode):
+    p = start([PROGS / "signals", mode], traced_env(tmp_path / "o"))
+    wait_ready(p)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 3 and out == "handled\n", (out, err)
+    [f] = ctr_files(tmp_path / "o")
+    assert status_of(f) == "clean"
+    assert names(convert([f], tmp_path / "t.json")).count("iteration") > 10
+
+
+@pytest.mark.parametrize("mode,sig", [("segv", signal.SIGSEGV), ("abort", signal.SIGABRT)])
+def test_fatal_signal_best_effort(tmp_path, mode, sig):
+    if SAN and mode == "segv":
+        pytest.skip("AddressSanitizer owns SIGSEGV in sanitizer builds")
+    p = start([PROGS / "signals", mode], traced_env(tmp_path / "o"))
+    wait_ready(p)
+    p.communicate(timeout=20)
+    assert p.returncode == -sig
+    [f] = ctr_files(tmp_path / "o")
+    doc = convert([f], tmp_path / "t.json")
+    assert names(doc).count("iteration") >= 50
+
+
+def test_sigkill_loses_at_most_the_last_second(tmp_path):
+    truth = tmp_path / "truth.jsonl"
+    p = start([PROGS / "signals", "plain"], traced_env(tmp_path / "o", CT_TEST_TRUTH=truth))
+    wait_ready(p)
+    time.sleep(2.5)
+    killed_at = time.monotonic_ns()
+    p.kill()
+    p.communicate(timeout=20)
+    assert p.returncode == -signal.SIGKILL
+    [f] = ctr_files(tmp_path / "o")
+    info = tool("info", f)
+    assert info.returncode == 0 and "truncated" in info.stdout
+    doc = convert([f], tmp_path / "t.json")
+    its = [r for rs in ranges_by_tid(doc).values() for r in rs if r["name"] == "iteration"]
+    assert its, "nothing readable after SIGKILL"
+    last_end = max(trace_ns_to_mono(doc, r["ts"] + r["dur"]) for r in its)
+    assert killed_at - last_end < 1.0e9, (killed_at - last_end) / 1e9
+    # Everything the program finished more than a second before is there.
+    old = [t for t in read_truth(truth) if t["end"] < killed_at - 1.0e9]
+    assert len(its) >= len(old)
+
+
+@pytest.mark.parametrize("mode", ["fork", "exec"])
+def test_fork_child_writes_its_own_file(tmp_path, mode):
+    args = [PROGS / "forker"] + (["exec"] if mode == "exec" else [])
+    p = subprocess.run([str(a) for a in args], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and "status 0" in p.stdout, p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 2
+    per_file = {}
+    for i, f in enumerate(files):
+        assert status_of(f) == "clean"
+        per_file[f] = names(convert([f], tmp_path / f"{i}.json"))
+    parent = next(n for n in per_file.values() if "parent-after" in n)
+    child = next(n for n in per_file.values() if "parent-after" not in n)
+    assert parent.count("parent-before") == 20 and parent.count("parent-after") == 25
+    assert parent.count("parent-outer") == 1
+    assert "child" not in parent and "exec-child" not in parent
+    if mode == "fork":
+        assert child.count("child") == 40 and "parent-before" not in child
+    else:
+        assert child.count("exec-child") == 30 and len(child) == 30
+
+
+def test_exit_from_another_thread(tmp_path):
+    p = subprocess.run([str(PROGS / "exit_thread")], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 7 and p.stderr == ""
+    [f] = ctr_files(tmp_path / "o")
+    assert status_of(f) == "clean"
+    doc = convert([f], tmp_path / "t.json")
+    n = names(doc)
+    # 40 short-lived threads, 5 ranges each: all kept after the threads exited.
+    for i in range(40):
+        assert n.count(f"short {i}") == 5
+    assert n.count("exiter") == 10
+    [waits] = [e for e in doc["traceEvents"] if e.get("name") == "main waits"]
+    assert waits["args"]["unfinished"] is True

@@ -1,0 +1,25 @@
+/* Reports of `cuptrace stats`. Each report sees every file's spans (and,
+ * for reports that need them, raw events) once, then renders tables. */
+#ifndef CT_STATS_H
+#define CT_STATS_H
+
+#include "inputs.h"
+#include "spans.h"
+#include "table.h"
+
+struct report {
+	const char *name;
+	const char *desc;
+	void *(*begin)(void);
+	void (*span)(void *st, struct tfile *t, const struct span *s); /* may be NULL */
+	void (*event)(void *st, struct tfile *t, const struct ct_event *ev); /* may be NULL */
+	/* Appends its tables to out (at most 4). */
+	int (*end)(void *st, struct table **out);
+};
+
+extern const struct report report_nvtx_sum;
+
+/* Text key helpers shared by reports: "domain:name" or "name". */
+void range_label(const struct span *s, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,193 @@
+#include "table.h"
+#include "out.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cell {
+	char *text;
+	int numeric;
+};
+
+struct table {
+	char *title;
+	int ncols;
+	char **cols;
+	struct cell *cells;
+	size_t n, cap; /* cells */
+};
+
+struct table *table_new(const char *title, int ncols, const char *const *cols)
+{
+	struct table *t = calloc(1, sizeof *t);
+	if (!t)
+		exit(1);
+	t->title = strdup(title);
+	t->ncols = ncols;
+	t->cols = calloc((size_t)ncols, sizeof *t->cols);
+	for (int i = 0; i < ncols; i++)
+		t->cols[i] = strdup(cols[i]);
+	return t;
+}
+
+void table_row(struct table *t)
+{
+	(void)t; /* rows are implied by the column count */
+}
+
+static void add(struct table *t, char *text, int numeric)
+{
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 64;
+		t->cells = realloc(t->cells, t->cap * sizeof *t->cells);
+		if (!t->cells)
+			exit(1);
+	}
+	t->cells[t->n++] = (struct cell){text, numeric};
+}
+
+void table_str(struct table *t, const char *s)
+{
+	add(t, strdup(s), 0);
+}
+
+void table_u64(struct table *t, uint64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%" PRIu64, v);
+	add(t, strdup(b), 1);
+}
+
+void table_i64(struct table *t, int64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%" PRId64, v);
+	add(t, strdup(b), 1);
+}
+
+void table_f(struct table *t, double v, int decimals)
+{
+	char b[64];
+	snprintf(b, sizeof b, "%.*f", decimals, v);
+	add(t, strdup(b), 1);
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	size_t n;
+	char *e = json_escape(s, strlen(s), &n);
+	fputc('"', f);
+	fwrite(e, 1, n, f);
+	fputc('"', f);
+	free(e);
+}
+
+void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
+{
+	size_t rows = t->n / (size_t)t->ncols;
+	if (fmt == FMT_JSON) {
+		fprintf(f, "%s", first ? "{" : ",");
+		json_string(f, t->title);
+		fprintf(f, ": [");
+		for (size_t r = 0; r < rows; r++) {
+			fprintf(f, "%s\n  {", r ? "," : "");
+			for (int c = 0; c < t->ncols; c++) {
+				struct cell *x = &t->cells[r * (size_t)t->ncols + (size_t)c];
+				fprintf(f, "%s", c ? ", " : "");
+				json_string(f, t->cols[c]);
+				fprintf(f, ": ");
+				if (x->numeric)
+					fputs(x->text, f);
+				else
+					json_string(f, x->text);
+			}
+			fprintf(f, "}");
+		}
+		fprintf(f, "\n]");
+		return;
+	}
+	if (fmt == FMT_CSV) {
+		if (!first)
+			fputc('\n', f);
+		fprintf(f, "# %s\n", t->title);
+		for (int c = 0; c < t->ncols; c++) {
+			if (c)
+				fputc(',', f);
+			csv_field(f, t->cols[c]);
+		}
+		fputc('\n', f);
+		for (size_t r = 0; r < rows; r++) {
+			for (int c = 0; c < t->ncols; c++) {
+				if (c)
+					fputc(',', f);
+				csv_field(f, t->cells[r * (size_t)t->ncols + (size_t)c].text);
+			}
+			fputc('\n', f);
+		}
+		return;
+	}
+	size_t *w = calloc((size_t)t->ncols, sizeof *w);
+	for (int c = 0; c < t->ncols; c++)
+		w[c] = strlen(t->cols[c]);
+	for (size_t i = 0; i < t->n; i++) {
+		size_t l = strlen(t->cells[i].text);
+		if (l > w[i % (size_t)t->ncols])
+			w[i % (size_t)t->ncols] = l;
+	}
+	if (!first)
+		fputc('\n', f);
+	fprintf(f, "** %s\n\n", t->title);
+	for (int c = 0; c < t->ncols; c++)
+		fprintf(f, "%s%*s", c ? "  " : " ", -(int)w[c], t->cols[c]);
+	fputc('\n', f);
+	for (int c = 0; c < t->ncols; c++) {
+		fprintf(f, "%s", c ? "  " : " ");
+		for (size_t k = 0; k < w[c]; k++)
+			fputc('-', f);
+	}
+	fputc('\n', f);
+	for (size_t r = 0; r < rows; r++) {
+		for (int c = 0; c < t->ncols; c++) {
+			struct cell *x = &t->cells[r * (size_t)t->ncols + (size_t)c];
+			/* numbers right-aligned, text left-aligned (last column unpadded) */
+			if (x->numeric)
+				fprintf(f, "%s%*s", c ? "  " : " ", (int)w[c], x->text);
+			else if (c == t->ncols - 1)
+				fprintf(f, "%s%s", c ? "  " : " ", x->text);
+			else
+				fprintf(f, "%s%*s", c ? "  " : " ", -(int)w[c], x->text);
+		}
+		fputc('\n', f);
+	}
+	if (!rows)
+		fprintf(f, " (no rows)\n");
+	free(w);
+}
+
+void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->cells[i].text);
+	for (int c = 0; c < t->ncols; c++)
+		free(t->cols[c]);
+	free(t->cols);
+	free(t->cells);
+	free(t->title);
+	free(t);
+}

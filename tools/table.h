@@ -1,0 +1,23 @@
+/* Result tables of `cuptrace stats`, printed as an aligned table, CSV or
+ * JSON (an array of objects keyed by column name). */
+#ifndef CT_TABLE_H
+#define CT_TABLE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum table_fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+struct table;
+
+struct table *table_new(const char *title, int ncols, const char *const *cols);
+/* Cells of the current row, left to right. */
+void table_row(struct table *t);
+void table_str(struct table *t, const char *s);
+void table_u64(struct table *t, uint64_t v);
+void table_i64(struct table *t, int64_t v);
+void table_f(struct table *t, double v, int decimals);
+void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first);
+void table_free(struct table *t);
+
+#endif
