@@ -28,8 +28,8 @@ LIB := build/lib/libcuptrace.so
 TOOL := build/bin/cuptrace
 
 # Shared by the library and the tools (libtrace/common/RULES.md).
-COMMON_LIB := config pattern rankenv schema strtab enc
-COMMON_TOOL := config pattern rankenv schema strtab dec
+COMMON_LIB := config pattern rankenv schema schema_cupti schema_nccl strtab enc
+COMMON_TOOL := config pattern rankenv schema schema_cupti schema_nccl strtab dec
 LIB_SRC := $(wildcard libtrace/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_LIB)))
 TOOL_SRC := $(wildcard tools/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_TOOL)))
 

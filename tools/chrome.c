@@ -1,20 +1,12 @@
 /* Chrome trace JSON (Perfetto, chrome://tracing, HTA), DESIGN section 2:
  * object form, metadata before traceEvents, microseconds with three
  * decimals relative to baseTimeNanoseconds, a process per rank. */
-#include "chrome.h"
-#include "spans.h"
+#include "chrome_int.h"
 
 #include <stdio.h>
 #include <string.h>
 
-struct chrome {
-	struct out *o;
-	struct inputs *in;
-	struct tfile *t;
-	uint64_t nevents;
-};
-
-static void sep(struct chrome *c)
+void chrome_sep(struct chrome *c)
 {
 	if (c->nevents++)
 		out_lit(c->o, ",\n");
@@ -22,7 +14,7 @@ static void sep(struct chrome *c)
 		out_lit(c->o, "\n");
 }
 
-static void str(struct chrome *c, const struct sref *r)
+void chrome_sref(struct chrome *c, const struct sref *r)
 {
 	uint32_t n;
 	const char *e = tfile_esc(c->t, r->sid, r->s, r->len, &n);
@@ -31,185 +23,30 @@ static void str(struct chrome *c, const struct sref *r)
 	out_ch(c->o, '"');
 }
 
-static void pid_tid(struct chrome *c, int64_t tid)
+void chrome_pid_tid(struct chrome *c, uint64_t pid, int64_t tid)
 {
 	out_lit(c->o, ",\"pid\":");
-	out_u64(c->o, c->t->pid);
+	out_u64(c->o, pid);
 	out_lit(c->o, ",\"tid\":");
 	out_i64(c->o, tid);
 }
 
-static void ts(struct chrome *c, const char *key, uint64_t t, size_t keylen)
+void chrome_ts(struct chrome *c, uint64_t t)
 {
-	out_mem(c->o, key, keylen);
+	out_lit(c->o, ",\"ts\":");
 	out_us(c->o, (int64_t)t + c->t->off_ns);
-}
-
-static void payload(struct chrome *c, uint64_t type, uint64_t v)
-{
-	union {
-		uint64_t u;
-		double d;
-	} d64 = {v};
-	union {
-		uint32_t u;
-		float f;
-	} f32 = {(uint32_t)v};
-	switch (type) {
-	case CT_PAYLOAD_U64: out_u64(c->o, v); break;
-	case CT_PAYLOAD_I64: out_i64(c->o, (int64_t)v); break;
-	case CT_PAYLOAD_DOUBLE: out_double(c->o, d64.d); break;
-	case CT_PAYLOAD_U32: out_u64(c->o, (uint32_t)v); break;
-	case CT_PAYLOAD_I32: out_i64(c->o, (int32_t)(uint32_t)v); break;
-	case CT_PAYLOAD_FLOAT: out_double(c->o, (double)f32.f); break;
-	default: out_lit(c->o, "null");
-	}
-}
-
-/* The args of an NVTX span; nothing at all when there is nothing to say. */
-static void args(struct chrome *c, const struct span *s)
-{
-	int any = 0;
-#define KEY(k)                                              \
-	do {                                                \
-		if (any)                                    \
-			out_ch(c->o, ',');                  \
-		else                                        \
-			out_lit(c->o, ",\"args\":{");        \
-		any = 1;                                    \
-		out_lit(c->o, "\"" k "\":");                \
-	} while (0)
-	if (s->domain.sid != CT_SREF_NONE) {
-		KEY("domain");
-		str(c, &s->domain);
-	}
-	if (s->category) {
-		KEY("category");
-		if (s->category_name.sid != CT_SREF_NONE)
-			str(c, &s->category_name);
-		else
-			out_u64(c->o, s->category);
-	}
-	if (s->color & CT_COLOR_SET) {
-		static const char hex[] = "0123456789abcdef";
-		char buf[12] = "\"#";
-		uint32_t argb = (uint32_t)s->color;
-		for (int i = 0; i < 6; i++)
-			buf[2 + i] = hex[(argb >> (20 - 4 * i)) & 15];
-		buf[8] = '"';
-		KEY("color");
-		out_mem(c->o, buf, 9);
-	}
-	if (s->ptype) {
-		KEY("payload");
-		payload(c, s->ptype, s->payload);
-	}
-	if (s->unfinished) {
-		KEY("unfinished");
-		out_lit(c->o, "true");
-	}
-#undef KEY
-	if (any)
-		out_ch(c->o, '}');
-}
-
-static void on_span(void *ctx, const struct span *s)
-{
-	struct chrome *c = ctx;
-	struct out *o = c->o;
-	switch (s->kind) {
-	case SP_RANGE:
-		sep(c);
-		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
-		str(c, &s->name);
-		pid_tid(c, s->tid);
-		ts(c, ",\"ts\":", s->ts, 6);
-		out_lit(o, ",\"dur\":");
-		out_us(o, (int64_t)(s->end - s->ts));
-		args(c, s);
-		out_ch(o, '}');
-		break;
-	case SP_ASYNC:
-		for (int half = 0; half < 2; half++) {
-			sep(c);
-			out_lit(o, "{\"ph\":\"");
-			out_ch(o, half ? 'e' : 'b');
-			out_lit(o, "\",\"cat\":\"user_annotation\",\"name\":");
-			str(c, &s->name);
-			out_lit(o, ",\"id2\":{\"local\":\"0x");
-			char hex[20];
-			int n = snprintf(hex, sizeof hex, "%llx", (unsigned long long)s->id);
-			out_mem(o, hex, (size_t)n);
-			out_lit(o, "\"}");
-			pid_tid(c, half ? s->end_tid : s->tid);
-			ts(c, ",\"ts\":", half ? s->end : s->ts, 6);
-			if (!half)
-				args(c, s);
-			out_ch(o, '}');
-		}
-		break;
-	case SP_MARK:
-		sep(c);
-		out_lit(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
-		str(c, &s->name);
-		pid_tid(c, s->tid);
-		ts(c, ",\"ts\":", s->ts, 6);
-		args(c, s);
-		out_ch(o, '}');
-		break;
-	case SP_STEP:
-		sep(c);
-		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
-		out_u64(o, s->id);
-		out_ch(o, '"');
-		pid_tid(c, s->tid);
-		ts(c, ",\"ts\":", s->ts, 6);
-		out_lit(o, ",\"dur\":");
-		out_us(o, (int64_t)(s->end - s->ts));
-		out_ch(o, '}');
-		break;
-	case SP_CAPTURE:
-		sep(c);
-		out_lit(o, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"cuptrace\",\"name\":\"");
-		out_str(o, s->id ? "capture on" : "capture off");
-		out_ch(o, '"');
-		pid_tid(c, s->tid);
-		ts(c, ",\"ts\":", s->ts, 6);
-		out_ch(o, '}');
-		break;
-	case SP_THREAD:
-		if (s->tid <= 0 || (!s->id && !s->name.len))
-			break;
-		sep(c);
-		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_name\"");
-		pid_tid(c, s->tid);
-		out_lit(o, ",\"args\":{\"name\":");
-		if (s->name.len)
-			str(c, &s->name);
-		else
-			out_lit(o, "\"thread\"");
-		out_lit(o, "}}");
-		sep(c);
-		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\"");
-		pid_tid(c, s->tid);
-		out_lit(o, ",\"args\":{\"sort_index\":");
-		/* the main thread (tid == OS pid) first */
-		out_i64(o, (uint64_t)s->tid == c->t->f.h.pid ? 0 : 1);
-		out_lit(o, "}}");
-		break;
-	}
 }
 
 static void process_meta(struct chrome *c)
 {
 	struct out *o = c->o;
-	sep(c);
+	chrome_sep(c);
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
 	out_u64(o, c->t->pid);
 	out_lit(o, ",\"args\":{\"name\":");
 	out_json_str(o, c->t->label, strlen(c->t->label));
 	out_lit(o, "}}");
-	sep(c);
+	chrome_sep(c);
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
 	out_u64(o, c->t->pid);
 	out_lit(o, ",\"args\":{\"sort_index\":");
@@ -227,12 +64,12 @@ static void drops_event(struct chrome *c, uint64_t last_ts)
 	if (!total)
 		return;
 	struct out *o = c->o;
-	sep(c);
+	chrome_sep(c);
 	out_lit(o, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"cuptrace\",\"name\":\"events dropped: ");
 	out_u64(o, total);
 	out_ch(o, '"');
-	pid_tid(c, (int64_t)f->h.pid);
-	ts(c, ",\"ts\":", last_ts, 6);
+	chrome_pid_tid(c, c->t->pid, (int64_t)f->h.pid);
+	chrome_ts(c, last_ts);
 	out_lit(o, ",\"args\":{");
 	int first = 1;
 	for (unsigned k = 0; k < CT_NKINDS; k++) {
@@ -254,13 +91,21 @@ int chrome_file(struct chrome *c, struct tfile *t)
 {
 	c->t = t;
 	process_meta(c);
-	struct spans *sp = spans_new(on_span, c);
+	struct spans *sp = spans_new(chrome_span, c);
 	if (!sp)
 		return -1;
 	struct ct_event ev;
-	while (ct_file_next(&t->f, &ev) == 1)
-		spans_event(sp, &ev);
+	while (ct_file_next(&t->f, &ev) == 1) {
+		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END)
+			chrome_cupti_event(c, &ev);
+		else if (ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END)
+			chrome_nccl_event(c, &ev);
+		else
+			spans_event(sp, &ev);
+	}
 	spans_finish(sp);
+	chrome_cupti_file_end(c);
+	chrome_nccl_file_end(c);
 	drops_event(c, spans_last_ts(sp));
 	spans_free(sp);
 	if (t->f.status == CT_CORRUPT) {

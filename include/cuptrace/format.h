@@ -52,6 +52,8 @@ enum ct_kind {
 	CT_K_FOOTER = 3, /* TLV fields, see ct_ftag; last item of the file */
 	CT_K_DROPS = 4,	 /* varint kind, varint cumulative count for the current thread */
 
+	/* Each source owns a range of kinds (schema_<source>.c): NVTX and
+	 * control 16-47, CUPTI 48-79, NCCL 80-111. */
 	CT_EV_FIRST = 16,
 	CT_EV_NVTX_PUSH = 16,
 	CT_EV_NVTX_POP = 17,
@@ -63,9 +65,15 @@ enum ct_kind {
 	CT_EV_CAPTURE = 23,	/* capture switched on (1) or off (0) */
 	CT_EV_STEP = 24,	/* a step boundary: step number */
 	CT_EV_RESET = 25,	/* this thread's open ranges were cut by a capture stop */
-	CT_EV_LAST
+	CT_EV_CORE_END,
+
+	CT_EV_CUPTI_FIRST = 48,
+	CT_EV_CUPTI_END = 80,
+	CT_EV_NCCL_FIRST = 80,
+	CT_EV_NCCL_END = 112,
+	CT_EV_LAST = 112
 };
-#define CT_NKINDS 64 /* room for later sources; counters are sized by this */
+#define CT_NKINDS 128 /* counters per kind are sized by this */
 
 /* Field encodings. */
 enum ct_ftype {
@@ -84,7 +92,7 @@ enum ct_ftype {
 #define CT_SREF_INLINE 1
 #define CT_SID_FIRST 2
 
-#define CT_MAX_FIELDS 16
+#define CT_MAX_FIELDS 24
 #define CT_MAX_STR (1u << 20) /* longest string kept whole */
 
 struct ct_schema {

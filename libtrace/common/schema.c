@@ -1,4 +1,5 @@
-/* Field layouts of every event kind; enc.c and dec.c both read this table. */
+/* Field layouts of the NVTX and control kinds (16-47). enc.c and dec.c
+ * find every kind's layout through ct_schema_of(). */
 #include "cuptrace/format.h"
 
 #include <stddef.h>
@@ -14,7 +15,7 @@
 #define ATTR_T SID, U, U, U, U, SID, STR
 #define ATTR_N "domain", "category", "color", "payload_type", "payload", "msg_id", "msg"
 
-static const struct ct_schema schemas[CT_EV_LAST - CT_EV_FIRST] = {
+const struct ct_schema ct_schemas_core[CT_EV_CUPTI_FIRST - CT_EV_FIRST] = {
 	[CT_EV_NVTX_PUSH - CT_EV_FIRST] = {"nvtx_push", 8, {TS, ATTR_T}, {"ts", ATTR_N}},
 	[CT_EV_NVTX_POP - CT_EV_FIRST] = {"nvtx_pop", 2, {TS, SID}, {"ts", "domain"}},
 	[CT_EV_NVTX_START - CT_EV_FIRST] = {"nvtx_start", 9, {TS, U, ATTR_T}, {"ts", "id", ATTR_N}},
@@ -27,10 +28,22 @@ static const struct ct_schema schemas[CT_EV_LAST - CT_EV_FIRST] = {
 	[CT_EV_RESET - CT_EV_FIRST] = {"reset", 1, {TS}, {"ts"}},
 };
 
+/* Tables of the other sources, all-empty until a source defines them. */
+extern const struct ct_schema ct_schemas_cupti[CT_EV_CUPTI_END - CT_EV_CUPTI_FIRST];
+extern const struct ct_schema ct_schemas_nccl[CT_EV_NCCL_END - CT_EV_NCCL_FIRST];
+
 const struct ct_schema *ct_schema_of(unsigned kind)
 {
-	if (kind < CT_EV_FIRST || kind >= CT_EV_LAST)
+	const struct ct_schema *s;
+	if (kind < CT_EV_FIRST)
 		return NULL;
-	const struct ct_schema *s = &schemas[kind - CT_EV_FIRST];
+	else if (kind < CT_EV_CUPTI_FIRST)
+		s = &ct_schemas_core[kind - CT_EV_FIRST];
+	else if (kind < CT_EV_CUPTI_END)
+		s = &ct_schemas_cupti[kind - CT_EV_CUPTI_FIRST];
+	else if (kind < CT_EV_NCCL_END)
+		s = &ct_schemas_nccl[kind - CT_EV_NCCL_FIRST];
+	else
+		return NULL;
 	return s->name ? s : NULL;
 }
