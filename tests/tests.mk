@@ -24,7 +24,17 @@ $(LINKS_LIB): build/tests/progs/%: tests/progs/%.c tests/progs/truth.h $(LIB)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -Lbuild/lib -lcuptrace -Wl,-rpath,'$$ORIGIN/../../lib' -ldl -lm
 
-test-progs: $(PROGS)
+# MPI programs (tests/progs/mpi), built with mpicc when it is there.
+MPICC ?= mpicc
+MPI_SRC := $(wildcard tests/progs/mpi/*.c)
+MPI_PROGS := $(if $(shell command -v $(MPICC) 2>/dev/null),$(patsubst tests/progs/mpi/%.c,build/tests/progs/%,$(MPI_SRC)))
+
+build/tests/progs/mpi_%: tests/progs/mpi/mpi_%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $<")
+	$(Q)$(MPICC) $(TEST_CFLAGS) $< -o $@ -ldl
+
+test-progs: $(PROGS) $(MPI_PROGS)
 
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

@@ -3,15 +3,17 @@
  * decimals relative to baseTimeNanoseconds, a process per rank. */
 #include "chrome_int.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
+/* The document head always holds an event, so every later one starts with
+ * a comma; chunks handed to the sink end between events. */
 void chrome_sep(struct chrome *c)
 {
-	if (c->nevents++)
-		out_lit(c->o, ",\n");
-	else
-		out_lit(c->o, "\n");
+	out_chunk(c->o, CHROME_CHUNK);
+	out_lit(c->o, ",\n");
+	c->nevents++;
 }
 
 void chrome_sref(struct chrome *c, const struct sref *r)
@@ -37,20 +39,26 @@ void chrome_ts(struct chrome *c, uint64_t t)
 	out_us(c->o, (int64_t)t + c->t->off_ns);
 }
 
-static void process_meta(struct chrome *c)
+uint64_t chrome_gpu_pid(const struct chrome *c, uint32_t device)
 {
-	struct out *o = c->o;
-	chrome_sep(c);
+	return c->kineto ? device : c->t->pid + 1 + device;
+}
+
+/* Process name and order of a file's CPU process. */
+static void process_meta(struct out *o, const struct tfile *t, int first)
+{
+	if (first)
+		out_lit(o, "\n");
+	else
+		out_lit(o, ",\n");
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-	out_u64(o, c->t->pid);
+	out_u64(o, t->pid);
 	out_lit(o, ",\"args\":{\"name\":");
-	out_json_str(o, c->t->label, strlen(c->t->label));
-	out_lit(o, "}}");
-	chrome_sep(c);
-	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
-	out_u64(o, c->t->pid);
+	out_json_str(o, t->label, strlen(t->label));
+	out_lit(o, "}},\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
+	out_u64(o, t->pid);
 	out_lit(o, ",\"args\":{\"sort_index\":");
-	out_u64(o, (uint64_t)c->t->index * 16);
+	out_u64(o, (uint64_t)t->index * 16);
 	out_lit(o, "}}");
 }
 
@@ -90,12 +98,14 @@ static void drops_event(struct chrome *c, uint64_t last_ts)
 int chrome_file(struct chrome *c, struct tfile *t)
 {
 	c->t = t;
-	process_meta(c);
 	struct spans *sp = spans_new(chrome_span, c);
 	if (!sp)
 		return -1;
 	struct ct_event ev;
+	uint64_t n = 0;
 	while (ct_file_next(&t->f, &ev) == 1) {
+		if (c->progress && !(++n & 0xffff))
+			atomic_fetch_add_explicit(c->progress, 0x10000, memory_order_relaxed);
 		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END)
 			chrome_cupti_event(c, &ev);
 		else if (ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END)
@@ -115,62 +125,69 @@ int chrome_file(struct chrome *c, struct tfile *t)
 	return 0;
 }
 
-struct chrome *chrome_begin(struct out *o, struct inputs *in, int64_t rank)
+void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int kineto)
 {
-	static struct chrome c;
-	memset(&c, 0, sizeof c);
-	c.o = o;
-	c.in = in;
+	(void)kineto;
 	out_lit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
 	out_lit(o, "  \"distributedInfo\": {\"rank\": ");
+	int64_t rank = only ? only->rank : in->n ? in->v[0].rank : 0;
 	out_i64(o, rank < 0 ? 0 : rank);
 	out_lit(o, ", \"world_size\": ");
 	out_i64(o, in->world_size);
 	out_lit(o, ", \"backend\": \"nccl\"},\n  \"baseTimeNanoseconds\": ");
 	out_u64(o, in->base_ns);
 	out_lit(o, ",\n  \"traceEvents\": [");
-	return &c;
+	for (size_t i = 0; i < in->n; i++)
+		if (!only || only == &in->v[i])
+			process_meta(o, &in->v[i], only || i == 0);
 }
 
-void chrome_end(struct chrome *c)
+static void file_summary(struct out *o, const struct tfile *t)
 {
-	struct out *o = c->o;
+	out_lit(o, "\n    {\"path\": ");
+	out_json_str(o, t->f.path, strlen(t->f.path));
+	out_lit(o, ", \"rank\": ");
+	out_i64(o, t->rank);
+	out_lit(o, ", \"host\": ");
+	out_json_str(o, t->f.h.host, strlen(t->f.h.host));
+	out_lit(o, ", \"os_pid\": ");
+	out_u64(o, t->f.h.pid);
+	out_lit(o, ", \"pid\": ");
+	out_u64(o, t->pid);
+	out_lit(o, ", \"clock\": {\"realtime_ns\": ");
+	out_u64(o, t->f.h.rt_anchor);
+	out_lit(o, ", \"monotonic_ns\": ");
+	out_u64(o, t->f.h.mono_anchor);
+	out_lit(o, "}, \"status\": \"");
+	out_str(o, ct_status_name(t->f.status));
+	out_lit(o, "\", \"dropped\": {");
+	int first = 1;
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		const struct ct_schema *s = ct_schema_of(k);
+		if (!t->f.drops[k] || !s)
+			continue;
+		if (!first)
+			out_lit(o, ", ");
+		first = 0;
+		out_ch(o, '"');
+		out_str(o, s->name);
+		out_lit(o, "\": ");
+		out_u64(o, t->f.drops[k]);
+	}
+	out_lit(o, "}}");
+}
+
+void chrome_tail(struct out *o, struct inputs *in, const struct tfile *only)
+{
 	out_lit(o, "\n  ],\n  \"displayTimeUnit\": \"ms\",\n  \"cuptrace\": {\"files\": [");
-	for (size_t i = 0; i < c->in->n; i++) {
-		struct tfile *t = &c->in->v[i];
-		if (i)
+	int first = 1;
+	for (size_t i = 0; i < in->n; i++) {
+		if (only && only != &in->v[i])
+			continue;
+		if (!first)
 			out_ch(o, ',');
-		out_lit(o, "\n    {\"path\": ");
-		out_json_str(o, t->f.path, strlen(t->f.path));
-		out_lit(o, ", \"rank\": ");
-		out_i64(o, t->rank);
-		out_lit(o, ", \"host\": ");
-		out_json_str(o, t->f.h.host, strlen(t->f.h.host));
-		out_lit(o, ", \"os_pid\": ");
-		out_u64(o, t->f.h.pid);
-		out_lit(o, ", \"pid\": ");
-		out_u64(o, t->pid);
-		out_lit(o, ", \"clock\": {\"realtime_ns\": ");
-		out_u64(o, t->f.h.rt_anchor);
-		out_lit(o, ", \"monotonic_ns\": ");
-		out_u64(o, t->f.h.mono_anchor);
-		out_lit(o, "}, \"status\": \"");
-		out_str(o, ct_status_name(t->f.status));
-		out_lit(o, "\", \"dropped\": {");
-		int first = 1;
-		for (unsigned k = 0; k < CT_NKINDS; k++) {
-			const struct ct_schema *s = ct_schema_of(k);
-			if (!t->f.drops[k] || !s)
-				continue;
-			if (!first)
-				out_lit(o, ", ");
-			first = 0;
-			out_ch(o, '"');
-			out_str(o, s->name);
-			out_lit(o, "\": ");
-			out_u64(o, t->f.drops[k]);
-		}
-		out_lit(o, "}}");
+		first = 0;
+		file_summary(o, &in->v[i]);
 	}
 	out_lit(o, "\n  ]}\n}\n");
 }

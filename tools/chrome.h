@@ -1,16 +1,33 @@
+/* Chrome trace JSON writer. A conversion writes the head (metadata and the
+ * processes of the files), then each file's events (chrome_file, possibly
+ * from several threads into one sink), then the tail. */
 #ifndef CT_CHROME_H
 #define CT_CHROME_H
 
 #include "inputs.h"
 #include "out.h"
 
-struct chrome;
+#include <stdatomic.h>
+#include <stdint.h>
 
-/* Writes the document head; rank goes into distributedInfo. */
-struct chrome *chrome_begin(struct out *o, struct inputs *in, int64_t rank);
-/* Converts one file's events. -1 when the file turned out corrupt (what
- * came before the damage is written). */
+#define CHROME_CHUNK (1u << 20) /* bytes of whole events handed to the sink at once */
+
+struct chrome {
+	struct out *o;
+	struct inputs *in;
+	struct tfile *t; /* file being converted */
+	int kineto;	 /* per-rank Kineto layout: OS pids, GPU pid = device */
+	uint64_t nevents;
+	_Atomic uint64_t *progress; /* events converted, for the progress line */
+	void *cupti;		    /* per-file state of chrome_cupti.c */
+	void *nccl;		    /* per-file state of chrome_nccl.c */
+};
+
+/* Head of the document for all files of in, or only one (split output). */
+void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int kineto);
+/* Converts one file's events into c->o. -1 when the file turned out
+ * corrupt (what came before the damage is written). */
 int chrome_file(struct chrome *c, struct tfile *t);
-void chrome_end(struct chrome *c);
+void chrome_tail(struct out *o, struct inputs *in, const struct tfile *only);
 
 #endif

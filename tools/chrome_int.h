@@ -7,15 +7,6 @@
 #include "chrome.h"
 #include "spans.h"
 
-struct chrome {
-	struct out *o;
-	struct inputs *in;
-	struct tfile *t; /* file being converted */
-	uint64_t nevents;
-	void *cupti; /* per-file state of chrome_cupti.c */
-	void *nccl;  /* per-file state of chrome_nccl.c */
-};
-
 /* Separator before each event object. */
 void chrome_sep(struct chrome *c);
 /* A string reference of the current file, quoted and escaped. */
@@ -24,6 +15,8 @@ void chrome_sref(struct chrome *c, const struct sref *r);
 void chrome_pid_tid(struct chrome *c, uint64_t pid, int64_t tid);
 /* ,"ts":<us> for a tracer-clock timestamp of the current file */
 void chrome_ts(struct chrome *c, uint64_t t);
+/* The process of a GPU of the current file. */
+uint64_t chrome_gpu_pid(const struct chrome *c, uint32_t device);
 
 /* Per-source parts. */
 void chrome_span(void *ctx, const struct span *s);

@@ -1,7 +1,7 @@
 /* cuptrace convert: every input on one timeline, in the format that the
  * output name asks for. */
-#include "chrome.h"
 #include "cmd.h"
+#include "convert.h"
 #include "inputs.h"
 
 #include <errno.h>
@@ -12,11 +12,16 @@
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace convert [-o OUT] INPUT...\n\n"
+	fputs("usage: cuptrace convert [-o OUT] [-j N] INPUT...\n"
+	      "       cuptrace convert --split-ranks DIR [-z] [-j N] INPUT...\n\n"
 	      "Merges the .ctr files (or directories of them) onto one timeline.\n"
 	      "OUT's extension picks the format: .json or .json.gz (Chrome trace for\n"
 	      "Perfetto, chrome://tracing and HTA). Default OUT: the input's name with\n"
-	      ".json, or cuptrace.json for several inputs. \"-\" writes to stdout.\n",
+	      ".json, or cuptrace.json for several inputs. \"-\" writes to stdout.\n\n"
+	      "  --split-ranks DIR  one Kineto-style DIR/rank<R>.json per rank instead\n"
+	      "                     (the layout Holistic Trace Analysis reads)\n"
+	      "  -z, --gzip         with --split-ranks: write .json.gz\n"
+	      "  -j, --jobs N       convert N files at a time (default: all CPUs)\n",
 	      f);
 }
 
@@ -43,15 +48,30 @@ static void default_out(char *buf, size_t len, char **args, int n)
 
 int cmd_convert(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-	const char *outpath = NULL;
-	int c;
+	static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
+					   {"split-ranks", required_argument, NULL, 's'},
+					   {"gzip", no_argument, NULL, 'z'},
+					   {"jobs", required_argument, NULL, 'j'},
+					   {"help", no_argument, NULL, 'h'},
+					   {0, 0, 0, 0}};
+	const char *outpath = NULL, *split = NULL;
+	int c, gz = 0, jobs = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:zj:h", lo, NULL)) != -1) {
 		if (c == 'o')
 			outpath = optarg;
-		else if (c == 'h') {
+		else if (c == 's')
+			split = optarg;
+		else if (c == 'z')
+			gz = 1;
+		else if (c == 'j') {
+			char *end;
+			jobs = (int)strtol(optarg, &end, 10);
+			if (*end || jobs < 1) {
+				fprintf(stderr, "cuptrace convert: -j needs a number >= 1\n");
+				return 2;
+			}
+		} else if (c == 'h') {
 			help(stdout);
 			return 0;
 		} else {
@@ -63,12 +83,17 @@ int cmd_convert(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
+	if (split && outpath) {
+		fprintf(stderr, "cuptrace convert: -o and --split-ranks exclude each other\n");
+		return 2;
+	}
 	char defpath[4096];
-	if (!outpath) {
+	if (!outpath && !split) {
 		default_out(defpath, sizeof defpath, argv + optind, argc - optind);
 		outpath = defpath;
 	}
-	if (!ends_with(outpath, ".json") && !ends_with(outpath, ".json.gz") && strcmp(outpath, "-")) {
+	if (outpath && !ends_with(outpath, ".json") && !ends_with(outpath, ".json.gz") &&
+	    strcmp(outpath, "-")) {
 		fprintf(stderr, "cuptrace convert: %s: unsupported output format (use .json or .json.gz)\n",
 			outpath);
 		return 2;
@@ -76,27 +101,14 @@ int cmd_convert(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind))
 		return 1;
-	struct out o;
-	if (out_open(&o, outpath)) {
-		fprintf(stderr, "cuptrace: %s: %s\n", outpath, strerror(errno));
-		inputs_close(&in);
-		return 1;
-	}
-	int rc = 0;
-	struct chrome *ch = chrome_begin(&o, &in, in.n == 1 ? in.v[0].rank : 0);
-	for (size_t i = 0; i < in.n; i++) {
-		if (chrome_file(ch, &in.v[i]))
-			rc = 1;
-		else if (in.v[i].f.status == CT_TRUNCATED)
+	int rc = split ? convert_split(&in, split, gz, jobs) : convert_merged(&in, outpath, jobs);
+	for (size_t i = 0; i < in.n; i++)
+		if (in.v[i].f.status == CT_TRUNCATED)
 			fprintf(stderr, "cuptrace: warning: %s\n", in.v[i].f.err);
-	}
-	chrome_end(ch);
-	if (out_close(&o)) {
-		fprintf(stderr, "cuptrace: writing %s: %s\n", outpath, strerror(errno));
-		rc = 1;
-	}
 	inputs_close(&in);
-	if (strcmp(outpath, "-"))
+	if (outpath && strcmp(outpath, "-"))
 		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
+	else if (split)
+		fprintf(stderr, "cuptrace: wrote one file per rank into %s\n", split);
 	return rc;
 }

@@ -1,4 +1,5 @@
 #include "out.h"
+#include "sink.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +53,21 @@ void out_init_mem(struct out *o)
 {
 	memset(o, 0, sizeof *o);
 	o->fd = -1;
+}
+
+void out_init_sink(struct out *o, struct sink *s)
+{
+	out_init_mem(o);
+	o->sink = s;
+}
+
+void out_chunk(struct out *o, size_t threshold)
+{
+	if (o->sink && o->len >= threshold) {
+		sink_write(o->sink, o->buf, o->len);
+		o->written += o->len;
+		o->len = 0;
+	}
 }
 
 static void write_fd(struct out *o, const void *p, size_t n)
@@ -115,6 +131,12 @@ void out_grow(struct out *o, size_t n)
 
 int out_close(struct out *o)
 {
+	if (o->sink) {
+		out_chunk(o, 0);
+		free(o->buf);
+		o->buf = NULL;
+		return 0;
+	}
 	out_flush(o);
 	if (o->gz) {
 		deflate_some(o, "", 0, Z_FINISH);

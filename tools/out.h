@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+struct sink;
+
 struct out {
 	char *buf;
 	size_t len, cap;
@@ -15,12 +17,19 @@ struct out {
 	unsigned char *zbuf;
 	int err;
 	uint64_t written; /* bytes handed to the file (before compression) */
+	struct sink *sink; /* chunks go to a shared sink (see sink.h) */
 };
 
 /* path "-" is stdout; a name ending in .gz is compressed. 0 or -1 (errno). */
 int out_open(struct out *o, const char *path);
-/* In-memory only (tests, per-rank conversion): never flushed to a file. */
+/* In-memory only: grows, never flushed to a file. */
 void out_init_mem(struct out *o);
+/* Feeds a shared sink: the buffer grows within one event and is handed to
+ * the sink only at out_chunk() (between events), so every chunk holds whole
+ * events. */
+void out_init_sink(struct out *o, struct sink *s);
+/* Hands the buffer to the sink once it holds at least `threshold` bytes. */
+void out_chunk(struct out *o, size_t threshold);
 int out_close(struct out *o);
 void out_flush(struct out *o);
 
@@ -39,7 +48,8 @@ static inline void out_mem(struct out *o, const void *p, size_t n)
 	o->len += n;
 }
 
-#define out_lit(o, s) out_mem((o), (s), sizeof(s) - 1)
+/* String literals only (the "" "" makes anything else a compile error). */
+#define out_lit(o, s) out_mem((o), "" s "", sizeof(s) - 1)
 
 static inline void out_str(struct out *o, const char *s)
 {

@@ -1,0 +1,161 @@
+#include "convert.h"
+#include "chrome.h"
+#include "cmd.h"
+#include "sink.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct job {
+	struct inputs *in;
+	struct sink *sink; /* merged output, or NULL for split */
+	const char *dir;   /* split output */
+	int gz;
+	_Atomic size_t next;
+	_Atomic int rc;
+	_Atomic uint64_t progress;
+	_Atomic int running;
+};
+
+int convert_jobs(int jobs, size_t nfiles)
+{
+	if (jobs <= 0) {
+		cpu_set_t set;
+		jobs = sched_getaffinity(0, sizeof set, &set) ? (int)sysconf(_SC_NPROCESSORS_ONLN)
+							       : CPU_COUNT(&set);
+	}
+	if (jobs < 1)
+		jobs = 1;
+	if ((size_t)jobs > nfiles)
+		jobs = (int)nfiles;
+	return jobs < 1 ? 1 : jobs;
+}
+
+static int convert_one(struct job *j, struct tfile *t, struct out *o)
+{
+	struct chrome c;
+	memset(&c, 0, sizeof c);
+	c.o = o;
+	c.in = j->in;
+	c.kineto = j->sink == NULL;
+	c.progress = &j->progress;
+	return chrome_file(&c, t);
+}
+
+static int split_one(struct job *j, struct tfile *t)
+{
+	char path[4096];
+	char pidpart[32] = "";
+	/* Two files of one rank (a forked child, a restart) get the pid too. */
+	for (size_t i = 0; i < j->in->n; i++)
+		if (&j->in->v[i] != t && j->in->v[i].rank == t->rank)
+			snprintf(pidpart, sizeof pidpart, ".%llu", (unsigned long long)t->f.h.pid);
+	snprintf(path, sizeof path, "%s/rank%lld%s.json%s", j->dir,
+		 (long long)(t->rank < 0 ? t->index : t->rank), pidpart, j->gz ? ".gz" : "");
+	struct sink *s = sink_open(path);
+	if (!s) {
+		fprintf(stderr, "cuptrace: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	struct out o;
+	out_init_sink(&o, s);
+	chrome_head(&o, j->in, t, 1);
+	int rc = convert_one(j, t, &o) ? 1 : 0;
+	chrome_tail(&o, j->in, t);
+	out_close(&o);
+	if (sink_close(s)) {
+		fprintf(stderr, "cuptrace: writing %s: %s\n", path, strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
+
+static void *worker(void *arg)
+{
+	struct job *j = arg;
+	struct out o;
+	if (j->sink)
+		out_init_sink(&o, j->sink);
+	for (;;) {
+		size_t i = atomic_fetch_add(&j->next, 1);
+		if (i >= j->in->n)
+			break;
+		int rc = j->sink ? (convert_one(j, &j->in->v[i], &o) ? 1 : 0) : split_one(j, &j->in->v[i]);
+		if (rc)
+			atomic_store(&j->rc, 1);
+	}
+	if (j->sink)
+		out_close(&o);
+	sink_thread_done();
+	atomic_fetch_sub(&j->running, 1);
+	return NULL;
+}
+
+/* Runs the workers; the calling thread reports progress meanwhile. */
+static void run_workers(struct job *j, int jobs)
+{
+	pthread_t th[256];
+	if (jobs > 256)
+		jobs = 256;
+	atomic_store(&j->running, jobs);
+	int started = 0;
+	for (int k = 1; k < jobs; k++)
+		if (!pthread_create(&th[started], NULL, worker, j))
+			started++;
+		else
+			atomic_fetch_sub(&j->running, 1);
+	worker(j);
+	while (atomic_load(&j->running) > 0) {
+		progress("converting", (unsigned long long)atomic_load(&j->progress), 0);
+		usleep(100000);
+	}
+	for (int k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+	progress("converting", (unsigned long long)atomic_load(&j->progress), 1);
+}
+
+int convert_merged(struct inputs *in, const char *outpath, int jobs)
+{
+	struct sink *s = sink_open(outpath);
+	if (!s) {
+		fprintf(stderr, "cuptrace: %s: %s\n", outpath, strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < in->n; i++)
+		in->v[i].pid = (uint64_t)(i + 1) * 1000000u;
+	struct job j = {.in = in, .sink = s};
+	struct out o;
+	out_init_sink(&o, s);
+	chrome_head(&o, in, NULL, 0);
+	out_chunk(&o, 0);
+	run_workers(&j, convert_jobs(jobs, in->n));
+	chrome_tail(&o, in, NULL);
+	out_close(&o);
+	int rc = atomic_load(&j.rc);
+	sink_thread_done();
+	if (sink_close(s)) {
+		fprintf(stderr, "cuptrace: writing %s: %s\n", outpath, strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
+
+int convert_split(struct inputs *in, const char *dir, int gz, int jobs)
+{
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "cuptrace: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < in->n; i++)
+		in->v[i].pid = in->v[i].f.h.pid;
+	struct job j = {.in = in, .dir = dir, .gz = gz};
+	run_workers(&j, convert_jobs(jobs, in->n));
+	return atomic_load(&j.rc);
+}

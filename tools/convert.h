@@ -1,0 +1,18 @@
+/* Conversion of many files on all cores: one timeline into one output, or
+ * one Kineto-style file per rank. Memory stays flat: each worker holds one
+ * file's decoder state and a chunk of output. */
+#ifndef CT_CONVERT_H
+#define CT_CONVERT_H
+
+#include "inputs.h"
+
+/* All inputs into one Chrome JSON (.json, .json.gz, "-"). 0, or 1 when an
+ * input was corrupt or the output could not be written. */
+int convert_merged(struct inputs *in, const char *outpath, int jobs);
+/* One DIR/rank<R>.json[.gz] per input file. */
+int convert_split(struct inputs *in, const char *dir, int gz, int jobs);
+
+/* Worker threads to use: jobs if > 0, else the CPUs this process may use. */
+int convert_jobs(int jobs, size_t nfiles);
+
+#endif

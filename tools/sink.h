@@ -1,0 +1,25 @@
+/* The output file of a conversion, shared by the worker threads. Workers
+ * hand over chunks of whole events; the sink appends them in any order
+ * (Chrome JSON does not care about event order). For .gz the worker
+ * compresses its own chunk (raw deflate ending on a full flush) and the
+ * sink stitches the pieces into one gzip member, as pigz does, so
+ * compression runs in parallel too. */
+#ifndef CT_SINK_H
+#define CT_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sink;
+
+/* "-" is stdout; *.gz is compressed. NULL with errno set on failure. */
+struct sink *sink_open(const char *path);
+/* Thread-safe. */
+void sink_write(struct sink *s, const char *buf, size_t len);
+/* Finishes the file. 0, or -1 with errno. */
+int sink_close(struct sink *s);
+uint64_t sink_bytes(const struct sink *s);
+/* Frees the calling thread's compressor (worker threads, before they end). */
+void sink_thread_done(void);
+
+#endif
