@@ -423,7 +423,9 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 			f->footer_last = 1;
 			continue;
 		}
-		const struct ct_schema *s = ct_schema_of((unsigned)kind);
+		/* Range first: the cast must not turn 2^32 + 25 into kind 25,
+		 * and kind indexes f->events below. */
+		const struct ct_schema *s = kind < CT_NKINDS ? ct_schema_of((unsigned)kind) : NULL;
 		if (!s)
 			return corrupt(f, "unknown event kind");
 		if (f->tid < 0)
