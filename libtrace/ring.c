@@ -98,6 +98,11 @@ uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
 size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 {
 	size_t count = 0;
+	/* A producer that stays ahead would keep a live thread's drain going
+	 * forever (the writer could not write blocks, bound its buffer or serve
+	 * other threads): take at most a pool's worth of chunks per call. An
+	 * exited thread's list is finite and is drained whole. */
+	uint32_t budget = ct_pool.nchunks;
 	if (t->rhead < 0) {
 		t->rhead = atomic_load_explicit(&t->first, memory_order_acquire);
 		t->rpos = 0;
@@ -122,7 +127,7 @@ size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 			ct_pool_put(t->rhead);
 			t->rhead = next;
 			t->rpos = 0;
-			if (next < 0)
+			if (next < 0 || (!final && --budget == 0))
 				return count;
 			continue;
 		}

@@ -46,7 +46,7 @@ $(OBJ)/libtrace/unit_init.o: tests/unit/unit_init.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-build/tests/unit/%: tests/unit/%.c $(UNIT_OBJ) tests/unit/check.h
+build/tests/unit/%: tests/unit/%.c $(UNIT_OBJ) tests/unit/check.h build/.variant
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lpthread -ldl -lm

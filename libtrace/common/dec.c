@@ -73,14 +73,18 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 		case CT_H_CONFIG: sdst = &h->config; break;
 		case CT_H_RANK_SOURCE: sdst = &h->rank_source; break;
 		case CT_H_JOB_ID: sdst = &h->job_id; break;
-		default:
-			if (tag > 64)
-				continue; /* a later version's field */
+		case CT_H_PID: case CT_H_PPID: case CT_H_RANK: case CT_H_LOCAL_RANK:
+		case CT_H_WORLD_SIZE: case CT_H_LOCAL_SIZE: case CT_H_RT_ANCHOR: case CT_H_MONO_ANCHOR:
 			if (ct_get_varint(&val, vend, &v)) {
 				seterr(err, elen, "damaged header field %u", (unsigned)tag);
 				ct_header_free(h);
 				return -1;
 			}
+			break;
+		default:
+			/* A later version's field, whatever its value holds: a
+			 * minor version may add fields that older readers skip. */
+			continue;
 		}
 		if (sdst) {
 			free(*sdst);
@@ -423,7 +427,9 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 			f->footer_last = 1;
 			continue;
 		}
-		const struct ct_schema *s = ct_schema_of((unsigned)kind);
+		/* Range first: the cast must not turn 2^32 + 25 into kind 25,
+		 * and kind indexes f->events below. */
+		const struct ct_schema *s = kind < CT_NKINDS ? ct_schema_of((unsigned)kind) : NULL;
 		if (!s)
 			return corrupt(f, "unknown event kind");
 		if (f->tid < 0)

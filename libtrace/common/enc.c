@@ -58,13 +58,15 @@ static uint64_t intern(struct ct_enc *e, const char *s, uint32_t len, int force)
 {
 	if (len == 0)
 		return CT_SREF_NONE;
+	/* Room first: a string interned but never written would shift every
+	 * later string id of the file. */
+	if (reserve(e, (size_t)len + 12))
+		return CT_SREF_INLINE;
 	int is_new;
 	uint32_t sid = ct_strtab_intern(&e->st, s, len, force, &is_new);
 	if (!sid)
 		return CT_SREF_INLINE;
 	if (is_new) {
-		if (reserve(e, (size_t)len + 12))
-			return CT_SREF_INLINE;
 		uint8_t *p = e->buf + e->len;
 		p = ct_put_varint(p, CT_K_STR);
 		p = ct_put_varint(p, len);

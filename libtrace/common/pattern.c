@@ -55,13 +55,33 @@ static int put_value(char *out, size_t len, size_t *o, const char *val)
 	return 0;
 }
 
+/* A component that holds an expanded value must not end up "." or "..":
+ * "x/..%q{UNSET}/y" would otherwise climb out of x/. */
+static void guard_component(char *out, size_t start, size_t end, int had_value)
+{
+	if (!had_value || end - start == 0 || end - start > 2)
+		return;
+	for (size_t i = start; i < end; i++)
+		if (out[i] != '.')
+			return;
+	for (size_t i = start; i < end; i++)
+		out[i] = '_';
+}
+
 static int expand(const char *p, const struct ct_pattern_vals *v, char *out, size_t len, size_t *o)
 {
 	char num[32];
+	size_t comp = *o; /* start of the current component in out */
+	int had_value = 0;
 	for (; *p; p++) {
 		if (*p != '%') {
 			if (*o + 1 >= len)
 				return -1;
+			if (*p == '/') {
+				guard_component(out, comp, *o, had_value);
+				comp = *o + 1;
+				had_value = 0;
+			}
 			out[(*o)++] = *p;
 			continue;
 		}
@@ -92,7 +112,9 @@ static int expand(const char *p, const struct ct_pattern_vals *v, char *out, siz
 		}
 		if (put_value(out, len, o, val))
 			return -1;
+		had_value = 1;
 	}
+	guard_component(out, comp, *o, had_value);
 	return 0;
 }
 

@@ -1,3 +1,88 @@
+# Fuzzing of every reader entry point (DESIGN 5). Targets (tests/fuzz/):
+#   fuzz_file    any bytes as a .ctr file (ct_file_open, ct_file_next)
+#   fuzz_header  any bytes as header TLV fields (ct_header_parse)
+#   fuzz_items   any bytes as block contents, wrapped in valid zstd blocks
+#                (reaches the item decoder, which checksums hide from fuzz_file)
+#
+#   make test-fuzz               replays tests/fuzz/corpus/<target>/* once
+#                                (libFuzzer binaries from clang; without
+#                                clang, a gcc-built replay driver, ASan+UBSan)
+#   make fuzz FUZZ_SECONDS=60    fuzzes each target that long, adding new
+#                                inputs to its corpus directory
+#   make fuzz-merge              shrinks each corpus to the inputs that add
+#                                coverage (run before committing a corpus)
+#   make fuzz-corpus             rewrites the seed files from gen_corpus.c
+# A crash found by `make fuzz` lands in build/fuzz/crash-<target>-*; once it
+# is fixed, copy it into the target's corpus as a regression input.
+
+CLANG ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_OUT := build/fuzz
+FUZZ_TARGETS := fuzz_file fuzz_header fuzz_items
+FUZZ_CORPUS := tests/fuzz/corpus
+FUZZ_DEC_SRC := libtrace/common/dec.c libtrace/common/schema.c
+FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/common/dec.h libtrace/common/varint.h \
+	include/cuptrace/format.h tests/fuzz/fuzz.mk
+FUZZ_CPPFLAGS := -std=gnu11 -Iinclude -Ilibtrace -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# Evaluated only when used: does $(CLANG) link a libFuzzer target?
+FUZZ_HAVE_LIBFUZZER = $(shell printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{ (void)d; (void)n; return 0; }\n' | \
+	$(CLANG) -x c - -fsanitize=fuzzer -o /dev/null >/dev/null 2>&1 && echo yes)
+
+# libFuzzer binaries (clang): fuzzing and replay.
+$(FUZZ_OUT)/lf/%: tests/fuzz/%.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CLANG   $<")
+	$(Q)$(CLANG) $(FUZZ_CPPFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) $< $(FUZZ_DEC_SRC) -o $@ -lzstd
+
+# Replay-only binaries (any C compiler): the entry point plus a main().
+$(FUZZ_OUT)/replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(FUZZ_DEPS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (replay)")
+	$(Q)$(CC) $(FUZZ_CPPFLAGS) $(FUZZ_SAN) $< tests/fuzz/replay.c $(FUZZ_DEC_SRC) -o $@ -lzstd
+
+fuzz-build-lf: $(addprefix $(FUZZ_OUT)/lf/,$(FUZZ_TARGETS))
+fuzz-build-replay: $(addprefix $(FUZZ_OUT)/replay/,$(FUZZ_TARGETS))
+
 test-fuzz:
-	@echo "  FUZZ    (no targets yet)"
-.PHONY: test-fuzz
+	$(Q)set -e; \
+	if [ -n "$(FUZZ_HAVE_LIBFUZZER)" ]; then kind=lf; args="-timeout=20 -rss_limit_mb=2048"; \
+	else kind=replay; args=; \
+		echo "  FUZZ    $(CLANG) cannot build libFuzzer targets: replaying with a $(CC) driver"; fi; \
+	$(MAKE) --no-print-directory fuzz-build-$$kind; \
+	for t in $(FUZZ_TARGETS); do \
+		n=$$(ls $(FUZZ_CORPUS)/$$t | wc -l); \
+		echo "  FUZZ    $$t: replaying $$n inputs"; \
+		if ! $(FUZZ_OUT)/$$kind/$$t $$args $(FUZZ_CORPUS)/$$t/* > $(FUZZ_OUT)/$$t.log 2>&1; then \
+			tail -40 $(FUZZ_OUT)/$$t.log; echo "  FUZZ    $$t FAILED (log: $(FUZZ_OUT)/$$t.log)"; exit 1; \
+		fi; \
+	done
+
+fuzz: fuzz-build-lf
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		echo "  FUZZ    $$t for $(FUZZ_SECONDS) s"; \
+		$(FUZZ_OUT)/lf/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 \
+			-dict=tests/fuzz/ctr.dict -print_final_stats=1 \
+			-artifact_prefix=$(FUZZ_OUT)/crash-$$t- $(FUZZ_CORPUS)/$$t; \
+	done
+
+fuzz-merge: fuzz-build-lf
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		rm -rf $(FUZZ_OUT)/merge-$$t; mkdir -p $(FUZZ_OUT)/merge-$$t; \
+		$(FUZZ_OUT)/lf/$$t -merge=1 $(FUZZ_OUT)/merge-$$t $(FUZZ_CORPUS)/$$t 2>&1 | tail -1; \
+		for f in $(FUZZ_CORPUS)/$$t/*; do \
+			case $$f in *.ctr|*.bin|*/crash-*) ;; *) \
+				[ -e $(FUZZ_OUT)/merge-$$t/$$(basename $$f) ] || rm -f $$f;; esac; \
+		done; \
+	done
+
+$(FUZZ_OUT)/gen_corpus: tests/fuzz/gen_corpus.c libtrace/common/enc.c libtrace/common/strtab.c \
+		libtrace/common/schema.c libtrace/common/enc.h
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(FUZZ_CPPFLAGS) $< libtrace/common/enc.c libtrace/common/strtab.c \
+		libtrace/common/schema.c -o $@ -lzstd
+
+fuzz-corpus: $(FUZZ_OUT)/gen_corpus
+	$(Q)mkdir -p $(FUZZ_CORPUS) && $< $(FUZZ_CORPUS)
+
+.PHONY: test-fuzz fuzz fuzz-merge fuzz-corpus fuzz-build-lf fuzz-build-replay

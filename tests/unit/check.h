@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(cond)                                                                  \
 	do {                                                                         \
@@ -20,6 +21,27 @@
 		if (_a != _b) {                                                      \
 			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", __FILE__, \
 				__LINE__, #a, #b, _a, _b);                           \
+			exit(1);                                                     \
+		}                                                                    \
+	} while (0)
+
+/* Byte strings: a (length la) equals b (length lb). */
+#define CHECK_MEM(a, la, b, lb)                                                      \
+	do {                                                                         \
+		size_t _la = (size_t)(la), _lb = (size_t)(lb);                       \
+		if (_la != _lb || (_la && memcmp((a), (b), _la))) {                  \
+			fprintf(stderr, "%s:%d: %s (%zu bytes) != %s (%zu bytes)\n",  \
+				__FILE__, __LINE__, #a, _la, #b, _lb);               \
+			exit(1);                                                     \
+		}                                                                    \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                              \
+	do {                                                                         \
+		const char *_a = (a), *_b = (b);                                     \
+		if (strcmp(_a, _b)) {                                                \
+			fprintf(stderr, "%s:%d: %s == %s failed:\n  \"%s\"\n  \"%s\"\n", \
+				__FILE__, __LINE__, #a, #b, _a, _b);                 \
 			exit(1);                                                     \
 		}                                                                    \
 	} while (0)

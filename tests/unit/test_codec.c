@@ -1,0 +1,812 @@
+/* Encoder and decoder together (libtrace/common/enc.c, dec.c): random ring
+ * records of every event kind are encoded into blocks, framed exactly as
+ * libtrace/writer.c frames them, written to a file and read back with
+ * ct_file_open / ct_file_next; every field, string, thread, drop count and
+ * footer total must come back. Then the same file cut at every byte must
+ * read as a prefix of whole blocks with status CT_TRUNCATED, and damaged
+ * blocks must stop the reader with CT_CORRUPT and a message. */
+#include "check.h"
+#include "common/dec.h"
+#include "common/enc.h"
+#include "common/varint.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+static char dir[] = "/tmp/ct-test-codec-XXXXXX";
+static char path[256];
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t x = (rng_state += 0x9e3779b97f4a7c15ull);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t below(uint64_t n)
+{
+	return rnd() % n;
+}
+
+/* Numbers of every size: small, at varint byte edges, huge. */
+static uint64_t rnd_u(void)
+{
+	switch (below(6)) {
+	case 0: return below(3);
+	case 1: return below(128);
+	case 2: return (1ull << (7 * (1 + below(9)))) - below(2);
+	case 3: return ~0ull - below(3);
+	default: return rnd() >> below(64);
+	}
+}
+
+/* ---- a growable byte buffer: the file being built */
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2;
+		b->p = realloc(b->p, b->cap);
+		CHECK(b->p != NULL);
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+/* The file header as writer.c writes it. */
+static size_t header_fields(uint8_t *p0)
+{
+	static const char cmd[] = "python3\0train.py\0--lr=0.1";
+	uint8_t *p = p0;
+	p = ct_tlv_str(p, CT_H_TRACER_VERSION, "9.8.7", 5);
+	p = ct_tlv_str(p, CT_H_HOST, "node-07", 7);
+	p = ct_tlv_u(p, CT_H_PID, 4242);
+	p = ct_tlv_u(p, CT_H_PPID, 1);
+	p = ct_tlv_u(p, CT_H_RANK, ct_zigzag(13));
+	p = ct_tlv_u(p, CT_H_LOCAL_RANK, ct_zigzag(-1));
+	p = ct_tlv_u(p, CT_H_WORLD_SIZE, ct_zigzag(1024));
+	p = ct_tlv_u(p, CT_H_LOCAL_SIZE, ct_zigzag(8));
+	p = ct_tlv_str(p, CT_H_RANK_SOURCE, "SLURM_PROCID", 12);
+	p = ct_tlv_str(p, CT_H_CMDLINE, cmd, sizeof cmd - 1);
+	p = ct_tlv_u(p, CT_H_RT_ANCHOR, 1700000000123456789ull);
+	p = ct_tlv_u(p, CT_H_MONO_ANCHOR, 987654321ull);
+	p = ct_tlv_str(p, 99, "\xff\xff\xff", 3); /* a later version's field */
+	p = ct_tlv_str(p, CT_H_CONFIG, "CUPTRACE_LOG=warn\n", 18);
+	p = ct_tlv_str(p, CT_H_JOB_ID, "", 0);
+	return (size_t)(p - p0);
+}
+
+static void check_header(const struct ct_header *h)
+{
+	CHECK_STR(h->version, "9.8.7");
+	CHECK_STR(h->host, "node-07");
+	CHECK_EQ(h->pid, 4242);
+	CHECK_EQ(h->ppid, 1);
+	CHECK_EQ(h->rank, 13);
+	CHECK_EQ(h->local_rank, -1);
+	CHECK_EQ(h->world_size, 1024);
+	CHECK_EQ(h->local_size, 8);
+	CHECK_STR(h->rank_source, "SLURM_PROCID");
+	CHECK_MEM(h->cmdline, h->cmdline_len, "python3\0train.py\0--lr=0.1", 25);
+	CHECK(h->rt_anchor == 1700000000123456789ull);
+	CHECK_EQ(h->mono_anchor, 987654321);
+	CHECK_STR(h->config, "CUPTRACE_LOG=warn\n");
+	CHECK_STR(h->job_id, "");
+}
+
+static void start_file(struct buf *b)
+{
+	uint8_t tlv[1024];
+	uint32_t hlen = (uint32_t)header_fields(tlv);
+	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
+	put(b, CT_MAGIC, 8);
+	put(b, &major, 2);
+	put(b, &minor, 2);
+	put(b, &hlen, 4);
+	put(b, tlv, hlen);
+}
+
+/* One block as writer.c frames it: magic, compressed and raw lengths,
+ * a zstd frame with a content checksum. */
+static void put_block(struct buf *b, const uint8_t *raw, size_t n)
+{
+	static ZSTD_CCtx *cctx;
+	if (!cctx) {
+		cctx = ZSTD_createCCtx();
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	}
+	size_t bound = ZSTD_compressBound(n);
+	uint8_t *z = malloc(bound);
+	size_t zn = ZSTD_compress2(cctx, z, bound, raw, n);
+	CHECK(!ZSTD_isError(zn));
+	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)zn, (uint32_t)n};
+	put(b, h, 12);
+	put(b, z, zn);
+	free(z);
+}
+
+static void write_file(const uint8_t *p, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, p, n), (ssize_t)n);
+	close(fd);
+}
+
+/* ---- a random trace and what reading it must give back */
+
+#define MAXB 64
+
+struct want {
+	unsigned kind;
+	int64_t tid;
+	uint64_t v[CT_MAX_FIELDS];
+	const char *s[CT_MAX_FIELDS]; /* SID/STR: expected text */
+	uint32_t sl[CT_MAX_FIELDS];
+};
+
+struct trace {
+	struct buf file;
+	size_t hdr_end;
+	int nblocks;
+	size_t block_end[MAXB];	   /* file offset after block i */
+	size_t events_upto[MAXB]; /* events in blocks 0..i */
+	struct want *ev;
+	size_t nev;
+	uint64_t kind_count[CT_NKINDS];
+	uint64_t drops_items[CT_NKINDS]; /* what the DROPS items add up to */
+	uint64_t footer_drops[CT_NKINDS];
+	size_t interned; /* strings the encoder interned */
+};
+
+/* Text pool: strings are drawn from it so that many repeat. */
+#define NSTR 300
+static char *pool[NSTR];
+static uint32_t pool_len[NSTR];
+
+#define NHANDLE 48
+static char *htext[NHANDLE];
+static uint32_t hlen[NHANDLE];
+/* Handles 1..29 are defined up front, 30..39 only when the encoder asks,
+ * 40..47 never (they read back as empty). Handle 5 is the empty string. */
+#define H_LAZY 30
+#define H_NEVER 40
+
+static void make_pool(int long_strings)
+{
+	for (int i = 0; i < NSTR; i++) {
+		uint32_t n;
+		switch (i % 10) {
+		case 0: n = 0; break;
+		case 1: n = 1; break;
+		case 2: n = (uint32_t)below(128); break;
+		case 3: n = 127 + (uint32_t)below(3); break;
+		case 4: n = long_strings ? 16000 + (uint32_t)below(60000) : 200; break;
+		default: n = (uint32_t)below(40);
+		}
+		free(pool[i]);
+		pool[i] = malloc(n + 1);
+		for (uint32_t j = 0; j < n; j++)
+			pool[i][j] = (char)(i % 3 == 0 ? below(256) : 'a' + below(26));
+		pool_len[i] = n;
+	}
+	for (int h = 1; h < NHANDLE; h++) {
+		free(htext[h]);
+		uint32_t n = h == 5 ? 0 : 1 + (uint32_t)below(30);
+		htext[h] = malloc(n + 1);
+		for (uint32_t j = 0; j < n; j++)
+			htext[h][j] = (char)below(256);
+		hlen[h] = n;
+	}
+}
+
+static void need_handle(void *ctx, uint64_t h)
+{
+	struct ct_enc *e = ctx;
+	if (h >= H_LAZY && h < H_NEVER)
+		CHECK_EQ(ct_enc_handle(e, h, htext[h], hlen[h]), 0);
+}
+
+static uint64_t next_ts(uint64_t last)
+{
+	switch (below(8)) {
+	case 0: return last - below(1000000); /* clocks of threads interleave */
+	case 1: return rnd();		       /* anything at all */
+	case 2: return last;
+	default: return last + below(100000);
+	}
+}
+
+/* Builds one ring record of a random kind and what it must read back as. */
+static struct ct_rec *make_record(struct want *w, uint64_t *ts)
+{
+	unsigned kind;
+	const struct ct_schema *s;
+	do
+		kind = CT_EV_FIRST + (unsigned)below(CT_EV_LAST - CT_EV_FIRST);
+	while (!(s = ct_schema_of(kind)));
+	int pick[CT_MAX_FIELDS];
+	uint32_t strbytes = 0;
+	for (unsigned i = 0; i < s->nfields; i++)
+		if (s->type[i] == CT_F_STR) {
+			pick[i] = (int)below(NSTR);
+			strbytes += pool_len[pick[i]];
+		}
+	uint32_t size = ct_rec_size(s->nfields, strbytes);
+	struct ct_rec *r = calloc(1, size);
+	r->size = size;
+	r->kind = (uint16_t)kind;
+	memset(w, 0, sizeof *w);
+	w->kind = kind;
+	char *str = (char *)&r->f[s->nfields];
+	uint64_t prev_ts = 0;
+	for (unsigned i = 0; i < s->nfields; i++) {
+		uint64_t v = 0;
+		switch (s->type[i]) {
+		case CT_F_TS: v = *ts = prev_ts = next_ts(*ts); break;
+		case CT_F_DUR: v = prev_ts + rnd_u(); break;
+		case CT_F_U: v = rnd_u(); break;
+		case CT_F_I: v = (uint64_t)(below(2) ? -(int64_t)rnd_u() : (int64_t)rnd_u()); break;
+		case CT_F_SID:
+			v = below(NHANDLE);
+			if (v && v < H_NEVER) {
+				w->s[i] = htext[v];
+				w->sl[i] = hlen[v];
+			}
+			break;
+		case CT_F_STR:
+			v = pool_len[pick[i]];
+			memcpy(str, pool[pick[i]], v);
+			str += v;
+			w->s[i] = pool[pick[i]];
+			w->sl[i] = (uint32_t)v;
+			break;
+		}
+		r->f[i] = v;
+		w->v[i] = v;
+	}
+	return r;
+}
+
+static void finish_block(struct trace *t, struct ct_enc *e)
+{
+	CHECK(t->nblocks < MAXB);
+	put_block(&t->file, e->buf, e->len);
+	t->block_end[t->nblocks] = t->file.len;
+	t->events_upto[t->nblocks] = t->nev;
+	t->nblocks++;
+	ct_enc_new_block(e);
+}
+
+static void make_trace(struct trace *t, size_t nev, int nblocks, size_t strtab_max)
+{
+	memset(t, 0, sizeof *t);
+	start_file(&t->file);
+	t->hdr_end = t->file.len;
+	t->ev = calloc(nev, sizeof *t->ev);
+	struct ct_enc e;
+	CHECK_EQ(ct_enc_init(&e, strtab_max), 0);
+	e.need_handle = need_handle;
+	e.ctx = &e;
+	for (uint64_t h = 1; h < H_LAZY; h++)
+		CHECK_EQ(ct_enc_handle(&e, h, htext[h], hlen[h]), 0);
+
+	static const int64_t tids[] = {1, 2, 77, 4194304, 1ll << 40, 0};
+	uint64_t last_ts[6] = {0};
+	uint64_t cum[6][CT_NKINDS] = {{0}};
+	int th = 0;
+	ct_enc_thread(&e, tids[th]);
+	size_t per_block = nev / (size_t)nblocks + 1;
+	while (t->nev < nev) {
+		if (below(20) == 0) {
+			th = (int)below(6);
+			ct_enc_thread(&e, tids[th]);
+		}
+		if (below(50) == 0) {
+			/* Drops: cumulative per thread and kind, as the writer
+			 * reports them; sometimes repeated unchanged. */
+			unsigned k = (unsigned)below(CT_NKINDS);
+			uint64_t add = below(3) ? 1 + below(1000) : 0;
+			cum[th][k] += add;
+			t->drops_items[k] += add;
+			CHECK_EQ(ct_enc_drops(&e, k, cum[th][k]), 0);
+		}
+		struct want *w = &t->ev[t->nev];
+		struct ct_rec *r = make_record(w, &last_ts[th]);
+		w->tid = tids[th];
+		CHECK_EQ(ct_enc_record(&e, r), 0);
+		free(r);
+		t->kind_count[w->kind]++;
+		t->nev++;
+		if (t->nev % per_block == 0 && t->nev < nev)
+			finish_block(t, &e);
+	}
+	for (unsigned k = 0; k < CT_NKINDS; k++)
+		t->footer_drops[k] = below(4) ? 0 : rnd_u();
+	CHECK_EQ(ct_enc_footer(&e, t->footer_drops, 111, 222), 0);
+	finish_block(t, &e);
+	t->interned = e.st.n;
+	ct_enc_free(&e);
+}
+
+static void free_trace(struct trace *t)
+{
+	free(t->file.p);
+	free(t->ev);
+}
+
+/* The event read matches the one written. */
+static void check_event(const struct ct_event *ev, const struct want *w, size_t i)
+{
+	const struct ct_schema *s = ct_schema_of(w->kind);
+	if (ev->kind != w->kind || ev->tid != w->tid) {
+		fprintf(stderr, "event %zu: kind %u tid %lld, expected kind %u tid %lld\n", i, ev->kind,
+			(long long)ev->tid, w->kind, (long long)w->tid);
+		exit(1);
+	}
+	for (unsigned f = 0; f < s->nfields; f++) {
+		if (s->type[f] == CT_F_SID || s->type[f] == CT_F_STR) {
+			CHECK_MEM(ev->s[f], ev->sl[f], w->s[f], w->sl[f]);
+			/* Empty text is "no string" on disk. */
+			CHECK_EQ(ev->v[f] == CT_SREF_NONE, w->sl[f] == 0);
+		} else if (ev->v[f] != w->v[f]) {
+			fprintf(stderr, "event %zu (%s) field %s: %llu, expected %llu\n", i, s->name,
+				s->field[f], (unsigned long long)ev->v[f], (unsigned long long)w->v[f]);
+			exit(1);
+		}
+	}
+}
+
+/* Reads the file at `path`; returns how many events matched, failing on
+ * the first one that does not. */
+static size_t read_back(struct ct_file *f, const struct trace *t)
+{
+	struct ct_event ev;
+	size_t n = 0;
+	while (ct_file_next(f, &ev)) {
+		CHECK(n < t->nev);
+		check_event(&ev, &t->ev[n], n);
+		n++;
+	}
+	CHECK(ct_file_next(f, &ev) == 0); /* stays at the end */
+	return n;
+}
+
+static void test_round_trip(uint64_t seed, size_t nev, int nblocks, size_t strtab_max)
+{
+	rng_state = seed;
+	make_pool(1);
+	struct trace t;
+	make_trace(&t, nev, nblocks, strtab_max);
+	write_file(t.file.p, t.file.len);
+
+	struct ct_file f;
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	check_header(&f.h);
+	CHECK_EQ(f.h.major, CT_FORMAT_MAJOR);
+	CHECK_EQ(f.h.minor, CT_FORMAT_MINOR);
+	CHECK_EQ(read_back(&f, &t), t.nev);
+	CHECK_STR(ct_status_name(f.status), "clean");
+	CHECK_EQ(f.status, CT_CLEAN);
+	CHECK_EQ(f.nblocks, (uint64_t)t.nblocks);
+	CHECK(f.have_footer);
+	CHECK_EQ(f.rt_end, 111);
+	CHECK_EQ(f.mono_end, 222);
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		CHECK_EQ(f.events[k], t.kind_count[k]);
+		CHECK_EQ(f.f_events[k], t.kind_count[k]);
+		CHECK_EQ(f.f_drops[k], t.footer_drops[k]);
+		CHECK_EQ(f.drops[k], t.drops_items[k]);
+	}
+	/* Every string the encoder interned is stored once in the file. */
+	CHECK_EQ(f.nstr, t.interned);
+	CHECK(strtab_max == 0 || t.interned > NHANDLE / 2);
+	ct_file_close(&f);
+	free_trace(&t);
+}
+
+/* Nothing here is threaded and ThreadSanitizer makes file I/O slow: under
+ * it, every 7th cut and the cuts near the header's and blocks' ends. */
+#ifdef __SANITIZE_THREAD__
+#define LIGHT 1
+#else
+#define LIGHT 0
+#endif
+
+static int cut_wanted(const struct trace *t, size_t cut)
+{
+	if (!LIGHT || cut % 7 == 0 || cut + 2 >= t->file.len || cut - t->hdr_end + 2 <= 4)
+		return 1;
+	for (int b = 0; b < t->nblocks; b++)
+		if (cut - t->block_end[b] + 2 <= 4)
+			return 1;
+	return 0;
+}
+
+/* Cut at every byte: a prefix of whole blocks, then CT_TRUNCATED. */
+static void test_truncation(void)
+{
+	rng_state = 7;
+	make_pool(0);
+	struct trace t;
+	make_trace(&t, 240, 6, 2048);
+	CHECK(t.nblocks >= 6);
+	char err_seen[3] = {0};
+	for (size_t cut = 0; cut <= t.file.len; cut++) {
+		if (!cut_wanted(&t, cut))
+			continue;
+		write_file(t.file.p, cut);
+		struct ct_file f;
+		if (cut < t.hdr_end) {
+			CHECK_EQ(ct_file_open(&f, path), -1);
+			CHECK(strstr(f.err, path) != NULL);
+			if (cut < 8)
+				CHECK(strstr(f.err, "not a cuptrace file") != NULL);
+			else
+				CHECK(strstr(f.err, "truncated inside the header") != NULL);
+			err_seen[0] = 1;
+			continue;
+		}
+		CHECK_EQ(ct_file_open(&f, path), 0);
+		size_t n = read_back(&f, &t);
+		int whole = 0;
+		while (whole < t.nblocks && t.block_end[whole] <= cut)
+			whole++;
+		size_t expect = whole ? t.events_upto[whole - 1] : 0;
+		if (n != expect) {
+			fprintf(stderr, "cut at %zu: %zu events, expected %zu\n", cut, n, expect);
+			exit(1);
+		}
+		if (cut == t.file.len) {
+			CHECK_EQ(f.status, CT_CLEAN);
+			CHECK_STR(f.err, "");
+		} else {
+			CHECK_EQ(f.status, CT_TRUNCATED);
+			CHECK(strstr(f.err, "truncated") != NULL);
+			err_seen[1 + (whole && t.block_end[whole - 1] == cut)] = 1;
+		}
+		ct_file_close(&f);
+	}
+	/* Cuts inside the header, inside blocks and between blocks all ran. */
+	CHECK(err_seen[0] && err_seen[1] && err_seen[2]);
+	free_trace(&t);
+}
+
+/* A damaged byte inside a block: the blocks before it read, the damaged
+ * one stops the reader with CT_CORRUPT. */
+static void test_corruption(void)
+{
+	rng_state = 11;
+	make_pool(0);
+	struct trace t;
+	make_trace(&t, 400, 8, 4096);
+	uint8_t *copy = malloc(t.file.len);
+	for (int trial = 0; trial < (LIGHT ? 300 : 1500); trial++) {
+		memcpy(copy, t.file.p, t.file.len);
+		int b = (int)below((uint64_t)t.nblocks);
+		size_t start = b ? t.block_end[b - 1] : t.hdr_end;
+		size_t at;
+		if (trial % 10 == 0) {
+			/* The block header's magic or raw length. */
+			at = start + (below(2) ? below(4) : 8 + below(4));
+		} else {
+			at = start + 12 + below(t.block_end[b] - start - 12);
+		}
+		copy[at] ^= (uint8_t)(1 + below(255));
+		write_file(copy, t.file.len);
+		struct ct_file f;
+		CHECK_EQ(ct_file_open(&f, path), 0);
+		size_t n = read_back(&f, &t);
+		if (f.status != CT_CORRUPT || n != (b ? t.events_upto[b - 1] : 0)) {
+			fprintf(stderr, "byte %zu of block %d damaged: status %s, %zu events (%s)\n", at, b,
+				ct_status_name(f.status), n, f.err);
+			exit(1);
+		}
+		CHECK(strstr(f.err, "corrupt") != NULL);
+		ct_file_close(&f);
+	}
+	free(copy);
+	free_trace(&t);
+}
+
+/* ---- blocks that decompress fine but hold bad items */
+
+static size_t item(uint8_t *p, int n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	uint8_t *q = p;
+	for (int i = 0; i < n; i++)
+		q = ct_put_varint(q, va_arg(ap, uint64_t));
+	va_end(ap);
+	return (size_t)(q - p);
+}
+
+#define ITEM(...) (len += item(raw + len, PP_NARG(__VA_ARGS__), __VA_ARGS__))
+#define PP_NARG(...) (sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+
+static void expect_status(const uint8_t *raw, size_t len, enum ct_status status, const char *why,
+			  size_t events)
+{
+	struct buf b = {0};
+	start_file(&b);
+	put_block(&b, raw, len);
+	write_file(b.p, b.len);
+	free(b.p);
+	struct ct_file f;
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	struct ct_event ev;
+	size_t n = 0;
+	while (ct_file_next(&f, &ev))
+		n++;
+	if (f.status != status || !strstr(f.err, why) || n != events) {
+		fprintf(stderr, "expected %s (%s) after %zu events; got %s after %zu: %s\n",
+			ct_status_name(status), why, events, ct_status_name(f.status), n, f.err);
+		exit(1);
+	}
+	ct_file_close(&f);
+}
+
+static void expect_corrupt(const uint8_t *raw, size_t len, const char *why, size_t events)
+{
+	expect_status(raw, len, CT_CORRUPT, why, events);
+}
+
+static void test_bad_items(void)
+{
+	uint8_t raw[256];
+	size_t len;
+	/* A good event for reference: reset (kind 25) has one TS field. */
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_RESET, 4);
+	expect_status(raw, len, CT_TRUNCATED, "no footer", 1);
+	ITEM(CT_K_FOOTER, 0);
+	expect_status(raw, len, CT_CLEAN, "", 1);
+	len -= 2;
+	raw[len] = 0x80, len++;
+	expect_corrupt(raw, len, "item kind", 1);
+
+	len = 0, ITEM(CT_EV_RESET, 0);
+	expect_corrupt(raw, len, "outside a thread", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_LAST);
+	expect_corrupt(raw, len, "unknown event kind", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(15);
+	expect_corrupt(raw, len, "unknown event kind", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_NKINDS);
+	expect_corrupt(raw, len, "unknown event kind", 0);
+	/* A kind whose low 32 bits name a real kind. */
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM((1ull << 32) + CT_EV_RESET, 0);
+	expect_corrupt(raw, len, "unknown event kind", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(~0ull, 0);
+	expect_corrupt(raw, len, "unknown event kind", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_STEP, 0);
+	expect_corrupt(raw, len, "truncated event", 0);
+	len = 0, ITEM(CT_K_THREAD, 2);
+	expect_corrupt(raw, len, "thread item", 0);
+	len = 0, ITEM(CT_K_STR, 5, 'a', 'b');
+	expect_corrupt(raw, len, "string length", 0);
+	/* nvtx_pop: TS then a domain string ref. No strings defined yet. */
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST);
+	expect_corrupt(raw, len, "bad string reference", 0);
+	len = 0, ITEM(CT_K_STR, 1, 'x', CT_K_THREAD, 2, 100), ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST + 1);
+	expect_corrupt(raw, len, "bad string reference", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SREF_INLINE, 50, 'a');
+	expect_corrupt(raw, len, "bad string reference", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_K_DROPS, CT_NKINDS, 1);
+	expect_corrupt(raw, len, "drops item", 0);
+	len = 0, ITEM(CT_K_FOOTER, 3, CT_FT_DROPS, 2, CT_NKINDS);
+	expect_corrupt(raw, len, "footer", 0);
+	len = 0, ITEM(CT_K_FOOTER, 9, 1);
+	expect_corrupt(raw, len, "footer", 0);
+	len = 0, ITEM(CT_K_THREAD, 2, 100);
+	memset(raw + len, 0x80, 11), len += 11;
+	expect_corrupt(raw, len, "item kind", 0);
+
+	/* The string ids and inline strings that are right. */
+	len = 0, ITEM(CT_K_STR, 2, 'h', 'i', CT_K_STR, 0, CT_K_THREAD, 2, 100);
+	ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SID_FIRST + 1, 1);
+	ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SREF_INLINE, 3, 'x', 0, 'y', 0);
+	ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SID_FIRST, 0);
+	raw[len++] = 0xff; /* not a varint end */
+	expect_corrupt(raw, len, "item kind", 3);
+}
+
+/* ---- the header on its own */
+
+static void test_header_parse(void)
+{
+	uint8_t tlv[1024];
+	size_t n = header_fields(tlv);
+	struct ct_header h;
+	char err[128];
+	CHECK_EQ(ct_header_parse(&h, tlv, n, err, sizeof err), 0);
+	check_header(&h);
+	ct_header_free(&h);
+
+	/* Nothing: defaults, empty strings (never NULL). */
+	CHECK_EQ(ct_header_parse(&h, tlv, 0, err, sizeof err), 0);
+	CHECK_EQ(h.rank, -1);
+	CHECK_EQ(h.world_size, -1);
+	CHECK(h.host && h.version && h.cmdline && h.config && h.rank_source && h.job_id);
+	CHECK_STR(h.host, "");
+	ct_header_free(&h);
+
+	/* Every cut: whole fields parse, a cut inside a field is an error. */
+	size_t bounds[32], nb = 0;
+	for (const uint8_t *p = tlv, *end = tlv + n; p < end;) {
+		uint64_t tag, len;
+		CHECK_EQ(ct_get_varint(&p, end, &tag), 0);
+		CHECK_EQ(ct_get_varint(&p, end, &len), 0);
+		p += len;
+		bounds[nb++] = (size_t)(p - tlv);
+	}
+	for (size_t cut = 0; cut < n; cut++) {
+		int at_bound = cut == 0;
+		for (size_t i = 0; i < nb; i++)
+			at_bound |= bounds[i] == cut;
+		uint8_t *copy = malloc(cut + 1);
+		memcpy(copy, tlv, cut);
+		err[0] = 0;
+		int rc = ct_header_parse(&h, copy, cut, err, sizeof err);
+		CHECK_EQ(rc, at_bound ? 0 : -1);
+		if (rc)
+			CHECK(strstr(err, "damaged header") != NULL);
+		else
+			ct_header_free(&h);
+		free(copy);
+	}
+
+	/* A repeated field: the last one counts. */
+	uint8_t *p = tlv;
+	p = ct_tlv_str(p, CT_H_HOST, "a", 1);
+	p = ct_tlv_str(p, CT_H_HOST, "bb", 2);
+	p = ct_tlv_u(p, CT_H_RANK, ct_zigzag(3));
+	p = ct_tlv_u(p, CT_H_RANK, ct_zigzag(-7));
+	CHECK_EQ(ct_header_parse(&h, tlv, (size_t)(p - tlv), err, sizeof err), 0);
+	CHECK_STR(h.host, "bb");
+	CHECK_EQ(h.rank, -7);
+	ct_header_free(&h);
+
+	/* A number field that is not a number. */
+	p = tlv;
+	p = ct_tlv_str(p, CT_H_PID, "\x80\x80", 2);
+	CHECK_EQ(ct_header_parse(&h, tlv, (size_t)(p - tlv), err, sizeof err), -1);
+	CHECK(strstr(err, "damaged header field 3") != NULL);
+
+	/* Fields this version does not know, whatever they hold, are
+	 * skipped: a later minor version may add strings or empty values. */
+	for (unsigned tag = 15; tag < 200; tag += 7) {
+		p = tlv;
+		p = ct_tlv_str(p, tag, "", 0);
+		p = ct_tlv_str(p, tag, "\xff\xff", 2);
+		p = ct_tlv_u(p, CT_H_PID, 5);
+		CHECK_EQ(ct_header_parse(&h, tlv, (size_t)(p - tlv), err, sizeof err), 0);
+		CHECK_EQ(h.pid, 5);
+		ct_header_free(&h);
+	}
+}
+
+/* The file-level checks ct_file_open makes before any block. */
+static void test_open_errors(void)
+{
+	struct ct_file f;
+	CHECK_EQ(ct_file_open(&f, "/nonexistent/x.ctr"), -1);
+	CHECK(strstr(f.err, "/nonexistent/x.ctr") != NULL);
+
+	struct buf b = {0};
+	start_file(&b);
+	uint16_t major = CT_FORMAT_MAJOR + 1;
+	memcpy(b.p + 8, &major, 2);
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), -1);
+	CHECK(strstr(f.err, "format version") != NULL);
+
+	uint32_t hl = CT_HEADER_MAX + 1;
+	memcpy(b.p + 8, &(uint16_t){CT_FORMAT_MAJOR}, 2);
+	memcpy(b.p + 12, &hl, 4);
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), -1);
+	CHECK(strstr(f.err, "damaged header") != NULL);
+
+	/* A later minor version opens. */
+	free(b.p);
+	b = (struct buf){0};
+	start_file(&b);
+	memcpy(b.p + 10, &(uint16_t){CT_FORMAT_MINOR + 5}, 2);
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(f.h.minor, CT_FORMAT_MINOR + 5);
+	/* Header only: no blocks, no footer. */
+	struct ct_event ev;
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	CHECK_EQ(f.status, CT_TRUNCATED);
+	ct_file_close(&f);
+
+	/* An empty block is allowed; the footer must be the last item. */
+	put_block(&b, NULL, 0);
+	uint8_t raw[64];
+	size_t len = 0;
+	ITEM(CT_K_FOOTER, 0);
+	put_block(&b, raw, len);
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	CHECK_EQ(f.status, CT_CLEAN);
+	ct_file_close(&f);
+	/* Data after the footer's block: not a clean end. */
+	put(&b, "junk", 4);
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	CHECK(f.status == CT_TRUNCATED || f.status == CT_CORRUPT);
+	ct_file_close(&f);
+	free(b.p);
+}
+
+/* ct_enc_record refuses records that do not match their schema. */
+static void test_enc_rejects(void)
+{
+	struct ct_enc e;
+	CHECK_EQ(ct_enc_init(&e, 1024), 0);
+	ct_enc_thread(&e, 1);
+	uint64_t mem[16] = {0};
+	struct ct_rec *r = (struct ct_rec *)mem;
+	r->kind = CT_EV_STEP;
+	r->size = ct_rec_size(2, 0);
+	CHECK_EQ(ct_enc_record(&e, r), 0);
+	r->size = ct_rec_size(1, 0);
+	CHECK_EQ(ct_enc_record(&e, r), -1);
+	r->size = ct_rec_size(2, 0);
+	r->kind = CT_EV_LAST;
+	CHECK_EQ(ct_enc_record(&e, r), -1);
+	r->kind = 3;
+	CHECK_EQ(ct_enc_record(&e, r), -1);
+	/* thread_name: ts, tid, name (STR, 9 bytes claimed, 8 present), user */
+	r->kind = CT_EV_THREAD_NAME;
+	r->size = ct_rec_size(4, 8);
+	r->f[2] = 9;
+	CHECK_EQ(ct_enc_record(&e, r), -1);
+	r->f[2] = 8;
+	CHECK_EQ(ct_enc_record(&e, r), 0);
+	CHECK_EQ(e.events[CT_EV_STEP], 1);
+	CHECK_EQ(e.events[CT_EV_THREAD_NAME], 1);
+	/* Handles past the table's reach are refused. */
+	CHECK_EQ(ct_enc_handle(&e, 1u << 30, "x", 1), -1);
+	ct_enc_free(&e);
+}
+
+int main(void)
+{
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/t.ctr", dir);
+
+	test_header_parse();
+	test_open_errors();
+	test_enc_rejects();
+	test_bad_items();
+	/* Interning limits: tiny (most strings inline), none, roomy. */
+	test_round_trip(1, 20000, 20, 600);
+	test_round_trip(2, 3000, 3, 0);
+	test_round_trip(3, 5000, 1, 1 << 20);
+	test_truncation();
+	test_corruption();
+
+	unlink(path);
+	rmdir(dir);
+	for (int i = 0; i < NSTR; i++)
+		free(pool[i]);
+	for (int i = 0; i < NHANDLE; i++)
+		free(htext[i]);
+	return 0;
+}
