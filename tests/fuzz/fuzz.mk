@@ -20,7 +20,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_OUT := build/fuzz
 FUZZ_TARGETS := fuzz_file fuzz_header fuzz_items
 FUZZ_CORPUS := tests/fuzz/corpus
-FUZZ_DEC_SRC := libtrace/common/dec.c libtrace/common/schema.c
+SCHEMA_SRC := libtrace/common/schema.c libtrace/common/schema_cupti.c libtrace/common/schema_nccl.c
+FUZZ_DEC_SRC := libtrace/common/dec.c $(SCHEMA_SRC)
 FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/common/dec.h libtrace/common/varint.h \
 	include/cuptrace/format.h tests/fuzz/fuzz.mk
 FUZZ_CPPFLAGS := -std=gnu11 -Iinclude -Ilibtrace -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror
@@ -77,10 +78,10 @@ fuzz-merge: fuzz-build-lf
 	done
 
 $(FUZZ_OUT)/gen_corpus: tests/fuzz/gen_corpus.c libtrace/common/enc.c libtrace/common/strtab.c \
-		libtrace/common/schema.c libtrace/common/enc.h
+		$(SCHEMA_SRC) libtrace/common/enc.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(FUZZ_CPPFLAGS) $< libtrace/common/enc.c libtrace/common/strtab.c \
-		libtrace/common/schema.c -o $@ -lzstd
+		$(SCHEMA_SRC) -o $@ -lzstd
 
 fuzz-corpus: $(FUZZ_OUT)/gen_corpus
 	$(Q)mkdir -p $(FUZZ_CORPUS) && $< $(FUZZ_CORPUS)

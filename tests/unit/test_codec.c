@@ -179,8 +179,9 @@ static uint32_t pool_len[NSTR];
 #define NHANDLE 48
 static char *htext[NHANDLE];
 static uint32_t hlen[NHANDLE];
-/* Handles 1..29 are defined up front, 30..39 only when the encoder asks,
- * 40..47 never (they read back as empty). Handle 5 is the empty string. */
+/* Handles 1..29 are defined up front, 30..39 just before the first record
+ * that uses them (as the writer fetches pending definitions), 40..47 never
+ * (they read back as empty). Handle 5 is the empty string. */
 #define H_LAZY 30
 #define H_NEVER 40
 
@@ -212,11 +213,17 @@ static void make_pool(int long_strings)
 	}
 }
 
-static void need_handle(void *ctx, uint64_t h)
+/* Defines the lazy handles a record uses, the first time one is seen. */
+static void define_lazy(struct ct_enc *e, const struct ct_rec *r, int *defined)
 {
-	struct ct_enc *e = ctx;
-	if (h >= H_LAZY && h < H_NEVER)
-		CHECK_EQ(ct_enc_handle(e, h, htext[h], hlen[h]), 0);
+	const struct ct_schema *s = ct_schema_of(r->kind);
+	for (unsigned i = 0; i < s->nfields; i++) {
+		uint64_t h = r->f[i];
+		if (s->type[i] == CT_F_SID && h >= H_LAZY && h < H_NEVER && !defined[h]) {
+			CHECK_EQ(ct_enc_handle(e, h, htext[h], hlen[h]), 0);
+			defined[h] = 1;
+		}
+	}
 }
 
 static uint64_t next_ts(uint64_t last)
@@ -298,8 +305,7 @@ static void make_trace(struct trace *t, size_t nev, int nblocks, size_t strtab_m
 	t->ev = calloc(nev, sizeof *t->ev);
 	struct ct_enc e;
 	CHECK_EQ(ct_enc_init(&e, strtab_max), 0);
-	e.need_handle = need_handle;
-	e.ctx = &e;
+	int defined[NHANDLE] = {0};
 	for (uint64_t h = 1; h < H_LAZY; h++)
 		CHECK_EQ(ct_enc_handle(&e, h, htext[h], hlen[h]), 0);
 
@@ -326,6 +332,7 @@ static void make_trace(struct trace *t, size_t nev, int nblocks, size_t strtab_m
 		struct want *w = &t->ev[t->nev];
 		struct ct_rec *r = make_record(w, &last_ts[th]);
 		w->tid = tids[th];
+		define_lazy(&e, r, defined);
 		CHECK_EQ(ct_enc_record(&e, r), 0);
 		free(r);
 		t->kind_count[w->kind]++;
