@@ -71,6 +71,13 @@ out:
 	pthread_mutex_unlock(&D.lock);
 }
 
+void ct_defs_replay(void)
+{
+	pthread_mutex_lock(&D.lock);
+	D.drained = 0;
+	pthread_mutex_unlock(&D.lock);
+}
+
 int ct_defs_pending(void)
 {
 	return atomic_load_explicit(&D.published, memory_order_acquire) != D.drained;

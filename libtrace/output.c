@@ -54,7 +54,7 @@ int ct_output_open(char *path, size_t len)
 		.getenv = env,
 	};
 	if (ct_pattern_expand(ct.cfg.output, &v, path, len - 16)) {
-		ct_log_error("CUPTRACE_OUTPUT=%s: the expanded path is too long", ct.cfg.output);
+		ct_log_error("CUPTRACE_OUTPUT=%s: expands to a path that is too long", ct.cfg.output);
 		return -1;
 	}
 	if (make_dirs(path)) {

@@ -134,6 +134,8 @@ size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 		if (final) {
 			ct_pool_put(t->rhead);
 			t->rhead = -1;
+			/* so that a later drain cannot pick the chunk up again */
+			atomic_store_explicit(&t->first, -1, memory_order_relaxed);
 		}
 		return count;
 	}

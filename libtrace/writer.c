@@ -97,6 +97,16 @@ static int write_header(int fd)
 	return rc;
 }
 
+/* A block that never reaches the file takes its string definitions with
+ * it: start the string table over and queue every definition again, so
+ * later blocks never refer to strings the file does not hold. */
+static void discard_block(void)
+{
+	ct_enc_forget_strings(&W.enc);
+	ct_defs_replay();
+	ct_enc_new_block(&W.enc);
+}
+
 static void write_block(void)
 {
 	if (W.enc.len == 0)
@@ -122,7 +132,7 @@ static void write_block(void)
 		uint8_t *z = realloc(W.zbuf, bound);
 		if (!z) {
 			ct_once(zoom, CT_LOG_WARN, "out of memory compressing a block; events lost");
-			ct_enc_new_block(&W.enc);
+			discard_block();
 			return;
 		}
 		W.zbuf = z, W.zcap = bound;
@@ -130,14 +140,15 @@ static void write_block(void)
 	size_t z = ZSTD_compress2(W.cctx, W.zbuf + 12, W.zcap - 12, W.enc.buf, W.enc.len);
 	if (ZSTD_isError(z)) {
 		ct_once(zerr, CT_LOG_WARN, "compression failed (%s); events lost", ZSTD_getErrorName(z));
-	} else {
-		uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)W.enc.len};
-		memcpy(W.zbuf, h, 12);
-		if (write_all(W.fd, W.zbuf, z + 12)) {
-			ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
-			close(W.fd);
-			W.fd = -2;
-		}
+		discard_block();
+		return;
+	}
+	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)W.enc.len};
+	memcpy(W.zbuf, h, 12);
+	if (write_all(W.fd, W.zbuf, z + 12)) {
+		ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
+		close(W.fd);
+		W.fd = -2;
 	}
 	ct_enc_new_block(&W.enc);
 	W.last_write = ct_now();
@@ -205,12 +216,15 @@ static size_t cycle(void)
 	return n;
 }
 
+extern _Atomic uint64_t ct_truncated_strings; /* nvtx.c */
+
 static void write_footer(void)
 {
 	uint64_t rt, mono;
 	ct_clock_anchor(&rt, &mono);
 	if (W.enc.len == 0 && W.fd == -1)
 		return; /* nothing was ever recorded: no file */
+	W.enc.trunc_str = atomic_load_explicit(&ct_truncated_strings, memory_order_relaxed);
 	ct_enc_footer(&W.enc, W.drops, rt, mono);
 	write_block();
 }

@@ -371,7 +371,7 @@ size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 	static const char *lv[] = {"quiet", "warn", "info", "debug"};
 	int n = snprintf(buf, len,
 			 "CUPTRACE_OUTPUT=%s\nCUPTRACE_TRACE=%s\nCUPTRACE_CAPTURE=%s%s%s%s%s\n"
-			 "CUPTRACE_CAPTURE_REPEAT=%lu\nCUPTRACE_DELAY=%g\nCUPTRACE_DURATION=%g\n"
+			 "CUPTRACE_CAPTURE_REPEAT=%lu\nCUPTRACE_DELAY=%.9g\nCUPTRACE_DURATION=%.9g\n"
 			 "CUPTRACE_BUFFER_MB=%lu\nCUPTRACE_LOG=%s\n",
 			 c->output, src, cap[c->capture], c->capture == CT_CAPTURE_NVTX ? ":" : "",
 			 c->capture_name, c->capture_domain[0] ? "@" : "", c->capture_domain,
@@ -387,5 +387,17 @@ size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 				      c->steps.repeat);
 	if (c->step_range[0] && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_STEP_RANGE=%s\n", c->step_range);
+	if (!c->ranks.all && o < len) {
+		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_RANKS=%s", c->ranks.local ? "local:" : "");
+		for (int i = 0; i < c->ranks.n && o < len; i++) {
+			if (c->ranks.lo[i] == c->ranks.hi[i])
+				o += (size_t)snprintf(buf + o, len - o, "%s%ld", i ? "," : "", c->ranks.lo[i]);
+			else
+				o += (size_t)snprintf(buf + o, len - o, "%s%ld-%ld", i ? "," : "",
+						      c->ranks.lo[i], c->ranks.hi[i]);
+		}
+		if (o < len)
+			o += (size_t)snprintf(buf + o, len - o, "\n");
+	}
 	return o < len ? o : len;
 }

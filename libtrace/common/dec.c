@@ -272,8 +272,18 @@ static int corrupt(struct ct_file *f, const char *what)
 	return 0;
 }
 
-static int add_string(struct ct_file *f, const uint8_t *s, size_t n)
+/* Defines string id. Ids only grow; ids a writer skipped (a block it
+ * could not write) stay undefined, and referring to one is an error. */
+#define MAX_ID_GAP (1u << 16)
+
+static int add_string(struct ct_file *f, uint64_t id, const uint8_t *s, size_t n)
 {
+	if (id < CT_SID_FIRST + f->nstr || id - CT_SID_FIRST - f->nstr > MAX_ID_GAP)
+		return -1;
+	while (f->nstr < id - CT_SID_FIRST) {
+		if (add_string(f, CT_SID_FIRST + f->nstr, NULL, 0))
+			return -1;
+	}
 	if (f->nstr == f->strcap) {
 		size_t ncap = f->strcap ? f->strcap * 2 : 256;
 		char **ns = realloc(f->str, ncap * sizeof *ns);
@@ -286,8 +296,8 @@ static int add_string(struct ct_file *f, const uint8_t *s, size_t n)
 		f->slen = nl;
 		f->strcap = ncap;
 	}
-	char *c = dup_bytes(s, n);
-	if (!c)
+	char *c = NULL;
+	if (s && !(c = dup_bytes(s, n)))
 		return -1;
 	f->str[f->nstr] = c;
 	f->slen[f->nstr] = (uint32_t)n;
@@ -373,7 +383,7 @@ static int read_sref(struct ct_file *f, uint64_t ref, const char **s, uint32_t *
 		f->p += n;
 		return 0;
 	}
-	if (ref - CT_SID_FIRST >= f->nstr)
+	if (ref - CT_SID_FIRST >= f->nstr || !f->str[ref - CT_SID_FIRST])
 		return -1;
 	*s = f->str[ref - CT_SID_FIRST];
 	*len = f->slen[ref - CT_SID_FIRST];
@@ -396,10 +406,11 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		f->footer_last = 0;
 		switch (kind) {
 		case CT_K_STR:
-			if (ct_get_varint(&f->p, f->end, &a) || a > (uint64_t)(f->end - f->p))
+			if (ct_get_varint(&f->p, f->end, &b) || ct_get_varint(&f->p, f->end, &a) ||
+			    a > (uint64_t)(f->end - f->p))
 				return corrupt(f, "string length");
-			if (add_string(f, f->p, a))
-				return corrupt(f, "out of memory");
+			if (add_string(f, b, f->p, a))
+				return corrupt(f, "string id out of order");
 			f->p += a;
 			continue;
 		case CT_K_THREAD:

@@ -31,6 +31,19 @@ void ct_enc_new_block(struct ct_enc *e)
 	e->pending_thread = e->tid >= 0;
 }
 
+void ct_enc_forget_strings(struct ct_enc *e)
+{
+	size_t max = e->st.amax;
+	uint32_t next = e->st.next_sid;
+	ct_strtab_free(&e->st);
+	/* Ids keep counting up (STR items carry their id), so the ids of the
+	 * lost block are simply never defined in the file. */
+	if (ct_strtab_init(&e->st, max, next))
+		e->st.amax = 0;
+	if (e->hmap)
+		memset(e->hmap, 0, e->hcap * sizeof *e->hmap);
+}
+
 static int reserve(struct ct_enc *e, size_t more)
 {
 	if (e->len + more <= e->cap)
@@ -60,7 +73,7 @@ static uint64_t intern(struct ct_enc *e, const char *s, uint32_t len, int force)
 		return CT_SREF_NONE;
 	/* Room first: a string interned but never written would shift every
 	 * later string id of the file. */
-	if (reserve(e, (size_t)len + 12))
+	if (reserve(e, (size_t)len + 20))
 		return CT_SREF_INLINE;
 	int is_new;
 	uint32_t sid = ct_strtab_intern(&e->st, s, len, force, &is_new);
@@ -69,6 +82,7 @@ static uint64_t intern(struct ct_enc *e, const char *s, uint32_t len, int force)
 	if (is_new) {
 		uint8_t *p = e->buf + e->len;
 		p = ct_put_varint(p, CT_K_STR);
+		p = ct_put_varint(p, sid);
 		p = ct_put_varint(p, len);
 		memcpy(p, s, len);
 		e->len = (size_t)(p + len - e->buf);

@@ -29,6 +29,9 @@ void ct_enc_free(struct ct_enc *e);
 void ct_enc_new_block(struct ct_enc *e);
 /* Following records belong to thread tid. */
 void ct_enc_thread(struct ct_enc *e, int64_t tid);
+/* Forgets every string written so far (their block was lost): later
+ * strings are defined again, handles must be defined again. */
+void ct_enc_forget_strings(struct ct_enc *e);
 /* Defines string handle h (registered strings, domain names). */
 int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len);
 /* Encodes one record; -1 when it is malformed (skipped) or memory ran out. */

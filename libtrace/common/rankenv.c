@@ -32,7 +32,7 @@ static long num(const char *(*get)(const char *), const char *name)
 	errno = 0;
 	char *end;
 	long v = strtol(s, &end, 10);
-	/* Slurm writes SLURM_NTASKS_PER_NODE as "4(x2)"; the leading number is
+	/* Node counts may come as "4(x2)" (Slurm's per-node lists); the leading number is
 	 * what this node runs. */
 	if (errno || (*end && *end != '('))
 		return -1;

@@ -601,12 +601,18 @@ static void test_bad_items(void)
 	expect_corrupt(raw, len, "truncated event", 0);
 	len = 0, ITEM(CT_K_THREAD, 2);
 	expect_corrupt(raw, len, "thread item", 0);
-	len = 0, ITEM(CT_K_STR, 5, 'a', 'b');
+	len = 0, ITEM(CT_K_STR, CT_SID_FIRST, 5, 'a', 'b');
 	expect_corrupt(raw, len, "string length", 0);
 	/* nvtx_pop: TS then a domain string ref. No strings defined yet. */
 	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST);
 	expect_corrupt(raw, len, "bad string reference", 0);
-	len = 0, ITEM(CT_K_STR, 1, 'x', CT_K_THREAD, 2, 100), ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST + 1);
+	len = 0, ITEM(CT_K_STR, CT_SID_FIRST, 1, 'x', CT_K_THREAD, 2, 100), ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST + 1);
+	expect_corrupt(raw, len, "bad string reference", 0);
+	/* String ids only grow; a skipped id stays undefined. */
+	len = 0, ITEM(CT_K_STR, CT_SID_FIRST + 1, 1, 'x', CT_K_STR, CT_SID_FIRST, 1, 'y');
+	expect_corrupt(raw, len, "string id out of order", 0);
+	len = 0, ITEM(CT_K_STR, CT_SID_FIRST + 1, 1, 'x', CT_K_THREAD, 2, 100);
+	ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST);
 	expect_corrupt(raw, len, "bad string reference", 0);
 	len = 0, ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SREF_INLINE, 50, 'a');
 	expect_corrupt(raw, len, "bad string reference", 0);
@@ -621,7 +627,7 @@ static void test_bad_items(void)
 	expect_corrupt(raw, len, "item kind", 0);
 
 	/* The string ids and inline strings that are right. */
-	len = 0, ITEM(CT_K_STR, 2, 'h', 'i', CT_K_STR, 0, CT_K_THREAD, 2, 100);
+	len = 0, ITEM(CT_K_STR, CT_SID_FIRST, 2, 'h', 'i', CT_K_STR, CT_SID_FIRST + 1, 0, CT_K_THREAD, 2, 100);
 	ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SID_FIRST + 1, 1);
 	ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SREF_INLINE, 3, 'x', 0, 'y', 0);
 	ITEM(CT_EV_THREAD_NAME, 0, 7, CT_SID_FIRST, 0);
