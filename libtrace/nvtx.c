@@ -19,7 +19,7 @@
 #include <wchar.h>
 
 /* Messages longer than this are cut; they must fit one ring chunk. */
-#define MSG_MAX (128u << 10)
+#define MSG_MAX (96u << 10)
 
 static _Atomic uint64_t next_range_id = 1;
 _Atomic uint64_t ct_truncated_strings;

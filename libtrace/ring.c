@@ -56,6 +56,9 @@ int32_t ct_pool_get(void)
 	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->sealed, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->next, -1, memory_order_relaxed);
+	uint32_t g = atomic_load_explicit(&c->gen, memory_order_relaxed) + 1;
+	atomic_store_explicit(&c->gen, g, memory_order_relaxed);
+	atomic_store_explicit(&c->consumed, (uint64_t)g << 32, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&ct_pool.nfree, 1, memory_order_relaxed);
 	return idx;
 }
@@ -73,13 +76,31 @@ void ct_pool_put(int32_t idx)
 	atomic_fetch_add_explicit(&ct_pool.nfree, 1, memory_order_relaxed);
 }
 
+/* The pool is empty: reuse the current chunk if the writer has read all of
+ * it. The new generation is published before `used` goes back to 0, so a
+ * writer that sees the new `used` also sees the new generation. */
+static uint8_t *restart_chunk(struct ct_thread *t)
+{
+	if (t->cur < 0)
+		return NULL;
+	struct ct_chunk *c = &ct_pool.meta[t->cur];
+	uint64_t want = (uint64_t)t->cur_gen << 32 | t->pos;
+	if (atomic_load_explicit(&c->consumed, memory_order_acquire) != want)
+		return NULL;
+	t->cur_gen++;
+	atomic_store_explicit(&c->gen, t->cur_gen, memory_order_relaxed);
+	atomic_store_explicit(&c->used, 0, memory_order_release);
+	t->pos = 0;
+	return t->base;
+}
+
 uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
 {
 	if (size > CT_REC_MAX || !ct_pool.mem || t->tid < 0)
 		return NULL;
 	int32_t n = ct_pool_get();
 	if (n < 0)
-		return NULL;
+		return restart_chunk(t);
 	if (t->cur >= 0) {
 		struct ct_chunk *c = &ct_pool.meta[t->cur];
 		atomic_store_explicit(&c->next, n, memory_order_relaxed);
@@ -90,6 +111,7 @@ uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
 		atomic_store_explicit(&t->first, n, memory_order_release);
 	}
 	t->cur = n;
+	t->cur_gen = atomic_load_explicit(&ct_pool.meta[n].gen, memory_order_relaxed);
 	t->base = ct_chunk_data(n);
 	t->pos = 0;
 	return t->base;
@@ -106,13 +128,24 @@ size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 	if (t->rhead < 0) {
 		t->rhead = atomic_load_explicit(&t->first, memory_order_acquire);
 		t->rpos = 0;
+		t->rgen = UINT32_MAX;
 		if (t->rhead < 0)
 			return 0;
 	}
 	for (;;) {
 		struct ct_chunk *c = &ct_pool.meta[t->rhead];
 		int sealed = atomic_load_explicit(&c->sealed, memory_order_acquire);
+		/* gen, used, gen again: a producer restarting the chunk between
+		 * the two reads makes us come back next time. */
+		uint32_t g1 = atomic_load_explicit(&c->gen, memory_order_acquire);
 		uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+		uint32_t g2 = atomic_load_explicit(&c->gen, memory_order_acquire);
+		if (g1 != g2)
+			return count;
+		if (g1 != t->rgen) {
+			t->rgen = g1;
+			t->rpos = 0;
+		}
 		const uint8_t *data = ct_chunk_data(t->rhead);
 		while (t->rpos + 8 <= used) {
 			const struct ct_rec *r = (const struct ct_rec *)(data + t->rpos);
@@ -122,11 +155,13 @@ size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 			t->rpos += r->size;
 			count++;
 		}
+		atomic_store_explicit(&c->consumed, (uint64_t)g1 << 32 | t->rpos, memory_order_release);
 		if (sealed) {
 			int32_t next = atomic_load_explicit(&c->next, memory_order_relaxed);
 			ct_pool_put(t->rhead);
 			t->rhead = next;
 			t->rpos = 0;
+			t->rgen = UINT32_MAX;
 			if (next < 0 || (!final && --budget == 0))
 				return count;
 			continue;

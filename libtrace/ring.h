@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CT_CHUNK_SIZE (256u << 10)
+#define CT_CHUNK_SIZE (128u << 10)
 #define CT_REC_MAX (CT_CHUNK_SIZE - 64)
 
 struct ct_chunk {
@@ -24,7 +24,14 @@ struct ct_chunk {
 	_Atomic uint32_t sealed; /* the producer moved on to `next` */
 	_Atomic int32_t next;	 /* next chunk of the same thread, -1 none */
 	_Atomic uint32_t free_next;
-	char pad[48]; /* one cache line each: producers of different threads */
+	/* A producer that finds the pool empty may start its current chunk
+	 * over once the writer has read all of it: `gen` counts such restarts
+	 * (and never goes back, across owners), `consumed` is what the writer
+	 * has read, as gen << 32 | bytes. Without this, threads that each hold
+	 * one full chunk could starve the pool for good. */
+	_Atomic uint32_t gen;
+	_Atomic uint64_t consumed;
+	char pad[32]; /* one cache line each: producers of different threads */
 };
 
 struct ct_pool {
@@ -56,6 +63,7 @@ struct ct_thread {
 	uint8_t *base; /* data of the current chunk */
 	uint32_t pos;
 	int32_t cur; /* current chunk, -1 none */
+	uint32_t cur_gen;
 	uint32_t epoch;
 	int32_t depth;	    /* NVTX push depth, all domains together */
 	int32_t drop_depth; /* > 0: a push at depth drop_depth - 1 was dropped */
@@ -65,6 +73,7 @@ struct ct_thread {
 	/* Consumer side: only the writer thread touches these. */
 	int32_t rhead;
 	uint32_t rpos;
+	uint32_t rgen; /* generation of rhead that rpos counts in */
 	uint64_t drops_reported[CT_NKINDS];
 
 	_Atomic int32_t first; /* first chunk, published once for the writer */

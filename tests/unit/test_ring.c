@@ -311,6 +311,54 @@ static void test_final_drain(void)
 	CHECK_EQ(c.n, 3 + big);
 }
 
+/* As many recording threads as chunks: every thread holds one chunk and
+ * none is free to seal a full one with. Once the writer has read a
+ * thread's chunk, the thread starts it over instead of dropping for good;
+ * nothing is lost or read twice. */
+static void test_restart_when_pool_empty(void)
+{
+	enum { N = 4, ROUNDS = 5 };
+	pool_setup(N);
+	struct ct_thread t[N];
+	struct counter c = {0};
+	uint64_t sent = 0, sum = 0, w = 1;
+	for (int i = 0; i < N; i++) {
+		thread_setup(&t[i], 10 + i);
+		put_rec(&t[i], w, 64);
+		sent++, sum += w++;
+	}
+	CHECK_EQ(atomic_load(&ct_pool.nfree), 0);
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int i = 0; i < N; i++) {
+			/* fill the chunk to the brim */
+			uint8_t *p;
+			while ((p = ct_reserve(&t[i], 4096)) && t[i].pos + 4096 <= CT_CHUNK_SIZE) {
+				fill((struct ct_rec *)p, w, 4096);
+				ct_commit(&t[i], 4096);
+				sent++, sum += w++;
+			}
+			/* Full and not read yet: this one must be dropped. */
+			CHECK(t[i].pos + 4096 > CT_CHUNK_SIZE);
+			CHECK(ct_reserve(&t[i], 4096) == NULL);
+		}
+		for (int i = 0; i < N; i++)
+			ct_drain(&t[i], count_rec, &c, 0);
+		CHECK_EQ(c.n, sent);
+		CHECK_EQ(c.sum, sum);
+		/* Read: each thread may start its chunk over. */
+		for (int i = 0; i < N; i++) {
+			put_rec(&t[i], w, 64);
+			sent++, sum += w++;
+		}
+		CHECK_EQ(atomic_load(&ct_pool.nfree), 0);
+	}
+	for (int i = 0; i < N; i++)
+		ct_drain(&t[i], count_rec, &c, 1);
+	CHECK_EQ(c.n, sent);
+	CHECK_EQ(c.sum, sum);
+	CHECK_EQ(atomic_load(&ct_pool.nfree), N);
+}
+
 /* A producer that keeps ahead of the consumer must not keep ct_drain from
  * returning: the writer has other threads to serve, blocks to write and
  * memory to keep bounded. Here the consumer's callback plays a producer
@@ -513,6 +561,7 @@ int main(void)
 	test_pool_threads();
 	test_reserve_limits();
 	test_final_drain();
+	test_restart_when_pool_empty();
 	test_drain_bounded();
 	test_one_producer();
 	test_drops();
