@@ -1,0 +1,12 @@
+#!/bin/sh
+# Runs every benchmark driver (make bench). Usage: sh bench/run.sh [NAME...]
+# with NAME among: hotpath size convert memory writer.
+set -e
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-/usr/bin/python3}
+names=${*:-hotpath size convert memory writer}
+model=$(lscpu | sed -n 's/^Model name: *//p')
+echo "machine: $model, $(nproc) cores, $(uname -sr); BENCH_RUNS=${BENCH_RUNS:-5}"
+for n in $names; do
+	$PY bench/$n.py
+done
