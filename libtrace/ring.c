@@ -97,7 +97,15 @@ uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
 
 size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 {
+	size_t bytes;
+	return ct_drain_max(t, fn, ctx, final, SIZE_MAX, &bytes);
+}
+
+size_t ct_drain_max(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final, size_t max_bytes,
+		    size_t *bytes)
+{
 	size_t count = 0;
+	*bytes = 0;
 	if (t->rhead < 0) {
 		t->rhead = atomic_load_explicit(&t->first, memory_order_acquire);
 		t->rpos = 0;
@@ -115,7 +123,10 @@ size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 				break; /* cannot happen; stop rather than read garbage */
 			fn(ctx, r);
 			t->rpos += r->size;
+			*bytes += r->size;
 			count++;
+			if (*bytes >= max_bytes)
+				return count;
 		}
 		if (sealed) {
 			int32_t next = atomic_load_explicit(&c->next, memory_order_relaxed);
