@@ -3,10 +3,13 @@
  * Untraced when run plainly (the loader finds no injection and every call
  * is a no-op); traced under LD_PRELOAD=libcuptrace.so. Prints key=value:
  *   clock_ns    one clock_gettime(CLOCK_MONOTONIC), measured in this run
- *   pair_ns     one push+pop pair on one thread (median over rounds)
- *   pair_cpu_ns the same in the thread's own CPU time: equal for one and
- *               two threads when the threads do not slow each other down
+ *   pair_cpu_ns one push+pop pair on one thread, in the thread's CPU time
+ *               (median over rounds); equal for one and two threads when
+ *               recording threads do not slow each other down
+ *   pair_ns     the same in wall time (counts waits for a core)
  *   events_s    push and pop events per second, all threads (median)
+ *   writer_pct  CPU of the tracer's writer thread during the rounds, in %
+ *               of one core (median; absent untraced)
  * A warm-up round runs first so that the loader is initialised and the
  * ring chunks have been touched once, as in a long-running program. */
 #include "bench_common.h"
@@ -27,16 +30,6 @@ static long pairs;
 static pthread_barrier_t start_bar, end_bar;
 static double thread_ns[MAX_THREADS], thread_cpu[MAX_THREADS];
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Times one thread's share of a round. */
-static void timed_pairs(long id);
-
 static void run_pairs(long n)
 {
 	for (long i = 0; i < n; i++) {
@@ -45,15 +38,9 @@ static void run_pairs(long n)
 	}
 }
 
-static void *worker(void *arg)
-{
-	long id = (long)arg;
-	timed_pairs(id);
-	return NULL;
-}
-
 static uint64_t round_t0;
 
+/* One thread's share of a round; thread 0 also starts the round clock. */
 static void timed_pairs(long id)
 {
 	pthread_barrier_wait(&start_bar);
@@ -64,6 +51,13 @@ static void timed_pairs(long id)
 	thread_cpu[id] = (double)(cpu_ns() - c0);
 	thread_ns[id] = (double)(now_ns() - t0);
 	pthread_barrier_wait(&end_bar);
+}
+
+static void *worker(void *arg)
+{
+	long id = (long)arg;
+	timed_pairs(id);
+	return NULL;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -109,9 +103,12 @@ int main(int argc, char **argv)
 	round_once(nthreads, th);
 	usleep(300000);
 
-	double pair_ns[MAX_ROUNDS], pair_cpu[MAX_ROUNDS], ev_s[MAX_ROUNDS];
+	double pair_ns[MAX_ROUNDS], pair_cpu[MAX_ROUNDS], ev_s[MAX_ROUNDS], wpct[MAX_ROUNDS];
+	int wtid = writer_tid();
 	for (int r = 0; r < rounds; r++) {
+		uint64_t w0 = wtid > 0 ? thread_cpu_ns(wtid) : 0;
 		double wall = round_once(nthreads, th);
+		wpct[r] = wtid > 0 ? 100.0 * (double)(thread_cpu_ns(wtid) - w0) / wall : 0;
 		double sum = 0, csum = 0;
 		for (int i = 0; i < nthreads; i++)
 			sum += thread_ns[i], csum += thread_cpu[i];
@@ -123,5 +120,7 @@ int main(int argc, char **argv)
 	printf("threads=%d\npairs=%ld\nrounds=%d\n", nthreads, pairs, rounds);
 	printf("clock_ns=%.2f\npair_ns=%.2f\npair_cpu_ns=%.2f\nevents_s=%.0f\n", clk,
 	       median(pair_ns, rounds), median(pair_cpu, rounds), median(ev_s, rounds));
+	if (wtid > 0)
+		printf("writer_pct=%.1f\n", median(wpct, rounds));
 	return 0;
 }

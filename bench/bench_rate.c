@@ -8,47 +8,12 @@
  * or writer=none when no writer thread exists (untraced run). */
 #include "bench_common.h"
 
-#include <dirent.h>
 #include <nvtx3/nvToolsExt.h>
-#include <string.h>
 
 static const char *const names[8] = {
 	"forward", "backward", "optimizer_step", "loss",
 	"data_loader", "allreduce_grads", "layers.3.attention", "layers.3.mlp",
 };
-
-static int writer_tid(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int tid = -1;
-	while (d && tid < 0 && (e = readdir(d))) {
-		char path[300], comm[64] = "";
-		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (f && fgets(comm, sizeof comm, f) && !strncmp(comm, "cuptrace-write", 14))
-			tid = atoi(e->d_name);
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return tid;
-}
-
-/* ns of CPU the thread has used. */
-static uint64_t thread_cpu_ns(int tid)
-{
-	char path[64];
-	unsigned long long ns = 0;
-	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", tid);
-	FILE *f = fopen(path, "r");
-	if (!f || fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	if (f)
-		fclose(f);
-	return ns;
-}
 
 /* Pairs at the given rate for ns nanoseconds; returns events emitted. */
 static long paced(double events_s, uint64_t ns)

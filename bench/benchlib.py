@@ -45,12 +45,13 @@ class Usage:
         self.cpu_s = float(user) + float(sys_s)
 
 
-def run(cmd, env=None):
-    """Runs cmd under peak_rss. Returns (key=value dict of its stdout, Usage)."""
+def run(cmd, env=None, stdout=subprocess.PIPE):
+    """Runs cmd under peak_rss. Returns (key=value dict of its stdout, Usage).
+    stdout=subprocess.DEVNULL discards the output instead."""
     fd, path = tempfile.mkstemp(prefix="cuptrace-bench-rss-")
     os.close(fd)
     try:
-        p = subprocess.run([prog("peak_rss"), path] + cmd, capture_output=True,
+        p = subprocess.run([prog("peak_rss"), path] + cmd, stdout=stdout, stderr=subprocess.PIPE,
                            env=env if env is not None else plain_env())
         if p.returncode:
             sys.exit("bench: %s failed with status %d\n%s" %
@@ -60,7 +61,7 @@ def run(cmd, env=None):
     finally:
         os.unlink(path)
     vals = {}
-    for line in p.stdout.decode().splitlines():
+    for line in (p.stdout or b"").decode().splitlines():
         k, _, v = line.partition("=")
         try:
             vals[k] = float(v)
@@ -92,7 +93,7 @@ def spread(xs):
 def report(bench, what, value, target, ok, note=""):
     """One figure: name, measured value, target, PASS/MISS (or INFO)."""
     verdict = "INFO" if ok is None else ("PASS" if ok else "MISS")
-    line = "%-9s %-44s %-30s target %-16s %s" % (bench, what, value, target, verdict)
+    line = "%-8s %-47s %-28s target %-15s %s" % (bench, what, value, target, verdict)
     if note:
         line += "  (%s)" % note
     print(line, flush=True)

@@ -7,6 +7,10 @@ PY=${PYTHON:-/usr/bin/python3}
 names=${*:-hotpath size convert memory writer}
 model=$(lscpu | sed -n 's/^Model name: *//p')
 echo "machine: $model, $(nproc) cores, $(uname -sr); BENCH_RUNS=${BENCH_RUNS:-5}"
+# Other load on the machine (other users, a shared VM) moves the figures:
+# the load average is printed before and after.
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in $names; do
 	$PY bench/$n.py
 done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
