@@ -1,0 +1,24 @@
+# Benchmarks (bench/): `make bench` builds the programs and runs every
+# driver; figures are printed one per line with target and PASS/MISS.
+# BENCH_RUNS=N sets the runs per figure (default 5); results are recorded
+# by hand in bench/RESULTS.md.
+
+BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+BENCH_PROGS := $(patsubst bench/%.c,build/bench/%,$(wildcard bench/bench_*.c))
+
+build/bench/%: bench/%.c bench/bench_common.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(BENCH_CFLAGS) $< -o $@ -pthread -ldl
+
+build/bench/peak_rss: bench/peak_rss.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(BENCH_CFLAGS) $< -o $@
+
+bench-progs: $(BENCH_PROGS) build/bench/peak_rss
+
+bench: all bench-progs
+	$(Q)sh bench/run.sh
+
+.PHONY: bench bench-progs

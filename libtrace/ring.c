@@ -119,7 +119,15 @@ uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
 
 size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 {
+	size_t bytes;
+	return ct_drain_max(t, fn, ctx, final, SIZE_MAX, &bytes);
+}
+
+size_t ct_drain_max(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final, size_t max_bytes,
+		    size_t *bytes)
+{
 	size_t count = 0;
+	*bytes = 0;
 	/* A producer that stays ahead would keep a live thread's drain going
 	 * forever (the writer could not write blocks, bound its buffer or serve
 	 * other threads): take at most a pool's worth of chunks per call. An
@@ -147,15 +155,23 @@ size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final)
 			t->rpos = 0;
 		}
 		const uint8_t *data = ct_chunk_data(t->rhead);
+		int full = 0;
 		while (t->rpos + 8 <= used) {
 			const struct ct_rec *r = (const struct ct_rec *)(data + t->rpos);
 			if (r->size < 8 || t->rpos + r->size > used)
 				break; /* cannot happen; stop rather than read garbage */
 			fn(ctx, r);
 			t->rpos += r->size;
+			*bytes += r->size;
 			count++;
+			if (*bytes >= max_bytes) {
+				full = 1;
+				break;
+			}
 		}
 		atomic_store_explicit(&c->consumed, (uint64_t)g1 << 32 | t->rpos, memory_order_release);
+		if (full)
+			return count;
 		if (sealed) {
 			int32_t next = atomic_load_explicit(&c->next, memory_order_relaxed);
 			ct_pool_put(t->rhead);

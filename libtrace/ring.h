@@ -110,5 +110,12 @@ static inline void ct_count_drop(struct ct_thread *t, unsigned kind)
  * thread exited), the current chunk is given back too. */
 typedef void (*ct_rec_fn)(void *ctx, const struct ct_rec *r);
 size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final);
+/* The same, but stops once it has handed over max_bytes of records (it
+ * may go over by one record), so that the caller can write a block in
+ * between: a thread that records faster than the writer drains would
+ * otherwise keep one drain going, and the block growing, without end.
+ * Drained everything when it returns less than max_bytes in *bytes. */
+size_t ct_drain_max(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final, size_t max_bytes,
+		    size_t *bytes);
 
 #endif

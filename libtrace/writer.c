@@ -21,6 +21,11 @@
 #include <zstd.h>
 
 #define BLOCK_TARGET (1u << 20)
+/* Ring bytes drained between checks of the block size. Encoded records
+ * are smaller than ring records (strings become references), so a block
+ * stays near BLOCK_TARGET and far below CT_BLOCK_RAW_MAX, which readers
+ * reject beyond. */
+#define DRAIN_STEP (1u << 20)
 #define FLUSH_NS 500000000ull /* a block reaches the disk at least this often */
 #define TICK_MS 50
 #define STRTAB_MAX (4u << 20)
@@ -199,7 +204,16 @@ static size_t cycle(void)
 		if (st != CT_T_ACTIVE && st != CT_T_EXITED)
 			continue;
 		ct_enc_thread(&W.enc, t->tid);
-		n += ct_drain(t, on_record, NULL, st == CT_T_EXITED);
+		/* At most one pool's worth per thread and cycle: a thread that
+		 * records faster than we encode must not keep us from the other
+		 * threads, from flush requests or from exiting. */
+		size_t got, taken = 0, budget = (size_t)ct_pool.nchunks * CT_CHUNK_SIZE;
+		do {
+			n += ct_drain_max(t, on_record, NULL, st == CT_T_EXITED, DRAIN_STEP, &got);
+			taken += got;
+			if (W.enc.len >= BLOCK_TARGET)
+				write_block();
+		} while (got >= DRAIN_STEP && taken < budget);
 		for (unsigned k = 0; k < CT_NKINDS; k++) {
 			uint64_t d = atomic_load_explicit(&t->drops[k], memory_order_relaxed);
 			if (d != t->drops_reported[k]) {
@@ -208,7 +222,9 @@ static size_t cycle(void)
 				ct_enc_drops(&W.enc, k, d);
 			}
 		}
-		if (st == CT_T_EXITED)
+		/* An exited thread's slot is reused only once its last chunk is
+		 * back in the pool. */
+		if (st == CT_T_EXITED && t->rhead < 0)
 			atomic_store_explicit(&t->state, CT_T_FREE, memory_order_release);
 		if (W.enc.len >= BLOCK_TARGET)
 			write_block();
