@@ -29,7 +29,7 @@
 #define FLUSH_NS 500000000ull /* a block reaches the disk at least this often */
 #define TICK_MS 50
 #define STRTAB_MAX (4u << 20)
-#define ZSTD_LEVEL 3
+#define ZSTD_LEVEL 6
 
 static struct {
 	pthread_mutex_t start_lock;
@@ -132,7 +132,14 @@ static void write_block(void)
 		ct_enc_new_block(&W.enc);
 		return;
 	}
-	size_t bound = ZSTD_compressBound(W.enc.len) + 12;
+	size_t raw_len;
+	const uint8_t *raw = ct_enc_block(&W.enc, &raw_len);
+	if (!raw) {
+		ct_once(boom, CT_LOG_WARN, "out of memory assembling a block; events lost");
+		discard_block();
+		return;
+	}
+	size_t bound = ZSTD_compressBound(raw_len) + 12;
 	if (bound > W.zcap) {
 		uint8_t *z = realloc(W.zbuf, bound);
 		if (!z) {
@@ -142,13 +149,13 @@ static void write_block(void)
 		}
 		W.zbuf = z, W.zcap = bound;
 	}
-	size_t z = ZSTD_compress2(W.cctx, W.zbuf + 12, W.zcap - 12, W.enc.buf, W.enc.len);
+	size_t z = ZSTD_compress2(W.cctx, W.zbuf + 12, W.zcap - 12, raw, raw_len);
 	if (ZSTD_isError(z)) {
 		ct_once(zerr, CT_LOG_WARN, "compression failed (%s); events lost", ZSTD_getErrorName(z));
 		discard_block();
 		return;
 	}
-	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)W.enc.len};
+	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)raw_len};
 	memcpy(W.zbuf, h, 12);
 	if (write_all(W.fd, W.zbuf, z + 12)) {
 		ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
@@ -211,7 +218,7 @@ static size_t cycle(void)
 		do {
 			n += ct_drain_max(t, on_record, NULL, st == CT_T_EXITED, DRAIN_STEP, &got);
 			taken += got;
-			if (W.enc.len >= BLOCK_TARGET)
+			if (ct_enc_size(&W.enc) >= BLOCK_TARGET)
 				write_block();
 		} while (got >= DRAIN_STEP && taken < budget);
 		for (unsigned k = 0; k < CT_NKINDS; k++) {
@@ -226,7 +233,7 @@ static size_t cycle(void)
 		 * back in the pool. */
 		if (st == CT_T_EXITED && t->rhead < 0)
 			atomic_store_explicit(&t->state, CT_T_FREE, memory_order_release);
-		if (W.enc.len >= BLOCK_TARGET)
+		if (ct_enc_size(&W.enc) >= BLOCK_TARGET)
 			write_block();
 	}
 	return n;

@@ -51,6 +51,14 @@ enum ct_kind {
 	CT_K_THREAD = 2, /* varint tid, varint base ts: following events belong to tid */
 	CT_K_FOOTER = 3, /* TLV fields, see ct_ftag; last item of the file */
 	CT_K_DROPS = 4,	 /* varint kind, varint cumulative count for the current thread */
+	/* First item of a block, when present: varint n, then four byte planes
+	 * of n bytes each (bits 0-7 of n 32-bit values, then 8-15, 16-23,
+	 * 24-31). The TS and DUR fields of the block's events take these values
+	 * in order instead of inline varints; 0xffffffff means "the value
+	 * follows inline as a varint". Timestamps carry most of a trace's
+	 * entropy: apart from the rest and split by byte, zstd codes each byte
+	 * plane close to its entropy. */
+	CT_K_TSPLANES = 5,
 
 	/* Each source owns a range of kinds (schema_<source>.c): NVTX and
 	 * control 16-47, CUPTI 48-79, NCCL 80-111. */

@@ -261,7 +261,40 @@ static int load_block(struct ct_file *f)
 	f->end = f->raw + rlen;
 	f->tid = -1;
 	f->footer_last = 0;
+	f->tsp = NULL;
+	f->nts = f->ti = 0;
+	const uint8_t *q = f->p;
+	uint64_t kind, nts;
+	if (!ct_get_varint(&q, f->end, &kind) && kind == CT_K_TSPLANES) {
+		if (ct_get_varint(&q, f->end, &nts) || nts > (uint64_t)(f->end - q) / 4) {
+			f->status = CT_CORRUPT;
+			seterr(f->err, sizeof f->err, "%s: corrupt timestamp planes in block %llu",
+			       f->path, (unsigned long long)f->nblocks);
+			return 0;
+		}
+		f->tsp = q;
+		f->nts = nts;
+		f->p = q + 4 * nts;
+	}
 	return 1;
+}
+
+/* The next TS or DUR value: from the planes, or inline. */
+static int get_ts(struct ct_file *f, uint64_t *v)
+{
+	if (!f->tsp)
+		return ct_get_varint(&f->p, f->end, v);
+	if (f->ti >= f->nts)
+		return -1;
+	size_t i = f->ti++, n = f->nts;
+	const uint8_t *t = f->tsp;
+	uint32_t x = (uint32_t)t[i] | (uint32_t)t[n + i] << 8 | (uint32_t)t[2 * n + i] << 16 |
+		     (uint32_t)t[3 * n + i] << 24;
+	if (x != 0xffffffffu) {
+		*v = x;
+		return 0;
+	}
+	return ct_get_varint(&f->p, f->end, v);
 }
 
 static int corrupt(struct ct_file *f, const char *what)
@@ -450,9 +483,10 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		uint64_t prev_ts = 0;
 		for (unsigned i = 0; i < s->nfields; i++) {
 			uint64_t v;
-			if (ct_get_varint(&f->p, f->end, &v))
+			unsigned ty = s->type[i];
+			if (ty == CT_F_TS || ty == CT_F_DUR ? get_ts(f, &v) : ct_get_varint(&f->p, f->end, &v))
 				return corrupt(f, "truncated event");
-			switch (s->type[i]) {
+			switch (ty) {
 			case CT_F_TS:
 				f->last_ts += (uint64_t)ct_unzigzag(v);
 				ev->v[i] = prev_ts = f->last_ts;

@@ -50,6 +50,8 @@ struct ct_file {
 	uint8_t *zbuf, *raw;
 	size_t zcap, rawcap;
 	const uint8_t *p, *end;
+	const uint8_t *tsp; /* TS planes of the block, or NULL: TS values inline */
+	size_t nts, ti;
 	uint64_t offset; /* file offset of the next block */
 	uint64_t nblocks, bytes;
 	int64_t tid;

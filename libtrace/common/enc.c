@@ -20,6 +20,8 @@ int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 void ct_enc_free(struct ct_enc *e)
 {
 	free(e->buf);
+	free(e->ts);
+	free(e->blk);
 	free(e->hmap);
 	ct_strtab_free(&e->st);
 	memset(e, 0, sizeof *e);
@@ -28,6 +30,7 @@ void ct_enc_free(struct ct_enc *e)
 void ct_enc_new_block(struct ct_enc *e)
 {
 	e->len = 0;
+	e->nts = 0;
 	e->pending_thread = e->tid >= 0;
 }
 
@@ -64,6 +67,41 @@ void ct_enc_thread(struct ct_enc *e, int64_t tid)
 		e->tid = tid;
 		e->pending_thread = 1;
 	}
+}
+
+/* A TS or DUR value into the planes; values that do not fit 32 bits go
+ * inline after the escape. Returns the new end of the item stream. */
+static uint8_t *put_ts(struct ct_enc *e, uint8_t *p, uint64_t v)
+{
+	e->ts[e->nts++] = v < 0xffffffffu ? (uint32_t)v : 0xffffffffu;
+	if (v >= 0xffffffffu)
+		p = ct_put_varint(p, v);
+	return p;
+}
+
+const uint8_t *ct_enc_block(struct ct_enc *e, size_t *len)
+{
+	if (!e->nts) {
+		*len = e->len;
+		return e->buf;
+	}
+	size_t need = 20 + 4 * e->nts + e->len;
+	if (need > e->blkcap) {
+		uint8_t *b = realloc(e->blk, need);
+		if (!b)
+			return NULL;
+		e->blk = b, e->blkcap = need;
+	}
+	uint8_t *p = ct_put_varint(ct_put_varint(e->blk, CT_K_TSPLANES), e->nts);
+	for (unsigned plane = 0; plane < 4; plane++) {
+		unsigned shift = 8 * plane;
+		for (size_t i = 0; i < e->nts; i++)
+			p[i] = (uint8_t)(e->ts[i] >> shift);
+		p += e->nts;
+	}
+	memcpy(p, e->buf, e->len);
+	*len = (size_t)(p + e->len - e->blk);
+	return e->blk;
 }
 
 /* Interns s; emits a STR item when it is new. Returns the string ref. */
@@ -140,6 +178,13 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 	}
 	if (reserve(e, 32 + (size_t)s->nfields * 10 + inline_bytes))
 		return -1;
+	if (e->nts + s->nfields > e->tscap) {
+		size_t ncap = e->tscap ? e->tscap * 2 : 65536;
+		uint32_t *t = realloc(e->ts, ncap * sizeof *t);
+		if (!t)
+			return -1;
+		e->ts = t, e->tscap = ncap;
+	}
 	uint8_t *p = e->buf + e->len;
 	if (e->pending_thread) {
 		p = ct_put_varint(p, CT_K_THREAD);
@@ -155,11 +200,11 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 		uint64_t v = r->f[i];
 		switch (s->type[i]) {
 		case CT_F_TS:
-			p = ct_put_varint(p, ct_zigzag((int64_t)(v - e->last_ts)));
+			p = put_ts(e, p, ct_zigzag((int64_t)(v - e->last_ts)));
 			e->last_ts = prev_ts = v;
 			break;
 		case CT_F_DUR:
-			p = ct_put_varint(p, ct_zigzag((int64_t)(v - prev_ts)));
+			p = put_ts(e, p, ct_zigzag((int64_t)(v - prev_ts)));
 			break;
 		case CT_F_U:
 			p = ct_put_varint(p, v);

@@ -11,8 +11,12 @@
 #include <stdint.h>
 
 struct ct_enc {
-	uint8_t *buf;
+	uint8_t *buf; /* items of the block being built (TS values apart) */
 	size_t len, cap;
+	uint32_t *ts; /* TS and DUR values of the block, see CT_K_TSPLANES */
+	size_t nts, tscap;
+	uint8_t *blk; /* the assembled block (ct_enc_block) */
+	size_t blkcap;
 	struct ct_strtab st;
 	uint32_t *hmap; /* string handle -> string id */
 	size_t hcap;
@@ -27,6 +31,14 @@ int ct_enc_init(struct ct_enc *e, size_t strtab_max);
 void ct_enc_free(struct ct_enc *e);
 /* Starts a new block: the item stream is empty, the string table stays. */
 void ct_enc_new_block(struct ct_enc *e);
+/* Raw size of the block so far. */
+static inline size_t ct_enc_size(const struct ct_enc *e)
+{
+	return e->len + 4 * e->nts;
+}
+/* The block's raw bytes as they go into the zstd frame: the TS planes item
+ * (when there are TS values), then the items. NULL on allocation failure. */
+const uint8_t *ct_enc_block(struct ct_enc *e, size_t *len);
 /* Following records belong to thread tid. */
 void ct_enc_thread(struct ct_enc *e, int64_t tid);
 /* Forgets every string written so far (their block was lost): later

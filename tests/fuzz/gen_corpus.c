@@ -97,17 +97,21 @@ static void end_block(struct trace *t)
 		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
 	}
 	uint8_t z[1 << 16];
-	size_t zn = ZSTD_compress2(cctx, z, sizeof z, t->e.buf, t->e.len);
+	size_t rn;
+	const uint8_t *raw = ct_enc_block(&t->e, &rn);
+	if (!raw)
+		abort();
+	size_t zn = ZSTD_compress2(cctx, z, sizeof z, raw, rn);
 	if (ZSTD_isError(zn))
 		abort();
-	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)zn, (uint32_t)t->e.len};
+	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)zn, (uint32_t)rn};
 	put(t, h, 12);
 	put(t, z, zn);
 	t->block_end[t->nblocks++] = t->len;
 	if (t->ilen)
 		memcpy(t->items + t->ilen, "BLK\n", 4), t->ilen += 4;
-	memcpy(t->items + t->ilen, t->e.buf, t->e.len);
-	t->ilen += t->e.len;
+	memcpy(t->items + t->ilen, raw, rn);
+	t->ilen += rn;
 	ct_enc_new_block(&t->e);
 }
 

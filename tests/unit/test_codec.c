@@ -290,7 +290,10 @@ static struct ct_rec *make_record(struct want *w, uint64_t *ts)
 static void finish_block(struct trace *t, struct ct_enc *e)
 {
 	CHECK(t->nblocks < MAXB);
-	put_block(&t->file, e->buf, e->len);
+	size_t n;
+	const uint8_t *raw = ct_enc_block(e, &n);
+	CHECK(raw != NULL);
+	put_block(&t->file, raw, n);
 	t->block_end[t->nblocks] = t->file.len;
 	t->events_upto[t->nblocks] = t->nev;
 	t->nblocks++;
@@ -492,7 +495,10 @@ static void test_truncation(void)
 }
 
 /* A damaged byte inside a block: the blocks before it read, the damaged
- * one stops the reader with CT_CORRUPT. */
+ * one stops the reader with CT_CORRUPT. A few bytes of a zstd frame do not
+ * change what it decodes to (its window size, for one): those flips must
+ * read back every event intact (read_back checks each one), and must stay
+ * rare. */
 static void test_corruption(void)
 {
 	rng_state = 11;
@@ -500,7 +506,8 @@ static void test_corruption(void)
 	struct trace t;
 	make_trace(&t, 400, 8, 4096);
 	uint8_t *copy = malloc(t.file.len);
-	for (int trial = 0; trial < (LIGHT ? 300 : 1500); trial++) {
+	int harmless = 0, trials = LIGHT ? 300 : 1500;
+	for (int trial = 0; trial < trials; trial++) {
 		memcpy(copy, t.file.p, t.file.len);
 		int b = (int)below((uint64_t)t.nblocks);
 		size_t start = b ? t.block_end[b - 1] : t.hdr_end;
@@ -516,6 +523,11 @@ static void test_corruption(void)
 		struct ct_file f;
 		CHECK_EQ(ct_file_open(&f, path), 0);
 		size_t n = read_back(&f, &t);
+		if (f.status == CT_CLEAN && n == t.nev && trial % 10) {
+			harmless++;
+			ct_file_close(&f);
+			continue;
+		}
 		if (f.status != CT_CORRUPT || n != (b ? t.events_upto[b - 1] : 0)) {
 			fprintf(stderr, "byte %zu of block %d damaged: status %s, %zu events (%s)\n", at, b,
 				ct_status_name(f.status), n, f.err);
@@ -524,6 +536,7 @@ static void test_corruption(void)
 		CHECK(strstr(f.err, "corrupt") != NULL);
 		ct_file_close(&f);
 	}
+	CHECK(harmless * 50 < trials);
 	free(copy);
 	free_trace(&t);
 }
