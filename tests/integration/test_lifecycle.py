@@ -2,6 +2,7 @@
 thread, threads that come and go. The library must flush what it can and
 never change the program's exit status, output or signal handling."""
 import os
+import re
 import signal
 import subprocess
 import time
@@ -136,3 +137,20 @@ def test_exit_from_another_thread(tmp_path):
     assert n.count("exiter") == 10
     [waits] = [e for e in doc["traceEvents"] if e.get("name") == "main waits"]
     assert waits["args"]["unfinished"] is True
+
+
+def test_flood_with_a_large_buffer_keeps_blocks_small_and_the_file_clean(tmp_path):
+    # Threads that record faster than the writer encodes: the writer must
+    # still cut blocks near 1 MB (readers refuse blocks over 16 MB) and
+    # finish the file cleanly; what did not fit is counted as dropped.
+    p = subprocess.run([str(PROGS / "flood"), "2", "1.5"],
+                       env=traced_env(tmp_path / "o", CUPTRACE_BUFFER_MB="512"),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == ""
+    [f] = ctr_files(tmp_path / "o")
+    out = tool("info", f).stdout
+    assert "status:      clean" in out, out
+    blocks, raw = map(int, re.search(r"blocks:\s+(\d+) \((\d+) bytes decoded\)", out).groups())
+    assert blocks >= 2 and raw / blocks < 2.5e6, out
+    events = int(re.search(r"events:\s+(\d+)", out).group(1))
+    assert events > 1_000_000
