@@ -62,6 +62,26 @@ static void process_meta(struct out *o, const struct tfile *t, int first)
 	out_lit(o, "}}");
 }
 
+/* {"kind": count, ...} of a file's dropped events. */
+static void drops_object(struct out *o, const struct ct_file *f)
+{
+	int first = 1;
+	out_ch(o, '{');
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		const struct ct_schema *s = ct_schema_of(k);
+		if (!f->drops[k] || !s)
+			continue;
+		if (!first)
+			out_lit(o, ", ");
+		first = 0;
+		out_ch(o, '"');
+		out_str(o, s->name);
+		out_lit(o, "\": ");
+		out_u64(o, f->drops[k]);
+	}
+	out_ch(o, '}');
+}
+
 /* Drops are shown in the trace itself, as one instant at the file's end. */
 static void drops_event(struct chrome *c, uint64_t last_ts)
 {
@@ -78,21 +98,9 @@ static void drops_event(struct chrome *c, uint64_t last_ts)
 	out_ch(o, '"');
 	chrome_pid_tid(c, c->t->pid, (int64_t)f->h.pid);
 	chrome_ts(c, last_ts);
-	out_lit(o, ",\"args\":{");
-	int first = 1;
-	for (unsigned k = 0; k < CT_NKINDS; k++) {
-		const struct ct_schema *s = ct_schema_of(k);
-		if (!f->drops[k] || !s)
-			continue;
-		if (!first)
-			out_ch(o, ',');
-		first = 0;
-		out_ch(o, '"');
-		out_str(o, s->name);
-		out_lit(o, "\":");
-		out_u64(o, f->drops[k]);
-	}
-	out_lit(o, "}}");
+	out_lit(o, ",\"args\":");
+	drops_object(o, f);
+	out_ch(o, '}');
 }
 
 int chrome_file(struct chrome *c, struct tfile *t)
@@ -160,21 +168,9 @@ static void file_summary(struct out *o, const struct tfile *t)
 	out_u64(o, t->f.h.mono_anchor);
 	out_lit(o, "}, \"status\": \"");
 	out_str(o, ct_status_name(t->f.status));
-	out_lit(o, "\", \"dropped\": {");
-	int first = 1;
-	for (unsigned k = 0; k < CT_NKINDS; k++) {
-		const struct ct_schema *s = ct_schema_of(k);
-		if (!t->f.drops[k] || !s)
-			continue;
-		if (!first)
-			out_lit(o, ", ");
-		first = 0;
-		out_ch(o, '"');
-		out_str(o, s->name);
-		out_lit(o, "\": ");
-		out_u64(o, t->f.drops[k]);
-	}
-	out_lit(o, "}}");
+	out_lit(o, "\", \"dropped\": ");
+	drops_object(o, &t->f);
+	out_ch(o, '}');
 }
 
 void chrome_tail(struct out *o, struct inputs *in, const struct tfile *only)

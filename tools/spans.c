@@ -199,22 +199,29 @@ static struct sref category_name(struct spans *sp, uint64_t domain, uint64_t cat
 	return none;
 }
 
+/* A span from a frame's attributes, ending at end (never before it began). */
+static void span_of(struct spans *sp, struct span *s, enum span_kind kind, const struct frame *f,
+		    int64_t tid, uint64_t end)
+{
+	memset(s, 0, sizeof *s);
+	s->kind = kind;
+	s->tid = s->end_tid = tid;
+	s->ts = f->ts;
+	s->end = end < f->ts ? f->ts : end;
+	s->name = f->name;
+	s->domain = f->domain;
+	s->category = f->category;
+	s->category_name = category_name(sp, f->domain.sid, f->category);
+	s->color = f->color;
+	s->ptype = f->ptype;
+	s->payload = f->payload;
+}
+
 static void emit_range(struct spans *sp, struct tstate *t, struct frame *f, uint64_t end,
 		       int depth, int unfinished)
 {
 	struct span s;
-	memset(&s, 0, sizeof s);
-	s.kind = SP_RANGE;
-	s.tid = s.end_tid = t->tid;
-	s.ts = f->ts;
-	s.end = end < f->ts ? f->ts : end;
-	s.name = f->name;
-	s.domain = f->domain;
-	s.category = f->category;
-	s.category_name = category_name(sp, f->domain.sid, f->category);
-	s.color = f->color;
-	s.ptype = f->ptype;
-	s.payload = f->payload;
+	span_of(sp, &s, SP_RANGE, f, t->tid, end);
 	s.depth = depth;
 	s.unfinished = unfinished;
 	sp->fn(sp->ctx, &s);
@@ -254,19 +261,8 @@ static void emit_async(struct spans *sp, const struct frame *fr, uint64_t id, in
 		       uint64_t end, int64_t end_tid, int unfinished)
 {
 	struct span s;
-	memset(&s, 0, sizeof s);
-	s.kind = SP_ASYNC;
-	s.tid = tid;
+	span_of(sp, &s, SP_ASYNC, fr, tid, end);
 	s.end_tid = end_tid;
-	s.ts = fr->ts;
-	s.end = end < fr->ts ? fr->ts : end;
-	s.name = fr->name;
-	s.domain = fr->domain;
-	s.category = fr->category;
-	s.category_name = category_name(sp, fr->domain.sid, fr->category);
-	s.color = fr->color;
-	s.ptype = fr->ptype;
-	s.payload = fr->payload;
 	s.id = id;
 	s.unfinished = unfinished;
 	sp->fn(sp->ctx, &s);
@@ -386,18 +382,9 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 		break;
 	case CT_EV_NVTX_MARK: {
 		struct frame f;
+		f.ts = ts;
 		read_frame(&f, ev, 1);
-		memset(&s, 0, sizeof s);
-		s.kind = SP_MARK;
-		s.tid = s.end_tid = ev->tid;
-		s.ts = s.end = ts;
-		s.name = f.name;
-		s.domain = f.domain;
-		s.category = f.category;
-		s.category_name = category_name(sp, f.domain.sid, f.category);
-		s.color = f.color;
-		s.ptype = f.ptype;
-		s.payload = f.payload;
+		span_of(sp, &s, SP_MARK, &f, ev->tid, ts);
 		sp->fn(sp->ctx, &s);
 		break;
 	}
