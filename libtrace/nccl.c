@@ -311,8 +311,10 @@ static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnode
 	r->f[7] = len;
 	if (len)
 		memcpy(&r->f[8], name, len);
-	struct ct_thread *t = ct_self();
-	ct_defs_add_record(t ? t->tid : 0, r);
+	/* Filed under the process, not the calling thread: defining a
+	 * communicator must not make a process that records nothing write
+	 * a file. */
+	ct_defs_add_record(ct.pid, r);
 	free(r);
 }
 
@@ -369,7 +371,7 @@ static int finalize(void *ctx)
 	struct nctx *c = ctx;
 	if (!c || !ct.active)
 		return 0;
-	struct ct_thread *t = ct_self();
+	struct ct_thread *t = recorder();
 	struct ct_rec *r;
 	uint64_t *f;
 	if (t && (f = begin(t, CT_EV_NCCL_FINI, 2, &r))) {

@@ -332,6 +332,7 @@ struct task {
 	uint64_t size; /* nccl-tests size, for the GPU duration */
 	uint64_t gpu_start, gpu_end;
 	int step;
+	long seq; /* -1 for send/recv */
 	uint64_t api_t0, api_t1;
 };
 
@@ -380,11 +381,11 @@ static void write_op(const struct task *t, int group_size)
 	      "\"comm_name\": \"%s\", \"nranks\": %d, \"func\": \"%s\", \"count\": %zu, "
 	      "\"datatype\": \"%s\", \"root\": %d, \"size\": %llu, \"step\": %d, "
 	      "\"channels\": %d, \"gpu_start\": %llu, \"gpu_end\": %llu, "
-	      "\"api_start\": %llu, \"api_end\": %llu, \"group_size\": %d}",
+	      "\"api_start\": %llu, \"api_end\": %llu, \"group_size\": %d, \"seq\": %ld}",
 	      t->c->rank, world_rank, (unsigned long long)t->c->hash, t->c->name, t->c->nranks,
 	      fname[t->func], t->count, tname[t->dtype], t->root, (unsigned long long)t->size,
 	      t->step, t->nch, (unsigned long long)t->gpu_start, (unsigned long long)t->gpu_end,
-	      (unsigned long long)t->api_t0, (unsigned long long)t->api_t1, group_size);
+	      (unsigned long long)t->api_t0, (unsigned long long)t->api_t1, group_size, t->seq);
 }
 
 static void run_plan(struct plan *p)
@@ -613,6 +614,7 @@ static void launch_plans(void)
 			struct task *t = &p->t[i];
 			int is_p2p = t->func == F_SEND || t->func == F_RECV;
 			descr_v5 d = {0};
+			t->seq = -1;
 			if (!is_p2p) {
 				/* collTaskAppend: AllGather and Broadcast become bytes */
 				size_t cnt = t->count;
@@ -639,7 +641,7 @@ static void launch_plans(void)
 					d.coll.proto = proto_s[t->count % 3];
 					start(c->ctx, &t->handle, &d);
 				}
-				c->seq[t->func]++;
+				t->seq = (long)c->seq[t->func]++;
 			} else if (loaded() && (t->mask & (ncclProfileP2p | ncclProfileProxyOp |
 							   ncclProfileProxyStep |
 							   ncclProfileKernelCh |
