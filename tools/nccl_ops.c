@@ -29,6 +29,7 @@ struct node {
 	int64_t root, rank;
 	unsigned nch, nwarps, members, gch;
 	uint64_t gmin, gmax; /* task: GPU timer span; channel: its start */
+	unsigned fmask;	     /* launch: operations of its plan (func_bit) */
 	int has_kernel;	     /* launch: the NCCL kernel that ran it */
 	struct nccl_kernel kernel;
 };
@@ -223,11 +224,11 @@ static struct node *get(struct nccl_ops *e, uint64_t id)
 	x->tasks = x->sib = -1;
 	x->rank = x->root = -1;
 	x->gmin = UINT64_MAX;
-	if (++e->live > e->nbucket * 2)
-		rehash(e);
 	int32_t *b = &e->bucket[hash64(id) & (e->nbucket - 1)];
 	x->next = *b;
 	*b = i;
+	if (++e->live > e->nbucket * 2)
+		rehash(e);
 	return &e->n[i];
 }
 
@@ -545,6 +546,44 @@ static int cmp_kern(const void *a, const void *b)
 	return x->k.ts < y->k.ts ? -1 : x->k.ts > y->k.ts;
 }
 
+/* NCCL kernels are named after what they run (ncclDevKernel_AllGather_..)
+ * or not (..._Generic_.., SendRecv for all point-to-point). A kernel that
+ * names another operation than its plan's is not the plan's. */
+static unsigned func_bit(const char *s, size_t n)
+{
+	static const char *const f[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+					"Reduce",    "Send",	  "Recv",	   "SendRecv"};
+	static const unsigned bit[] = {1, 2, 4, 8, 16, 32, 32, 32};
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+		if (strlen(f[i]) == n && !memcmp(f[i], s, n))
+			return bit[i];
+	return 0;
+}
+
+static unsigned kernel_bit(const char *name)
+{
+	const char *p = strstr(name, "Kernel_");
+	if (!p)
+		return 0;
+	p += 7;
+	size_t n = strcspn(p, "_(<");
+	return func_bit(p, n);
+}
+
+static void plan_masks(struct nccl_ops *e)
+{
+	for (size_t i = 0; i < e->nn; i++) {
+		struct node *g = &e->n[i];
+		if (!g->id || g->tasks < 0)
+			continue;
+		struct node *l = find(e, g->link);
+		if (!l || l->kind != CT_EV_NCCL_LAUNCH)
+			continue;
+		for (int32_t t = g->tasks; t >= 0; t = e->n[t].sib)
+			l->fmask |= func_bit(e->n[t].func, strlen(e->n[t].func));
+	}
+}
+
 static struct smap *stream_of_ptr(struct nccl_ops *e, uint64_t ptr)
 {
 	for (size_t i = 0; i < e->nsm; i++)
@@ -570,6 +609,7 @@ static void match_kernels(struct nccl_ops *e, uint64_t limit)
 	if (!e->nkern)
 		return;
 	qsort(e->kern, e->nkern, sizeof *e->kern, cmp_kern);
+	plan_masks(e);
 	size_t nl = 0;
 	struct node **l = NULL;
 	for (size_t i = 0; i < e->nn; i++) {
@@ -594,7 +634,8 @@ static void match_kernels(struct nccl_ops *e, uint64_t limit)
 		size_t k;
 		for (k = lo; k < e->nkern; k++) {
 			struct kern *kk = &e->kern[k];
-			if (kk->used)
+			unsigned kb = kernel_bit(kk->k.name);
+			if (kk->used || (kb && x->fmask && !(kb & x->fmask)))
 				continue;
 			if (m ? kk->k.device == m->device && kk->k.stream == m->stream
 			      : !stream_taken(e, kk->k.device, kk->k.stream))
