@@ -6,12 +6,10 @@
 #include <string.h>
 
 #define NSLOT 256 /* power of two; NCCL has a few dozen such strings */
-#define KEEP 32
 
 struct slot {
 	_Atomic(const char *) p; /* published last */
 	uint64_t h;
-	char text[KEEP];
 };
 
 static struct slot tab[NSLOT];
@@ -23,19 +21,13 @@ static unsigned hash_ptr(const char *p)
 	return (unsigned)((v >> 3) ^ (v >> 11)) & (NSLOT - 1);
 }
 
-/* Texts longer than KEEP - 1 bytes are told apart by their beginning. */
-static int same(const struct slot *e, const char *s)
-{
-	return strncmp(e->text, s, KEEP - 1) == 0;
-}
-
 static uint64_t insert(const char *s, unsigned start)
 {
 	uint64_t h = 0;
 	pthread_mutex_lock(&lock);
 	for (unsigned n = 0, i = start; n < NSLOT; n++, i = (i + 1) & (NSLOT - 1)) {
 		const char *p = atomic_load_explicit(&tab[i].p, memory_order_acquire);
-		if (p == s && same(&tab[i], s)) { /* another thread was first */
+		if (p == s) { /* another thread was first */
 			h = tab[i].h;
 			break;
 		}
@@ -46,8 +38,6 @@ static uint64_t insert(const char *s, unsigned start)
 		if (!h)
 			break;
 		tab[i].h = h;
-		memcpy(tab[i].text, s, len < KEEP - 1 ? len : KEEP - 1);
-		tab[i].text[len < KEEP - 1 ? len : KEEP - 1] = 0;
 		atomic_store_explicit(&tab[i].p, s, memory_order_release);
 		break;
 	}
@@ -64,7 +54,7 @@ uint64_t ct_nccl_str(const char *s)
 		const char *p = atomic_load_explicit(&tab[i].p, memory_order_acquire);
 		if (!p)
 			break;
-		if (p == s && same(&tab[i], s))
+		if (p == s)
 			return tab[i].h;
 	}
 	return insert(s, start);

@@ -1,7 +1,8 @@
 /* String handles for the names NCCL passes by pointer (function,
- * datatype, algorithm, protocol). NCCL hands out pointers to its own
- * constant strings, so a handle is found by pointer in a small lock-free
- * table; the text is compared too, in case a pointer is ever reused. */
+ * datatype, algorithm, protocol). These come from NCCL's *ToString()
+ * functions, which return string literals: a pointer always names the
+ * same text, so a handle is found by pointer alone in a small lock-free
+ * table, and the text is read only the first time. */
 #ifndef CT_NCCL_STR_H
 #define CT_NCCL_STR_H
 
