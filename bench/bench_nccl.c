@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define N 20000
-#define RUNS 25
+#define N        20000
+#define RUNS     25
 #define LIMIT_NS 100.0
 
 static uint64_t now(void)
@@ -38,20 +38,27 @@ static int empty_start(void *c, void **h, struct np_descr *d)
 }
 static int (*volatile empty)(void *, void **, struct np_descr *) = empty_start;
 
-enum { B_EMPTY, B_CLOCK, B_COLL_API, B_API_STOP, B_LAUNCH, B_GROUP, B_COLL, B_P2P, B_KCH,
-       B_KCH_STATE, B_TASK_STOP, B_N };
+enum {
+	B_EMPTY,
+	B_CLOCK,
+	B_COLL_API,
+	B_API_STOP,
+	B_LAUNCH,
+	B_GROUP,
+	B_COLL,
+	B_P2P,
+	B_KCH,
+	B_KCH_STATE,
+	B_TASK_STOP,
+	B_N
+};
 static const char *const names[B_N] = {
-	"(empty call, for scale)",
-	"(clock_gettime, for scale)",
-	"startEvent CollApi",
-	"stopEvent CollApi",
-	"startEvent KernelLaunch",
-	"startEvent Group",
-	"startEvent Coll",
-	"startEvent P2p",
-	"startEvent KernelCh",
-	"recordEventState KernelChStop",
-	"stopEvent Coll",
+    "(empty call, for scale)", "(clock_gettime, for scale)",
+    "startEvent CollApi",      "stopEvent CollApi",
+    "startEvent KernelLaunch", "startEvent Group",
+    "startEvent Coll",         "startEvent P2p",
+    "startEvent KernelCh",     "recordEventState KernelChStop",
+    "stopEvent Coll",
 };
 
 static double run(int which)
@@ -162,7 +169,8 @@ int main(int argc, char **argv)
 		usleep(20000);
 	}
 	printf("NCCL profiler callbacks, ns per call on the calling thread "
-	       "(best of %d runs of %d calls)\n\n", RUNS, N);
+	       "(best of %d runs of %d calls)\n\n",
+	       RUNS, N);
 	int over = 0;
 	for (int b = 0; b < B_N; b++) {
 		double best = 1e18;

@@ -26,12 +26,21 @@
  * (sequence number, algorithm, protocol, channels) and the kernel-channel
  * timers (GPU time). Proxy and network events are left off: they are many
  * and say nothing the reports use. */
-#define MASK_V5                                                                                \
-	(NP_GROUP_API | NP_COLL_API | NP_P2P_API | NP_KERNEL_LAUNCH | NP_GROUP | NP_COLL |     \
+#define MASK_V5                                                                                    \
+	(NP_GROUP_API | NP_COLL_API | NP_P2P_API | NP_KERNEL_LAUNCH | NP_GROUP | NP_COLL |         \
 	 NP_P2P | NP_KERNEL_CH)
 #define MASK_V4 (NP_GROUP | NP_COLL | NP_P2P | NP_KERNEL_CH)
 
-enum { HC_GROUP_API = 1, HC_COLL_API, HC_P2P_API, HC_LAUNCH, HC_GROUP, HC_COLL, HC_P2P, HC_KERNEL_CH };
+enum {
+	HC_GROUP_API = 1,
+	HC_COLL_API,
+	HC_P2P_API,
+	HC_LAUNCH,
+	HC_GROUP,
+	HC_COLL,
+	HC_P2P,
+	HC_KERNEL_CH
+};
 
 /* Launches waiting for their plan's Group event, per communicator. NCCL
  * handles one communicator's plans in order, launch first, so the oldest
@@ -113,8 +122,7 @@ static inline void commit(struct ct_thread *t, struct ct_rec *r)
 
 /* One startEvent; type is the event's bit, v4 when called through the
  * version 4 table (no API events, the Group is the task's parent). */
-static int start_event(struct nctx *c, void **out, const struct np_descr *d, uint64_t type,
-		       int v4)
+static int start_event(struct nctx *c, void **out, const struct np_descr *d, uint64_t type, int v4)
 {
 	if (!out)
 		return 0;
@@ -291,7 +299,7 @@ static void pin_library(void)
 /* The communicator's definition goes through the definitions queue: the
  * proxy thread's events name it too and must find it first in the file. */
 static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnodes, int nranks,
-			int rank, unsigned abi)
+                        int rank, unsigned abi)
 {
 	size_t len = name ? strnlen(name, 4096) : 0;
 	uint32_t size = ct_rec_size(8, (uint32_t)len);
@@ -319,7 +327,7 @@ static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnode
 }
 
 static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, int nnodes,
-		       int nranks, int rank, unsigned abi)
+                       int nranks, int rank, unsigned abi)
 {
 	ct_init();
 	if (ctx)
@@ -347,20 +355,20 @@ static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, i
 	if (mask)
 		*mask = want;
 	*ctx = c;
-	ct_debug("NCCL communicator %s (rank %d of %d) attached, profiler ABI v%u", name ? name : "",
-		 rank, nranks, abi);
+	ct_debug("NCCL communicator %s (rank %d of %d) attached, profiler ABI v%u",
+	         name ? name : "", rank, nranks, abi);
 	return 0;
 }
 
 static int init_v5(void **ctx, uint64_t comm_id, int *mask, const char *name, int nnodes,
-		   int nranks, int rank, np_logfn log)
+                   int nranks, int rank, np_logfn log)
 {
 	(void)log;
 	return init_common(ctx, mask, comm_id, name, nnodes, nranks, rank, 5);
 }
 
 static int init_v4(void **ctx, int *mask, const char *name, uint64_t hash, int nnodes, int nranks,
-		   int rank, np_logfn log)
+                   int rank, np_logfn log)
 {
 	(void)log;
 	return init_common(ctx, mask, hash, name, nnodes, nranks, rank, 4);
@@ -381,9 +389,9 @@ static int finalize(void *ctx)
 	return 0;
 }
 
-CT_API const struct np_v5 ncclProfiler_v6 = {"cuptrace", init_v5, start_v5, stop_event,
-					     record_state, finalize};
-CT_API const struct np_v5 ncclProfiler_v5 = {"cuptrace", init_v5, start_v5, stop_event,
-					     record_state, finalize};
-CT_API const struct np_v4 ncclProfiler_v4 = {"cuptrace", init_v4, start_v4, stop_event,
-					     record_state, finalize};
+CT_API const struct np_v5 ncclProfiler_v6 = {"cuptrace", init_v5,      start_v5,
+                                             stop_event, record_state, finalize};
+CT_API const struct np_v5 ncclProfiler_v5 = {"cuptrace", init_v5,      start_v5,
+                                             stop_event, record_state, finalize};
+CT_API const struct np_v4 ncclProfiler_v4 = {"cuptrace", init_v4,      start_v4,
+                                             stop_event, record_state, finalize};

@@ -39,7 +39,7 @@ enum {
 
 /* The states we look at (ncclProfilerEventState_t). */
 enum {
-	NPS_KERNEL_CH_STOP = 22,	 /* args: GPU timer at the channel's end */
+	NPS_KERNEL_CH_STOP = 22,       /* args: GPU timer at the channel's end */
 	NPS_GROUP_START_API_STOP = 23, /* ncclGroupStart returned */
 	NPS_GROUP_END_API_START = 24,  /* ncclGroupEnd was called */
 };
@@ -121,7 +121,7 @@ typedef void (*np_logfn)(void);
 struct np_v5 { /* also v6: same functions, wider descriptor we do not read */
 	const char *name;
 	int (*init)(void **ctx, uint64_t comm_id, int *mask, const char *comm_name, int nnodes,
-		    int nranks, int rank, np_logfn log);
+	            int nranks, int rank, np_logfn log);
 	int (*start)(void *ctx, void **handle, struct np_descr *d);
 	int (*stop)(void *handle);
 	int (*record)(void *handle, int state, union np_state_args *args);
@@ -131,7 +131,7 @@ struct np_v5 { /* also v6: same functions, wider descriptor we do not read */
 struct np_v4 {
 	const char *name;
 	int (*init)(void **ctx, int *mask, const char *comm_name, uint64_t comm_hash, int nnodes,
-		    int nranks, int rank, np_logfn log);
+	            int nranks, int rank, np_logfn log);
 	int (*start)(void *ctx, void **handle, struct np_descr *d);
 	int (*stop)(void *handle);
 	int (*record)(void *handle, int state, union np_state_args *args);

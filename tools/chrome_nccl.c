@@ -20,7 +20,7 @@
 #include <string.h>
 
 #define NCCL_TID 1000000000
-#define NO_COMM 4095 /* track of operations whose communicator is unknown */
+#define NO_COMM  4095 /* track of operations whose communicator is unknown */
 
 struct cn {
 	struct chrome *c;
@@ -31,8 +31,8 @@ struct cn {
 /* chrome_cupti.c defines the real one once GPU streams are drawn; until
  * then there is no kernel slice to point at. */
 __attribute__((weak)) int chrome_cupti_stream_track(struct chrome *c, uint64_t device,
-						    uint64_t context, uint64_t stream, uint64_t *pid,
-						    int64_t *tid)
+                                                    uint64_t context, uint64_t stream,
+                                                    uint64_t *pid, int64_t *tid)
 {
 	(void)c, (void)device, (void)context, (void)stream, (void)pid, (void)tid;
 	return 0;
@@ -61,8 +61,8 @@ static void comm_label(char *buf, size_t len, const struct nccl_comm *cm)
 		snprintf(buf, len, "NCCL (unknown communicator)");
 	else
 		snprintf(buf, len, "NCCL %s%s%016llx rank %lld/%lld", cm->name,
-			 cm->name[0] ? " " : "", (unsigned long long)cm->hash, (long long)cm->rank,
-			 (long long)cm->nranks);
+		         cm->name[0] ? " " : "", (unsigned long long)cm->hash, (long long)cm->rank,
+		         (long long)cm->nranks);
 }
 
 static void name_tracks(struct cn *n, const struct nccl_comm *cm)
@@ -105,15 +105,15 @@ static void slice(struct chrome *c, const char *name, int64_t tid, uint64_t ts, 
 	out_us(o, end > ts ? (int64_t)(end - ts) : 0);
 }
 
-#define STR(k, v)                                                                              \
-	do {                                                                                   \
-		out_lit(o, ",\"" k "\":");                                                     \
-		out_json_str(o, (v), strlen(v));                                               \
+#define STR(k, v)                                                                                  \
+	do {                                                                                       \
+		out_lit(o, ",\"" k "\":");                                                         \
+		out_json_str(o, (v), strlen(v));                                                   \
 	} while (0)
-#define NUM(k, v)                                                                              \
-	do {                                                                                   \
-		out_lit(o, ",\"" k "\":");                                                     \
-		out_i64(o, (int64_t)(v));                                                      \
+#define NUM(k, v)                                                                                  \
+	do {                                                                                       \
+		out_lit(o, ",\"" k "\":");                                                         \
+		out_i64(o, (int64_t)(v));                                                          \
 	} while (0)
 
 static void op_args(struct chrome *c, const struct nccl_op *op, const struct nccl_plan *p)
@@ -180,7 +180,7 @@ static uint64_t flow_id(struct chrome *c, uint64_t op)
 }
 
 static void flow(struct chrome *c, const char *ph, uint64_t id, uint64_t pid, int64_t tid,
-		 uint64_t ts)
+                 uint64_t ts)
 {
 	struct out *o = c->o;
 	chrome_sep(c);
@@ -246,9 +246,9 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 	}
 	uint64_t kpid = 0;
 	int64_t ktid = 0;
-	int to_kernel = p->has_kernel && chrome_cupti_stream_track(c, p->kernel.device,
-								    p->kernel.context,
-								    p->kernel.stream, &kpid, &ktid);
+	int to_kernel =
+	    p->has_kernel && chrome_cupti_stream_track(c, p->kernel.device, p->kernel.context,
+	                                               p->kernel.stream, &kpid, &ktid);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct nccl_op *op = &p->ops[i];
 		int64_t tid = cpu_tid(op->comm);
@@ -261,8 +261,9 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 			out_lit(o, "}}");
 		}
 		uint64_t s = op->api_start ? op->api_start : op->enqueue_start;
-		uint64_t e = member ? (op->api_end ? op->api_end : s)
-				    : op->group_end > op->enqueue_end ? op->group_end : op->enqueue_end;
+		uint64_t e = member                            ? (op->api_end ? op->api_end : s)
+		             : op->group_end > op->enqueue_end ? op->group_end
+		                                               : op->enqueue_end;
 		if (e < s)
 			e = s;
 		slice(c, op->func, tid, s, e);
@@ -273,7 +274,7 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 		}
 		/* The arrow leaves the call at its launch when the call holds it. */
 		uint64_t from = p->launch_start >= s && p->launch_start <= e ? p->launch_start
-									      : s + (e - s) / 2;
+		                                                             : s + (e - s) / 2;
 		uint64_t to = each && op->gpu_start ? op->gpu_start : gs;
 		if (to) {
 			uint64_t id = flow_id(c, op->id);

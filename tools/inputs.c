@@ -143,7 +143,8 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs)
 		inputs_close(in);
 		return -1;
 	}
-	qsort(in->v, in->n, sizeof *in->v, cmp_files);
+	if (in->n) /* none when the inputs are logs only */
+		qsort(in->v, in->n, sizeof *in->v, cmp_files);
 	in->base_ns = UINT64_MAX;
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.h.rt_anchor < in->base_ns)

@@ -9,7 +9,10 @@ const char *const nccl_bucket_name[NB_N] = {"<64KB", "64KB-1MB", "1MB-16MB", ">1
 
 int nccl_bucket(uint64_t b)
 {
-	return b < (64u << 10) ? NB_64K : b < (1u << 20) ? NB_1M : b < (16u << 20) ? NB_16M : NB_BIG;
+	return b < (64u << 10)   ? NB_64K
+	       : b < (1u << 20)  ? NB_1M
+	       : b < (16u << 20) ? NB_16M
+	                         : NB_BIG;
 }
 
 static struct nccl_row *row(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype)
@@ -37,7 +40,7 @@ static struct nccl_row *row(struct nccl_agg *a, int64_t rank, const char *func, 
 }
 
 void nccl_agg_add(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype,
-		  uint64_t bytes, int64_t nranks, int has_time, uint64_t time_ns)
+                  uint64_t bytes, int64_t nranks, int has_time, uint64_t time_ns)
 {
 	struct nccl_row *r = row(a, rank, func, dtype);
 	r->calls++;

@@ -17,7 +17,7 @@ struct nccl_row {
 	char func[32], dtype[32];
 	uint64_t calls, bytes, min, max;
 	uint64_t timed, timed_bytes, time_ns; /* operations with a GPU time */
-	double bus_bytes;		      /* timed bytes x bus factor */
+	double bus_bytes;                     /* timed bytes x bus factor */
 	uint64_t bucket[NB_N];
 };
 
@@ -27,7 +27,7 @@ struct nccl_agg {
 };
 
 void nccl_agg_add(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype,
-		  uint64_t bytes, int64_t nranks, int has_time, uint64_t time_ns);
+                  uint64_t bytes, int64_t nranks, int has_time, uint64_t time_ns);
 /* Renumbers rank `from` as `to` (log inputs learn ranks at the end). */
 void nccl_agg_rerank(struct nccl_agg *a, int64_t from, int64_t to);
 void nccl_agg_free(struct nccl_agg *a);

@@ -53,7 +53,7 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 		}
 		int64_t rank = t->rank >= 0 ? t->rank : o->rank;
 		nccl_agg_add(&C.agg, rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
-			     o->comm ? o->comm->nranks : 0, timed, ns);
+		             o->comm ? o->comm->nranks : 0, timed, ns);
 	}
 }
 
@@ -139,8 +139,10 @@ void nccl_collect_log(const char *path)
 			const char *tn = nccl_type_name(l.datatype);
 			char other[32];
 			if (!tn)
-				snprintf(other, sizeof other, "datatype %ld", l.datatype), tn = other;
-			uint64_t bytes = nccl_msg_bytes(l.func, l.count, nccl_type_size(tn), l.nranks);
+				snprintf(other, sizeof other, "datatype %ld", l.datatype),
+				    tn = other;
+			uint64_t bytes =
+			    nccl_msg_bytes(l.func, l.count, nccl_type_size(tn), l.nranks);
 			nccl_agg_add(&C.agg, proc_key(p), l.func, tn, bytes, l.nranks, 0, 0);
 			colls++;
 			break;
@@ -167,9 +169,9 @@ void nccl_collect_log(const char *path)
 	fclose(f);
 	if (bad)
 		fprintf(stderr,
-			"cuptrace: warning: %s: %lu NCCL collective line%s could not be parsed "
-			"(first at line %lu); %lu parsed\n",
-			path, bad, bad > 1 ? "s" : "", first_bad, colls);
+		        "cuptrace: warning: %s: %lu NCCL collective line%s could not be parsed "
+		        "(first at line %lu); %lu parsed\n",
+		        path, bad, bad > 1 ? "s" : "", first_bad, colls);
 }
 
 /* Ranks of log processes: RCCL's globalrank, else the rank the process
@@ -200,9 +202,9 @@ static void settle_ranks(void)
 		nccl_agg_rerank(&C.agg, proc_key(&C.p[i]), C.p[i].rank);
 	if (unknown)
 		fprintf(stderr,
-			"cuptrace: note: %d process%s in the logs name%s no rank (no INIT lines); "
-			"numbered in order of appearance\n",
-			unknown, unknown > 1 ? "es" : "", unknown > 1 ? "" : "s");
+		        "cuptrace: note: %d process%s in the logs name%s no rank (no INIT lines); "
+		        "numbered in order of appearance\n",
+		        unknown, unknown > 1 ? "es" : "", unknown > 1 ? "" : "s");
 }
 
 const struct nccl_agg *nccl_collect_result(void)

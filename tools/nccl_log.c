@@ -51,9 +51,10 @@ static int parse_num(const char *s, size_t n, int base, int sign, long long *out
 		return -1;
 	unsigned long long v = 0;
 	for (size_t i = 0; i < n; i++) {
-		int d = isdigit((unsigned char)s[i])			  ? s[i] - '0'
-			: base == 16 && isxdigit((unsigned char)s[i]) ? tolower((unsigned char)s[i]) - 'a' + 10
-								  : -1;
+		int d = isdigit((unsigned char)s[i]) ? s[i] - '0'
+		        : base == 16 && isxdigit((unsigned char)s[i])
+		            ? tolower((unsigned char)s[i]) - 'a' + 10
+		            : -1;
 		if (d < 0)
 			return -1;
 		v = v * (unsigned)base + (unsigned)d;
@@ -208,10 +209,10 @@ static enum nccl_line rank_line(const char *b, const char *e, struct nccl_log_li
 }
 
 /* The opName values NCCL and RCCL log. */
-static const char *const ops[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-				  "Reduce",    "Send",	    "Recv",	     "AllToAll",
-				  "AlltoAll",  "AllToAllv", "Gather",	     "Scatter",
-				  "SendRecv",  "AllGatherV", "ReduceScatterV"};
+static const char *const ops[] = {"AllReduce", "AllGather",  "ReduceScatter", "Broadcast",
+                                  "Reduce",    "Send",       "Recv",          "AllToAll",
+                                  "AlltoAll",  "AllToAllv",  "Gather",        "Scatter",
+                                  "SendRecv",  "AllGatherV", "ReduceScatterV"};
 
 enum nccl_line nccl_log_parse(const char *line, size_t len, struct nccl_log_line *o)
 {

@@ -8,9 +8,9 @@ static const struct {
 	const char *name;
 	unsigned size;
 } types[] = {
-	{"ncclInt8", 1},    {"ncclUint8", 1},	{"ncclInt32", 4},      {"ncclUint32", 4},
-	{"ncclInt64", 8},   {"ncclUint64", 8},	{"ncclFloat16", 2},    {"ncclFloat32", 4},
-	{"ncclFloat64", 8}, {"ncclBfloat16", 2}, {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1},
+    {"ncclInt8", 1},    {"ncclUint8", 1},    {"ncclInt32", 4},      {"ncclUint32", 4},
+    {"ncclInt64", 8},   {"ncclUint64", 8},   {"ncclFloat16", 2},    {"ncclFloat32", 4},
+    {"ncclFloat64", 8}, {"ncclBfloat16", 2}, {"ncclFloat8e4m3", 1}, {"ncclFloat8e5m2", 1},
 };
 #define NTYPES (sizeof types / sizeof *types)
 

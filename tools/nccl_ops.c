@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HORIZON_NS (30ull * 1000000000ull)
+#define HORIZON_NS  (30ull * 1000000000ull)
 #define SWEEP_EVERY 8192
 
 enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
@@ -18,7 +18,7 @@ enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
 
 struct node {
 	uint64_t id;
-	int32_t next; /* hash chain, or free list */
+	int32_t next;       /* hash chain, or free list */
 	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
 	uint8_t kind, flags;
 	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
@@ -29,8 +29,8 @@ struct node {
 	int64_t root, rank;
 	unsigned nch, nwarps, members, gch;
 	uint64_t gmin, gmax; /* task: GPU timer span; channel: its start */
-	unsigned fmask;	     /* launch: operations of its plan (func_bit) */
-	int has_kernel;	     /* launch: the NCCL kernel that ran it */
+	unsigned fmask;      /* launch: operations of its plan (func_bit) */
+	int has_kernel;      /* launch: the NCCL kernel that ran it */
 	struct nccl_kernel kernel;
 };
 
@@ -65,6 +65,8 @@ struct nccl_ops {
 	int step_range;
 	unsigned kkind;
 	int kf[KF_N];
+	uint8_t *is_nccl; /* per kernel-name string id: 0 not yet seen, 1 NCCL's, 2 not */
+	size_t nis;
 	int64_t gpu_offset; /* tracer clock - GPU timer, best estimate */
 	int have_offset;
 	uint64_t now, horizon;
@@ -110,8 +112,8 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 		const struct ct_schema *s = ct_schema_of(k);
 		if (!s || strcmp(s->name, "kernel"))
 			continue;
-		static const char *const want[KF_N] = {"ts",	 "end",		"device", "context",
-						       "stream", "correlation", "name"};
+		static const char *const want[KF_N] = {"ts",     "end",         "device", "context",
+		                                       "stream", "correlation", "name"};
 		int f[KF_N];
 		for (int w = 0; w < KF_N; w++) {
 			f[w] = -1;
@@ -169,6 +171,7 @@ void nccl_ops_free(struct nccl_ops *e)
 		free(e->kern[i].k.name);
 	free(e->n), free(e->bucket), free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
+	free(e->is_nccl);
 	free(e);
 }
 
@@ -363,8 +366,25 @@ static void kernel_event(struct nccl_ops *e, const struct ct_event *ev)
 	const int *f = e->kf;
 	const char *name = ev->s[f[KF_NAME]];
 	uint32_t len = ev->sl[f[KF_NAME]];
-	if (!nccl_kernel_is_comm(name, len))
+	/* Most kernels are not NCCL's: interned names are classified once. */
+	uint64_t sid = ev->v[f[KF_NAME]];
+	if (sid >= CT_SID_FIRST && sid < (1u << 28)) {
+		size_t k = sid - CT_SID_FIRST;
+		if (k >= e->nis) {
+			size_t n = e->nis ? e->nis : 1024;
+			while (n <= k)
+				n *= 2;
+			e->is_nccl = xrealloc(e->is_nccl, n);
+			memset(e->is_nccl + e->nis, 0, n - e->nis);
+			e->nis = n;
+		}
+		if (!e->is_nccl[k])
+			e->is_nccl[k] = nccl_kernel_is_comm(name, len) ? 1 : 2;
+		if (e->is_nccl[k] != 1)
+			return;
+	} else if (!nccl_kernel_is_comm(name, len)) {
 		return;
+	}
 	if (e->nkern == e->kerncap) {
 		e->kerncap = e->kerncap ? e->kerncap * 2 : 64;
 		e->kern = xrealloc(e->kern, e->kerncap * sizeof *e->kern);
@@ -552,7 +572,7 @@ static int cmp_kern(const void *a, const void *b)
 static unsigned func_bit(const char *s, size_t n)
 {
 	static const char *const f[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-					"Reduce",    "Send",	  "Recv",	   "SendRecv"};
+	                                "Reduce",    "Send",      "Recv",          "SendRecv"};
 	static const unsigned bit[] = {1, 2, 4, 8, 16, 32, 32, 32};
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++)
 		if (strlen(f[i]) == n && !memcmp(f[i], s, n))
@@ -614,12 +634,14 @@ static void match_kernels(struct nccl_ops *e, uint64_t limit)
 	struct node **l = NULL;
 	for (size_t i = 0; i < e->nn; i++) {
 		struct node *x = &e->n[i];
-		if (x->id && x->kind == CT_EV_NCCL_LAUNCH && !(x->flags & F_MATCHED) && x->ts <= limit) {
+		if (x->id && x->kind == CT_EV_NCCL_LAUNCH && !(x->flags & F_MATCHED) &&
+		    x->ts <= limit) {
 			l = xrealloc(l, (nl + 1) * sizeof *l);
 			l[nl++] = x;
 		}
 	}
-	qsort(l, nl, sizeof *l, cmp_ts);
+	if (nl)
+		qsort(l, nl, sizeof *l, cmp_ts);
 	for (size_t i = 0; i < nl; i++) {
 		struct node *x = l[i];
 		struct smap *m = stream_of_ptr(e, x->stream);
@@ -682,7 +704,7 @@ static uint64_t to_host(const struct nccl_ops *e, uint64_t raw)
 }
 
 static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struct node *plan,
-		    struct node *launch)
+                    struct node *launch)
 {
 	memset(o, 0, sizeof *o);
 	o->id = t->id;
@@ -718,8 +740,8 @@ static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struc
 	}
 	o->enqueue_start = api ? api->ts : plan ? plan->ts : t->ts;
 	o->enqueue_end = launch && (launch->flags & F_STOPPED) ? launch->end
-			 : o->api_end				       ? o->api_end
-								       : t->ts;
+	                 : o->api_end                          ? o->api_end
+	                                                       : t->ts;
 	if (t->gmin != UINT64_MAX && t->gmax >= t->gmin) {
 		o->gpu_raw_start = t->gmin;
 		o->gpu_raw_end = t->gmax;
@@ -830,7 +852,8 @@ static void sweep(struct nccl_ops *e, int final)
 			ps[np++] = x;
 		}
 	}
-	qsort(ps, np, sizeof *ps, cmp_ts);
+	if (np)
+		qsort(ps, np, sizeof *ps, cmp_ts);
 	/* Indices, not pointers: emitting frees nodes (it never grows the
 	 * array, so the pointers above stay valid). */
 	for (size_t i = 0; i < np; i++) {

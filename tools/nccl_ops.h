@@ -24,15 +24,15 @@ struct nccl_comm {
 };
 
 struct nccl_op {
-	uint64_t id;		      /* the task's handle */
+	uint64_t id;                  /* the task's handle */
 	const struct nccl_comm *comm; /* NULL when the definition is missing */
 	char func[NCCL_NAME], datatype[NCCL_NAME], algo[NCCL_NAME], proto[NCCL_NAME];
 	int is_p2p;
-	uint64_t count;	     /* as passed to the API */
-	unsigned type_size;  /* 0 when the datatype is unknown */
-	uint64_t bytes;	     /* message size as nccl-tests counts it */
-	int64_t root, peer;  /* -1 when it does not apply */
-	uint64_t seq;	     /* per communicator and operation; has_seq */
+	uint64_t count;     /* as passed to the API */
+	unsigned type_size; /* 0 when the datatype is unknown */
+	uint64_t bytes;     /* message size as nccl-tests counts it */
+	int64_t root, peer; /* -1 when it does not apply */
+	uint64_t seq;       /* per communicator and operation; has_seq */
 	int has_seq;
 	unsigned channels, warps;
 	uint64_t stream;
@@ -41,9 +41,9 @@ struct nccl_op {
 	/* Tracer clock; 0 = unknown. Enqueue: from the API call to the end
 	 * of the kernel launch that carried it. */
 	uint64_t api_start, api_end, enqueue_start, enqueue_end;
-	uint64_t gpu_start, gpu_end;	     /* mapped onto the tracer clock */
+	uint64_t gpu_start, gpu_end;         /* mapped onto the tracer clock */
 	uint64_t gpu_raw_start, gpu_raw_end; /* NCCL's GPU timer */
-	unsigned gpu_channels;		     /* channels that reported */
+	unsigned gpu_channels;               /* channels that reported */
 	/* Its group call (outermost ncclGroupStart..End, or the implicit
 	 * one of a lone call). */
 	uint64_t group;
@@ -51,7 +51,7 @@ struct nccl_op {
 	unsigned group_size;  /* API calls in the group */
 	unsigned group_depth; /* 1: implicit group */
 	int group_first;      /* first operation handed out for this group */
-	int64_t step;	      /* -1: before the first step */
+	int64_t step;         /* -1: before the first step */
 };
 
 struct nccl_kernel {
@@ -65,7 +65,7 @@ struct nccl_plan {
 	int has_kernel;
 	struct nccl_kernel kernel;
 	uint64_t gpu_start, gpu_end; /* over its operations; 0 unknown */
-	struct nccl_op *ops;	     /* by GPU start, then API start */
+	struct nccl_op *ops;         /* by GPU start, then API start */
 	size_t n;
 };
 

@@ -75,11 +75,14 @@ static int end_sum(void *p, struct table **out)
 	}
 	/* Rows of all ranks merged per (operation, datatype). */
 	struct nccl_row *m = calloc(a->n + 1, sizeof *m);
+	if (!m)
+		exit(1);
 	size_t n = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct nccl_row *r = &a->v[i];
 		size_t k;
-		for (k = 0; k < n && (strcmp(m[k].func, r->func) || strcmp(m[k].dtype, r->dtype)); k++)
+		for (k = 0; k < n && (strcmp(m[k].func, r->func) || strcmp(m[k].dtype, r->dtype));
+		     k++)
 			;
 		if (k == n) {
 			m[n++] = *r;
@@ -93,10 +96,12 @@ static int end_sum(void *p, struct table **out)
 		x->bus_bytes += r->bus_bytes;
 	}
 	qsort(m, n, sizeof *m, cmp_sum);
-	static const char *cols[] = {"Operation",	"Datatype",	  "Calls",	    "Total Bytes",
-				     "Avg Bytes",	"Min Bytes",	  "Max Bytes",	    "Total Time (ns)",
-				     "Avg Time (ns)", "Algbw (GB/s)", "Busbw (GB/s)"};
-	struct table *t = table_new("nccl_sum: NCCL operations by operation and datatype", 11, cols);
+	static const char *cols[] = {"Operation",    "Datatype",        "Calls",
+	                             "Total Bytes",  "Avg Bytes",       "Min Bytes",
+	                             "Max Bytes",    "Total Time (ns)", "Avg Time (ns)",
+	                             "Algbw (GB/s)", "Busbw (GB/s)"};
+	struct table *t =
+	    table_new("nccl_sum: NCCL operations by operation and datatype", 11, cols);
 	for (size_t i = 0; i < n; i++) {
 		const struct nccl_row *r = &m[i];
 		table_row(t);
@@ -158,9 +163,12 @@ static int end_sizes(void *p, struct table **out)
 	for (int k = 0; k < NB_N; k++)
 		cols[1 + k] = nccl_bucket_name[k];
 	cols[1 + NB_N] = "Total";
-	struct table *t1 = table_new("nccl_sizes: calls per message size, by operation", 2 + NB_N, cols);
+	struct table *t1 =
+	    table_new("nccl_sizes: calls per message size, by operation", 2 + NB_N, cols);
 	const char **names = calloc(a->n + 1, sizeof *names);
 	int64_t *ranks = calloc(a->n + 1, sizeof *ranks);
+	if (!names || !ranks)
+		exit(1);
 	size_t nn = 0, nr = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		size_t k;
@@ -223,6 +231,8 @@ static int end_ranks(void *p, struct table **out)
 		return 0;
 	}
 	struct nccl_row *m = calloc(a->n + 1, sizeof *m);
+	if (!m)
+		exit(1);
 	size_t n = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct nccl_row *r = &a->v[i];
@@ -237,8 +247,10 @@ static int end_ranks(void *p, struct table **out)
 		m[k].timed += r->timed, m[k].time_ns += r->time_ns;
 	}
 	qsort(m, n, sizeof *m, cmp_rank_op);
-	static const char *cols[] = {"Rank", "Operation", "Calls", "Total Bytes", "Total Time (ns)"};
-	struct table *t = table_new("nccl_ranks: NCCL calls and bytes per rank and operation", 5, cols);
+	static const char *cols[] = {"Rank", "Operation", "Calls", "Total Bytes",
+	                             "Total Time (ns)"};
+	struct table *t =
+	    table_new("nccl_ranks: NCCL calls and bytes per rank and operation", 5, cols);
 	for (size_t i = 0; i < n; i++) {
 		table_row(t);
 		table_i64(t, m[i].rank);
@@ -257,15 +269,18 @@ static int end_ranks(void *p, struct table **out)
 }
 
 const struct report report_nccl_sum = {
-	"nccl_sum",
-	"NCCL operations per operation and datatype: calls, bytes, GPU time, algbw, busbw",
-	begin, NULL, event, end_sum, log_input,
+    "nccl_sum", "NCCL operations per operation and datatype: calls, bytes, GPU time, algbw, busbw",
+    begin,      NULL,
+    event,      end_sum,
+    log_input,
 };
 const struct report report_nccl_sizes = {
-	"nccl_sizes", "NCCL calls per message size (<64KB, 64KB-1MB, 1MB-16MB, >16MB)",
-	begin, NULL, event, end_sizes, log_input,
+    "nccl_sizes", "NCCL calls per message size (<64KB, 64KB-1MB, 1MB-16MB, >16MB)",
+    begin,        NULL,
+    event,        end_sizes,
+    log_input,
 };
 const struct report report_nccl_ranks = {
-	"nccl_ranks", "NCCL calls and bytes per rank and operation",
-	begin, NULL, event, end_ranks, log_input,
+    "nccl_ranks", "NCCL calls and bytes per rank and operation", begin, NULL, event, end_ranks,
+    log_input,
 };

@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct nccl_log_line l;
 		enum nccl_line k = nccl_log_parse(p, len, &l);
 		/* What came out must be sane for the reports. */
-		if (k == NL_COLL && (l.nranks <= 0 || !l.func[0] || strlen(l.host) >= sizeof l.host))
+		if (k == NL_COLL &&
+		    (l.nranks <= 0 || !l.func[0] || strlen(l.host) >= sizeof l.host))
 			__builtin_trap();
 		if (k == NL_RANK && (l.rank < 0 || l.rank >= l.nranks))
 			__builtin_trap();

@@ -11,7 +11,8 @@ from collections import defaultdict
 
 import pytest
 
-from conftest import LIB, PROGS, base_env, convert, ctr_files, read_truth, run, tool, traced_env
+from conftest import (LIB, PROGS, base_env, convert, ctr_files, launcher_env, read_truth, run, tool,
+                      traced_env)
 
 HARNESS = PROGS / "nccl_harness"
 WORLD = 4
@@ -336,7 +337,7 @@ def test_nothing_recorded_when_off(tmp_path, extra):
 @pytest.mark.skipif(not shutil.which("mpiexec"), reason="no mpiexec")
 def test_under_mpiexec(tmp_path):
     out = tmp_path / "out"
-    env = base_env()
+    env = launcher_env()
     p = run(["mpiexec", "--allow-run-as-root", "--oversubscribe", "-n", str(WORLD),
              str(PROGS.parent.parent / "bin" / "cuptrace"), "run", "-o", f"{out}/r%r.ctr", "--",
              str(HARNESS), "1"], env=env, timeout=120)

@@ -39,7 +39,7 @@
 
 typedef int ncclResult_t;
 typedef void (*ncclDebugLogger_t)(int level, unsigned long flags, const char *file, int line,
-				  const char *fmt, ...);
+                                  const char *fmt, ...);
 
 enum {
 	ncclProfileGroup = 1 << 0,
@@ -169,8 +169,8 @@ typedef union {
 typedef struct {
 	const char *name;
 	ncclResult_t (*init)(void **context, uint64_t commId, int *eActivationMask,
-			     const char *commName, int nNodes, int nranks, int rank,
-			     ncclDebugLogger_t logfn);
+	                     const char *commName, int nNodes, int nranks, int rank,
+	                     ncclDebugLogger_t logfn);
 	ncclResult_t (*startEvent)(void *context, void **eHandle, descr_v5 *eDescr);
 	ncclResult_t (*stopEvent)(void *eHandle);
 	ncclResult_t (*recordEventState)(void *eHandle, int eState, state_args *eStateArgs);
@@ -180,8 +180,8 @@ typedef struct {
 typedef struct {
 	const char *name;
 	ncclResult_t (*init)(void **context, int *eActivationMask, const char *commName,
-			     uint64_t commHash, int nNodes, int nranks, int rank,
-			     ncclDebugLogger_t logfn);
+	                     uint64_t commHash, int nNodes, int nranks, int rank,
+	                     ncclDebugLogger_t logfn);
 	ncclResult_t (*startEvent)(void *context, void **eHandle, descr_v4 *eDescr);
 	ncclResult_t (*stopEvent)(void *eHandle);
 	ncclResult_t (*recordEventState)(void *eHandle, int eState, state_args *eStateArgs);
@@ -310,10 +310,10 @@ enum { F_ALLREDUCE, F_ALLGATHER, F_REDUCESCATTER, F_BROADCAST, F_REDUCE, F_SEND,
 /* ncclFuncToString / ncclDatatypeToString / ncclAlgoToString /
  * ncclProtoToString: NCCL passes pointers to these constants. */
 static const char *const fname[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
-				    "Reduce", "Send", "Recv"};
-static const char *const tname[] = {"ncclInt8",	   "Unknown",	  "ncclInt32",	 "ncclUint32",
-				    "ncclInt64",   "ncclUint64",  "ncclFloat16", "ncclFloat32",
-				    "ncclFloat64", "ncclBfloat16"};
+                                    "Reduce",    "Send",      "Recv"};
+static const char *const tname[] = {"ncclInt8",    "Unknown",     "ncclInt32",   "ncclUint32",
+                                    "ncclInt64",   "ncclUint64",  "ncclFloat16", "ncclFloat32",
+                                    "ncclFloat64", "ncclBfloat16"};
 static const int tsize[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
 enum { T_INT8 = 0, T_INT32 = 2, T_F16 = 6, T_F32 = 7, T_F64 = 8, T_BF16 = 9 };
 static const char *const algo_s[] = {"RING", "TREE"};
@@ -462,9 +462,9 @@ static void group_api_begin(struct comm *c)
 {
 	api.eActivationMask = __atomic_load_n(&event_mask, __ATOMIC_RELAXED);
 	int groupApiMask = ncclProfileGroupApi | ncclProfileP2pApi | ncclProfileCollApi |
-			   ncclProfileKernelLaunch | ncclProfileGroup | ncclProfileColl |
-			   ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
-			   ncclProfileKernelCh | ncclProfileNetPlugin;
+	                   ncclProfileKernelLaunch | ncclProfileGroup | ncclProfileColl |
+	                   ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
+	                   ncclProfileKernelCh | ncclProfileNetPlugin;
 	if (loaded() && (api.eActivationMask & groupApiMask) && api.profilerGroupDepth == 0) {
 		descr_v5 d = {0};
 		d.type = ncclProfileGroupApi;
@@ -503,7 +503,7 @@ static void enqueue(struct comm *c, int func, size_t count, int dtype, int root)
 			d.p2pApi.datatype = tname[dtype];
 			d.p2pApi.stream = c->stream;
 			int m = ncclProfileP2pApi | ncclProfileP2p | ncclProfileProxyOp |
-				ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
+			        ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
 			if (api.eActivationMask & m)
 				start(c->ctx, &api.p2pApi, &d);
 		} else {
@@ -515,7 +515,7 @@ static void enqueue(struct comm *c, int func, size_t count, int dtype, int root)
 			d.collApi.stream = c->stream;
 			d.collApi.root = root;
 			int m = ncclProfileCollApi | ncclProfileColl | ncclProfileProxyOp |
-				ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
+			        ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
 			if (api.eActivationMask & m)
 				start(c->ctx, &api.collApi, &d);
 		}
@@ -604,8 +604,8 @@ static void launch_plans(void)
 			stop(p->launch);
 		/* hostStreamPlanTask */
 		if (loaded() && (mask & (ncclProfileGroup | ncclProfileColl | ncclProfileP2p |
-					 ncclProfileProxyOp | ncclProfileProxyStep |
-					 ncclProfileKernelCh | ncclProfileNetPlugin))) {
+		                         ncclProfileProxyOp | ncclProfileProxyStep |
+		                         ncclProfileKernelCh | ncclProfileNetPlugin))) {
 			descr_v5 d = {0};
 			d.type = ncclProfileGroup;
 			start(c->ctx, &p->group, &d);
@@ -621,9 +621,10 @@ static void launch_plans(void)
 				int dt = t->dtype;
 				if (t->func == F_ALLGATHER || t->func == F_BROADCAST)
 					cnt *= (size_t)tsize[dt], dt = T_INT8;
-				if (loaded() && (t->mask & (ncclProfileColl | ncclProfileProxyOp |
-							    ncclProfileProxyStep | ncclProfileKernelCh |
-							    ncclProfileNetPlugin))) {
+				if (loaded() &&
+				    (t->mask &
+				     (ncclProfileColl | ncclProfileProxyOp | ncclProfileProxyStep |
+				      ncclProfileKernelCh | ncclProfileNetPlugin))) {
 					d.type = ncclProfileColl;
 					d.coll.parentGroup = p->group;
 					d.parentObj = t->api;
@@ -642,10 +643,10 @@ static void launch_plans(void)
 					start(c->ctx, &t->handle, &d);
 				}
 				t->seq = (long)c->seq[t->func]++;
-			} else if (loaded() && (t->mask & (ncclProfileP2p | ncclProfileProxyOp |
-							   ncclProfileProxyStep |
-							   ncclProfileKernelCh |
-							   ncclProfileNetPlugin))) {
+			} else if (loaded() &&
+			           (t->mask &
+			            (ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
+			             ncclProfileKernelCh | ncclProfileNetPlugin))) {
 				d.type = ncclProfileP2p;
 				d.p2p.parentGroup = p->group;
 				d.parentObj = t->api;

@@ -12,7 +12,7 @@
 void progress(const char *what, unsigned long long done, int final);
 void progress(const char *what, unsigned long long done, int final)
 {
-	(void)what, (void)done, (void)final;
+	(void)what, (void)done, (void) final;
 }
 
 #define KKIND 60 /* a CUPTI-range kind standing in for "kernel" */
@@ -48,7 +48,7 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 		got[ngot] = *p;
 		memcpy(got_ops[ngot], p->ops, p->n * sizeof *p->ops);
 		snprintf(got_kernel[ngot], sizeof got_kernel[ngot], "%s",
-			 p->has_kernel ? p->kernel.name : "");
+		         p->has_kernel ? p->kernel.name : "");
 	}
 	ngot++;
 }
@@ -80,7 +80,7 @@ static void plan(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t ctx, uin
 }
 
 static void coll(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t ctx, uint64_t group,
-		 const char *func, const char *dtype, uint64_t count, uint64_t seq)
+                 const char *func, const char *dtype, uint64_t count, uint64_t seq)
 {
 	struct ct_event c = ev(CT_EV_NCCL_COLL, 1);
 	c.v[0] = ts, c.v[1] = id, c.v[2] = ctx, c.v[3] = 0, c.v[4] = group, c.v[5] = seq;
@@ -94,7 +94,7 @@ static void coll(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t ctx, uin
 }
 
 static void channel(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t task, uint64_t g0,
-		    uint64_t g1)
+                    uint64_t g1)
 {
 	struct ct_event c = ev(CT_EV_NCCL_KERNEL_CH, 2);
 	c.v[0] = ts, c.v[1] = id, c.v[2] = 1, c.v[3] = task, c.v[4] = 0, c.v[5] = g0;
@@ -105,7 +105,7 @@ static void channel(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t task,
 }
 
 static void kernel(struct nccl_ops *e, uint64_t ts, uint64_t end, uint64_t stream, uint64_t corr,
-		   const char *name)
+                   const char *name)
 {
 	struct ct_event k = ev(KKIND, 3);
 	k.v[0] = ts, k.v[1] = end, k.v[2] = 0, k.v[3] = 1, k.v[4] = stream, k.v[5] = corr;
@@ -125,9 +125,11 @@ static void test_attribution(void)
 	nccl_ops_kernel_kind(e, KKIND, kfields);
 	comm(e, 1, "world");
 	/* kernels first (CUPTI's buffers may come early or late) */
-	kernel(e, 1300, 1900, 7, 101, "_Z28ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgs");
+	kernel(e, 1300, 1900, 7, 101,
+	       "_Z28ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgs");
 	kernel(e, 1250, 1260, 7, 100, "my_gemm_kernel");
-	kernel(e, 1210, 1800, 9, 102, "void ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+	kernel(e, 1210, 1800, 9, 102,
+	       "void ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
 	kernel(e, 2200, 2600, 7, 103, "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
 	kernel(e, 2100, 2150, 9, 104, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 	/* channel events before their task */
@@ -195,7 +197,8 @@ static void test_names(void)
 	CHECK(nccl_kernel_is_comm("_Z24ncclDevKernel_Generic_4P24ncclDevKernelArgs", 46));
 	CHECK(nccl_kernel_is_comm("ncclSymDevKernel_AllReduce_AGxLL_R", 34));
 	CHECK(nccl_kernel_is_comm("ncclSymkDevKernel_AllGather_LL", 30));
-	CHECK(nccl_kernel_is_comm("void ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)", 60));
+	CHECK(nccl_kernel_is_comm("void ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)",
+	                          60));
 	CHECK(!nccl_kernel_is_comm("my_nccl_like_kernel", 19));
 	CHECK(!nccl_kernel_is_comm("nccl", 4));
 	CHECK_EQ(nccl_msg_bytes("AllGather", 10, 4, 8), 320);
@@ -220,11 +223,12 @@ static enum nccl_line parse(const char *s, struct nccl_log_line *l)
 static void test_log_lines(void)
 {
 	struct nccl_log_line l;
-	CHECK_EQ(parse("h-1.x:12:34 [3] NCCL INFO ReduceScatter: opCount 1e7 sendbuff (nil) recvbuff "
-		       "0x7f00 count 18816 datatype 7 op 2 root -1 comm 0x5595 [nranks=16] stream "
-		       "0x55a9\r",
-		       &l),
-		 NL_COLL);
+	CHECK_EQ(
+	    parse("h-1.x:12:34 [3] NCCL INFO ReduceScatter: opCount 1e7 sendbuff (nil) recvbuff "
+	          "0x7f00 count 18816 datatype 7 op 2 root -1 comm 0x5595 [nranks=16] stream "
+	          "0x55a9\r",
+	          &l),
+	    NL_COLL);
 	CHECK(!strcmp(l.host, "h-1.x") && l.pid == 12 && l.tid == 34);
 	CHECK(!strcmp(l.func, "ReduceScatter"));
 	CHECK_EQ(l.opcount, 0x1e7);
@@ -237,36 +241,37 @@ static void test_log_lines(void)
 	CHECK_EQ(l.globalrank, -1);
 	/* RCCL: its timestamp after the device, task and globalrank after */
 	CHECK_EQ(parse("rocm-3:24888:25056 [1] 1558545003174220 NCCL INFO AllReduce: opCount 1 "
-		       "sendbuff 0x7f80 recvbuff 0x7f81 count 1001 datatype 7 op 0 root 0 comm "
-		       "0x7f80 [nranks=2] stream 0x7f80 task 0 globalrank 170 extra",
-		       &l),
-		 NL_COLL);
+	               "sendbuff 0x7f80 recvbuff 0x7f81 count 1001 datatype 7 op 0 root 0 comm "
+	               "0x7f80 [nranks=2] stream 0x7f80 task 0 globalrank 170 extra",
+	               &l),
+	         NL_COLL);
 	CHECK_EQ(l.globalrank, 170);
 	CHECK_EQ(l.pid, 24888);
 	/* No prefix at all (a log copied from a web page) */
 	CHECK_EQ(parse("[7] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 1 "
-		       "datatype 1 op 0 root 0 comm 0x5 [nranks=128] stream 0x5",
-		       &l),
-		 NL_COLL);
+	               "datatype 1 op 0 root 0 comm 0x5 [nranks=128] stream 0x5",
+	               &l),
+	         NL_COLL);
 	CHECK_EQ(l.pid, -1);
 	CHECK_EQ(parse("x:1:1 [0] NCCL INFO AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x1 count 1 "
-		       "datatype 1 op 0 root 0 comm 0x5 [nranks=0] stream 0x5",
-		       &l),
-		 NL_BAD);
+	               "datatype 1 op 0 root 0 comm 0x5 [nranks=0] stream 0x5",
+	               &l),
+	         NL_BAD);
 	CHECK_EQ(parse("x:1:1 [0] NCCL INFO AllReduce: opCount 2 sendbuff", &l), NL_BAD);
 	CHECK_EQ(parse("x:1:1 [0] NCCL INFO AllReduce:", &l), NL_BAD);
 	CHECK_EQ(parse("x:1:1 [0] NCCL INFO Channel 00/02 : 0 1", &l), NL_OTHER);
 	CHECK_EQ(parse("AllReduce: opCount 2 sendbuff 0x1", &l), NL_OTHER); /* not NCCL's */
 	CHECK_EQ(parse("x:1:1 [0] NCCL INFO ncclCommInitRank comm 0x5e30 rank 3 nranks 4 cudaDev 0 "
-		       "nvmlDev 0 busId 57000 commId 0xadcb - Init COMPLETE",
-		       &l),
-		 NL_RANK);
+	               "nvmlDev 0 busId 57000 commId 0xadcb - Init COMPLETE",
+	               &l),
+	         NL_RANK);
 	CHECK_EQ(l.rank, 3);
 	CHECK_EQ(l.nranks, 4);
 	CHECK_EQ(l.comm, 0x5e30);
-	CHECK_EQ(parse("x:1:1 [5] NCCL INFO Init timings - ncclCommInitRank: rank 5 nranks 16 total 1",
-		       &l),
-		 NL_RANK);
+	CHECK_EQ(
+	    parse("x:1:1 [5] NCCL INFO Init timings - ncclCommInitRank: rank 5 nranks 16 total 1",
+	          &l),
+	    NL_RANK);
 	CHECK_EQ(l.rank, 5);
 	CHECK_EQ(l.comm, 0);
 	CHECK_EQ(parse("x:1:1 [0] NCCL INFO comm 0x55 rank 9 nranks 4 cudaDev 0", &l), NL_OTHER);
