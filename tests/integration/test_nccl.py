@@ -281,9 +281,10 @@ def test_chrome_groups_and_flows(job, tmp_path):
         assert (t["pid"], t["tid"], t["ts"]) in gpu_starts
 
 
-def test_abi_v4(tmp_path):
+@pytest.mark.parametrize("abi", ["4", "6"])
+def test_other_abi_versions(tmp_path, abi):
     out = tmp_path / "out"
-    truth = run_ranks(tmp_path, lambda r: traced_env(out, HARNESS_ABI="4"), iters=1)
+    truth = run_ranks(tmp_path, lambda r: traced_env(out, HARNESS_ABI=abi), iters=1)
     files = ctr_files(out)
     doc, _ = stats_json(files, "--report", "nccl_sum")
     rows = table(doc, "nccl_sum")
@@ -292,7 +293,8 @@ def test_abi_v4(tmp_path):
     assert sum(r["Total Bytes"] for r in rows) == sum(o["size"] for o in ops)
     assert sum(r["Total Time (ns)"] for r in rows) == sum(o["gpu_end"] - o["gpu_start"] for o in ops)
     # v4 has no API events: AllGather is seen as NCCL schedules it (bytes).
-    assert ("AllGather", "ncclInt8") in {(r["Operation"], r["Datatype"]) for r in rows}
+    want = ("AllGather", "ncclInt8" if abi == "4" else "ncclBfloat16")
+    assert want in {(r["Operation"], r["Datatype"]) for r in rows}
 
 
 def test_plugin_alone_without_preload(tmp_path):

@@ -20,7 +20,7 @@
  *
  * usage: nccl_harness [ITERATIONS]
  * env:   RANK/OMPI_COMM_WORLD_RANK, WORLD_SIZE/OMPI_COMM_WORLD_SIZE (even,
- *        default 4), HARNESS_ABI (5 or 4), HARNESS_STEPS=1 (cuptrace_step
+ *        default 4), HARNESS_ABI (5, 6 or 4), HARNESS_STEPS=1 (cuptrace_step
  *        before each iteration), CT_TEST_TRUTH (JSON lines of what was
  *        done, for the tests). */
 #include "truth.h"
@@ -278,7 +278,11 @@ static void plugin_load(void)
 	if (!plugin_lib)
 		return;
 	int abi = getenv("HARNESS_ABI") ? atoi(getenv("HARNESS_ABI")) : 5;
-	if (abi >= 5)
+	/* NCCL 2.29 looks for v6 first: the same table, a wider descriptor
+	 * whose v5 members stay in place. */
+	if (abi >= 6)
+		P5 = dlsym(plugin_lib, "ncclProfiler_v6");
+	if (abi >= 5 && !P5)
 		P5 = dlsym(plugin_lib, "ncclProfiler_v5");
 	if (!P5)
 		P4 = dlsym(plugin_lib, "ncclProfiler_v4");
