@@ -112,7 +112,7 @@ void ct_init(void)
 	pthread_once(&once, init_once);
 }
 
-/* Point the loaders of NVTX (and later CUDA and NCCL) at this library,
+/* Point the loaders of NVTX, NCCL (and later CUDA) at this library,
  * unless the user chose otherwise. */
 static void wire_environment(void)
 {
@@ -124,6 +124,14 @@ static void wire_environment(void)
 			setenv("NVTX_INJECTION64_PATH", ct.self_path, 0);
 		else if (strcmp(cur, ct.self_path))
 			ct_info("NVTX_INJECTION64_PATH is set to %s; NVTX ranges go there", cur);
+	}
+	/* NCCL reads it when its first communicator is created. */
+	if (ct.cfg.sources & CT_SRC_NCCL) {
+		const char *cur = getenv("NCCL_PROFILER_PLUGIN");
+		if (!cur)
+			setenv("NCCL_PROFILER_PLUGIN", ct.self_path, 0);
+		else if (strcmp(cur, ct.self_path))
+			ct_info("NCCL_PROFILER_PLUGIN is set to %s; NCCL collectives go there", cur);
 	}
 }
 

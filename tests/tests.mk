@@ -51,8 +51,19 @@ build/tests/unit/%: tests/unit/%.c $(UNIT_OBJ) tests/unit/check.h build/.variant
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lpthread -ldl -lm
 
-test-unit: $(UNITS)
-	@set -e; for t in $(UNITS); do echo "  UNIT    $$t"; $$t; done
+# ---- unit tests of the tools (tests/unit/tool_test_*.c), linked with the
+# tool's objects but its main
+TOOL_UNIT_SRC := $(wildcard tests/unit/tool_test_*.c)
+TOOL_UNITS := $(patsubst tests/unit/%.c,build/tests/unit/%,$(TOOL_UNIT_SRC))
+TOOL_UNIT_OBJ := $(filter-out $(OBJ)/tools/main.o,$(TOOL_OBJ))
+
+build/tests/unit/tool_test_%: tests/unit/tool_test_%.c $(TOOL_UNIT_OBJ) tests/unit/check.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $< $(TOOL_UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lz -lpthread -lm
+
+test-unit: $(UNITS) $(TOOL_UNITS)
+	@set -e; for t in $(UNITS) $(TOOL_UNITS); do echo "  UNIT    $$t"; $$t; done
 
 # ---- integration tests
 test-integration: all test-progs
@@ -60,8 +71,9 @@ test-integration: all test-progs
 
 # ---- fuzzing (clang/libFuzzer); the corpus is replayed in every test run
 -include tests/fuzz/fuzz.mk
+-include tests/fuzz/nccl.mk
 
-test: deps all test-progs test-unit test-integration test-fuzz
+test: deps all test-progs test-unit test-integration test-fuzz test-fuzz-nccl
 
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit

@@ -114,12 +114,16 @@ int chrome_file(struct chrome *c, struct tfile *t)
 	while (ct_file_next(&t->f, &ev) == 1) {
 		if (c->progress && !(++n & 0xffff))
 			atomic_fetch_add_explicit(c->progress, 0x10000, memory_order_relaxed);
-		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END)
+		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END) {
 			chrome_cupti_event(c, &ev);
-		else if (ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END)
+			chrome_nccl_event(c, &ev); /* NCCL kernels join their operations */
+		} else if (ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) {
 			chrome_nccl_event(c, &ev);
-		else
+		} else {
 			spans_event(sp, &ev);
+			if (ev.kind == CT_EV_STEP)
+				chrome_nccl_event(c, &ev);
+		}
 	}
 	spans_finish(sp);
 	chrome_cupti_file_end(c);

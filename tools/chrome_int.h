@@ -24,5 +24,9 @@ void chrome_cupti_event(struct chrome *c, const struct ct_event *ev);
 void chrome_cupti_file_end(struct chrome *c);
 void chrome_nccl_event(struct chrome *c, const struct ct_event *ev);
 void chrome_nccl_file_end(struct chrome *c);
+/* Where chrome_cupti.c draws the kernels of a GPU stream (pid and tid);
+ * 0 when it does not. NCCL flows end on the NCCL kernel there. */
+int chrome_cupti_stream_track(struct chrome *c, uint64_t device, uint64_t context,
+			      uint64_t stream, uint64_t *pid, int64_t *tid);
 
 #endif

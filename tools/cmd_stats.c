@@ -9,18 +9,25 @@
 
 static const struct report *const reports[] = {
 	&report_nvtx_sum,
+	&report_nccl_sum,
+	&report_nccl_sizes,
+	&report_nccl_ranks,
 };
+
+struct stats_opts stats_opts;
 #define NREPORTS (sizeof reports / sizeof *reports)
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] INPUT...\n\n"
+	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
 		fprintf(f, "  %-12s %s\n", reports[i]->name, reports[i]->desc);
-	fputs("\nTimes are in nanoseconds. INPUT is a .ctr file or a directory of them;\n"
-	      "all inputs are summed together.\n",
+	fputs("\nTimes are in nanoseconds. INPUT is a .ctr file, a directory of them, or an\n"
+	      "NCCL_DEBUG=INFO log (NCCL_DEBUG_SUBSYS=COLL; for the nccl_* reports); all\n"
+	      "inputs are summed together. --steps A-B keeps the NCCL operations issued\n"
+	      "in steps A to B (cuptrace_step() or CUPTRACE_STEP_RANGE; B may be A).\n",
 	      f);
 }
 
@@ -39,19 +46,48 @@ static void on_span(void *ctx, const struct span *s)
 			run->r[i]->span(run->st[i], run->t, s);
 }
 
+static int parse_steps(const char *s)
+{
+	char *end;
+	long long a = strtoll(s, &end, 10), b = a;
+	if (end == s || a < 0)
+		return -1;
+	if (*end == '-') {
+		const char *q = end + 1;
+		b = strtoll(q, &end, 10);
+		if (end == q)
+			return -1;
+	}
+	if (*end || b < a)
+		return -1;
+	stats_opts.steps = 1;
+	stats_opts.step_lo = a;
+	stats_opts.step_hi = b;
+	return 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option lo[] = {{"report", required_argument, NULL, 'r'},
 					   {"format", required_argument, NULL, 'f'},
+					   {"steps", required_argument, NULL, 's'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL;
 	enum table_fmt fmt = FMT_TABLE;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "r:f:h", lo, NULL)) != -1) {
+	memset(&stats_opts, 0, sizeof stats_opts);
+	while ((c = getopt_long(argc, argv, "r:f:s:h", lo, NULL)) != -1) {
 		if (c == 'r')
 			list = optarg;
+		else if (c == 's') {
+			if (parse_steps(optarg)) {
+				fprintf(stderr, "cuptrace stats: --steps %s: expected A-B or A (step numbers)\n",
+					optarg);
+				return 2;
+			}
+		}
 		else if (c == 'f') {
 			if (!strcmp(optarg, "table"))
 				fmt = FMT_TABLE;
@@ -94,10 +130,24 @@ int cmd_stats(int argc, char **argv)
 				run.r[run.n++] = reports[i];
 		}
 		free(copy);
+		stats_opts.explicit_list = 1;
 	}
 	struct inputs in;
-	if (inputs_open(&in, argv + optind, argc - optind))
+	if (inputs_open_logs(&in, argv + optind, argc - optind))
 		return 1;
+	if (in.nlogs) {
+		int takes = 0;
+		for (size_t i = 0; i < run.n; i++)
+			takes |= run.r[i]->log != NULL;
+		const char *why = !takes ? "only the nccl_* reports read NCCL logs"
+			      : stats_opts.steps ? "NCCL logs have no steps; --steps needs traces"
+						 : NULL;
+		if (why) {
+			fprintf(stderr, "cuptrace stats: %s: %s\n", in.logs[0], why);
+			inputs_close(&in);
+			return 2;
+		}
+	}
 	for (size_t i = 0; i < run.n; i++)
 		run.st[i] = run.r[i]->begin();
 	int rc = 0;
@@ -120,6 +170,10 @@ int cmd_stats(int argc, char **argv)
 			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
 		}
 	}
+	for (size_t k = 0; k < in.nlogs; k++)
+		for (size_t i = 0; i < run.n; i++)
+			if (run.r[i]->log)
+				run.r[i]->log(run.st[i], in.logs[k]);
 	int first = 1;
 	for (size_t i = 0; i < run.n; i++) {
 		struct table *tabs[4];

@@ -1,4 +1,5 @@
 #include "inputs.h"
+#include "nccl_log.h"
 #include "out.h"
 
 #include <dirent.h>
@@ -31,8 +32,26 @@ static void add_name(struct names *nm, const char *path)
 	nm->v[nm->n++] = strdup(path);
 }
 
-/* Collects *.ctr files below dir (recursively, in name order). */
-static void scan_dir(struct names *nm, const char *dir, int depth)
+/* What a file holds, by its first bytes: a trace (magic), an NCCL log
+ * (text with NCCL's log markers), or neither. */
+enum content { C_OTHER, C_TRACE, C_LOG };
+
+static enum content content_of(const char *path)
+{
+	static char buf[64 << 10];
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return C_OTHER;
+	size_t n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	if (n >= 8 && !memcmp(buf, CT_MAGIC, 8))
+		return C_TRACE;
+	return nccl_log_sniff(buf, n) ? C_LOG : C_OTHER;
+}
+
+/* Collects *.ctr files below dir (recursively, in name order), and NCCL
+ * logs when logs is set. */
+static void scan_dir(struct names *nm, struct names *logs, const char *dir, int depth)
 {
 	struct dirent **ents;
 	int n = scandir(dir, &ents, NULL, alphasort);
@@ -46,9 +65,11 @@ static void scan_dir(struct names *nm, const char *dir, int depth)
 			struct stat st;
 			if (!stat(path, &st)) {
 				if (S_ISDIR(st.st_mode) && depth < 8)
-					scan_dir(nm, path, depth + 1);
+					scan_dir(nm, logs, path, depth + 1);
 				else if (S_ISREG(st.st_mode) && ends_with(name, ".ctr"))
 					add_name(nm, path);
+				else if (S_ISREG(st.st_mode) && logs && content_of(path) == C_LOG)
+					add_name(logs, path);
 			}
 		}
 		free(ents[i]);
@@ -70,10 +91,10 @@ static int cmp_files(const void *a, const void *b)
 	return x->f.h.pid < y->f.h.pid ? -1 : x->f.h.pid > y->f.h.pid;
 }
 
-int inputs_open(struct inputs *in, char **args, int nargs)
+static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs)
 {
 	memset(in, 0, sizeof *in);
-	struct names nm = {0};
+	struct names nm = {0}, logs = {0};
 	int bad = 0;
 	for (int i = 0; i < nargs; i++) {
 		struct stat st;
@@ -81,15 +102,17 @@ int inputs_open(struct inputs *in, char **args, int nargs)
 			fprintf(stderr, "cuptrace: %s: %s\n", args[i], strerror(errno));
 			bad = 1;
 		} else if (S_ISDIR(st.st_mode)) {
-			size_t before = nm.n;
-			scan_dir(&nm, args[i], 0);
-			if (nm.n == before) {
+			size_t before = nm.n + logs.n;
+			scan_dir(&nm, with_logs ? &logs : NULL, args[i], 0);
+			if (nm.n + logs.n == before) {
 				fprintf(stderr, "cuptrace: %s: no .ctr trace files in this directory\n", args[i]);
 				bad = 1;
 			}
 		} else if (!S_ISREG(st.st_mode)) {
 			fprintf(stderr, "cuptrace: %s: not a regular file\n", args[i]);
 			bad = 1;
+		} else if (with_logs && content_of(args[i]) == C_LOG) {
+			add_name(&logs, args[i]);
 		} else {
 			add_name(&nm, args[i]);
 		}
@@ -112,13 +135,16 @@ int inputs_open(struct inputs *in, char **args, int nargs)
 	for (size_t i = 0; i < nm.n; i++)
 		free(nm.v[i]);
 	free(nm.v);
-	if (bad || !in->n) {
+	in->logs = logs.v;
+	in->nlogs = logs.n;
+	if (bad || (!in->n && !in->nlogs)) {
 		if (!bad)
 			fprintf(stderr, "cuptrace: no input files\n");
 		inputs_close(in);
 		return -1;
 	}
-	qsort(in->v, in->n, sizeof *in->v, cmp_files);
+	if (in->n) /* none when the inputs are logs only */
+		qsort(in->v, in->n, sizeof *in->v, cmp_files);
 	in->base_ns = UINT64_MAX;
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.h.rt_anchor < in->base_ns)
@@ -148,8 +174,21 @@ static void free_esc(struct tfile *t)
 	t->esc = NULL, t->esc_len = NULL, t->nesc = 0;
 }
 
+int inputs_open(struct inputs *in, char **args, int nargs)
+{
+	return open_inputs(in, args, nargs, 0);
+}
+
+int inputs_open_logs(struct inputs *in, char **args, int nargs)
+{
+	return open_inputs(in, args, nargs, 1);
+}
+
 void inputs_close(struct inputs *in)
 {
+	for (size_t i = 0; i < in->nlogs; i++)
+		free(in->logs[i]);
+	free(in->logs);
 	for (size_t i = 0; i < in->n; i++) {
 		ct_file_close(&in->v[i].f);
 		free_esc(&in->v[i]);

@@ -24,6 +24,8 @@ struct tfile {
 struct inputs {
 	struct tfile *v;
 	size_t n;
+	char **logs; /* NCCL_DEBUG logs (inputs_open_logs only) */
+	size_t nlogs;
 	uint64_t base_ns; /* CLOCK_REALTIME ns that ts 0 stands for */
 	int64_t world_size;
 };
@@ -31,6 +33,10 @@ struct inputs {
 /* Expands args into files. On any unusable input prints one line per
  * problem and returns -1 (exit status 1 for the caller). */
 int inputs_open(struct inputs *in, char **args, int nargs);
+/* The same, but inputs that are NCCL_DEBUG logs (by content) go to
+ * in->logs; directories contribute their logs too. Logs alone are
+ * enough. */
+int inputs_open_logs(struct inputs *in, char **args, int nargs);
 void inputs_close(struct inputs *in);
 /* Closes and reopens file i at its first event (for a second pass). */
 int inputs_rewind(struct inputs *in, size_t i);

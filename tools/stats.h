@@ -15,9 +15,20 @@ struct report {
 	void (*event)(void *st, struct tfile *t, const struct ct_event *ev); /* may be NULL */
 	/* Appends its tables to out (at most 4). */
 	int (*end)(void *st, struct table **out);
+	/* An input that is an NCCL_DEBUG log, not a trace (may be NULL). */
+	void (*log)(void *st, const char *path);
 };
 
+/* Options of `cuptrace stats` that reports honour. */
+struct stats_opts {
+	int explicit_list; /* --report named the reports */
+	int steps;	   /* --steps A-B given */
+	int64_t step_lo, step_hi;
+};
+extern struct stats_opts stats_opts;
+
 extern const struct report report_nvtx_sum;
+extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks;
 
 /* Text key helpers shared by reports: "domain:name" or "name". */
 void range_label(const struct span *s, char *buf, size_t len);

@@ -7,7 +7,7 @@
 
 struct cell {
 	char *text;
-	int numeric;
+	int numeric; /* 2: a number not known (null) */
 };
 
 struct table {
@@ -73,6 +73,11 @@ void table_f(struct table *t, double v, int decimals)
 	add(t, strdup(b), 1);
 }
 
+void table_null(struct table *t)
+{
+	add(t, strdup(""), 2);
+}
+
 static void csv_field(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n\r")) {
@@ -112,7 +117,9 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 				fprintf(f, "%s", c ? ", " : "");
 				json_string(f, t->cols[c]);
 				fprintf(f, ": ");
-				if (x->numeric)
+				if (x->numeric == 2)
+					fputs("null", f);
+				else if (x->numeric)
 					fputs(x->text, f);
 				else
 					json_string(f, x->text);

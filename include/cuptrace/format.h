@@ -77,7 +77,21 @@ enum ct_kind {
 
 	CT_EV_CUPTI_FIRST = 48,
 	CT_EV_CUPTI_END = 80,
+	/* NCCL (schema_nccl.c). Ids are the handles the plugin gave NCCL;
+	 * parent, group and launch fields hold such ids (0 = none). */
 	CT_EV_NCCL_FIRST = 80,
+	CT_EV_NCCL_COMM = 80,	   /* a communicator (a definition) */
+	CT_EV_NCCL_FINI = 81,	   /* its profiler context finalized */
+	CT_EV_NCCL_GROUP_API = 82, /* outermost ncclGroupStart..End (or implicit) */
+	CT_EV_NCCL_COLL_API = 83,  /* a collective API call */
+	CT_EV_NCCL_P2P_API = 84,   /* a send/recv API call */
+	CT_EV_NCCL_LAUNCH = 85,	   /* a kernel launch (one per plan) */
+	CT_EV_NCCL_GROUP = 86,	   /* a plan's host-side work; names its launch */
+	CT_EV_NCCL_COLL = 87,	   /* a collective task as scheduled */
+	CT_EV_NCCL_P2P = 88,	   /* a send or recv task as scheduled */
+	CT_EV_NCCL_KERNEL_CH = 89, /* one channel of a task started on the GPU */
+	CT_EV_NCCL_STOP = 90,	   /* an event above ended */
+	CT_EV_NCCL_STATE = 91,	   /* a state change of an event above */
 	CT_EV_NCCL_END = 112,
 	CT_EV_LAST = 112
 };

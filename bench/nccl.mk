@@ -1,0 +1,13 @@
+# NCCL profiler callback costs (bench/bench_nccl.c). `make bench-nccl`
+# prints them; hook into `make bench` with `bench: bench-nccl`.
+build/bench/bench_nccl: bench/bench_nccl.c libtrace/nccl_abi.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) -O2 -g -std=gnu11 -Wall -Wextra -Werror $< -o $@ -ldl
+
+bench-nccl: build/bench/bench_nccl $(LIB)
+	$(Q)rm -rf /tmp/cuptrace-bench-nccl
+	$(Q)build/bench/bench_nccl $(LIB)
+	$(Q)rm -rf /tmp/cuptrace-bench-nccl
+
+.PHONY: bench-nccl

@@ -1,0 +1,230 @@
+"""The nccl_* reports from NCCL_DEBUG=INFO logs: lines as NCCL 2.18, 2.21
+(with timestamps), 2.28 and RCCL print them, one file per rank or all ranks
+in one file, with cut, garbled and foreign lines in between."""
+import json
+import random
+
+import pytest
+
+from conftest import tool
+
+# (operation, count, datatype number, root) as every rank calls them.
+CALLS = [
+    ("AllReduce", 262144, 7, 0), ("AllReduce", 262144, 7, 0),
+    ("AllGather", 1024, 9, 0), ("ReduceScatter", 16384, 6, 0),
+    ("Broadcast", 70000, 0, 0), ("Reduce", 10, 8, 1),
+    ("Send", 4194304, 7, None), ("Recv", 4194304, 7, None),
+    ("AllReduce", 100, 11, 0), ("AllReduce", 5, 42, 0),
+]
+TYPES = {7: ("ncclFloat32", 4), 9: ("ncclBfloat16", 2), 6: ("ncclFloat16", 2), 0: ("ncclInt8", 1),
+         8: ("ncclFloat64", 8), 11: ("ncclFloat8e5m2", 1), 42: ("datatype 42", 0)}
+N = 4
+
+
+def size(op, count, dt):
+    b = count * TYPES[dt][1]
+    return b * N if op in ("AllGather", "ReduceScatter") else b
+
+
+def prefix(version, rank, pid, ts):
+    host = "gpu-node1" if rank < 2 else "gpu-node2"
+    base = f"{host}:{pid}:{pid + 7} [{rank % 2}]"
+    if version == "2.21":
+        return f"[2024-06-03 14:22:{ts:02d}] {base}"
+    if version == "2.28":
+        return f"[2025-10-01 09:00:{ts:02d}.123456] {base}"
+    if version == "rccl":
+        return f"{base} 1558545003174{ts:03d}"
+    return base
+
+
+def init_lines(version, rank, pid, comm):
+    p = prefix(version, rank, pid, 0)
+    if version == "2.18":
+        return [f"{p} NCCL INFO comm {comm} rank {rank} nranks {N} cudaDev {rank % 2} busId 1b000 "
+                "commId 0x8a7f1e2d3c4b5a69 - Init COMPLETE"]
+    if version == "2.21":
+        return [f"{p} NCCL INFO ncclCommInitRank comm {comm} rank {rank} nranks {N} cudaDev "
+                f"{rank % 2} nvmlDev {rank % 2} busId 1c000 commId 0x8a7f1e2d3c4b5a69 - Init COMPLETE",
+                f"{p} NCCL INFO comm {comm} rank {rank} nRanks {N} nNodes 2 localRanks 2 "
+                f"localRank {rank % 2} MNNVL 0"]
+    if version == "2.28":
+        return [f"{p} NCCL INFO ncclCommInitRankConfig comm {comm} rank {rank} nranks {N} cudaDev "
+                f"{rank % 2} nvmlDev {rank % 2} busId 1c000 commId 0x8a7f1e2d3c4b5a69 - Init COMPLETE",
+                f"{p} NCCL INFO Init timings - ncclCommInitRankConfig: rank {rank} nranks {N} total "
+                "0.51 (kernels 0.20, alloc 0.10, bootstrap 0.02, allgathers 0.01, topo 0.10, "
+                "graphs 0.01, connections 0.06, rest 0.01)",
+                # a split communicator of 2: not the process's rank
+                f"{p} NCCL INFO ncclCommSplit comm 0x51 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId "
+                "1c000 parent 0x52 splitCount 1 color 1 key 0 - Init COMPLETE"]
+    return []  # RCCL run with NCCL_DEBUG_SUBSYS=COLL: no INIT lines
+
+
+def coll_lines(version, rank, pid, comm):
+    out = []
+    for i, (op, count, dt, root) in enumerate(CALLS):
+        if root is None:  # send to the next rank, recv from the previous
+            root = (rank + 1) % N if op == "Send" else (rank + N - 1) % N
+        send = "(nil)" if op == "Recv" else "0x7f3c9e000000"
+        recv = "(nil)" if op == "Send" else "0x7f3c9f000000"
+        line = (f"{prefix(version, rank, pid, i)} NCCL INFO {op}: opCount {i:x} sendbuff {send} "
+                f"recvbuff {recv} count {count} datatype {dt} op 0 root {root} comm {comm} "
+                f"[nranks={N}] stream 0x55e1c89f1a60")
+        if version == "rccl":
+            line += f" task {i} globalrank {rank}"
+        out.append(line)
+    return out
+
+
+NOISE = [
+    "NCCL version 2.28.9+cuda13.0",
+    "gpu-node1:1:1 [0] NCCL INFO Channel 00/24 : 0 1 2 3",
+    "gpu-node1:1:1 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+    "Epoch: [0][ 10/625]\tTime  1.425 ( 2.465)\tLoss 0.0000e+00",
+    "gpu-node1:1:1 [0] NCCL INFO [Proxy Service] Device 0 CPU core 12",
+    "",
+]
+BAD = [
+    # cut by a crash, garbled by another process, junk numbers
+    "gpu-node1:40321:40321 [0] NCCL INFO AllReduce: opCount 9 sendbuff 0x7f3c9e000000 recvbuff 0x7f3",
+    "gpu-node1:40321:40321 [0] NCCL INFO AllReduce: opCount 9 sendbuff 0x1 recvbugpu-node2:1:1 [1] NC",
+    "gpu-node1:40321:40321 [0] NCCL INFO Broadcast: opCount zz sendbuff 0x1 recvbuff 0x1 count 5 "
+    "datatype 7 op 0 root 0 comm 0x1 [nranks=4] stream 0x1",
+    "gpu-node1:40321:40321 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count "
+    "99999999999999999999999 datatype 7 op 0 root 0 comm 0x1 [nranks=4] stream 0x1",
+]
+VERSIONS = ["2.18", "2.21", "2.28", "rccl"]
+
+
+def rank_lines(rank, version=None):
+    version = version or VERSIONS[rank]
+    pid, comm = 40321 + rank, f"0x55e1c8a4b{rank:03x}"
+    return init_lines(version, rank, pid, comm) + coll_lines(version, rank, pid, comm)
+
+
+def expected():
+    s = {}
+    for op, count, dt, root in CALLS:
+        k = (op, TYPES[dt][0])
+        c, b = s.get(k, (0, 0))
+        s[k] = (c + N, b + N * size(op, count, dt))
+    return s
+
+
+def write(path, lines, bad=()):
+    lines = list(lines)
+    rnd = random.Random(str(path))
+    for extra in list(NOISE) + list(bad):
+        lines.insert(rnd.randrange(len(lines) + 1), extra)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def stats(*args):
+    p = tool("stats", "--format", "json", *map(str, args))
+    return p, (json.loads(p.stdout) if p.returncode == 0 else None)
+
+
+def table(doc, prefix):
+    [k] = [k for k in doc if k.startswith(prefix)]
+    return doc[k]
+
+
+def check_reports(doc):
+    rows = table(doc, "nccl_sum")
+    got = {(r["Operation"], r["Datatype"]): (r["Calls"], r["Total Bytes"]) for r in rows}
+    assert got == expected()
+    for r in rows:  # logs carry no times
+        assert r["Total Time (ns)"] is None and r["Algbw (GB/s)"] is None
+    by_rank = table(doc, "nccl_sizes: calls per message size, by rank")
+    assert [r["Rank"] for r in by_rank] == list(range(N))
+    # per rank: 4 small (<64KB: 8192+80+100+0... ), see CALLS
+    for r in by_rank:
+        assert (r["<64KB"], r["64KB-1MB"], r["1MB-16MB"], r[">16MB"]) == (4, 2, 2, 2)
+    ranks = table(doc, "nccl_ranks")
+    assert {(r["Rank"], r["Operation"]) for r in ranks} == {
+        (k, op) for k in range(N) for op, *_ in CALLS}
+    send = [r for r in ranks if r["Operation"] == "Send"]
+    assert all(r["Calls"] == 1 and r["Total Bytes"] == 16 * (1 << 20) for r in send)
+
+
+def test_one_file_per_rank_in_four_formats(tmp_path):
+    paths = []
+    for r in range(N):
+        p = tmp_path / f"nccl-{r}.txt"
+        write(p, rank_lines(r), BAD if r == 1 else ())
+        paths.append(p)
+    p, doc = stats("--report", "nccl_sum,nccl_sizes,nccl_ranks", *paths)
+    assert p.returncode == 0, p.stderr
+    check_reports(doc)
+    # Bad lines are counted, said once per file, and never fatal.
+    warn = [l for l in p.stderr.splitlines() if "could not be parsed" in l]
+    assert len(warn) == 1 and "nccl-1.txt: 4 NCCL collective lines" in warn[0]
+    assert "note:" not in p.stderr  # every rank was known (RCCL: globalrank)
+
+
+def test_all_ranks_in_one_file_and_directories(tmp_path):
+    lines = [l for r in range(N) for l in rank_lines(r, "2.28")]
+    init = [l for l in lines if "COMPLETE" in l or "timings" in l]
+    rest = [l for l in lines if l not in init]
+    random.Random(1).shuffle(rest)  # processes interleave
+    d = tmp_path / "logs"
+    d.mkdir()
+    write(d / "job.out", init + rest)
+    (d / "README").write_text("not a log\n")
+    p, doc = stats("--report", "nccl_sum,nccl_sizes,nccl_ranks", d / "job.out")
+    assert p.returncode == 0, p.stderr
+    check_reports(doc)
+    p2, doc2 = stats("--report", "nccl_sum,nccl_sizes,nccl_ranks", d)
+    assert p2.returncode == 0, p2.stderr
+    assert doc2 == doc
+
+
+def test_ranks_without_init_lines_are_numbered(tmp_path):
+    # NCCL_DEBUG_SUBSYS=COLL alone: no rank anywhere; files in rank order.
+    paths = []
+    for r in range(N):
+        p = tmp_path / f"r{r}.log"
+        p.write_text("\n".join(coll_lines("2.18", r, 500 + r, "0x1")) + "\n")
+        paths.append(p)
+    p, doc = stats("--report", "nccl_sizes,nccl_ranks", *paths)
+    assert p.returncode == 0, p.stderr
+    assert "note: 4 processes in the logs name no rank" in p.stderr
+    assert [r["Rank"] for r in table(doc, "nccl_sizes: calls per message size, by rank")] == [0, 1, 2, 3]
+
+
+def test_text_table_and_bad_uses(tmp_path):
+    p1 = tmp_path / "a.log"
+    write(p1, rank_lines(0))
+    p = tool("stats", "--report", "nccl_sum", str(p1))
+    assert p.returncode == 0
+    assert "** nccl_sum" in p.stdout and "ncclFloat32" in p.stdout
+    p = tool("stats", "--report", "nccl_sum", "--steps", "1-2", str(p1))
+    assert p.returncode == 2 and "no steps" in p.stderr
+    p = tool("stats", "--report", "nvtx_sum", str(p1))
+    assert p.returncode == 2 and "nccl_" in p.stderr
+    other = tmp_path / "other.txt"
+    other.write_text("hello\n")
+    p = tool("stats", str(other))
+    assert p.returncode == 1
+    # Logs are not traces for the other commands.
+    assert tool("info", str(p1)).returncode == 1
+    assert tool("convert", "-o", str(tmp_path / "x.json"), str(p1)).returncode == 1
+
+
+def test_garbage_never_crashes(tmp_path):
+    rnd = random.Random(7)
+    good = rank_lines(2)
+    lines = []
+    for l in good * 3:
+        k = rnd.randrange(4)
+        if k == 0:
+            l = l[: rnd.randrange(len(l))]
+        elif k == 1:
+            i = rnd.randrange(len(l))
+            l = l[:i] + chr(rnd.randrange(1, 255)) + l[i + 1:]
+        lines.append(l)
+    path = tmp_path / "junk.log"
+    data = ("\n".join(lines)).encode("latin-1") + bytes(range(256)) + b"x" * 200000
+    path.write_bytes(b"NCCL version 2.28.9\n" + data)
+    p = tool("stats", "--report", "nccl_sum", str(path))
+    assert p.returncode == 0, p.stderr

@@ -1,0 +1,775 @@
+/* Plays NCCL 2.28's part for a profiler plugin: finds the plugin through
+ * NCCL_PROFILER_PLUGIN, looks up ncclProfiler_v5 (then v4), and for a
+ * scripted job calls init / startEvent / recordEventState / stopEvent /
+ * finalize in the order, on the threads and with the descriptors NCCL
+ * uses (src/plugin/profiler.cc, src/enqueue.cc, src/group.cc):
+ *
+ *   user thread  GroupApi start, state GroupStartApiStop, CollApi/P2pApi
+ *                start..stop per call, state GroupEndApiStart, then per
+ *                plan: KernelLaunch start..stop, Group start, task starts
+ *                (Coll: seq, algo, proto; P2p: peer), task stops, Group
+ *                stop; GroupApi stop.
+ *   proxy thread per task and channel: KernelCh start (GPU start timer),
+ *                state KernelChStop (GPU end timer), stop.
+ *
+ * with NCCL's gating on the activation mask the plugin returned and its
+ * quirks (API events carry rank 0; AllGather/Broadcast tasks report
+ * bytes as ncclInt8; handles reused as parents after their stop).
+ * There is no GPU: the "GPU" runs each plan for a duration derived from
+ * its size, on a globaltimer that is CLOCK_REALTIME plus a skew.
+ *
+ * usage: nccl_harness [ITERATIONS]
+ * env:   RANK/OMPI_COMM_WORLD_RANK, WORLD_SIZE/OMPI_COMM_WORLD_SIZE (even,
+ *        default 4), HARNESS_ABI (5, 6 or 4), HARNESS_STEPS=1 (cuptrace_step
+ *        before each iteration), CT_TEST_TRUTH (JSON lines of what was
+ *        done, for the tests). */
+#include "truth.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* ---- NCCL's declarations of the ABI (as nccl_profiler.h has them) ---- */
+
+typedef int ncclResult_t;
+typedef void (*ncclDebugLogger_t)(int level, unsigned long flags, const char *file, int line,
+                                  const char *fmt, ...);
+
+enum {
+	ncclProfileGroup = 1 << 0,
+	ncclProfileColl = 1 << 1,
+	ncclProfileP2p = 1 << 2,
+	ncclProfileProxyOp = 1 << 3,
+	ncclProfileProxyStep = 1 << 4,
+	ncclProfileProxyCtrl = 1 << 5,
+	ncclProfileKernelCh = 1 << 6,
+	ncclProfileNetPlugin = 1 << 7,
+	ncclProfileGroupApi = 1 << 8,
+	ncclProfileCollApi = 1 << 9,
+	ncclProfileP2pApi = 1 << 10,
+	ncclProfileKernelLaunch = 1 << 11,
+};
+enum {
+	ncclProfilerKernelChStop = 22,
+	ncclProfilerGroupStartApiStop = 23,
+	ncclProfilerGroupEndApiStart = 24,
+};
+
+typedef struct {
+	uint64_t type;
+	void *parentObj;
+	int rank;
+	union {
+		struct {
+			bool graphCaptured;
+			int groupDepth;
+		} groupApi;
+		struct {
+			const char *func;
+			size_t count;
+			const char *datatype;
+			int root;
+			void *stream;
+			bool graphCaptured;
+		} collApi;
+		struct {
+			const char *func;
+			size_t count;
+			const char *datatype;
+			void *stream;
+			bool graphCaptured;
+		} p2pApi;
+		struct {
+			void *stream;
+		} kernelLaunch;
+		struct {
+			uint64_t seqNumber;
+			const char *func;
+			void const *sendBuff;
+			void *recvBuff;
+			size_t count;
+			int root;
+			const char *datatype;
+			uint8_t nChannels;
+			uint8_t nWarps;
+			const char *algo;
+			const char *proto;
+			void *parentGroup;
+		} coll;
+		struct {
+			const char *func;
+			void *buff;
+			const char *datatype;
+			size_t count;
+			int peer;
+			uint8_t nChannels;
+			void *parentGroup;
+		} p2p;
+		struct {
+			uint8_t channelId;
+			uint64_t pTimer;
+		} kernelCh;
+	};
+} descr_v5;
+
+typedef struct { /* v4: one-byte type, no API events, no parentGroup */
+	uint8_t type;
+	void *parentObj;
+	int rank;
+	union {
+		struct {
+			uint64_t seqNumber;
+			const char *func;
+			void const *sendBuff;
+			void *recvBuff;
+			size_t count;
+			int root;
+			const char *datatype;
+			uint8_t nChannels;
+			uint8_t nWarps;
+			const char *algo;
+			const char *proto;
+		} coll;
+		struct {
+			const char *func;
+			void *buff;
+			const char *datatype;
+			size_t count;
+			int peer;
+			uint8_t nChannels;
+		} p2p;
+		struct {
+			uint8_t channelId;
+			uint64_t pTimer;
+		} kernelCh;
+	};
+} descr_v4;
+
+typedef union {
+	struct {
+		size_t transSize;
+	} proxyStep;
+	struct {
+		int appendedProxyOps;
+	} proxyCtrl;
+	struct {
+		void *data;
+	} netPlugin;
+	struct {
+		uint64_t pTimer;
+	} kernelCh;
+} state_args;
+
+typedef struct {
+	const char *name;
+	ncclResult_t (*init)(void **context, uint64_t commId, int *eActivationMask,
+	                     const char *commName, int nNodes, int nranks, int rank,
+	                     ncclDebugLogger_t logfn);
+	ncclResult_t (*startEvent)(void *context, void **eHandle, descr_v5 *eDescr);
+	ncclResult_t (*stopEvent)(void *eHandle);
+	ncclResult_t (*recordEventState)(void *eHandle, int eState, state_args *eStateArgs);
+	ncclResult_t (*finalize)(void *context);
+} profiler_v5;
+
+typedef struct {
+	const char *name;
+	ncclResult_t (*init)(void **context, int *eActivationMask, const char *commName,
+	                     uint64_t commHash, int nNodes, int nranks, int rank,
+	                     ncclDebugLogger_t logfn);
+	ncclResult_t (*startEvent)(void *context, void **eHandle, descr_v4 *eDescr);
+	ncclResult_t (*stopEvent)(void *eHandle);
+	ncclResult_t (*recordEventState)(void *eHandle, int eState, state_args *eStateArgs);
+	ncclResult_t (*finalize)(void *context);
+} profiler_v4;
+
+/* ---- the emulated NCCL ---- */
+
+static profiler_v5 *P5;
+static profiler_v4 *P4;
+static void *plugin_lib;
+static int event_mask; /* ncclProfilerEventMask */
+
+/* One plugin call site for both versions: v4 gets its descriptor built
+ * from the v5 one (only the members v4 has). */
+static void start(void *ctx, void **h, descr_v5 *d)
+{
+	*h = NULL;
+	if (P5) {
+		P5->startEvent(ctx, h, d);
+		return;
+	}
+	descr_v4 e;
+	memset(&e, 0, sizeof e);
+	e.type = (uint8_t)d->type;
+	e.parentObj = d->parentObj;
+	e.rank = d->rank;
+	if (d->type == ncclProfileColl) {
+		e.coll.seqNumber = d->coll.seqNumber;
+		e.coll.func = d->coll.func;
+		e.coll.sendBuff = d->coll.sendBuff;
+		e.coll.recvBuff = d->coll.recvBuff;
+		e.coll.count = d->coll.count;
+		e.coll.root = d->coll.root;
+		e.coll.datatype = d->coll.datatype;
+		e.coll.nChannels = d->coll.nChannels;
+		e.coll.nWarps = d->coll.nWarps;
+		e.coll.algo = d->coll.algo;
+		e.coll.proto = d->coll.proto;
+		e.parentObj = d->coll.parentGroup; /* v4: the group is the parent */
+	} else if (d->type == ncclProfileP2p) {
+		e.p2p.func = d->p2p.func;
+		e.p2p.buff = d->p2p.buff;
+		e.p2p.datatype = d->p2p.datatype;
+		e.p2p.count = d->p2p.count;
+		e.p2p.peer = d->p2p.peer;
+		e.p2p.nChannels = d->p2p.nChannels;
+		e.parentObj = d->p2p.parentGroup;
+	} else if (d->type == ncclProfileKernelCh) {
+		e.kernelCh.channelId = d->kernelCh.channelId;
+		e.kernelCh.pTimer = d->kernelCh.pTimer;
+	}
+	P4->startEvent(ctx, h, &e);
+}
+
+static void stop(void *h)
+{
+	if (P5)
+		P5->stopEvent(h);
+	else
+		P4->stopEvent(h);
+}
+
+static void record(void *h, int state, state_args *a)
+{
+	if (P5)
+		P5->recordEventState(h, state, a);
+	else
+		P4->recordEventState(h, state, a);
+}
+
+static int loaded(void)
+{
+	return P5 || P4;
+}
+
+/* ncclProfilerPluginLoad: NCCL_PROFILER_PLUGIN names a path or a short
+ * name; "none" disables; v5 is preferred, then v4. */
+static void plugin_load(void)
+{
+	const char *name = getenv("NCCL_PROFILER_PLUGIN");
+	if (name && !strcasecmp(name, "none"))
+		return;
+	char buf[4096];
+	if (name && name[0]) {
+		plugin_lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+		if (!plugin_lib) {
+			snprintf(buf, sizeof buf, "libnccl-profiler-%s.so", name);
+			plugin_lib = dlopen(buf, RTLD_NOW | RTLD_LOCAL);
+		}
+	} else {
+		plugin_lib = dlopen("libnccl-profiler.so", RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!plugin_lib)
+		return;
+	int abi = getenv("HARNESS_ABI") ? atoi(getenv("HARNESS_ABI")) : 5;
+	/* NCCL 2.29 looks for v6 first: the same table, a wider descriptor
+	 * whose v5 members stay in place. */
+	if (abi >= 6)
+		P5 = dlsym(plugin_lib, "ncclProfiler_v6");
+	if (abi >= 5 && !P5)
+		P5 = dlsym(plugin_lib, "ncclProfiler_v5");
+	if (!P5)
+		P4 = dlsym(plugin_lib, "ncclProfiler_v4");
+	if (!loaded()) {
+		dlclose(plugin_lib);
+		plugin_lib = NULL;
+	}
+}
+
+/* The GPU's globaltimer: another clock than the host's. */
+#define GPU_SKEW 987654321ull
+static uint64_t gpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + GPU_SKEW;
+}
+
+struct comm {
+	void *ctx;
+	uint64_t hash;
+	const char *name;
+	int rank, nranks, nnodes;
+	uint64_t seq[16]; /* comm->seqNumber[func] */
+	void *stream;
+};
+
+enum { F_ALLREDUCE, F_ALLGATHER, F_REDUCESCATTER, F_BROADCAST, F_REDUCE, F_SEND, F_RECV };
+/* ncclFuncToString / ncclDatatypeToString / ncclAlgoToString /
+ * ncclProtoToString: NCCL passes pointers to these constants. */
+static const char *const fname[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast",
+                                    "Reduce",    "Send",      "Recv"};
+static const char *const tname[] = {"ncclInt8",    "Unknown",     "ncclInt32",   "ncclUint32",
+                                    "ncclInt64",   "ncclUint64",  "ncclFloat16", "ncclFloat32",
+                                    "ncclFloat64", "ncclBfloat16"};
+static const int tsize[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
+enum { T_INT8 = 0, T_INT32 = 2, T_F16 = 6, T_F32 = 7, T_F64 = 8, T_BF16 = 9 };
+static const char *const algo_s[] = {"RING", "TREE"};
+static const char *const proto_s[] = {"SIMPLE", "LL", "LL128"};
+
+/* A task queued in the planner (ncclTaskColl / ncclTaskP2p). */
+struct task {
+	struct comm *c;
+	int func, dtype, root; /* root: peer for send/recv */
+	size_t count;
+	void *api; /* collApiEventHandle / p2pApiEventHandle */
+	void *group_api;
+	int mask; /* eActivationMask at enqueue */
+	void *handle;
+	int nch;
+	uint64_t size; /* nccl-tests size, for the GPU duration */
+	uint64_t gpu_start, gpu_end;
+	int step;
+	long seq; /* -1 for send/recv */
+	uint64_t api_t0, api_t1;
+};
+
+#define MAXT 16
+struct plan {
+	struct task t[MAXT];
+	int n;
+	void *launch, *group;
+	struct comm *c;
+};
+
+/* ncclProfilerApiState (thread-local in NCCL; one user thread here). */
+static struct {
+	int profilerGroupDepth, eActivationMask, state; /* 0 reset, 1 started, 2 stopped */
+	void *groupApi, *p2pApi, *collApi;
+} api;
+static int group_depth; /* ncclGroupDepth */
+static struct task pending[MAXT];
+static int npending;
+static int cur_step;
+
+/* ---- the proxy thread: kernel-channel events with GPU timers ---- */
+
+static struct plan *queue[1024];
+static int qhead, qtail, qdone;
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
+static uint64_t gpu_busy_until;
+
+static void sleep_until_gpu(uint64_t t)
+{
+	for (;;) {
+		uint64_t now = gpu_now();
+		if (now >= t)
+			return;
+		struct timespec ts = {0, (long)(t - now)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int world_rank;
+
+static void write_op(const struct task *t, int group_size)
+{
+	truth("{\"kind\": \"op\", \"rank\": %d, \"world_rank\": %d, \"comm\": %llu, "
+	      "\"comm_name\": \"%s\", \"nranks\": %d, \"func\": \"%s\", \"count\": %zu, "
+	      "\"datatype\": \"%s\", \"root\": %d, \"size\": %llu, \"step\": %d, "
+	      "\"channels\": %d, \"gpu_start\": %llu, \"gpu_end\": %llu, "
+	      "\"api_start\": %llu, \"api_end\": %llu, \"group_size\": %d, \"seq\": %ld}",
+	      t->c->rank, world_rank, (unsigned long long)t->c->hash, t->c->name, t->c->nranks,
+	      fname[t->func], t->count, tname[t->dtype], t->root, (unsigned long long)t->size,
+	      t->step, t->nch, (unsigned long long)t->gpu_start, (unsigned long long)t->gpu_end,
+	      (unsigned long long)t->api_t0, (unsigned long long)t->api_t1, group_size, t->seq);
+}
+
+static void run_plan(struct plan *p)
+{
+	/* The kernel runs its tasks one after the other, each for a time
+	 * derived from its size; channels start a little apart. */
+	uint64_t t0 = gpu_now();
+	if (t0 < gpu_busy_until)
+		t0 = gpu_busy_until;
+	t0 += 2000;
+	for (int i = 0; i < p->n; i++) {
+		struct task *t = &p->t[i];
+		t->gpu_start = t0;
+		t->gpu_end = t0 + 10000 + t->size / 50 + 100 * (uint64_t)world_rank;
+		t0 = t->gpu_end;
+	}
+	gpu_busy_until = t0;
+	sleep_until_gpu(t0);
+	for (int i = 0; i < p->n; i++) {
+		struct task *t = &p->t[i];
+		for (int ch = 0; ch < t->nch; ch++) {
+			if (!(t->mask & ncclProfileKernelCh) || !loaded())
+				break;
+			descr_v5 d = {0};
+			d.type = ncclProfileKernelCh;
+			d.parentObj = t->handle;
+			d.kernelCh.channelId = (uint8_t)ch;
+			d.kernelCh.pTimer = t->gpu_start + (uint64_t)ch * 7;
+			void *h;
+			start(t->c->ctx, &h, &d);
+			if (h) {
+				state_args a = {0};
+				a.kernelCh.pTimer = t->gpu_end - (uint64_t)ch * 3;
+				record(h, ncclProfilerKernelChStop, &a);
+				stop(h);
+			}
+		}
+		write_op(t, p->n);
+	}
+}
+
+static void *proxy_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&qlock);
+	for (;;) {
+		while (qhead == qtail && !qdone)
+			pthread_cond_wait(&qcond, &qlock);
+		if (qhead == qtail)
+			break;
+		struct plan *p = queue[qhead++ % 1024];
+		pthread_mutex_unlock(&qlock);
+		run_plan(p);
+		free(p);
+		pthread_mutex_lock(&qlock);
+	}
+	pthread_mutex_unlock(&qlock);
+	return NULL;
+}
+
+/* ---- API calls ---- */
+
+static void launch_plans(void);
+static void group_end(void);
+
+static uint64_t nccl_tests_size(int func, size_t count, int dtype, int nranks)
+{
+	uint64_t b = (uint64_t)count * (uint64_t)tsize[dtype];
+	return func == F_ALLGATHER || func == F_REDUCESCATTER ? b * (uint64_t)nranks : b;
+}
+
+/* ncclProfilerStartGroupApiEvent + RecordGroupApiEventState(StartApiStop) */
+static void group_api_begin(struct comm *c)
+{
+	api.eActivationMask = __atomic_load_n(&event_mask, __ATOMIC_RELAXED);
+	int groupApiMask = ncclProfileGroupApi | ncclProfileP2pApi | ncclProfileCollApi |
+	                   ncclProfileKernelLaunch | ncclProfileGroup | ncclProfileColl |
+	                   ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
+	                   ncclProfileKernelCh | ncclProfileNetPlugin;
+	if (loaded() && (api.eActivationMask & groupApiMask) && api.profilerGroupDepth == 0) {
+		descr_v5 d = {0};
+		d.type = ncclProfileGroupApi;
+		d.groupApi.graphCaptured = false;
+		d.groupApi.groupDepth = group_depth;
+		if (P5) /* v4 has no API events */
+			start(c->ctx, &api.groupApi, &d);
+		api.profilerGroupDepth = group_depth;
+		api.state = 1;
+	}
+	if (api.state == 1) {
+		api.state = 2;
+		if (loaded() && api.groupApi)
+			record(api.groupApi, ncclProfilerGroupStartApiStop, NULL);
+	}
+}
+
+static void enqueue(struct comm *c, int func, size_t count, int dtype, int root)
+{
+	uint64_t t0 = mono_ns();
+	/* ncclEnqueueCheck */
+	if (api.profilerGroupDepth > 0)
+		api.profilerGroupDepth++;
+	group_depth++;
+	group_api_begin(c);
+	int is_p2p = func == F_SEND || func == F_RECV;
+	struct task *t = &pending[npending++];
+	memset(t, 0, sizeof *t);
+	if (loaded() && P5) {
+		descr_v5 d = {0};
+		if (is_p2p) {
+			d.type = ncclProfileP2pApi;
+			d.parentObj = api.groupApi;
+			d.p2pApi.func = fname[func];
+			d.p2pApi.count = count;
+			d.p2pApi.datatype = tname[dtype];
+			d.p2pApi.stream = c->stream;
+			int m = ncclProfileP2pApi | ncclProfileP2p | ncclProfileProxyOp |
+			        ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
+			if (api.eActivationMask & m)
+				start(c->ctx, &api.p2pApi, &d);
+		} else {
+			d.type = ncclProfileCollApi;
+			d.parentObj = api.groupApi;
+			d.collApi.func = fname[func];
+			d.collApi.count = count;
+			d.collApi.datatype = tname[dtype];
+			d.collApi.stream = c->stream;
+			d.collApi.root = root;
+			int m = ncclProfileCollApi | ncclProfileColl | ncclProfileProxyOp |
+			        ncclProfileProxyStep | ncclProfileKernelCh | ncclProfileNetPlugin;
+			if (api.eActivationMask & m)
+				start(c->ctx, &api.collApi, &d);
+		}
+	}
+	t->c = c;
+	t->func = func;
+	t->count = count;
+	t->dtype = dtype;
+	t->root = root;
+	t->api = is_p2p ? api.p2pApi : api.collApi;
+	t->group_api = api.groupApi;
+	t->mask = api.eActivationMask;
+	t->nch = is_p2p ? 2 : (int)(1 + (count % 4));
+	t->size = nccl_tests_size(func, count, dtype, c->nranks);
+	t->step = cur_step;
+	if (loaded()) {
+		if (is_p2p && api.p2pApi) {
+			stop(api.p2pApi);
+			api.p2pApi = NULL; /* NCCL clears it; the collective one it keeps */
+		} else if (!is_p2p && api.collApi) {
+			stop(api.collApi);
+		}
+	}
+	t->api_t0 = t0;
+	t->api_t1 = mono_ns();
+	group_end(); /* ncclEnqueueCheck's own ncclGroupEndInternal */
+}
+
+static void group_start(void)
+{
+	group_depth++;
+}
+
+/* ncclGroupEndInternal */
+static void group_end(void)
+{
+	if (api.profilerGroupDepth > 0)
+		api.profilerGroupDepth--;
+	if (api.profilerGroupDepth == 0 && api.state == 2) {
+		api.state = 0;
+		if (loaded() && api.groupApi)
+			record(api.groupApi, ncclProfilerGroupEndApiStart, NULL);
+	}
+	if (--group_depth > 0)
+		return;
+	launch_plans();
+	if (loaded() && api.groupApi && api.profilerGroupDepth == 0) {
+		stop(api.groupApi);
+		api.groupApi = NULL;
+	}
+}
+
+static void coll(struct comm *c, int func, size_t count, int dtype, int root)
+{
+	enqueue(c, func, count, dtype, root);
+}
+
+/* doLaunches: one plan per communicator, tasks in reverse call order
+ * (NCCL sorts collectives by size; the plugin must not rely on order). */
+static void launch_plans(void)
+{
+	while (npending) {
+		struct comm *c = pending[0].c;
+		struct plan *p = calloc(1, sizeof *p);
+		p->c = c;
+		int keep = 0;
+		for (int i = npending - 1; i >= 0; i--) {
+			if (pending[i].c == c)
+				p->t[p->n++] = pending[i];
+		}
+		for (int i = 0; i < npending; i++)
+			if (pending[i].c != c)
+				pending[keep++] = pending[i];
+		npending = keep;
+		int mask = p->t[0].mask;
+		/* ncclLaunchKernel */
+		if (loaded() && P5 && (mask & ncclProfileKernelLaunch)) {
+			descr_v5 d = {0};
+			d.type = ncclProfileKernelLaunch;
+			d.parentObj = p->t[0].group_api;
+			d.kernelLaunch.stream = c->stream;
+			start(c->ctx, &p->launch, &d);
+		}
+		/* cuLaunchKernel would be here */
+		if (p->launch)
+			stop(p->launch);
+		/* hostStreamPlanTask */
+		if (loaded() && (mask & (ncclProfileGroup | ncclProfileColl | ncclProfileP2p |
+		                         ncclProfileProxyOp | ncclProfileProxyStep |
+		                         ncclProfileKernelCh | ncclProfileNetPlugin))) {
+			descr_v5 d = {0};
+			d.type = ncclProfileGroup;
+			start(c->ctx, &p->group, &d);
+		}
+		for (int i = 0; i < p->n; i++) {
+			struct task *t = &p->t[i];
+			int is_p2p = t->func == F_SEND || t->func == F_RECV;
+			descr_v5 d = {0};
+			t->seq = -1;
+			if (!is_p2p) {
+				/* collTaskAppend: AllGather and Broadcast become bytes */
+				size_t cnt = t->count;
+				int dt = t->dtype;
+				if (t->func == F_ALLGATHER || t->func == F_BROADCAST)
+					cnt *= (size_t)tsize[dt], dt = T_INT8;
+				if (loaded() &&
+				    (t->mask &
+				     (ncclProfileColl | ncclProfileProxyOp | ncclProfileProxyStep |
+				      ncclProfileKernelCh | ncclProfileNetPlugin))) {
+					d.type = ncclProfileColl;
+					d.coll.parentGroup = p->group;
+					d.parentObj = t->api;
+					d.rank = c->rank;
+					d.coll.seqNumber = c->seq[t->func];
+					d.coll.func = fname[t->func];
+					d.coll.sendBuff = (void *)0x100000;
+					d.coll.recvBuff = (void *)0x200000;
+					d.coll.count = cnt;
+					d.coll.root = t->root;
+					d.coll.datatype = tname[dt];
+					d.coll.nChannels = (uint8_t)t->nch;
+					d.coll.nWarps = 16;
+					d.coll.algo = algo_s[t->count % 2];
+					d.coll.proto = proto_s[t->count % 3];
+					start(c->ctx, &t->handle, &d);
+				}
+				t->seq = (long)c->seq[t->func]++;
+			} else if (loaded() &&
+			           (t->mask &
+			            (ncclProfileP2p | ncclProfileProxyOp | ncclProfileProxyStep |
+			             ncclProfileKernelCh | ncclProfileNetPlugin))) {
+				d.type = ncclProfileP2p;
+				d.p2p.parentGroup = p->group;
+				d.parentObj = t->api;
+				d.rank = c->rank;
+				d.p2p.func = fname[t->func];
+				d.p2p.buff = (void *)0x300000;
+				d.p2p.count = t->count;
+				d.p2p.datatype = tname[t->dtype];
+				d.p2p.peer = t->root;
+				d.p2p.nChannels = (uint8_t)t->nch;
+				start(c->ctx, &t->handle, &d);
+			}
+		}
+		for (int i = 0; i < p->n; i++)
+			if (p->t[i].handle)
+				stop(p->t[i].handle);
+		if (p->group)
+			stop(p->group);
+		pthread_mutex_lock(&qlock);
+		queue[qtail++ % 1024] = p;
+		pthread_cond_signal(&qcond);
+		pthread_mutex_unlock(&qlock);
+	}
+}
+
+static void comm_init(struct comm *c, uint64_t hash, const char *name, int rank, int nranks)
+{
+	memset(c, 0, sizeof *c);
+	c->hash = hash;
+	c->name = name;
+	c->rank = rank;
+	c->nranks = nranks;
+	c->nnodes = 1;
+	c->stream = (void *)(uintptr_t)(0x7f0000001000ull + hash % 16 * 0x100);
+	int err = 0;
+	if (P5)
+		err = P5->init(&c->ctx, hash, &event_mask, name, c->nnodes, nranks, rank, NULL);
+	else if (P4)
+		err = P4->init(&c->ctx, &event_mask, name, hash, c->nnodes, nranks, rank, NULL);
+	if (err)
+		fprintf(stderr, "nccl_harness: plugin init failed (%d)\n", err);
+	truth("{\"kind\": \"comm\", \"rank\": %d, \"nranks\": %d, \"comm\": %llu, "
+	      "\"name\": \"%s\", \"mask\": %d}",
+	      rank, nranks, (unsigned long long)hash, name, event_mask);
+}
+
+static void comm_fini(struct comm *c)
+{
+	if (loaded() && c->ctx) {
+		if (P5)
+			P5->finalize(c->ctx);
+		else
+			P4->finalize(c->ctx);
+	}
+}
+
+static int env_int(const char *a, const char *b, int dflt)
+{
+	const char *v = getenv(a);
+	if (!v)
+		v = getenv(b);
+	return v ? atoi(v) : dflt;
+}
+
+int main(int argc, char **argv)
+{
+	int iters = argc > 1 ? atoi(argv[1]) : 2;
+	int rank = env_int("OMPI_COMM_WORLD_RANK", "RANK", 0);
+	world_rank = rank;
+	int world = env_int("OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", 4);
+	truth_open();
+	void (*step)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "cuptrace_step");
+	int use_steps = getenv("HARNESS_STEPS") != NULL;
+
+	plugin_load();
+	if (plugin_lib && !step)
+		step = (void (*)(void))dlsym(plugin_lib, "cuptrace_step");
+	pthread_t proxy;
+	pthread_create(&proxy, NULL, proxy_main, NULL);
+
+	struct comm world_c, pair_c;
+	comm_init(&world_c, 0x5eed0001c0ffee00ull, "world", rank, world);
+	comm_init(&pair_c, 0x9a170000ull + (uint64_t)(rank / 2), "pair", rank % 2, 2);
+
+	int next = (rank + 1) % world, prev = (rank + world - 1) % world;
+	for (int it = 0; it < iters; it++) {
+		if (use_steps && step) {
+			step();
+			cur_step = it + 1;
+		}
+		coll(&world_c, F_ALLREDUCE, 1024, T_F32, 0);
+		coll(&world_c, F_ALLREDUCE, 262144, T_F32, 0);
+		coll(&world_c, F_ALLGATHER, 32768, T_BF16, 0);
+		coll(&world_c, F_REDUCESCATTER, 1048576, T_F32, 0);
+		coll(&world_c, F_BROADCAST, 100000, T_INT8, 0);
+		coll(&world_c, F_REDUCE, 4096, T_F64, 1);
+		/* a ring exchange: send and recv in one group */
+		group_start();
+		enqueue(&world_c, F_SEND, 65536, T_F32, next);
+		enqueue(&world_c, F_RECV, 65536, T_F32, prev);
+		group_end();
+		/* two collectives fused into one kernel */
+		group_start();
+		enqueue(&world_c, F_ALLREDUCE, 2048, T_F16, 0);
+		enqueue(&world_c, F_ALLREDUCE, 2049, T_F16, 0);
+		group_end();
+		coll(&pair_c, F_ALLREDUCE, 8, T_INT32, 0);
+	}
+
+	pthread_mutex_lock(&qlock);
+	qdone = 1;
+	pthread_cond_signal(&qcond);
+	pthread_mutex_unlock(&qlock);
+	pthread_join(proxy, NULL);
+	comm_fini(&pair_c);
+	comm_fini(&world_c);
+	/* ncclProfilerPluginUnload: the last communicator closes the plugin. */
+	if (plugin_lib)
+		dlclose(plugin_lib);
+	printf("nccl_harness rank %d done\n", rank);
+	return 0;
+}

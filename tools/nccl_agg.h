@@ -1,0 +1,35 @@
+/* Totals of NCCL operations per (rank, operation, datatype): what the
+ * nccl_* reports print, filled from traces or from NCCL_DEBUG logs. */
+#ifndef CT_NCCL_AGG_H
+#define CT_NCCL_AGG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Message-size buckets: [0, 64 KiB), [64 KiB, 1 MiB), [1 MiB, 16 MiB),
+ * [16 MiB, ...). */
+enum { NB_64K, NB_1M, NB_16M, NB_BIG, NB_N };
+extern const char *const nccl_bucket_name[NB_N];
+int nccl_bucket(uint64_t bytes);
+
+struct nccl_row {
+	int64_t rank;
+	char func[32], dtype[32];
+	uint64_t calls, bytes, min, max;
+	uint64_t timed, timed_bytes, time_ns; /* operations with a GPU time */
+	double bus_bytes;                     /* timed bytes x bus factor */
+	uint64_t bucket[NB_N];
+};
+
+struct nccl_agg {
+	struct nccl_row *v;
+	size_t n, cap;
+};
+
+void nccl_agg_add(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype,
+                  uint64_t bytes, int64_t nranks, int has_time, uint64_t time_ns);
+/* Renumbers rank `from` as `to` (log inputs learn ranks at the end). */
+void nccl_agg_rerank(struct nccl_agg *a, int64_t from, int64_t to);
+void nccl_agg_free(struct nccl_agg *a);
+
+#endif

@@ -1,0 +1,228 @@
+#include "nccl_collect.h"
+#include "nccl_log.h"
+#include "nccl_names.h"
+#include "nccl_ops.h"
+#include "stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A process seen in the logs; its rank is settled at the end. */
+struct proc {
+	char host[128];
+	long pid;
+	int file; /* lines without a host:pid prefix count per file */
+	long globalrank, rank, nranks;
+};
+
+static struct {
+	int users, finished;
+	struct nccl_agg agg;
+	struct nccl_ops *ops;
+	struct tfile *t;
+	struct proc *p;
+	size_t np;
+	int nfiles;
+} C;
+
+int nccl_collect_begin(void)
+{
+	return C.users++ == 0;
+}
+
+static int in_steps(int64_t step)
+{
+	return !stats_opts.steps || (step >= stats_opts.step_lo && step <= stats_opts.step_hi);
+}
+
+static void on_plan(void *ctx, const struct nccl_plan *p)
+{
+	struct tfile *t = ctx;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct nccl_op *o = &p->ops[i];
+		if (!in_steps(o->step))
+			continue;
+		/* GPU time: the channel timers; a kernel's whole duration only
+		 * when it ran this operation alone. */
+		int timed = o->gpu_raw_end > o->gpu_raw_start;
+		uint64_t ns = timed ? o->gpu_raw_end - o->gpu_raw_start : 0;
+		if (!timed && p->n == 1 && p->has_kernel && p->kernel.end > p->kernel.ts) {
+			timed = 1;
+			ns = p->kernel.end - p->kernel.ts;
+		}
+		int64_t rank = t->rank >= 0 ? t->rank : o->rank;
+		nccl_agg_add(&C.agg, rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
+		             o->comm ? o->comm->nranks : 0, timed, ns);
+	}
+}
+
+static void file_done(void)
+{
+	if (!C.ops)
+		return;
+	nccl_ops_finish(C.ops);
+	nccl_ops_free(C.ops);
+	C.ops = NULL;
+	C.t = NULL;
+}
+
+void nccl_collect_event(struct tfile *t, const struct ct_event *ev)
+{
+	if (t != C.t) {
+		file_done();
+		C.t = t;
+	}
+	unsigned k = ev->kind;
+	if (!(k >= CT_EV_NCCL_FIRST && k < CT_EV_NCCL_END) && k != CT_EV_STEP &&
+	    !(k >= CT_EV_CUPTI_FIRST && k < CT_EV_CUPTI_END))
+		return;
+	if (!C.ops) {
+		C.ops = nccl_ops_new(on_plan, t);
+		nccl_ops_step_range(C.ops, nccl_step_range_of(&t->f.h));
+	}
+	nccl_ops_event(C.ops, ev);
+}
+
+static struct proc *proc_of(const struct nccl_log_line *l)
+{
+	int file = l->pid < 0 ? C.nfiles : -1;
+	for (size_t i = 0; i < C.np; i++) {
+		struct proc *p = &C.p[i];
+		if (p->pid == l->pid && p->file == file && !strcmp(p->host, l->host))
+			return p;
+	}
+	struct proc *v = realloc(C.p, (C.np + 1) * sizeof *v);
+	if (!v)
+		exit(1);
+	C.p = v;
+	struct proc *p = &C.p[C.np++];
+	memset(p, 0, sizeof *p);
+	snprintf(p->host, sizeof p->host, "%s", l->host);
+	p->pid = l->pid;
+	p->file = file;
+	p->globalrank = p->rank = -1;
+	return p;
+}
+
+/* Until ranks are known, a process's rows are filed under -(index + 1). */
+static int64_t proc_key(const struct proc *p)
+{
+	return -(int64_t)(p - C.p) - 1;
+}
+
+void nccl_collect_log(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		return;
+	}
+	C.nfiles++;
+	static char buf[1 << 16];
+	unsigned long lineno = 0, bad = 0, first_bad = 0, colls = 0;
+	int cont = 0; /* inside a line longer than buf */
+	while (fgets(buf, sizeof buf, f)) {
+		size_t len = strlen(buf);
+		int whole = len && buf[len - 1] == '\n';
+		int skip = cont;
+		cont = !whole && !feof(f);
+		if (skip)
+			continue;
+		lineno++;
+		struct nccl_log_line l;
+		switch (nccl_log_parse(buf, len, &l)) {
+		case NL_COLL: {
+			struct proc *p = proc_of(&l);
+			if (l.globalrank >= 0)
+				p->globalrank = l.globalrank;
+			const char *tn = nccl_type_name(l.datatype);
+			char other[32];
+			if (!tn)
+				snprintf(other, sizeof other, "datatype %ld", l.datatype),
+				    tn = other;
+			uint64_t bytes =
+			    nccl_msg_bytes(l.func, l.count, nccl_type_size(tn), l.nranks);
+			nccl_agg_add(&C.agg, proc_key(p), l.func, tn, bytes, l.nranks, 0, 0);
+			colls++;
+			break;
+		}
+		case NL_RANK: {
+			struct proc *p = proc_of(&l);
+			/* A process's rank is its rank in its largest communicator. */
+			if (l.nranks > p->nranks) {
+				p->rank = l.rank;
+				p->nranks = l.nranks;
+			}
+			break;
+		}
+		case NL_BAD:
+			if (!bad++)
+				first_bad = lineno;
+			break;
+		case NL_OTHER:
+			break;
+		}
+	}
+	if (ferror(f))
+		perror(path);
+	fclose(f);
+	if (bad)
+		fprintf(stderr,
+		        "cuptrace: warning: %s: %lu NCCL collective line%s could not be parsed "
+		        "(first at line %lu); %lu parsed\n",
+		        path, bad, bad > 1 ? "s" : "", first_bad, colls);
+}
+
+/* Ranks of log processes: RCCL's globalrank, else the rank the process
+ * has in its largest communicator, else (no INIT lines were logged) the
+ * lowest rank nobody else has, in order of appearance. */
+static void settle_ranks(void)
+{
+	int unknown = 0;
+	for (size_t i = 0; i < C.np; i++) {
+		struct proc *p = &C.p[i];
+		if (p->globalrank >= 0)
+			p->rank = p->globalrank;
+	}
+	for (size_t i = 0; i < C.np; i++) {
+		struct proc *p = &C.p[i];
+		if (p->rank >= 0)
+			continue;
+		long r = 0;
+		for (int clash = 1; clash; r += clash) {
+			clash = 0;
+			for (size_t k = 0; k < C.np && !clash; k++)
+				clash = C.p[k].rank == r;
+		}
+		p->rank = r;
+		unknown++;
+	}
+	for (size_t i = 0; i < C.np; i++)
+		nccl_agg_rerank(&C.agg, proc_key(&C.p[i]), C.p[i].rank);
+	if (unknown)
+		fprintf(stderr,
+		        "cuptrace: note: %d process%s in the logs name%s no rank (no INIT lines); "
+		        "numbered in order of appearance\n",
+		        unknown, unknown > 1 ? "es" : "", unknown > 1 ? "" : "s");
+}
+
+const struct nccl_agg *nccl_collect_result(void)
+{
+	if (!C.finished) {
+		file_done();
+		settle_ranks();
+		C.finished = 1;
+	}
+	return &C.agg;
+}
+
+void nccl_collect_release(void)
+{
+	if (--C.users > 0)
+		return;
+	file_done();
+	nccl_agg_free(&C.agg);
+	free(C.p);
+	memset(&C, 0, sizeof C);
+}
