@@ -20,5 +20,6 @@ bench-progs: $(BENCH_PROGS) build/bench/peak_rss
 
 bench: all bench-progs
 	$(Q)sh bench/run.sh
+	$(Q)$(MAKE) --no-print-directory bench-nccl
 
 .PHONY: bench bench-progs

@@ -6,6 +6,7 @@ converter alone)."""
 import os
 import shutil
 import subprocess
+import time
 
 from benchlib import RUNS, TOOL, ctr_files, info, median, prog, report, run, spread, tmpdir, traced_env
 
@@ -17,13 +18,13 @@ def measure(ctr, events, out):
     """events/s (wall), events per CPU second, peak RSS (MB) over RUNS runs."""
     rate, cpu_rate, peak = [], [], []
     for _ in range(RUNS):
-        t0 = os.times().elapsed
+        t0 = time.perf_counter()
         if out == "-":
             _, u = run([TOOL, "convert", "-o", "-", ctr], stdout=subprocess.DEVNULL)
         else:
             _, u = run([TOOL, "convert", "-o", out, ctr])
             os.unlink(out)
-        wall = os.times().elapsed - t0
+        wall = time.perf_counter() - t0
         rate.append(events / wall / 1e6)
         cpu_rate.append(events / u.cpu_s / 1e6)
         peak.append(u.peak_rss_mb)

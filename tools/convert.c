@@ -46,7 +46,10 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o)
 	c.in = j->in;
 	c.kineto = j->sink == NULL;
 	c.progress = &j->progress;
-	return chrome_file(&c, t);
+	int rc = chrome_file(&c, t);
+	/* Memory follows the workers, not the number of files. */
+	tfile_release(t);
+	return rc;
 }
 
 static int split_one(struct job *j, struct tfile *t)

@@ -197,6 +197,12 @@ void inputs_close(struct inputs *in)
 	memset(in, 0, sizeof *in);
 }
 
+void tfile_release(struct tfile *t)
+{
+	ct_file_release(&t->f);
+	free_esc(t);
+}
+
 int inputs_rewind(struct inputs *in, size_t i)
 {
 	struct tfile *t = &in->v[i];

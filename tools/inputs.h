@@ -38,6 +38,9 @@ int inputs_open(struct inputs *in, char **args, int nargs);
  * enough. */
 int inputs_open_logs(struct inputs *in, char **args, int nargs);
 void inputs_close(struct inputs *in);
+/* Frees what reading file t needed (buffers, strings, the escape cache)
+ * once it has been read to its end; header, status and counts stay. */
+void tfile_release(struct tfile *t);
 /* Closes and reopens file i at its first event (for a second pass). */
 int inputs_rewind(struct inputs *in, size_t i);
 

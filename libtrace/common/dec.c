@@ -176,6 +176,27 @@ fail:
 	return -1;
 }
 
+void ct_file_release(struct ct_file *f)
+{
+	if (f->f)
+		fclose(f->f);
+	f->f = NULL;
+	for (size_t i = 0; i < f->nstr; i++)
+		free(f->str[i]);
+	free(f->str);
+	free(f->slen);
+	free(f->zbuf);
+	free(f->raw);
+	ZSTD_freeDCtx(f->dctx);
+	f->str = NULL, f->slen = NULL, f->zbuf = f->raw = NULL, f->dctx = NULL;
+	f->nstr = f->strcap = f->zcap = f->rawcap = 0;
+	f->p = f->end = NULL;
+	f->tsp = NULL;
+	f->nts = f->ti = 0;
+	if (f->status == CT_READING)
+		f->status = CT_TRUNCATED;
+}
+
 void ct_file_close(struct ct_file *f)
 {
 	if (f->f)

@@ -73,6 +73,9 @@ int ct_file_open(struct ct_file *f, const char *path);
 /* 1: *ev holds the next event; 0: end (see f->status, f->err). */
 int ct_file_next(struct ct_file *f, struct ct_event *ev);
 void ct_file_close(struct ct_file *f);
+/* After the last event: frees the decoding state (buffers, strings), keeps
+ * the header, status and counts. */
+void ct_file_release(struct ct_file *f);
 
 /* Decodes an in-memory header (for fuzzing and tests). */
 int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, size_t elen);

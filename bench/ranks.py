@@ -1,0 +1,63 @@
+"""Benchmark 6, many ranks: `cuptrace convert` of 16 rank files of 1M
+events each on all cores, against one file on one core. Parallel
+efficiency = (events/s with 16 files on P cores) / (P x events/s of one
+file on one core); target >= 80 %. Peak RSS must not grow with the events
+(it holds one file's state and one chunk per worker)."""
+import os
+import shutil
+import subprocess
+import time
+
+from benchlib import RUNS, TOOL, ctr_files, info, median, prog, report, run, spread, tmpdir, traced_env
+
+RANKS = 16
+EVENTS = 1000000
+BUFFER_MB = 512
+
+
+def convert(inputs, out, jobs):
+    t0 = time.perf_counter()
+    if out == "-":
+        _, u = run([TOOL, "convert", "-j", str(jobs), "-o", "-"] + inputs, stdout=subprocess.DEVNULL)
+    else:
+        _, u = run([TOOL, "convert", "-j", str(jobs), "-o", out] + inputs)
+        os.unlink(out)
+    return time.perf_counter() - t0, u.peak_rss_mb
+
+
+def main():
+    cores = os.cpu_count() or 1
+    d = tmpdir("ranks")
+    try:
+        for r in range(RANKS):
+            env = traced_env(os.path.join(d, "t"), BUFFER_MB, OMPI_COMM_WORLD_RANK=str(r),
+                             OMPI_COMM_WORLD_SIZE=str(RANKS))
+            run([prog("bench_size"), str(EVENTS)], env)
+        files = [str(f) for f in ctr_files(os.path.join(d, "t"))]
+        per_file = [info(f)["events"] for f in files]
+        total = sum(per_file)
+        for sink, label in ((os.path.join(d, "job.json"), "file"), ("-", "/dev/null")):
+            one, many, rss1, rssn = [], [], [], []
+            for _ in range(RUNS):
+                w, m = convert(files[:1], sink, 1)
+                one.append(per_file[0] / w / 1e6)
+                rss1.append(m)
+                w, m = convert(files, sink, cores)
+                many.append(total / w / 1e6)
+                rssn.append(m)
+            eff = median(many) / (cores * median(one))
+            report("ranks", "1 file, 1 core -> %s, events/s" % label, "%.2f M/s" % median(one), "-",
+                   None, spread(one))
+            report("ranks", "%d files, %d cores -> %s, events/s" % (RANKS, cores, label),
+                   "%.2f M/s" % median(many), "-", None, spread(many))
+            report("ranks", "parallel efficiency -> %s" % label, "%.0f %%" % (100 * eff), ">= 80 %",
+                   eff >= 0.8)
+            report("ranks", "peak RSS 1 file / %d files -> %s" % (RANKS, label),
+                   "%.1f / %.1f MB" % (median(rss1), median(rssn)),
+                   "<= %d x 1 file" % cores, median(rssn) <= cores * median(rss1) + 2)
+    finally:
+        shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    main()
