@@ -265,7 +265,7 @@ static struct ct_rec *make_record(struct want *w, uint64_t *ts)
 		case CT_F_TS: v = *ts = prev_ts = next_ts(*ts); break;
 		case CT_F_DUR: v = prev_ts + rnd_u(); break;
 		case CT_F_U: v = rnd_u(); break;
-		case CT_F_I: v = (uint64_t)(below(2) ? -(int64_t)rnd_u() : (int64_t)rnd_u()); break;
+		case CT_F_I: v = below(2) ? (uint64_t)0 - rnd_u() : rnd_u(); break; /* any i64 bit pattern */
 		case CT_F_SID:
 			v = below(NHANDLE);
 			if (v && v < H_NEVER) {
