@@ -112,19 +112,26 @@ void ct_init(void)
 	pthread_once(&once, init_once);
 }
 
-/* Point the loaders of NVTX (and later CUDA and NCCL) at this library,
- * unless the user chose otherwise. */
+static void point_at_self(const char *var, const char *what)
+{
+	const char *cur = getenv(var);
+	if (!cur)
+		setenv(var, ct.self_path, 0);
+	else if (strcmp(cur, ct.self_path))
+		ct_info("%s is set to %s; %s go there", var, cur, what);
+}
+
+/* Point the loaders of NVTX and CUDA (and later NCCL) at this library,
+ * unless the user chose otherwise. The CUDA driver then calls
+ * InitializeInjection when the program initialises CUDA (cupti.c). */
 static void wire_environment(void)
 {
 	if (!ct.self_path[0])
 		return;
-	if (ct.cfg.sources & CT_SRC_NVTX) {
-		const char *cur = getenv("NVTX_INJECTION64_PATH");
-		if (!cur)
-			setenv("NVTX_INJECTION64_PATH", ct.self_path, 0);
-		else if (strcmp(cur, ct.self_path))
-			ct_info("NVTX_INJECTION64_PATH is set to %s; NVTX ranges go there", cur);
-	}
+	if (ct.cfg.sources & CT_SRC_NVTX)
+		point_at_self("NVTX_INJECTION64_PATH", "NVTX ranges");
+	if (ct.cfg.sources & (CT_SRC_CUDA | CT_SRC_MEMORY))
+		point_at_self("CUDA_INJECTION64_PATH", "GPU activity");
 }
 
 __attribute__((constructor)) static void on_load(void)

@@ -67,7 +67,17 @@ enum ct_kind {
 	CT_EV_RESET = 25,	/* this thread's open ranges were cut by a capture stop */
 	CT_EV_CORE_END,
 
+	/* GPU activity and CUDA API calls (schema_cupti.c). */
 	CT_EV_CUPTI_FIRST = 48,
+	CT_EV_KERNEL = 48,
+	CT_EV_MEMCPY = 49,
+	CT_EV_MEMSET = 50,
+	CT_EV_SYNC = 51,
+	CT_EV_CUDA_API = 52,
+	CT_EV_GPU_MEMORY = 53,
+	CT_EV_GPU_DEVICE = 54,
+	CT_EV_GPU_CONTEXT = 55,
+	CT_EV_CUPTI_DROPPED = 56, /* drop counts only: records CUPTI itself lost */
 	CT_EV_CUPTI_END = 80,
 	CT_EV_NCCL_FIRST = 80,
 	CT_EV_NCCL_END = 112,
