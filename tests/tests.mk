@@ -26,6 +26,9 @@ $(LINKS_LIB): build/tests/progs/%: tests/progs/%.c tests/progs/truth.h $(LIB)
 
 test-progs: $(PROGS)
 
+# The CUPTI simulator and its driver programs
+include tests/cupti_sim/sim.mk
+
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS := $(patsubst tests/unit/%.c,build/tests/unit/%,$(UNIT_SRC))

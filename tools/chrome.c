@@ -121,7 +121,9 @@ struct chrome *chrome_begin(struct out *o, struct inputs *in, int64_t rank)
 	memset(&c, 0, sizeof c);
 	c.o = o;
 	c.in = in;
-	out_lit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+	out_lit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": ");
+	chrome_cupti_devices(o, in);
+	out_lit(o, ",\n");
 	out_lit(o, "  \"distributedInfo\": {\"rank\": ");
 	out_i64(o, rank < 0 ? 0 : rank);
 	out_lit(o, ", \"world_size\": ");

@@ -29,6 +29,8 @@ void chrome_ts(struct chrome *c, uint64_t t);
 void chrome_span(void *ctx, const struct span *s);
 void chrome_cupti_event(struct chrome *c, const struct ct_event *ev);
 void chrome_cupti_file_end(struct chrome *c);
+/* The deviceProperties array (reads the beginning of the CUDA files). */
+void chrome_cupti_devices(struct out *o, struct inputs *in);
 void chrome_nccl_event(struct chrome *c, const struct ct_event *ev);
 void chrome_nccl_file_end(struct chrome *c);
 
