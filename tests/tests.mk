@@ -26,9 +26,6 @@ $(LINKS_LIB): build/tests/progs/%: tests/progs/%.c tests/progs/truth.h $(LIB)
 
 test-progs: $(PROGS)
 
-# The CUPTI simulator and its driver programs
-include tests/cupti_sim/sim.mk
-
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS := $(patsubst tests/unit/%.c,build/tests/unit/%,$(UNIT_SRC))
@@ -63,3 +60,6 @@ test-san:
 	$(Q)$(MAKE) --no-print-directory SAN=address,undefined test-unit test-integration
 
 .PHONY: test test-progs test-unit test-integration test-tsan test-san
+
+# The CUPTI simulator, its driver programs, the unit test on real libcupti
+include tests/cupti_sim/sim.mk

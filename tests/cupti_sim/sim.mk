@@ -28,3 +28,14 @@ $(SIM_OUT)/%: $(SIM_DIR)/%.c $(SIM_LIB) tests/progs/truth.h
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -L$(SIM_OUT) -lcupti_sim -Wl,-rpath,'$$ORIGIN' -ldl -lm
 
 test-progs: $(SIM_LIB) $(SIM_OLD) $(SIM_PROGS)
+
+# The record-translation unit test walks buffers with the real libcupti
+# (no GPU needed for that); without a toolkit CUPTI it says it skipped.
+CUPTI_REAL_DIR := $(firstword $(patsubst %/libcupti.so,%,$(wildcard \
+	$(CUDA_HOME)/lib64/libcupti.so $(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so)))
+build/tests/unit/test_cupti_records: tests/unit/test_cupti_records.c $(UNIT_OBJ) tests/unit/check.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(if $(CUPTI_REAL_DIR),-DHAVE_REAL_CUPTI) $< $(UNIT_OBJ) -o $@ \
+		$(LDFLAGS) $(if $(CUPTI_REAL_DIR),-L$(CUPTI_REAL_DIR) -lcupti -Wl$(comma)-rpath$(comma)$(CUPTI_REAL_DIR)) \
+		-lzstd -lpthread -ldl -lm
