@@ -63,3 +63,5 @@ test-san:
 
 # The CUPTI simulator, its driver programs, the unit test on real libcupti
 include tests/cupti_sim/sim.mk
+# GPU smoke test: built by `make test`, run by `make test-gpu`
+include tests/gpu/gpu.mk
