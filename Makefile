@@ -67,6 +67,7 @@ $(TOOL): $(TOOL_OBJ) build/.variant
 
 include tests/tests.mk
 include bench/bench.mk
+include bench/cupti.mk
 
 deps:
 	$(Q)sh tests/install-deps.sh

@@ -72,6 +72,9 @@ unsigned ct_cupti_buffers_out(void);
  * to the CUPTI error that stopped the walk early (CUPTI_SUCCESS when the
  * buffer was read to its end). */
 size_t ct_cupti_translate(struct ct_thread *t, uint8_t *buf, size_t valid, CUptiResult *err);
+/* 1 (default): GPU records are written grouped by stream; 0: in CUPTI's
+ * order (only benchmarks change it, to measure what grouping saves). */
+extern int ct_cupti_group_streams;
 /* Which CUDA API calls are left out (cudaGetDevice & co.). */
 int ct_cupti_api_noisy(CUpti_CallbackDomain domain, uint32_t cbid);
 /* The list behind it, for disabling them in CUPTI itself. */

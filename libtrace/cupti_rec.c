@@ -468,6 +468,7 @@ static uint16_t order[HOLD_MAX];
 static size_t nheld;
 static uint32_t slot_stream[NSLOT];
 static unsigned nslots;
+int ct_cupti_group_streams = 1;
 
 static void put_gpu(struct ct_thread *t, const CUpti_Activity *a)
 {
@@ -507,6 +508,10 @@ static void release_held(struct ct_thread *t)
 
 static inline void hold(struct ct_thread *t, const CUpti_Activity *a, uint32_t stream)
 {
+	if (!ct_cupti_group_streams) {
+		put_gpu(t, a);
+		return;
+	}
 	unsigned s = 0;
 	while (s < nslots && slot_stream[s] != stream)
 		s++;

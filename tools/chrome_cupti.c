@@ -14,6 +14,7 @@
 #include "chrome_int.h"
 #include "gpu.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +25,14 @@
 #define PEND_PROBE 8
 #define SHAPE_SLOTS 4096
 
+/* A call that GPU events may point back to: its track and time as
+ * already written, so an arrow costs no number formatting on that side. */
 struct api_slot {
-	uint64_t corr, ts;
-	int64_t tid;
+	uint64_t corr;
 	uint32_t uses; /* GPU events already tied to it */
+	uint8_t pt_len, ts_len;
+	char pt[56]; /* "pid":P,"tid":T */
+	char ts[28];
 };
 
 struct pend_slot {
@@ -39,7 +44,17 @@ struct pend_slot {
 struct shape {
 	uint64_t key[14];
 	char *head, *tail;
-	uint32_t head_len, tail_len;
+	uint32_t head_len, tail_len, pt_len;
+	char pt[56]; /* "pid":P,"tid":T of its track */
+};
+
+/* A call's constant part, formatted once per (name, thread, cbid, api). */
+#define HEAD_SLOTS 1024
+struct api_head {
+	uint64_t key[4];
+	char *text, *mid;
+	uint32_t len, mid_len, pt_len;
+	char pt[56];
 };
 
 struct cstate {
@@ -57,6 +72,7 @@ struct cstate {
 	struct api_slot *api;
 	struct pend_slot *pend;
 	struct shape *shapes;
+	struct api_head *heads;
 	char **dm; /* demangled, escaped names by string id */
 	uint32_t *dml;
 	size_t ndm;
@@ -74,7 +90,8 @@ static struct cstate *state(struct chrome *c)
 	s->api = calloc(API_SLOTS, sizeof *s->api);
 	s->pend = calloc(PEND_SLOTS, sizeof *s->pend);
 	s->shapes = calloc(SHAPE_SLOTS, sizeof *s->shapes);
-	if (!s->api || !s->pend || !s->shapes)
+	s->heads = calloc(HEAD_SLOTS, sizeof *s->heads);
+	if (!s->api || !s->pend || !s->shapes || !s->heads)
 		exit(1);
 	c->cupti = s;
 	return s;
@@ -89,9 +106,12 @@ void chrome_cupti_file_end(struct chrome *c)
 		free(s->dev_name[d]);
 	for (size_t i = 0; i < SHAPE_SLOTS; i++)
 		free(s->shapes[i].head), free(s->shapes[i].tail);
+	for (size_t i = 0; i < HEAD_SLOTS; i++)
+		free(s->heads[i].text), free(s->heads[i].mid);
 	for (size_t i = 0; i < s->ndm; i++)
 		free(s->dm[i]);
 	free(s->dm), free(s->dml), free(s->tracks), free(s->api), free(s->pend), free(s->shapes);
+	free(s->heads);
 	free(s);
 	c->cupti = NULL;
 }
@@ -108,6 +128,61 @@ static size_t mix(uint64_t v)
 	v ^= v >> 33;
 	return (size_t)v;
 }
+
+/* ---- fast writing: an event's text is written straight into the output
+ * buffer after one bounds check (out_need), numbers by two digits at a
+ * time. This loop writes hundreds of MB of JSON per second. */
+static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536"
+			 "37383940414243444546474849505152535455565758596061626364656667686970717273"
+			 "7475767778798081828384858687888990919293949596979899";
+
+static inline char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20], *e = tmp + sizeof tmp, *q = e;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		memcpy(q, d2 + 2 * r, 2);
+	}
+	if (v >= 10) {
+		q -= 2;
+		memcpy(q, d2 + 2 * v, 2);
+	} else {
+		*--q = (char)('0' + v);
+	}
+	memcpy(p, q, 20);
+	return p + (e - q);
+}
+
+static inline char *put_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return put_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return put_u64(p, (uint64_t)v);
+}
+
+/* ns as microseconds with three decimals */
+static inline char *put_us(char *p, int64_t ns)
+{
+	if (ns < 0) {
+		*p++ = '-';
+		ns = -ns;
+	}
+	p = put_u64(p, (uint64_t)ns / 1000);
+	unsigned f = (unsigned)((uint64_t)ns % 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + f / 100);
+	memcpy(p + 2, d2 + 2 * (f % 100), 2);
+	return p + 4;
+}
+
+#define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
+#define BEGIN(o, max) (out_need((o), (max)), (o)->buf + (o)->len)
+#define END(o, p) ((o)->len = (size_t)((p) - (o)->buf))
+#define NUM_MAX 24 /* bytes a number can take, with slack for put_u64's copy */
 
 /* ---- process and track names, at first sight */
 
@@ -194,40 +269,66 @@ static void name_track(struct chrome *c, struct cstate *s, uint64_t dev, int64_t
 
 /* ---- flows: the launch call (s) to the GPU work (f) */
 
-static void flow_half(struct chrome *c, char ph, uint64_t id, uint64_t pid, int64_t tid, uint64_t ts)
+static _Atomic uint64_t flow_ids; /* unique in the document, whatever thread converts */
+
+static uint32_t fmt_pt(char *b, uint64_t pid, int64_t tid)
+{
+	char *p = b;
+	PUT_LIT(p, "\"pid\":");
+	p = put_u64(p, pid);
+	PUT_LIT(p, ",\"tid\":");
+	p = put_i64(p, tid);
+	return (uint32_t)(p - b);
+}
+
+static uint32_t fmt_ts(struct chrome *c, char *b, uint64_t ts)
+{
+	return (uint32_t)(put_us(b, (int64_t)ts + c->t->off_ns) - b);
+}
+
+static void flow_half(struct chrome *c, char ph, uint64_t id, const char *pt, uint32_t ptl,
+		      const char *ts, uint32_t tsl)
 {
 	struct out *o = c->o;
 	chrome_sep(c);
-	out_lit(o, "{\"ph\":\"");
-	out_ch(o, ph);
-	out_lit(o, "\",\"id\":");
-	out_u64(o, id);
-	chrome_pid_tid(c, pid, tid);
-	chrome_ts(c, ts);
-	out_lit(o, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
+	char *p = BEGIN(o, 96 + ptl + tsl + NUM_MAX);
+	PUT_LIT(p, "{\"ph\":\"");
+	*p++ = ph;
+	PUT_LIT(p, "\",\"id\":");
+	p = put_u64(p, id);
+	*p++ = ',';
+	memcpy(p, pt, ptl);
+	p += ptl;
+	PUT_LIT(p, ",\"ts\":");
+	memcpy(p, ts, tsl);
+	p += tsl;
 	if (ph == 'f')
-		out_lit(o, ",\"bp\":\"e\"");
-	out_ch(o, '}');
+		PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
+	else
+		PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
+	END(o, p);
 }
 
-/* Ids must not collide between the files merged into one trace nor between
- * the GPU events of one call (a graph launch makes many). */
-static void flow(struct chrome *c, struct api_slot *a, uint64_t pid, int64_t tid, uint64_t ts)
+static void flow(struct chrome *c, struct api_slot *a, const char *pt, uint32_t ptl, const char *ts,
+		 uint32_t tsl)
 {
-	uint64_t id = (uint64_t)(c->t->index & 0x1fff) << 40 | (uint64_t)(a->uses++ & 0xff) << 32 |
-		      (a->corr & 0xffffffffull);
-	flow_half(c, 's', id, c->t->pid, a->tid, a->ts);
-	flow_half(c, 'f', id, pid, tid, ts);
+	uint64_t id = atomic_fetch_add_explicit(&flow_ids, 1, memory_order_relaxed) + 1;
+	a->uses++;
+	flow_half(c, 's', id, a->pt, a->pt_len, a->ts, a->ts_len);
+	flow_half(c, 'f', id, pt, ptl, ts, tsl);
 }
 
-static void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid, int64_t tid,
-		     uint64_t ts)
+/* The arrow to a GPU event (its track and time given as written, and as
+ * numbers for when its call has not been seen yet). */
+static void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
+		     uint32_t ptl, const char *ts, uint32_t tsl, uint64_t pid, int64_t tid,
+		     uint64_t tsv)
 {
 	if (!corr)
 		return;
 	struct api_slot *a = &s->api[corr & (API_SLOTS - 1)];
 	if (a->corr == corr) {
-		flow(c, a, pid, tid, ts);
+		flow(c, a, pt, ptl, ts, tsl);
 		return;
 	}
 	/* The call comes later in the file: wait for it. */
@@ -235,25 +336,40 @@ static void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &s->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (!e->corr) {
-			*e = (struct pend_slot){corr, ts, pid, tid};
+			*e = (struct pend_slot){corr, tsv, pid, tid};
 			return;
 		}
 	}
 	/* full around here: the oldest guess is overwritten, its arrow lost */
-	s->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, ts, pid, tid};
+	s->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, tsv, pid, tid};
 }
 
-static void api_seen(struct chrome *c, struct cstate *s, uint64_t corr, int64_t tid, uint64_t ts)
+static void gpu_flow_num(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid,
+			 int64_t tid, uint64_t ts)
 {
-	if (!corr)
+	char pt[56], tt[28];
+	uint32_t ptl = fmt_pt(pt, pid, tid), tsl = fmt_ts(c, tt, ts);
+	gpu_flow(c, s, corr, pt, ptl, tt, tsl, pid, tid, ts);
+}
+
+static void api_seen(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
+		     uint32_t ptl, const char *ts, uint32_t tsl)
+{
+	if (!corr || ptl > sizeof s->api->pt || tsl > sizeof s->api->ts)
 		return;
 	struct api_slot *a = &s->api[corr & (API_SLOTS - 1)];
-	*a = (struct api_slot){corr, ts, tid, 0};
+	a->corr = corr;
+	a->uses = 0;
+	a->pt_len = (uint8_t)ptl;
+	a->ts_len = (uint8_t)tsl;
+	memcpy(a->pt, pt, ptl);
+	memcpy(a->ts, ts, tsl);
 	size_t h = mix(corr);
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &s->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (e->corr == corr) {
-			flow(c, a, e->pid, e->tid, e->ts);
+			char gpt[56], gts[28];
+			flow(c, a, gpt, fmt_pt(gpt, e->pid, e->tid), gts, fmt_ts(c, gts, e->ts));
 			e->corr = 0;
 		}
 	}
@@ -321,10 +437,9 @@ static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_eve
 	out_init_mem(&m);
 	out_lit(&m, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
 	out_mem(&m, name, nl);
-	out_lit(&m, "\",\"pid\":");
-	out_u64(&m, gpu_pid(c, dev));
-	out_lit(&m, ",\"tid\":");
-	out_i64(&m, tid);
+	sh->pt_len = fmt_pt(sh->pt, gpu_pid(c, dev), tid);
+	out_lit(&m, "\",");
+	out_mem(&m, sh->pt, sh->pt_len);
 	sh->head = take(&m, &sh->head_len);
 	out_init_mem(&m);
 	out_lit(&m, ",\"device\":");
@@ -371,9 +486,9 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 			    ev->v[f->k.grid[2]],  ev->v[f->k.block[0]], ev->v[f->k.block[1]],
 			    ev->v[f->k.block[2]], ev->v[f->k.regs],	ev->v[f->k.ssmem],
 			    ev->v[f->k.dsmem],	  ev->v[f->k.graph]};
-	uint64_t h = 0;
-	for (int i = 0; i < 14; i++)
-		h = mix(h ^ key[i]);
+	/* a few fields pick the slot (the whole key is compared) */
+	uint64_t h = mix(key[0] * 0x9e3779b97f4a7c15ull ^ key[3] * 0xc2b2ae3d27d4eb4full ^
+			 key[4] * 0x165667b19e3779f9ull ^ key[7] ^ key[10] << 20 ^ key[1] << 40);
 	struct shape tmp = {{0}, NULL, NULL, 0, 0}, *sh = &s->shapes[h & (SHAPE_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
 	if (!cacheable)
@@ -387,19 +502,28 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	uint64_t ts = ev->v[f->k.ts], end = ev->v[f->k.end];
 	struct out *o = c->o;
 	chrome_sep(c);
-	out_mem(o, sh->head, sh->head_len);
-	chrome_ts(c, ts);
-	out_lit(o, ",\"dur\":");
-	out_us(o, end > ts ? (int64_t)(end - ts) : 0);
-	out_lit(o, ",\"args\":{\"correlation\":");
-	out_u64(o, ev->v[f->k.corr]);
-	out_mem(o, sh->tail, sh->tail_len);
+	char tt[28];
+	uint32_t tsl = fmt_ts(c, tt, ts);
+	char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
+	memcpy(p, sh->head, sh->head_len);
+	p += sh->head_len;
+	PUT_LIT(p, ",\"ts\":");
+	memcpy(p, tt, tsl);
+	p += tsl;
+	PUT_LIT(p, ",\"dur\":");
+	p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
+	PUT_LIT(p, ",\"args\":{\"correlation\":");
+	p = put_u64(p, ev->v[f->k.corr]);
+	memcpy(p, sh->tail, sh->tail_len);
+	p += sh->tail_len;
 	if (key[13]) {
-		out_lit(o, ",\"graph node\":");
-		out_u64(o, ev->v[f->k.node]);
+		PUT_LIT(p, ",\"graph node\":");
+		p = put_u64(p, ev->v[f->k.node]);
 	}
-	out_lit(o, "}}");
-	gpu_flow(c, s, ev->v[f->k.corr], gpu_pid(c, key[1]), gpu_stream_tid(key[3]), ts);
+	PUT_LIT(p, "}}");
+	END(o, p);
+	gpu_flow(c, s, ev->v[f->k.corr], sh->pt, sh->pt_len, tt, tsl, gpu_pid(c, key[1]),
+		 gpu_stream_tid(key[3]), ts);
 	if (!cacheable)
 		free(tmp.head), free(tmp.tail);
 }
@@ -466,7 +590,7 @@ static void memcpy_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 		out_u64(o, v[f->m.dst_dev]);
 	}
 	out_lit(o, "}}");
-	gpu_flow(c, s, v[f->m.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
+	gpu_flow_num(c, s, v[f->m.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
 }
 
 static void memset_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
@@ -483,7 +607,7 @@ static void memset_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 	out_lit(o, ",\"value\":");
 	out_u64(o, v[f->s.value]);
 	out_lit(o, "}}");
-	gpu_flow(c, s, v[f->s.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
+	gpu_flow_num(c, s, v[f->s.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
 }
 
 static uint64_t device_of_context(struct cstate *s, uint64_t ctx)
@@ -531,7 +655,32 @@ static void sync_ev(struct chrome *c, struct cstate *s, const struct ct_event *e
 		out_u64(o, v[f->y.event]);
 	}
 	out_lit(o, "}}");
-	gpu_flow(c, s, v[f->y.corr], gpu_pid(c, dev), tid, ts);
+	gpu_flow_num(c, s, v[f->y.corr], gpu_pid(c, dev), tid, ts);
+}
+
+/* A call's constant part (category, name, track, cbid), formatted once. */
+static void api_head(struct chrome *c, struct cstate *s, const struct ct_event *ev,
+		     struct api_head *h)
+{
+	const struct gpu_fields *f = s->f;
+	const uint64_t *v = ev->v;
+	struct out m;
+	out_init_mem(&m);
+	out_lit(&m, "{\"ph\":\"X\",\"cat\":\"");
+	out_str(&m, v[f->a.api] == 1 ? "cuda_driver" : "cuda_runtime");
+	out_lit(&m, "\",\"name\":\"");
+	uint32_t n;
+	const char *e = tfile_esc(c->t, v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name], &n);
+	out_mem(&m, e, n);
+	h->pt_len = fmt_pt(h->pt, c->t->pid, (int64_t)v[f->a.tid]);
+	out_lit(&m, "\",");
+	out_mem(&m, h->pt, h->pt_len);
+	h->text = take(&m, &h->len);
+	out_init_mem(&m);
+	out_lit(&m, ",\"args\":{\"cbid\":");
+	out_u64(&m, v[f->a.cbid]);
+	out_lit(&m, ",\"correlation\":");
+	h->mid = take(&m, &h->mid_len);
 }
 
 static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
@@ -539,28 +688,42 @@ static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	const struct gpu_fields *f = s->f;
 	const uint64_t *v = ev->v;
 	uint64_t ts = v[f->a.ts], end = v[f->a.end];
-	int64_t tid = (int64_t)v[f->a.tid];
+	uint64_t key[4] = {v[f->a.name], v[f->a.tid], v[f->a.cbid], v[f->a.api]};
+	struct api_head tmp = {{0}, NULL, NULL, 0, 0};
+	struct api_head *h = &s->heads[mix(key[0] ^ mix(key[1] ^ mix(key[2] ^ key[3]))) &
+				       (HEAD_SLOTS - 1)];
+	int cacheable = key[0] >= CT_SID_FIRST;
+	if (!cacheable)
+		h = &tmp;
+	if (!h->text || memcmp(h->key, key, sizeof key)) {
+		free(h->text), free(h->mid);
+		memcpy(h->key, key, sizeof key);
+		api_head(c, s, ev, h);
+	}
 	struct out *o = c->o;
 	chrome_sep(c);
-	out_lit(o, "{\"ph\":\"X\",\"cat\":\"");
-	out_str(o, v[f->a.api] == 1 ? "cuda_driver" : "cuda_runtime");
-	out_lit(o, "\",\"name\":");
-	struct sref name = {v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name]};
-	chrome_sref(c, &name);
-	chrome_pid_tid(c, c->t->pid, tid);
-	chrome_ts(c, ts);
-	out_lit(o, ",\"dur\":");
-	out_us(o, end > ts ? (int64_t)(end - ts) : 0);
-	out_lit(o, ",\"args\":{\"cbid\":");
-	out_u64(o, v[f->a.cbid]);
-	out_lit(o, ",\"correlation\":");
-	out_u64(o, v[f->a.corr]);
+	char tt[28];
+	uint32_t tsl = fmt_ts(c, tt, ts);
+	char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
+	memcpy(p, h->text, h->len);
+	p += h->len;
+	PUT_LIT(p, ",\"ts\":");
+	memcpy(p, tt, tsl);
+	p += tsl;
+	PUT_LIT(p, ",\"dur\":");
+	p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
+	memcpy(p, h->mid, h->mid_len);
+	p += h->mid_len;
+	p = put_u64(p, v[f->a.corr]);
 	if (v[f->a.status]) {
-		out_lit(o, ",\"return\":");
-		out_u64(o, v[f->a.status]);
+		PUT_LIT(p, ",\"return\":");
+		p = put_u64(p, v[f->a.status]);
 	}
-	out_lit(o, "}}");
-	api_seen(c, s, v[f->a.corr], tid, ts);
+	PUT_LIT(p, "}}");
+	END(o, p);
+	api_seen(c, s, v[f->a.corr], h->pt, h->pt_len, tt, tsl);
+	if (!cacheable)
+		free(tmp.text), free(tmp.mid);
 }
 
 static void memory_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)

@@ -6,6 +6,12 @@
  * repeat (device, stream, name, shape) last, so that zstd sees one literal
  * run and one long match per record.
  *
+ * "end" is a TS field, not a DUR: both decode to the absolute end, but as
+ * TS it also becomes the thread's last timestamp, so the next record's
+ * start is stored as the gap after this one's end. Work on one stream and
+ * calls of one thread follow each other, so that gap is small and regular
+ * (a few bits) where start-to-start deltas carry every duration's jitter.
+ *
  * Contract with the NCCL source: "kernel" has fields named ts, end, device,
  * context, stream, correlation and name; "cuda_api" has ts, end,
  * correlation and name. Tools find fields by name, not by position. */
@@ -21,27 +27,27 @@
 const struct ct_schema ct_schemas_cupti[CT_EV_CUPTI_END - CT_EV_CUPTI_FIRST] = {
 	/* name: mangled, as CUPTI gives it; the tools demangle. */
 	K(CT_EV_KERNEL) = {"kernel", 18,
-			   {TS, DUR, U, U, U, U, SID, U, U, U, U, U, U, U, U, U, U, U},
+			   {TS, TS, U, U, U, U, SID, U, U, U, U, U, U, U, U, U, U, U},
 			   {"ts", "end", "correlation", "device", "context", "stream", "name",
 			    "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
 			    "registers", "static_smem", "dynamic_smem", "graph_id", "graph_node"}},
 	/* copy_kind, src_kind, dst_kind: CUPTI's memcpy and memory kinds.
 	 * src_device/dst_device differ from device for peer-to-peer copies. */
 	K(CT_EV_MEMCPY) = {"memcpy", 15,
-			   {TS, DUR, U, U, U, U, U, U, U, U, U, U, U, U, U},
+			   {TS, TS, U, U, U, U, U, U, U, U, U, U, U, U, U},
 			   {"ts", "end", "correlation", "bytes", "device", "context", "stream",
 			    "copy_kind", "src_kind", "dst_kind", "src_device", "dst_device",
 			    "flags", "graph_id", "graph_node"}},
 	K(CT_EV_MEMSET) = {"memset", 11,
-			   {TS, DUR, U, U, U, U, U, U, U, U, U},
+			   {TS, TS, U, U, U, U, U, U, U, U, U},
 			   {"ts", "end", "correlation", "bytes", "device", "context", "stream",
 			    "value", "memory_kind", "graph_id", "graph_node"}},
 	/* type: CUpti_ActivitySynchronizationType; event: CUDA event id. */
-	K(CT_EV_SYNC) = {"sync", 7, {TS, DUR, U, U, U, U, U},
+	K(CT_EV_SYNC) = {"sync", 7, {TS, TS, U, U, U, U, U},
 			 {"ts", "end", "correlation", "context", "stream", "type", "event"}},
 	/* tid: OS thread id of the caller; api: 1 driver, 2 runtime (CUPTI's
 	 * callback domains); status: the call's return code. */
-	K(CT_EV_CUDA_API) = {"cuda_api", 8, {TS, DUR, U, U, SID, U, U, U},
+	K(CT_EV_CUDA_API) = {"cuda_api", 8, {TS, TS, U, U, SID, U, U, U},
 			     {"ts", "end", "correlation", "tid", "name", "status", "api", "cbid"}},
 	/* op: 1 allocation, 2 release (CUpti_ActivityMemoryOperationType). */
 	K(CT_EV_GPU_MEMORY) = {"gpu_memory", 9, {TS, U, U, U, U, U, U, U, U},

@@ -444,3 +444,14 @@ def test_gpu_smoke_checker_on_the_simulated_trace(train):
     assert "every GPU event has one flow from its call" not in f
     assert failing(no_arrow) == {"every GPU event has one flow from its call"}
     assert failing(overlap) == {"work on one stream never overlaps"}
+
+
+def test_cuda_injection_variable_is_set_only_when_asked(tmp_path):
+    """LD_PRELOAD points CUDA_INJECTION64_PATH at the library when a CUDA
+    source is selected, never over the user's own choice."""
+    p = run([PROGS / "fake_cuinit"], env=traced_env(tmp_path / "a", CUPTRACE_TRACE="nvtx"))
+    assert p.stdout == "fake_cuinit rc=-1\n"  # not set: CUDA is not traced
+    p = run([PROGS / "fake_cuinit"], env=traced_env(tmp_path / "b", CUPTRACE_TRACE="kernel,nvtx"))
+    assert p.stdout == "fake_cuinit rc=1\n"
+    p = run([PROGS / "fake_cuinit"], env=traced_env(tmp_path / "c", CUDA_INJECTION64_PATH="/nope.so"))
+    assert p.stdout == "fake_cuinit rc=-2\n" and p.returncode == 0
