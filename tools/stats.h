@@ -18,6 +18,8 @@ struct report {
 };
 
 extern const struct report report_nvtx_sum;
+extern const struct report report_cuda_gpu_kern_sum, report_cuda_gpu_mem_time_sum,
+	report_cuda_api_sum;
 
 /* Text key helpers shared by reports: "domain:name" or "name". */
 void range_label(const struct span *s, char *buf, size_t len);

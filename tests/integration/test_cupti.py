@@ -455,3 +455,27 @@ def test_cuda_injection_variable_is_set_only_when_asked(tmp_path):
     assert p.stdout == "fake_cuinit rc=1\n"
     p = run([PROGS / "fake_cuinit"], env=traced_env(tmp_path / "c", CUDA_INJECTION64_PATH="/nope.so"))
     assert p.stdout == "fake_cuinit rc=-2\n" and p.returncode == 0
+
+
+def test_stats_gpu_reports(train):
+    _, sim, _, f = train
+    p = tool("stats", "--report", "cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_api_sum",
+             "--format", "json", f)
+    assert p.returncode == 0, p.stderr
+    rep = {k.split(":")[0]: v for k, v in json.loads(p.stdout).items()}
+    kern = kinds(sim, "kernel")
+    dm = demangle(sorted({t["name"] for t in kern}))
+    want = Counter(dm[t["name"]] for t in kern)
+    got = {r["Name"]: r["Instances"] for r in rep["cuda_gpu_kern_sum"]}
+    assert got == dict(want)
+    total = {r["Name"]: r["Total Time (ns)"] for r in rep["cuda_gpu_kern_sum"]}
+    for name in want:
+        assert total[name] == sum(t["end"] - t["start"] for t in kern if dm[t["name"]] == name)
+    mem = {r["Operation"]: r["Count"] for r in rep["cuda_gpu_mem_time_sum"]}
+    assert mem["[CUDA memcpy Peer-to-Peer]"] == sum(1 for t in kinds(sim, "memcpy")
+                                                   if t["copy_kind"] == 10)
+    assert mem["[CUDA memset]"] == len(kinds(sim, "memset"))
+    calls = {r["Name"]: r["Num Calls"] for r in rep["cuda_api_sum"]}
+    shown = Counter(api_display(t["name"]) for t in sim if t["k"] == "api" and t["recorded"])
+    assert calls == dict(shown)
+    assert "cudaGetDevice" not in calls
