@@ -93,6 +93,8 @@ enum ct_ftype {
 	CT_F_I = 4,   /* zigzag varint */
 	CT_F_SID = 5, /* in the ring: a string handle; on disk: a string ref */
 	CT_F_STR = 6, /* in the ring: inline bytes; on disk: a string ref */
+	CT_F_DELTA = 7, /* counter: zigzag delta from this field in the previous record of the
+			 * same kind in the block (0 at the block's start) */
 };
 
 /* A string ref on disk: 0 = none/empty, 1 = an uninterned string follows

@@ -12,6 +12,11 @@
  * calls of one thread follow each other, so that gap is small and regular
  * (a few bits) where start-to-start deltas carry every duration's jitter.
  *
+ * Correlation ids are DELTA fields: they count up call after call, and as
+ * plain varints their changing low byte costs about two bytes per record
+ * after compression; as deltas from the previous record of the kind, a
+ * few bits.
+ *
  * Contract with the NCCL source: "kernel" has fields named ts, end, device,
  * context, stream, correlation and name; "cuda_api" has ts, end,
  * correlation and name. Tools find fields by name, not by position. */
@@ -22,35 +27,36 @@
 #define U CT_F_U
 #define SID CT_F_SID
 #define STR CT_F_STR
+#define DELTA CT_F_DELTA
 #define K(kind) [(kind) - CT_EV_CUPTI_FIRST]
 
 const struct ct_schema ct_schemas_cupti[CT_EV_CUPTI_END - CT_EV_CUPTI_FIRST] = {
 	/* name: mangled, as CUPTI gives it; the tools demangle. */
 	K(CT_EV_KERNEL) = {"kernel", 18,
-			   {TS, TS, U, U, U, U, SID, U, U, U, U, U, U, U, U, U, U, U},
+			   {TS, TS, DELTA, U, U, U, SID, U, U, U, U, U, U, U, U, U, U, U},
 			   {"ts", "end", "correlation", "device", "context", "stream", "name",
 			    "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
 			    "registers", "static_smem", "dynamic_smem", "graph_id", "graph_node"}},
 	/* copy_kind, src_kind, dst_kind: CUPTI's memcpy and memory kinds.
 	 * src_device/dst_device differ from device for peer-to-peer copies. */
 	K(CT_EV_MEMCPY) = {"memcpy", 15,
-			   {TS, TS, U, U, U, U, U, U, U, U, U, U, U, U, U},
+			   {TS, TS, DELTA, U, U, U, U, U, U, U, U, U, U, U, U},
 			   {"ts", "end", "correlation", "bytes", "device", "context", "stream",
 			    "copy_kind", "src_kind", "dst_kind", "src_device", "dst_device",
 			    "flags", "graph_id", "graph_node"}},
 	K(CT_EV_MEMSET) = {"memset", 11,
-			   {TS, TS, U, U, U, U, U, U, U, U, U},
+			   {TS, TS, DELTA, U, U, U, U, U, U, U, U},
 			   {"ts", "end", "correlation", "bytes", "device", "context", "stream",
 			    "value", "memory_kind", "graph_id", "graph_node"}},
 	/* type: CUpti_ActivitySynchronizationType; event: CUDA event id. */
-	K(CT_EV_SYNC) = {"sync", 7, {TS, TS, U, U, U, U, U},
+	K(CT_EV_SYNC) = {"sync", 7, {TS, TS, DELTA, U, U, U, U},
 			 {"ts", "end", "correlation", "context", "stream", "type", "event"}},
 	/* tid: OS thread id of the caller; api: 1 driver, 2 runtime (CUPTI's
 	 * callback domains); status: the call's return code. */
-	K(CT_EV_CUDA_API) = {"cuda_api", 8, {TS, TS, U, U, SID, U, U, U},
+	K(CT_EV_CUDA_API) = {"cuda_api", 8, {TS, TS, DELTA, U, SID, U, U, U},
 			     {"ts", "end", "correlation", "tid", "name", "status", "api", "cbid"}},
 	/* op: 1 allocation, 2 release (CUpti_ActivityMemoryOperationType). */
-	K(CT_EV_GPU_MEMORY) = {"gpu_memory", 9, {TS, U, U, U, U, U, U, U, U},
+	K(CT_EV_GPU_MEMORY) = {"gpu_memory", 9, {TS, DELTA, U, U, U, U, U, U, U},
 			       {"ts", "correlation", "op", "bytes", "address", "device", "context",
 				"stream", "memory_kind"}},
 	/* One per GPU, early in the file: what deviceProperties lists. */
