@@ -17,9 +17,9 @@
  * encodes, compresses and writes the file. Printed as JSON: records,
  * thread CPU time per record for the translation and for the writer,
  * file bytes. usage: cupti_bench OUT.ctr RECORDS [group=1] */
-#include "cupti_int.h"
 #include "capture.h"
 #include "clock.h"
+#include "cupti_int.h"
 #include "thread.h"
 #include "trace.h"
 #include "writer.h"
@@ -36,8 +36,8 @@
 int ct_nvtx_push_ascii(const char *msg);
 int ct_nvtx_pop(void);
 
-#define BUF (256u << 10)
-#define NBUF 16
+#define BUF    (256u << 10)
+#define NBUF   16
 #define LAYERS 40
 
 static uint8_t *bufs[NBUF];
@@ -117,14 +117,22 @@ static const struct {
 	int grid, block, regs, smem;
 	uint64_t dur;
 } shapes[8] = {
-	{"_ZN7cutlass7Kernel2I51cutlass_80_tensorop_s1688gemm_256x128_16x3_nt_align4EEvNT_6ParamsE", 264, 256, 232, 73728, 48000},
-	{"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_", 1024, 128, 16, 0, 3000},
-	{"_ZN2at6native12_GLOBAL__N_120layer_norm_fwd_kernelIfEEviPKT_S4_S4_PS2_S5_S5_", 2048, 256, 40, 2048, 9000},
-	{"_Z28softmax_warp_forward_kernelIfLi9EEvPfPKfiii", 512, 128, 38, 0, 7000},
-	{"_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastINS0_13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIfEEEEEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_", 4096, 128, 20, 0, 5000},
-	{"_Z17flash_fwd_kernelIfEvPKfS1_S1_Pfiii", 132, 128, 255, 98304, 61000},
-	{"_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7MeanOpsIffffEEjfLi4EEEEEvT1_", 256, 512, 32, 16, 4000},
-	{"_Z11gelu_kernelPKfPfi", 2048, 256, 18, 0, 6000},
+    {"_ZN7cutlass7Kernel2I51cutlass_80_tensorop_s1688gemm_256x128_16x3_nt_align4EEvNT_6ParamsE",
+     264, 256, 232, 73728, 48000},
+    {"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_"
+     "T1_",
+     1024, 128, 16, 0, 3000},
+    {"_ZN2at6native12_GLOBAL__N_120layer_norm_fwd_kernelIfEEviPKT_S4_S4_PS2_S5_S5_", 2048, 256, 40,
+     2048, 9000},
+    {"_Z28softmax_warp_forward_kernelIfLi9EEvPfPKfiii", 512, 128, 38, 0, 7000},
+    {"_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastINS0_"
+     "13BinaryFunctorIfffNS0_15binary_internal10MulFunctorIfEEEEEEvRNS_18TensorIteratorBaseERKT_"
+     "EUliE_EEviT1_",
+     4096, 128, 20, 0, 5000},
+    {"_Z17flash_fwd_kernelIfEvPKfS1_S1_Pfiii", 132, 128, 255, 98304, 61000},
+    {"_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7MeanOpsIffffEEjfLi4EEEEEvT1_", 256,
+     512, 32, 16, 4000},
+    {"_Z11gelu_kernelPKfPfi", 2048, 256, 18, 0, 6000},
 };
 
 static void kernel(int s, uint32_t stream)
@@ -162,9 +170,9 @@ static void copy(uint32_t stream, int kind, uint64_t bytes, uint64_t *gpu_t)
 	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	m.copyKind = (uint8_t)kind;
 	m.srcKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
-							     : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	                                                    : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	m.dstKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE
-							     : CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	                                                    : CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 	m.flags = CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC;
 	m.bytes = bytes;
 	uint64_t ready = start - gpu_base + 4000 + rnd(1024);
@@ -193,8 +201,8 @@ static void sync_rec(int type, uint32_t stream, uint32_t event, uint64_t until)
 	y.correlationId = corr, y.contextId = 1, y.streamId = stream, y.cudaEventId = event;
 	put(&y, sizeof y);
 	uint32_t cbid = type == CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE
-				? CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020
-				: CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020;
+	                    ? CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020
+	                    : CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020;
 	api(cbid, y.end - start + 200, &start);
 }
 
@@ -225,7 +233,8 @@ static void step(void)
 	put(&s, sizeof s);
 	api(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, 2500 + rnd(512), &start);
 	copy(13, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 4096, &t_compute);
-	sync_rec(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 13, 0xffffffffu, t_compute);
+	sync_rec(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, 13, 0xffffffffu,
+	         t_compute);
 	ct_nvtx_pop();
 }
 
@@ -360,11 +369,12 @@ int main(int argc, char **argv)
 	struct stat st;
 	if (stat(argv[1], &st))
 		return 1;
-	printf("{\"records\": %llu, \"translate_ns_per_record\": %.2f, \"translate_records_per_s\": %.0f, "
-	       "\"writer_ns_per_record\": %.2f, \"bytes\": %lld, \"wall_s\": %.3f, \"group\": %d}\n",
-	       (unsigned long long)translated, (double)translate_ns / (double)translated,
-	       (double)translated * 1e9 / (double)translate_ns,
-	       (double)(w1 - w0) / (double)translated, (long long)st.st_size, wall,
-	       ct_cupti_group_streams);
+	printf(
+	    "{\"records\": %llu, \"translate_ns_per_record\": %.2f, \"translate_records_per_s\": "
+	    "%.0f, "
+	    "\"writer_ns_per_record\": %.2f, \"bytes\": %lld, \"wall_s\": %.3f, \"group\": %d}\n",
+	    (unsigned long long)translated, (double)translate_ns / (double)translated,
+	    (double)translated * 1e9 / (double)translate_ns, (double)(w1 - w0) / (double)translated,
+	    (long long)st.st_size, wall, ct_cupti_group_streams);
 	return 0;
 }

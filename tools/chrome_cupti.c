@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAXDEV 256
-#define API_SLOTS (1u << 16)
-#define PEND_SLOTS (1u << 14)
-#define PEND_PROBE 8
+#define MAXDEV      256
+#define API_SLOTS   (1u << 16)
+#define PEND_SLOTS  (1u << 14)
+#define PEND_PROBE  8
 #define SHAPE_SLOTS 4096
 
 /* A call that GPU events may point back to: its track and time as
@@ -132,9 +132,10 @@ static size_t mix(uint64_t v)
 /* ---- fast writing: an event's text is written straight into the output
  * buffer after one bounds check (out_need), numbers by two digits at a
  * time. This loop writes hundreds of MB of JSON per second. */
-static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536"
-			 "37383940414243444546474849505152535455565758596061626364656667686970717273"
-			 "7475767778798081828384858687888990919293949596979899";
+static const char d2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536"
+    "37383940414243444546474849505152535455565758596061626364656667686970717273"
+    "7475767778798081828384858687888990919293949596979899";
 
 static inline char *put_u64(char *p, uint64_t v)
 {
@@ -181,8 +182,8 @@ static inline char *put_us(char *p, int64_t ns)
 
 #define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
 #define BEGIN(o, max) (out_need((o), (max)), (o)->buf + (o)->len)
-#define END(o, p) ((o)->len = (size_t)((p) - (o)->buf))
-#define NUM_MAX 24 /* bytes a number can take, with slack for put_u64's copy */
+#define END(o, p)     ((o)->len = (size_t)((p) - (o)->buf))
+#define NUM_MAX       24 /* bytes a number can take, with slack for put_u64's copy */
 
 /* ---- process and track names, at first sight */
 
@@ -196,9 +197,10 @@ static void name_process(struct chrome *c, struct cstate *s, uint64_t dev)
 	struct out *o = c->o;
 	uint64_t pid = gpu_pid(c, dev);
 	char label[512];
-	int n = snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
-			 (long long)(c->t->rank < 0 ? 0 : c->t->rank), (unsigned long long)dev,
-			 want == 2 ? " (" : "", want == 2 ? s->dev_name[d] : "", want == 2 ? ")" : "");
+	int n =
+	    snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
+	             (long long)(c->t->rank < 0 ? 0 : c->t->rank), (unsigned long long)dev,
+	             want == 2 ? " (" : "", want == 2 ? s->dev_name[d] : "", want == 2 ? ")" : "");
 	chrome_sep(c);
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
 	out_u64(o, pid);
@@ -287,7 +289,7 @@ static uint32_t fmt_ts(struct chrome *c, char *b, uint64_t ts)
 }
 
 static void flow_half(struct chrome *c, char ph, uint64_t id, const char *pt, uint32_t ptl,
-		      const char *ts, uint32_t tsl)
+                      const char *ts, uint32_t tsl)
 {
 	struct out *o = c->o;
 	chrome_sep(c);
@@ -310,7 +312,7 @@ static void flow_half(struct chrome *c, char ph, uint64_t id, const char *pt, ui
 }
 
 static void flow(struct chrome *c, struct api_slot *a, const char *pt, uint32_t ptl, const char *ts,
-		 uint32_t tsl)
+                 uint32_t tsl)
 {
 	uint64_t id = atomic_fetch_add_explicit(&flow_ids, 1, memory_order_relaxed) + 1;
 	a->uses++;
@@ -321,8 +323,8 @@ static void flow(struct chrome *c, struct api_slot *a, const char *pt, uint32_t 
 /* The arrow to a GPU event (its track and time given as written, and as
  * numbers for when its call has not been seen yet). */
 static void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
-		     uint32_t ptl, const char *ts, uint32_t tsl, uint64_t pid, int64_t tid,
-		     uint64_t tsv)
+                     uint32_t ptl, const char *ts, uint32_t tsl, uint64_t pid, int64_t tid,
+                     uint64_t tsv)
 {
 	if (!corr)
 		return;
@@ -345,7 +347,7 @@ static void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const ch
 }
 
 static void gpu_flow_num(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid,
-			 int64_t tid, uint64_t ts)
+                         int64_t tid, uint64_t ts)
 {
 	char pt[56], tt[28];
 	uint32_t ptl = fmt_pt(pt, pid, tid), tsl = fmt_ts(c, tt, ts);
@@ -353,7 +355,7 @@ static void gpu_flow_num(struct chrome *c, struct cstate *s, uint64_t corr, uint
 }
 
 static void api_seen(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
-		     uint32_t ptl, const char *ts, uint32_t tsl)
+                     uint32_t ptl, const char *ts, uint32_t tsl)
 {
 	if (!corr || ptl > sizeof s->api->pt || tsl > sizeof s->api->ts)
 		return;
@@ -378,7 +380,7 @@ static void api_seen(struct chrome *c, struct cstate *s, uint64_t corr, const ch
 /* ---- names */
 
 static const char *kernel_name(struct chrome *c, struct cstate *s, const struct ct_event *ev,
-			       unsigned i, uint32_t *len)
+                               unsigned i, uint32_t *len)
 {
 	uint64_t sid = ev->v[i];
 	size_t n;
@@ -426,7 +428,7 @@ static char *take(struct out *m, uint32_t *len)
 }
 
 static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_event *ev,
-			 struct shape *sh)
+                         struct shape *sh)
 {
 	const struct gpu_fields *f = s->f;
 	uint64_t dev = ev->v[f->k.dev], stream = ev->v[f->k.stream];
@@ -481,14 +483,14 @@ static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_eve
 static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev)
 {
 	const struct gpu_fields *f = s->f;
-	uint64_t key[14] = {ev->v[f->k.name],	  ev->v[f->k.dev],	ev->v[f->k.ctx],
-			    ev->v[f->k.stream],	  ev->v[f->k.grid[0]],	ev->v[f->k.grid[1]],
-			    ev->v[f->k.grid[2]],  ev->v[f->k.block[0]], ev->v[f->k.block[1]],
-			    ev->v[f->k.block[2]], ev->v[f->k.regs],	ev->v[f->k.ssmem],
-			    ev->v[f->k.dsmem],	  ev->v[f->k.graph]};
+	uint64_t key[14] = {ev->v[f->k.name],     ev->v[f->k.dev],      ev->v[f->k.ctx],
+	                    ev->v[f->k.stream],   ev->v[f->k.grid[0]],  ev->v[f->k.grid[1]],
+	                    ev->v[f->k.grid[2]],  ev->v[f->k.block[0]], ev->v[f->k.block[1]],
+	                    ev->v[f->k.block[2]], ev->v[f->k.regs],     ev->v[f->k.ssmem],
+	                    ev->v[f->k.dsmem],    ev->v[f->k.graph]};
 	/* a few fields pick the slot (the whole key is compared) */
 	uint64_t h = mix(key[0] * 0x9e3779b97f4a7c15ull ^ key[3] * 0xc2b2ae3d27d4eb4full ^
-			 key[4] * 0x165667b19e3779f9ull ^ key[7] ^ key[10] << 20 ^ key[1] << 40);
+	                 key[4] * 0x165667b19e3779f9ull ^ key[7] ^ key[10] << 20 ^ key[1] << 40);
 	struct shape tmp = {{0}, NULL, NULL, 0, 0}, *sh = &s->shapes[h & (SHAPE_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
 	if (!cacheable)
@@ -523,14 +525,14 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	PUT_LIT(p, "}}");
 	END(o, p);
 	gpu_flow(c, s, ev->v[f->k.corr], sh->pt, sh->pt_len, tt, tsl, gpu_pid(c, key[1]),
-		 gpu_stream_tid(key[3]), ts);
+	         gpu_stream_tid(key[3]), ts);
 	if (!cacheable)
 		free(tmp.head), free(tmp.tail);
 }
 
 /* Copies and memsets share their layout: common args, then extras. */
 static void transfer_head(struct chrome *c, struct cstate *s, const char *cat, uint64_t dev,
-			  uint64_t stream)
+                          uint64_t stream)
 {
 	struct out *o = c->o;
 	name_track(c, s, dev, gpu_stream_tid(stream));
@@ -541,7 +543,7 @@ static void transfer_head(struct chrome *c, struct cstate *s, const char *cat, u
 }
 
 static void transfer_tail(struct chrome *c, uint64_t dev, uint64_t ctx, uint64_t stream,
-			  uint64_t corr, uint64_t bytes, uint64_t ts, uint64_t end)
+                          uint64_t corr, uint64_t bytes, uint64_t ts, uint64_t end)
 {
 	struct out *o = c->o;
 	out_ch(o, '"');
@@ -660,7 +662,7 @@ static void sync_ev(struct chrome *c, struct cstate *s, const struct ct_event *e
 
 /* A call's constant part (category, name, track, cbid), formatted once. */
 static void api_head(struct chrome *c, struct cstate *s, const struct ct_event *ev,
-		     struct api_head *h)
+                     struct api_head *h)
 {
 	const struct gpu_fields *f = s->f;
 	const uint64_t *v = ev->v;
@@ -690,8 +692,8 @@ static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	uint64_t ts = v[f->a.ts], end = v[f->a.end];
 	uint64_t key[4] = {v[f->a.name], v[f->a.tid], v[f->a.cbid], v[f->a.api]};
 	struct api_head tmp = {{0}, NULL, NULL, 0, 0};
-	struct api_head *h = &s->heads[mix(key[0] ^ mix(key[1] ^ mix(key[2] ^ key[3]))) &
-				       (HEAD_SLOTS - 1)];
+	struct api_head *h =
+	    &s->heads[mix(key[0] ^ mix(key[1] ^ mix(key[2] ^ key[3]))) & (HEAD_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
 	if (!cacheable)
 		h = &tmp;
@@ -769,19 +771,34 @@ void chrome_cupti_event(struct chrome *c, const struct ct_event *ev)
 {
 	struct cstate *s = state(c);
 	switch (ev->kind) {
-	case CT_EV_KERNEL: kernel(c, s, ev); break;
-	case CT_EV_MEMCPY: memcpy_ev(c, s, ev); break;
-	case CT_EV_MEMSET: memset_ev(c, s, ev); break;
-	case CT_EV_SYNC: sync_ev(c, s, ev); break;
-	case CT_EV_CUDA_API: api_ev(c, s, ev); break;
-	case CT_EV_GPU_MEMORY: memory_ev(c, s, ev); break;
-	case CT_EV_GPU_DEVICE: device_ev(c, s, ev); break;
+	case CT_EV_KERNEL:
+		kernel(c, s, ev);
+		break;
+	case CT_EV_MEMCPY:
+		memcpy_ev(c, s, ev);
+		break;
+	case CT_EV_MEMSET:
+		memset_ev(c, s, ev);
+		break;
+	case CT_EV_SYNC:
+		sync_ev(c, s, ev);
+		break;
+	case CT_EV_CUDA_API:
+		api_ev(c, s, ev);
+		break;
+	case CT_EV_GPU_MEMORY:
+		memory_ev(c, s, ev);
+		break;
+	case CT_EV_GPU_DEVICE:
+		device_ev(c, s, ev);
+		break;
 	case CT_EV_GPU_CONTEXT:
 		if (s->nctx < sizeof s->ctxmap / sizeof *s->ctxmap) {
 			s->ctxmap[s->nctx].ctx = ev->v[s->f->c.ctx];
 			s->ctxmap[s->nctx++].dev = ev->v[s->f->c.dev];
 		}
 		break;
-	default: break;
+	default:
+		break;
 	}
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #define SCAN_MAX 1000000 /* events read at most per file */
-#define MAXDEV 256
+#define MAXDEV   256
 
 struct dev {
 	uint64_t id;
@@ -39,24 +39,26 @@ static void scan(struct tfile *t, struct dev *devs, size_t *ndev)
 			d->name = strndup(ev.s[f->d.name], ev.sl[f->d.name]);
 			d->uuid = strndup(ev.s[f->d.uuid], ev.sl[f->d.uuid]);
 			d->gmem = ev.v[f->d.gmem], d->ccmaj = ev.v[f->d.ccmaj];
-			d->ccmin = ev.v[f->d.ccmin], d->sms = ev.v[f->d.sms], d->tpb = ev.v[f->d.tpb];
+			d->ccmin = ev.v[f->d.ccmin], d->sms = ev.v[f->d.sms],
+			d->tpb = ev.v[f->d.tpb];
 			d->wpsm = ev.v[f->d.wpsm], d->regs_block = ev.v[f->d.regs_block];
 			d->regs_sm = ev.v[f->d.regs_sm], d->smem_block = ev.v[f->d.smem_block];
 			d->smem_sm = ev.v[f->d.smem_sm], d->warp = ev.v[f->d.warp];
-		} else if (ev.kind == CT_EV_KERNEL || ev.kind == CT_EV_MEMCPY || ev.kind == CT_EV_MEMSET) {
-			unsigned i = ev.kind == CT_EV_KERNEL	 ? f->k.dev
-				     : ev.kind == CT_EV_MEMCPY ? f->m.dev
-							       : f->s.dev;
+		} else if (ev.kind == CT_EV_KERNEL || ev.kind == CT_EV_MEMCPY ||
+		           ev.kind == CT_EV_MEMSET) {
+			unsigned i = ev.kind == CT_EV_KERNEL   ? f->k.dev
+			             : ev.kind == CT_EV_MEMCPY ? f->m.dev
+			                                       : f->s.dev;
 			if (ev.v[i] < MAXDEV && known[ev.v[i]])
 				return;
 		}
 	}
 }
 
-#define KEY_U(k, v)                         \
-	do {                                \
-		out_lit(o, ", \"" k "\": "); \
-		out_u64(o, (v));            \
+#define KEY_U(k, v)                                                                                \
+	do {                                                                                       \
+		out_lit(o, ", \"" k "\": ");                                                       \
+		out_u64(o, (v));                                                                   \
 	} while (0)
 
 void chrome_cupti_devices(struct out *o, struct inputs *in)

@@ -31,8 +31,10 @@ const struct gpu_fields *gpu_fields(void)
 	f.k.dev = F(k, "device"), f.k.ctx = F(k, "context"), f.k.stream = F(k, "stream");
 	f.k.name = F(k, "name");
 	f.k.grid[0] = F(k, "grid_x"), f.k.grid[1] = F(k, "grid_y"), f.k.grid[2] = F(k, "grid_z");
-	f.k.block[0] = F(k, "block_x"), f.k.block[1] = F(k, "block_y"), f.k.block[2] = F(k, "block_z");
-	f.k.regs = F(k, "registers"), f.k.ssmem = F(k, "static_smem"), f.k.dsmem = F(k, "dynamic_smem");
+	f.k.block[0] = F(k, "block_x"), f.k.block[1] = F(k, "block_y"),
+	f.k.block[2] = F(k, "block_z");
+	f.k.regs = F(k, "registers"), f.k.ssmem = F(k, "static_smem"),
+	f.k.dsmem = F(k, "dynamic_smem");
 	f.k.graph = F(k, "graph_id"), f.k.node = F(k, "graph_node");
 	k = CT_EV_MEMCPY;
 	f.m.ts = F(k, "ts"), f.m.end = F(k, "end"), f.m.corr = F(k, "correlation");
@@ -54,7 +56,8 @@ const struct gpu_fields *gpu_fields(void)
 	f.a.api = F(k, "api"), f.a.cbid = F(k, "cbid");
 	k = CT_EV_GPU_MEMORY;
 	f.mem.ts = F(k, "ts"), f.mem.corr = F(k, "correlation"), f.mem.op = F(k, "op");
-	f.mem.bytes = F(k, "bytes"), f.mem.dev = F(k, "device"), f.mem.mem_kind = F(k, "memory_kind");
+	f.mem.bytes = F(k, "bytes"), f.mem.dev = F(k, "device"),
+	f.mem.mem_kind = F(k, "memory_kind");
 	k = CT_EV_GPU_DEVICE;
 	f.d.dev = F(k, "device"), f.d.name = F(k, "name"), f.d.gmem = F(k, "global_memory");
 	f.d.ccmaj = F(k, "cc_major"), f.d.ccmin = F(k, "cc_minor"), f.d.sms = F(k, "sms");
@@ -73,14 +76,14 @@ const struct gpu_fields *gpu_fields(void)
 const char *gpu_copy_kind(uint64_t k)
 {
 	static const char *const n[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-					"AtoD",	   "DtoA", "DtoD", "HtoH", "PtoP"};
+	                                "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
 	return k < sizeof n / sizeof *n ? n[k] : "Unknown";
 }
 
 const char *gpu_memory_kind(uint64_t k)
 {
-	static const char *const n[] = {"Unknown", "Pageable", "Pinned",	"Device",
-					"Array",   "Managed",  "Device Static", "Managed Static"};
+	static const char *const n[] = {"Unknown", "Pageable", "Pinned",        "Device",
+	                                "Array",   "Managed",  "Device Static", "Managed Static"};
 	return k < sizeof n / sizeof *n ? n[k] : "Unknown";
 }
 
@@ -92,11 +95,16 @@ int gpu_memory_on_device(uint64_t k)
 const char *gpu_sync_name(uint64_t type)
 {
 	switch (type) {
-	case 1: return "Event Sync";
-	case 2: return "Stream Wait Event";
-	case 3: return "Stream Sync";
-	case 4: return "Context Sync";
-	default: return "Unknown Sync";
+	case 1:
+		return "Event Sync";
+	case 2:
+		return "Stream Wait Event";
+	case 3:
+		return "Stream Sync";
+	case 4:
+		return "Context Sync";
+	default:
+		return "Unknown Sync";
 	}
 }
 

@@ -11,12 +11,12 @@
 /* Field positions, found by name in the schema once (gpu_fields()). */
 struct gpu_fields {
 	struct {
-		unsigned ts, end, corr, dev, ctx, stream, name, grid[3], block[3], regs, ssmem, dsmem,
-			graph, node;
+		unsigned ts, end, corr, dev, ctx, stream, name, grid[3], block[3], regs, ssmem,
+		    dsmem, graph, node;
 	} k;
 	struct {
 		unsigned ts, end, corr, bytes, dev, ctx, stream, kind, src_kind, dst_kind, src_dev,
-			dst_dev, graph;
+		    dst_dev, graph;
 	} m;
 	struct {
 		unsigned ts, end, corr, bytes, dev, ctx, stream, value, mem_kind;
@@ -32,7 +32,7 @@ struct gpu_fields {
 	} mem;
 	struct {
 		unsigned dev, name, gmem, ccmaj, ccmin, sms, tpb, wpsm, regs_block, regs_sm,
-			smem_block, smem_sm, warp, l2, clock, bw, uuid;
+		    smem_block, smem_sm, warp, l2, clock, bw, uuid;
 	} d;
 	struct {
 		unsigned ctx, dev;

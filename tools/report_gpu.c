@@ -58,7 +58,8 @@ static void add(struct dsum *st, const char *key, uint64_t d)
 {
 	struct dagg *a = NULL;
 	if (st->icap) {
-		for (size_t i = hash_str(key) & (st->icap - 1); st->index[i]; i = (i + 1) & (st->icap - 1))
+		for (size_t i = hash_str(key) & (st->icap - 1); st->index[i];
+		     i = (i + 1) & (st->icap - 1))
 			if (!strcmp(st->v[st->index[i] - 1].key, key)) {
 				a = &st->v[st->index[i] - 1];
 				break;
@@ -109,7 +110,7 @@ static void forget_file(struct dsum *st)
 
 /* The demangled name of a kernel (cached by string id per file). */
 static const char *kernel_name(struct dsum *st, const struct tfile *t, const struct ct_event *ev,
-			       unsigned i, char **tmp)
+                               unsigned i, char **tmp)
 {
 	size_t n;
 	uint64_t sid = ev->v[i];
@@ -138,12 +139,18 @@ static const char *kernel_name(struct dsum *st, const struct tfile *t, const str
 static const char *copy_op(uint64_t kind)
 {
 	switch (kind) {
-	case 1: return "[CUDA memcpy Host-to-Device]";
-	case 2: return "[CUDA memcpy Device-to-Host]";
-	case 8: return "[CUDA memcpy Device-to-Device]";
-	case 9: return "[CUDA memcpy Host-to-Host]";
-	case 10: return "[CUDA memcpy Peer-to-Peer]";
-	default: return "[CUDA memcpy Array]";
+	case 1:
+		return "[CUDA memcpy Host-to-Device]";
+	case 2:
+		return "[CUDA memcpy Device-to-Host]";
+	case 8:
+		return "[CUDA memcpy Device-to-Device]";
+	case 9:
+		return "[CUDA memcpy Host-to-Host]";
+	case 10:
+		return "[CUDA memcpy Peer-to-Peer]";
+	default:
+		return "[CUDA memcpy Array]";
 	}
 }
 
@@ -195,8 +202,8 @@ static int end(void *p, struct table **out)
 		free(st);
 		return 0;
 	}
-	const char *cols[] = {"Time (%)", "Total Time (ns)", st->count_col, "Avg (ns)", "Med (ns)",
-			      "Min (ns)", "Max (ns)", "StdDev (ns)", st->name_col};
+	const char *cols[] = {"Time (%)", "Total Time (ns)", st->count_col, "Avg (ns)",  "Med (ns)",
+	                      "Min (ns)", "Max (ns)",        "StdDev (ns)", st->name_col};
 	struct table *t = table_new(st->title, 9, cols);
 	qsort(st->v, st->n, sizeof *st->v, cmp_total);
 	uint64_t all = 0;
@@ -207,7 +214,7 @@ static int end(void *p, struct table **out)
 		qsort(a->d, a->n, sizeof *a->d, cmp_u64);
 		double avg = (double)a->total / (double)a->n;
 		double med = a->n % 2 ? (double)a->d[a->n / 2]
-				      : ((double)a->d[a->n / 2 - 1] + (double)a->d[a->n / 2]) / 2;
+		                      : ((double)a->d[a->n / 2 - 1] + (double)a->d[a->n / 2]) / 2;
 		double var = 0;
 		for (size_t k = 0; k < a->n; k++)
 			var += ((double)a->d[k] - avg) * ((double)a->d[k] - avg);
@@ -252,7 +259,7 @@ static void *begin_kern(void)
 static void *begin_mem(void)
 {
 	return make(R_MEM, "cuda_gpu_mem_time_sum: GPU memory operations by time", "Count",
-		    "Operation");
+	            "Operation");
 }
 
 static void *begin_api(void)
@@ -261,12 +268,16 @@ static void *begin_api(void)
 }
 
 const struct report report_cuda_gpu_kern_sum = {
-	"cuda_gpu_kern_sum", "time in each GPU kernel (demangled name)", begin_kern, NULL, event, end,
+    "cuda_gpu_kern_sum", "time in each GPU kernel (demangled name)", begin_kern, NULL, event, end,
 };
 const struct report report_cuda_gpu_mem_time_sum = {
-	"cuda_gpu_mem_time_sum", "time in GPU memory copies and memsets, by operation", begin_mem, NULL,
-	event, end,
+    "cuda_gpu_mem_time_sum",
+    "time in GPU memory copies and memsets, by operation",
+    begin_mem,
+    NULL,
+    event,
+    end,
 };
 const struct report report_cuda_api_sum = {
-	"cuda_api_sum", "time in each CUDA runtime and driver call", begin_api, NULL, event, end,
+    "cuda_api_sum", "time in each CUDA runtime and driver call", begin_api, NULL, event, end,
 };

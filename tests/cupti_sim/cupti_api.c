@@ -15,8 +15,8 @@
 #define EXPORT __attribute__((visibility("default")))
 
 struct sim sim = {.lock = PTHREAD_MUTEX_INITIALIZER,
-		  .cv = PTHREAD_COND_INITIALIZER,
-		  .idle = PTHREAD_COND_INITIALIZER};
+                  .cv = PTHREAD_COND_INITIALIZER,
+                  .idle = PTHREAD_COND_INITIALIZER};
 
 static size_t cur_count, queue_count;
 static int in_child; /* set in a forked child (getpid() is a system call) */
@@ -32,9 +32,10 @@ static void report(void)
 	FILE *f = fopen(p, "w");
 	if (!f)
 		return;
-	fprintf(f, "{\"calls\": %lu, \"records\": %lu, \"buffers\": %lu, \"completed_cpu_ns\": %llu}\n",
-		sim.calls, sim.delivered_records, sim.delivered_buffers,
-		(unsigned long long)sim.completed_cpu_ns);
+	fprintf(
+	    f, "{\"calls\": %lu, \"records\": %lu, \"buffers\": %lu, \"completed_cpu_ns\": %llu}\n",
+	    sim.calls, sim.delivered_records, sim.delivered_buffers,
+	    (unsigned long long)sim.completed_cpu_ns);
 	fclose(f);
 }
 
@@ -93,16 +94,16 @@ uint64_t sim_now(void)
 
 /* Every entry point counts as a call; the Nth fails when asked to. A call
  * from a forked child is reported: the library must never make one. */
-#define ENTER()                                                                        \
-	do {                                                                           \
-		sim_api_init();                                                        \
-		if (in_child)                                                          \
-			sim_truth("{\"k\":\"child_call\",\"fn\":\"%s\"}", __func__);   \
-		unsigned long n_ = __atomic_add_fetch(&sim.calls, 1, __ATOMIC_RELAXED); \
-		if (sim.fail_at && n_ == sim.fail_at) {                                \
-			sim_truth("{\"k\":\"failed\",\"fn\":\"%s\",\"call\":%lu}", __func__, n_); \
-			return sim.fail_code;                                          \
-		}                                                                      \
+#define ENTER()                                                                                    \
+	do {                                                                                       \
+		sim_api_init();                                                                    \
+		if (in_child)                                                                      \
+			sim_truth("{\"k\":\"child_call\",\"fn\":\"%s\"}", __func__);               \
+		unsigned long n_ = __atomic_add_fetch(&sim.calls, 1, __ATOMIC_RELAXED);            \
+		if (sim.fail_at && n_ == sim.fail_at) {                                            \
+			sim_truth("{\"k\":\"failed\",\"fn\":\"%s\",\"call\":%lu}", __func__, n_);  \
+			return sim.fail_code;                                                      \
+		}                                                                                  \
 	} while (0)
 
 static uint64_t thread_cpu_ns(void)
@@ -256,13 +257,14 @@ int sim_api_on(int runtime, uint32_t cbid)
 /* ---- subscription and callbacks */
 
 static CUptiResult subscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud, char *old,
-			     size_t oldsz)
+                             size_t oldsz)
 {
 	pthread_mutex_lock(&sim.lock);
 	CUptiResult r = CUPTI_SUCCESS;
 	if (sim.subscribed || sim.other_subscriber[0]) {
 		if (old && oldsz)
-			snprintf(old, oldsz, "%s", sim.other_subscriber[0] ? sim.other_subscriber : "cuptrace");
+			snprintf(old, oldsz, "%s",
+			         sim.other_subscriber[0] ? sim.other_subscriber : "cuptrace");
 		r = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 	} else {
 		sim.subscribed = 1;
@@ -284,7 +286,7 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *s, CUpti_CallbackFunc 
 
 #ifndef SIM_OLD_CUPTI
 EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *s, CUpti_CallbackFunc cb, void *ud,
-				     CUpti_SubscriberParams *p)
+                                     CUpti_SubscriberParams *p)
 {
 	ENTER();
 	if (!s || !p || p->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
@@ -304,7 +306,7 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle s)
 }
 
 EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s,
-				       CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
+                                       CUpti_CallbackDomain dom, CUpti_CallbackId cbid)
 {
 	ENTER();
 	if (s != (CUpti_SubscriberHandle)&sim || dom <= 0 || dom >= CUPTI_CB_DOMAIN_SIZE ||
@@ -331,15 +333,15 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
 		CUptiResult r;
 		const char *s;
 	} tab[] = {
-		{CUPTI_SUCCESS, "CUPTI_SUCCESS"},
-		{CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
-		{CUPTI_ERROR_INVALID_OPERATION, "CUPTI_ERROR_INVALID_OPERATION"},
-		{CUPTI_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED"},
-		{CUPTI_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED"},
-		{CUPTI_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND"},
-		{CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
-		 "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
-		{CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
+	    {CUPTI_SUCCESS, "CUPTI_SUCCESS"},
+	    {CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
+	    {CUPTI_ERROR_INVALID_OPERATION, "CUPTI_ERROR_INVALID_OPERATION"},
+	    {CUPTI_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED"},
+	    {CUPTI_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED"},
+	    {CUPTI_ERROR_INVALID_KIND, "CUPTI_ERROR_INVALID_KIND"},
+	    {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+	     "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+	    {CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
 	};
 	for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
 		if (tab[i].r == r) {
@@ -352,7 +354,7 @@ EXPORT CUptiResult cuptiGetResultString(CUptiResult r, const char **s)
 /* ---- activity API */
 
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
-						  CUpti_BuffersCallbackCompleteFunc done)
+                                                  CUpti_BuffersCallbackCompleteFunc done)
 {
 	ENTER();
 	if (!req || !done)
@@ -460,17 +462,27 @@ static size_t record_size(CUpti_ActivityKind k)
 {
 	switch (k) {
 	case CUPTI_ACTIVITY_KIND_KERNEL:
-	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
-	case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
-	case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
-	case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
-	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return sizeof(CUpti_ActivityKernel10);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return sizeof(CUpti_ActivityMemcpy6);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		return sizeof(CUpti_ActivityMemcpyPtoP4);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return sizeof(CUpti_ActivityMemset4);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return sizeof(CUpti_ActivitySynchronization2);
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
-	case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
-	case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
-	case CUPTI_ACTIVITY_KIND_DEVICE: return sizeof(CUpti_ActivityDevice5);
-	case CUPTI_ACTIVITY_KIND_CONTEXT: return sizeof(CUpti_ActivityContext3);
-	default: return 0;
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		return sizeof(CUpti_ActivityAPI);
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		return sizeof(CUpti_ActivityMemory4);
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		return sizeof(CUpti_ActivityDevice5);
+	case CUPTI_ACTIVITY_KIND_CONTEXT:
+		return sizeof(CUpti_ActivityContext3);
+	default:
+		return 0;
 	}
 }
 

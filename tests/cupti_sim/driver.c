@@ -9,11 +9,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
-#define MAX_DEV 8
-#define MAX_STREAMS 64
-#define MAX_EVENTS 4096
-#define MAX_ALLOCS 4096
+#define EXPORT            __attribute__((visibility("default")))
+#define MAX_DEV           8
+#define MAX_STREAMS       64
+#define MAX_EVENTS        4096
+#define MAX_ALLOCS        4096
 #define LAUNCH_LATENCY_NS 1500
 
 static struct {
@@ -44,9 +44,11 @@ static struct {
 	struct kname {
 		char *s;
 		struct kname *next;
-	} *names;
+	} * names;
 	int current_dev;
-} D = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_context = 1, .next_stream = 7,
+} D = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .next_context = 1,
+       .next_stream = 7,
        .next_addr = 0x7f0000000000ull};
 
 /* ---- JSON helpers for the truth log */
@@ -136,8 +138,9 @@ static void device_records(void)
 		for (int k = 0; k < 16; k++)
 			d.uuid.bytes[k] = (char)(0x10 * i + k);
 		if (!sim_append(&d, sizeof d, name))
-			sim_truth("{\"k\":\"device\",\"dev\":%d,\"name\":\"Simulated GPU %d\",\"sms\":132}",
-				  i, i);
+			sim_truth("{\"k\":\"device\",\"dev\":%d,\"name\":\"Simulated GPU "
+			          "%d\",\"sms\":132}",
+			          i, i);
 	}
 }
 
@@ -177,7 +180,8 @@ static void call_begin(struct call *c, int runtime, uint32_t cbid, int dev, cons
 	c->runtime = runtime;
 	c->cbid = cbid;
 	c->dev = dev;
-	c->name = sim_cbid_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+	c->name =
+	    sim_cbid_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid);
 	pthread_mutex_lock(&D.lock);
 	ensure_context(dev);
 	c->corr = ++D.corr;
@@ -191,7 +195,8 @@ static void call_begin(struct call *c, int runtime, uint32_t cbid, int dev, cons
 	c->cd.contextUid = D.dev[dev].context;
 	c->cd.correlationData = &c->cdata;
 	c->cd.correlationId = c->corr;
-	sim_callback(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid, &c->cd);
+	sim_callback(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid,
+	             &c->cd);
 	c->start = sim_now();
 }
 
@@ -200,7 +205,7 @@ static void call_end(struct call *c)
 	uint64_t end = sim_now();
 	c->cd.callbackSite = CUPTI_API_EXIT;
 	sim_callback(c->runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, c->cbid,
-		     &c->cd);
+	             &c->cd);
 	uint32_t tid = tid_of_caller();
 	int on = sim_api_on(c->runtime, c->cbid), lost = 0;
 	if (on) {
@@ -216,10 +221,11 @@ static void call_end(struct call *c)
 		a.returnValue = (uint32_t)c->ret;
 		lost = sim_append(&a, sizeof a, NULL) != 0;
 	}
-	sim_truth("{\"k\":\"api\",\"runtime\":%d,\"cbid\":%u,\"name\":\"%s\",\"corr\":%u,\"tid\":%u,"
-		  "\"start\":%llu,\"end\":%llu,\"recorded\":%d,\"lost\":%d}",
-		  c->runtime, c->cbid, c->name, c->corr, (unsigned)syscall(SYS_gettid),
-		  (unsigned long long)c->start, (unsigned long long)end, on, lost);
+	sim_truth(
+	    "{\"k\":\"api\",\"runtime\":%d,\"cbid\":%u,\"name\":\"%s\",\"corr\":%u,\"tid\":%u,"
+	    "\"start\":%llu,\"end\":%llu,\"recorded\":%d,\"lost\":%d}",
+	    c->runtime, c->cbid, c->name, c->corr, (unsigned)syscall(SYS_gettid),
+	    (unsigned long long)c->start, (unsigned long long)end, on, lost);
 }
 
 /* When GPU work launched now on stream s starts and ends. Lock held. */
@@ -256,8 +262,8 @@ static const char *kernel_name(const char *name, char **owned)
 }
 
 static void kernel_record(struct stream *s, uint32_t corr, const char *name, struct sim_dim g,
-			  struct sim_dim b, int regs, int ss, int ds, uint64_t dur, uint32_t graph,
-			  uint64_t node)
+                          struct sim_dim b, int regs, int ss, int ds, uint64_t dur, uint32_t graph,
+                          uint64_t node)
 {
 	if (!sim_kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
 		return;
@@ -282,12 +288,13 @@ static void kernel_record(struct stream *s, uint32_t corr, const char *name, str
 	int lost = sim_append(&k, sizeof k, owned) != 0;
 	char esc[1024];
 	json_str(esc, sizeof esc, name);
-	sim_truth("{\"k\":\"kernel\",\"corr\":%u,\"dev\":%d,\"ctx\":%u,\"stream\":%u,\"name\":\"%s\","
-		  "\"start\":%llu,\"end\":%llu,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"regs\":%d,"
-		  "\"smem\":%d,\"graph\":%u,\"node\":%llu,\"lost\":%d}",
-		  corr, s->dev, k.contextId, s->id, esc, (unsigned long long)k.start,
-		  (unsigned long long)k.end, g.x, g.y, g.z, b.x, b.y, b.z, regs, ss + ds, graph,
-		  (unsigned long long)node, lost);
+	sim_truth(
+	    "{\"k\":\"kernel\",\"corr\":%u,\"dev\":%d,\"ctx\":%u,\"stream\":%u,\"name\":\"%s\","
+	    "\"start\":%llu,\"end\":%llu,\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"regs\":%d,"
+	    "\"smem\":%d,\"graph\":%u,\"node\":%llu,\"lost\":%d}",
+	    corr, s->dev, k.contextId, s->id, esc, (unsigned long long)k.start,
+	    (unsigned long long)k.end, g.x, g.y, g.z, b.x, b.y, b.z, regs, ss + ds, graph,
+	    (unsigned long long)node, lost);
 }
 
 EXPORT uint32_t sim_stream_create(int dev)
@@ -319,7 +326,7 @@ EXPORT void sim_set_device(int dev)
 }
 
 EXPORT uint32_t sim_launch(uint32_t stream, const char *name, struct sim_dim grid,
-			   struct sim_dim block, int regs, int ss, int ds, uint64_t dur)
+                           struct sim_dim block, int regs, int ss, int ds, uint64_t dur)
 {
 	struct call c;
 	pthread_mutex_lock(&D.lock);
@@ -334,7 +341,7 @@ EXPORT uint32_t sim_launch(uint32_t stream, const char *name, struct sim_dim gri
 }
 
 EXPORT uint32_t sim_launch_driver(uint32_t stream, const char *name, struct sim_dim grid,
-				  struct sim_dim block, int regs, uint64_t dur)
+                                  struct sim_dim block, int regs, uint64_t dur)
 {
 	struct call c;
 	pthread_mutex_lock(&D.lock);
@@ -357,15 +364,15 @@ EXPORT uint32_t sim_graph_launch(uint32_t stream, int n, const char *name, uint6
 	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, s->dev, NULL);
 	pthread_mutex_lock(&D.lock);
 	for (int i = 0; i < n; i++)
-		kernel_record(s, c.corr, name, (struct sim_dim){64, 1, 1}, (struct sim_dim){256, 1, 1},
-			      32, 0, 0, dur, 1, ++D.graph_node);
+		kernel_record(s, c.corr, name, (struct sim_dim){64, 1, 1},
+		              (struct sim_dim){256, 1, 1}, 32, 0, 0, dur, 1, ++D.graph_node);
 	pthread_mutex_unlock(&D.lock);
 	call_end(&c);
 	return c.corr;
 }
 
 static void copy_record(struct stream *s, uint32_t corr, int kind, int sk, int dk, uint64_t bytes,
-			int async, uint64_t dur, uint64_t *end_out)
+                        int async, uint64_t dur, uint64_t *end_out)
 {
 	uint64_t start, end;
 	schedule(s, dur, &start, &end);
@@ -389,23 +396,23 @@ static void copy_record(struct stream *s, uint32_t corr, int kind, int sk, int d
 	m.copyCount = 1;
 	int lost = sim_append(&m, sizeof m, NULL) != 0;
 	sim_truth("{\"k\":\"memcpy\",\"corr\":%u,\"dev\":%d,\"stream\":%u,\"copy_kind\":%d,"
-		  "\"src_kind\":%d,\"dst_kind\":%d,\"src_dev\":%d,\"dst_dev\":%d,\"bytes\":%llu,"
-		  "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
-		  corr, s->dev, s->id, kind, sk, dk, s->dev, s->dev, (unsigned long long)bytes,
-		  (unsigned long long)start, (unsigned long long)end, lost);
+	          "\"src_kind\":%d,\"dst_kind\":%d,\"src_dev\":%d,\"dst_dev\":%d,\"bytes\":%llu,"
+	          "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
+	          corr, s->dev, s->id, kind, sk, dk, s->dev, s->dev, (unsigned long long)bytes,
+	          (unsigned long long)start, (unsigned long long)end, lost);
 }
 
 EXPORT uint32_t sim_memcpy(uint32_t stream, int kind, int sk, int dk, uint64_t bytes, int async,
-			   uint64_t dur)
+                           uint64_t dur)
 {
 	struct call c;
 	pthread_mutex_lock(&D.lock);
 	struct stream *s = stream_of(stream);
 	pthread_mutex_unlock(&D.lock);
 	call_begin(&c, 1,
-		   async ? CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020
-			 : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-		   s->dev, NULL);
+	           async ? CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020
+	                 : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+	           s->dev, NULL);
 	uint64_t end;
 	pthread_mutex_lock(&D.lock);
 	copy_record(s, c.corr, kind, sk, dk, bytes, async, dur, &end);
@@ -447,12 +454,13 @@ EXPORT uint32_t sim_memcpy_peer(uint32_t stream, int src, int dst, uint64_t byte
 		m.dstContextId = D.dev[dst].context;
 		m.correlationId = c.corr;
 		int lost = sim_append(&m, sizeof m, NULL) != 0;
-		sim_truth("{\"k\":\"memcpy\",\"corr\":%u,\"dev\":%d,\"stream\":%u,\"copy_kind\":%d,"
-			  "\"src_kind\":3,\"dst_kind\":3,\"src_dev\":%d,\"dst_dev\":%d,\"bytes\":%llu,"
-			  "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
-			  c.corr, s->dev, s->id, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, src, dst,
-			  (unsigned long long)bytes, (unsigned long long)start, (unsigned long long)end,
-			  lost);
+		sim_truth(
+		    "{\"k\":\"memcpy\",\"corr\":%u,\"dev\":%d,\"stream\":%u,\"copy_kind\":%d,"
+		    "\"src_kind\":3,\"dst_kind\":3,\"src_dev\":%d,\"dst_dev\":%d,\"bytes\":%llu,"
+		    "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
+		    c.corr, s->dev, s->id, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, src, dst,
+		    (unsigned long long)bytes, (unsigned long long)start, (unsigned long long)end,
+		    lost);
 	}
 	pthread_mutex_unlock(&D.lock);
 	call_end(&c);
@@ -484,9 +492,9 @@ EXPORT uint32_t sim_memset(uint32_t stream, uint64_t bytes, uint32_t value, uint
 		m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 		int lost = sim_append(&m, sizeof m, NULL) != 0;
 		sim_truth("{\"k\":\"memset\",\"corr\":%u,\"dev\":%d,\"stream\":%u,\"bytes\":%llu,"
-			  "\"value\":%u,\"start\":%llu,\"end\":%llu,\"lost\":%d}",
-			  c.corr, s->dev, s->id, (unsigned long long)bytes, value,
-			  (unsigned long long)start, (unsigned long long)end, lost);
+		          "\"value\":%u,\"start\":%llu,\"end\":%llu,\"lost\":%d}",
+		          c.corr, s->dev, s->id, (unsigned long long)bytes, value,
+		          (unsigned long long)start, (unsigned long long)end, lost);
 	}
 	pthread_mutex_unlock(&D.lock);
 	call_end(&c);
@@ -512,9 +520,9 @@ static void memory_record(uint32_t corr, int op, uint64_t addr, uint64_t bytes, 
 	m.streamId = CUPTI_INVALID_STREAM_ID;
 	int lost = sim_append(&m, sizeof m, NULL) != 0;
 	sim_truth("{\"k\":\"memory\",\"corr\":%u,\"op\":%d,\"addr\":%llu,\"bytes\":%llu,\"dev\":%d,"
-		  "\"ts\":%llu,\"lost\":%d}",
-		  corr, op, (unsigned long long)addr, (unsigned long long)bytes, dev,
-		  (unsigned long long)m.timestamp, lost);
+	          "\"ts\":%llu,\"lost\":%d}",
+	          corr, op, (unsigned long long)addr, (unsigned long long)bytes, dev,
+	          (unsigned long long)m.timestamp, lost);
 }
 
 EXPORT uint64_t sim_malloc(int dev, uint64_t bytes)
@@ -550,7 +558,8 @@ EXPORT void sim_free(uint64_t addr)
 	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, a.dev, NULL);
 	pthread_mutex_lock(&D.lock);
 	if (a.addr)
-		memory_record(c.corr, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, addr, a.bytes, a.dev);
+		memory_record(c.corr, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, addr, a.bytes,
+		              a.dev);
 	pthread_mutex_unlock(&D.lock);
 	call_end(&c);
 }
@@ -573,9 +582,9 @@ static void sync_record(struct call *c, int type, uint32_t stream, uint32_t even
 	s.cudaEventId = event;
 	int lost = sim_append(&s, sizeof s, NULL) != 0;
 	sim_truth("{\"k\":\"sync\",\"corr\":%u,\"type\":%d,\"ctx\":%u,\"stream\":%u,\"event\":%u,"
-		  "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
-		  c->corr, type, s.contextId, stream, event, (unsigned long long)s.start,
-		  (unsigned long long)end, lost);
+	          "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
+	          c->corr, type, s.contextId, stream, event, (unsigned long long)s.start,
+	          (unsigned long long)end, lost);
 }
 
 EXPORT void sim_stream_sync(uint32_t stream)
@@ -587,7 +596,7 @@ EXPORT void sim_stream_sync(uint32_t stream)
 	struct call c;
 	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, s->dev, NULL);
 	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream,
-		    CUPTI_SYNCHRONIZATION_INVALID_VALUE, until);
+	            CUPTI_SYNCHRONIZATION_INVALID_VALUE, until);
 	call_end(&c);
 }
 
@@ -611,7 +620,7 @@ EXPORT void sim_event_sync(uint32_t event)
 	struct call c;
 	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, s->dev, NULL);
 	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
-		    CUPTI_SYNCHRONIZATION_INVALID_VALUE, event, e.t);
+	            CUPTI_SYNCHRONIZATION_INVALID_VALUE, event, e.t);
 	call_end(&c);
 }
 
@@ -640,7 +649,8 @@ EXPORT void sim_device_sync(int dev)
 	struct call c;
 	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, dev, NULL);
 	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
-		    CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_SYNCHRONIZATION_INVALID_VALUE, until);
+	            CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+	            until);
 	call_end(&c);
 }
 
@@ -672,13 +682,13 @@ static void profiler_call(uint32_t rt, uint32_t drv)
 EXPORT void sim_profiler_start(void)
 {
 	profiler_call(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
-		      CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+	              CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
 }
 
 EXPORT void sim_profiler_stop(void)
 {
 	profiler_call(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000,
-		      CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+	              CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
 }
 
 EXPORT size_t sim_pending(void)

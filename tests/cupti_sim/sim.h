@@ -49,13 +49,13 @@ struct sim {
 	int worker_busy;
 	pthread_cond_t cv, idle;
 	/* counters */
-	unsigned long calls;     /* CUPTI calls made by the client */
-	unsigned long fail_at;   /* fail this call (0: never) */
+	unsigned long calls;   /* CUPTI calls made by the client */
+	unsigned long fail_at; /* fail this call (0: never) */
 	CUptiResult fail_code;
 	unsigned long delivered_records, delivered_buffers;
 	uint64_t completed_cpu_ns; /* time spent in the client's completion callback */
-	int volatile_names;	 /* kernel names freed right after their buffer */
-	int hold;		 /* full buffers wait for a flush (a GPU slow to finish) */
+	int volatile_names;        /* kernel names freed right after their buffer */
+	int hold;                  /* full buffers wait for a flush (a GPU slow to finish) */
 	FILE *truth;
 };
 
@@ -75,7 +75,7 @@ extern struct sim sim;
 
 /* cupti_api.c */
 void sim_api_init(void); /* reads CUPTI_SIM_* once */
-uint64_t sim_now(void);	 /* CUPTI's clock: the registered callback or CLOCK_REALTIME */
+uint64_t sim_now(void);  /* CUPTI's clock: the registered callback or CLOCK_REALTIME */
 /* Appends a record to the current buffer (requesting one when needed).
  * 0, or -1 when it was dropped for lack of a buffer. `name`, when set, is
  * a string the record points to that dies with the buffer. */

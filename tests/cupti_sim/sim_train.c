@@ -20,13 +20,15 @@
 #include <sys/wait.h>
 
 #define K_GEMM "_Z10gemm_tiledILi128EEvPKfS1_Pfiii"
-#define K_FILL "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
-#define K_NORM "_Z9layernormPfS_i"
+#define K_FILL                                                                                     \
+	"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_"                                    \
+	"11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
+#define K_NORM    "_Z9layernormPfS_i"
 #define K_SOFTMAX "_Z7softmaxPKfPfi"
-#define K_NCCL "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP11ncclDevCommmP8ncclWork"
-#define K_GRAPH "_Z12graph_kernelv"
-#define K_TRITON "triton_poi_fused_add_0"
-#define K_WEIRD "weird\"name\\kernel"
+#define K_NCCL    "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP11ncclDevCommmP8ncclWork"
+#define K_GRAPH   "_Z12graph_kernelv"
+#define K_TRITON  "triton_poi_fused_add_0"
+#define K_WEIRD   "weird\"name\\kernel"
 
 static const struct {
 	const char *name;
@@ -34,10 +36,10 @@ static const struct {
 	int regs, ss, ds;
 	uint64_t dur;
 } layer[] = {
-	{K_GEMM, {128, 8, 1}, {256, 1, 1}, 128, 32768, 16384, 9000},
-	{K_FILL, {1024, 1, 1}, {128, 1, 1}, 24, 0, 0, 2500},
-	{K_NORM, {512, 1, 1}, {512, 1, 1}, 40, 4096, 0, 4000},
-	{K_SOFTMAX, {256, 4, 1}, {128, 2, 1}, 32, 0, 8192, 3000},
+    {K_GEMM, {128, 8, 1}, {256, 1, 1}, 128, 32768, 16384, 9000},
+    {K_FILL, {1024, 1, 1}, {128, 1, 1}, 24, 0, 0, 2500},
+    {K_NORM, {512, 1, 1}, {512, 1, 1}, 40, 4096, 0, 4000},
+    {K_SOFTMAX, {256, 4, 1}, {128, 2, 1}, 32, 0, 8192, 3000},
 };
 #define NLAYER (sizeof layer / sizeof *layer)
 
@@ -50,10 +52,11 @@ static void range(const char *name, void (*fn)(void *), void *arg)
 	uint64_t c = mono_ns();
 	nvtxRangePop();
 	uint64_t d = mono_ns();
-	truth("{\"kind\":\"range\",\"name\":\"%s\",\"tid\":%d,\"start_min\":%llu,\"start_max\":%llu,"
-	      "\"end_min\":%llu,\"end_max\":%llu}",
-	      name, gettid_(), (unsigned long long)a, (unsigned long long)b, (unsigned long long)c,
-	      (unsigned long long)d);
+	truth(
+	    "{\"kind\":\"range\",\"name\":\"%s\",\"tid\":%d,\"start_min\":%llu,\"start_max\":%llu,"
+	    "\"end_min\":%llu,\"end_max\":%llu}",
+	    name, gettid_(), (unsigned long long)a, (unsigned long long)b, (unsigned long long)c,
+	    (unsigned long long)d);
 }
 
 /* ---- the training job */
@@ -70,7 +73,7 @@ static void load(void *arg)
 {
 	(void)arg;
 	sim_memcpy(s_copy, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
-		   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 4 << 20, 1, 20000);
+	           CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 4 << 20, 1, 20000);
 	uint32_t ev = sim_event_record(s_copy);
 	pthread_mutex_lock(&q.lock);
 	q.ev[q.tail++ % 64] = ev;
@@ -100,7 +103,7 @@ static void layers(void *arg)
 		/* durations vary a little, as on a real GPU */
 		uint64_t dur = layer[k].dur + (uint64_t)((l * 37) % 11) * 40;
 		sim_launch(s_compute, layer[k].name, layer[k].grid, layer[k].block, layer[k].regs,
-			   layer[k].ss, layer[k].ds, dur);
+		           layer[k].ss, layer[k].ds, dur);
 		sim_cpu(1500);
 		if (l % 4 == 0)
 			sim_get_device(); /* noisy: left out of the trace */
@@ -112,9 +115,9 @@ static void allreduce(void *arg)
 	(void)arg;
 	sim_memcpy_peer(s_comm, 0, 1, 1 << 20, 10000);
 	sim_launch(s_peer, K_NCCL, (struct sim_dim){8, 1, 1}, (struct sim_dim){512, 1, 1}, 96, 0,
-		   38000, 15000);
+	           38000, 15000);
 	sim_launch(s_comm, K_NCCL, (struct sim_dim){8, 1, 1}, (struct sim_dim){512, 1, 1}, 96, 0,
-		   38000, 15000);
+	           38000, 15000);
 }
 
 static uint64_t scratch;
@@ -133,8 +136,8 @@ static void step(void *arg)
 	range("backward", layers, (void *)(intptr_t)16);
 	range("allreduce", allreduce, NULL);
 	sim_memset(s_compute, 1 << 20, 0, 3000);
-	sim_launch_driver(s_compute, K_TRITON, (struct sim_dim){80, 1, 1}, (struct sim_dim){128, 1, 1},
-			  20, 2000);
+	sim_launch_driver(s_compute, K_TRITON, (struct sim_dim){80, 1, 1},
+	                  (struct sim_dim){128, 1, 1}, 20, 2000);
 	if (i % 10 == 0)
 		sim_graph_launch(s_compute, 3, K_GRAPH, 4000);
 	if (i % 5 == 0) {
@@ -143,8 +146,8 @@ static void step(void *arg)
 		scratch = sim_malloc(i % 10 ? 1 : 0, (uint64_t)(64 + i) << 20);
 	}
 	if (i == 3)
-		sim_launch(s_compute, K_WEIRD, (struct sim_dim){1, 1, 1}, (struct sim_dim){32, 1, 1}, 8,
-			   0, 0, 1000);
+		sim_launch(s_compute, K_WEIRD, (struct sim_dim){1, 1, 1},
+		           (struct sim_dim){32, 1, 1}, 8, 0, 0, 1000);
 	sim_stream_sync(s_compute);
 }
 
@@ -165,9 +168,9 @@ static void train(int steps)
 	}
 	pthread_join(th, NULL);
 	sim_memcpy(s_compute, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-		   CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 4096, 0, 3000);
+	           CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 4096, 0, 3000);
 	sim_memcpy(s_compute, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-		   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 8 << 20, 1, 6000);
+	           CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 8 << 20, 1, 6000);
 	uint32_t ev = sim_event_record(s_compute);
 	sim_event_sync(ev);
 	if (scratch)
@@ -187,7 +190,7 @@ static void small(void)
 	for (int i = 0; i < 3; i++)
 		sim_launch(s, K_GEMM, layer[0].grid, layer[0].block, 64, 0, 0, 5000);
 	sim_memcpy(s, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE,
-		   CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1 << 16, 0, 2000);
+	           CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1 << 16, 0, 2000);
 	sim_memset(s, 4096, 0, 1000);
 	sim_stream_sync(s);
 	sim_free(p);

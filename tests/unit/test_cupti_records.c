@@ -14,7 +14,7 @@
 
 /* ---- older CUPTIs write older record versions: same offsets wanted */
 #define SAME(a, b, f) _Static_assert(offsetof(a, f) == offsetof(b, f), #a "." #f)
-#define K10 CUpti_ActivityKernel10
+#define K10           CUpti_ActivityKernel10
 SAME(K10, CUpti_ActivityKernel5, start);
 SAME(K10, CUpti_ActivityKernel5, end);
 SAME(K10, CUpti_ActivityKernel5, deviceId);
@@ -115,8 +115,9 @@ static uint64_t field(int i, const char *name)
 static int find(unsigned kind, uint64_t corr, int nth)
 {
 	for (int i = 0; i < ngot; i++)
-		if (got[i].kind == kind && (kind == CT_EV_GPU_DEVICE || kind == CT_EV_GPU_CONTEXT ||
-					    field(i, "correlation") == corr) &&
+		if (got[i].kind == kind &&
+		    (kind == CT_EV_GPU_DEVICE || kind == CT_EV_GPU_CONTEXT ||
+		     field(i, "correlation") == corr) &&
 		    nth-- == 0)
 			return i;
 	return -1;
@@ -202,9 +203,11 @@ int main(void)
 	static char name_a[] = "_Z6kernelPfi", name_b[] = "_Z5otherv";
 	uint64_t t0 = 1000000000ull;
 	kernel(7, 1, name_a, t0);
-	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1, t0 - 3000);
+	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1,
+	    t0 - 3000);
 	kernel(13, 2, name_b, t0 + 100);
-	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 2, t0 - 2000);
+	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 2,
+	    t0 - 2000);
 	kernel(7, 3, name_a, t0 + 6000);
 	api(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 3, t0 - 1000);
 	api(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, 4, t0 - 500);
