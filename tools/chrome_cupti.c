@@ -139,7 +139,10 @@ static const char d2[] =
 
 static inline char *put_u64(char *p, uint64_t v)
 {
-	char tmp[20], *e = tmp + sizeof tmp, *q = e;
+	/* 20 digits at most, written backwards to end at tmp + 20; the copy
+	 * below always takes 20 bytes (cheaper than a variable length), which
+	 * stay inside tmp */
+	char tmp[40], *e = tmp + 20, *q = e;
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
 		v /= 100;
