@@ -11,72 +11,7 @@
  * order, so a GPU record can come before or after its call: both sides
  * wait in bounded tables (memory stays flat in the length of the trace;
  * a call and its GPU work more than 64K calls apart lose their arrow). */
-#include "chrome_int.h"
-#include "gpu.h"
-
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#define MAXDEV      256
-#define API_SLOTS   (1u << 16)
-#define PEND_SLOTS  (1u << 14)
-#define PEND_PROBE  8
-#define SHAPE_SLOTS 4096
-
-/* A call that GPU events may point back to: its track and time as
- * already written, so an arrow costs no number formatting on that side. */
-struct api_slot {
-	uint64_t corr;
-	uint32_t uses; /* GPU events already tied to it */
-	uint8_t pt_len, ts_len;
-	char pt[56]; /* "pid":P,"tid":T */
-	char ts[28];
-};
-
-struct pend_slot {
-	uint64_t corr, ts, pid;
-	int64_t tid;
-};
-
-/* A kernel's constant part, formatted once. */
-struct shape {
-	uint64_t key[14];
-	char *head, *tail;
-	uint32_t head_len, tail_len, pt_len;
-	char pt[56]; /* "pid":P,"tid":T of its track */
-};
-
-/* A call's constant part, formatted once per (name, thread, cbid, api). */
-#define HEAD_SLOTS 1024
-struct api_head {
-	uint64_t key[4];
-	char *text, *mid;
-	uint32_t len, mid_len, pt_len;
-	char pt[56];
-};
-
-struct cstate {
-	const struct gpu_fields *f;
-	uint8_t dev_named[MAXDEV]; /* 1: process named, 2: named with the GPU's name */
-	char *dev_name[MAXDEV];
-	uint64_t dev_sms[MAXDEV], dev_warp[MAXDEV];
-	int64_t mem[MAXDEV];
-	struct {
-		uint64_t ctx, dev;
-	} ctxmap[64];
-	unsigned nctx;
-	uint64_t *tracks; /* (dev << 32 | stream) + 1, open addressing */
-	size_t ntracks, tcap;
-	struct api_slot *api;
-	struct pend_slot *pend;
-	struct shape *shapes;
-	struct api_head *heads;
-	char **dm; /* demangled, escaped names by string id */
-	uint32_t *dml;
-	size_t ndm;
-};
+#include "chrome_gpu.h"
 
 static struct cstate *state(struct chrome *c)
 {
@@ -114,270 +49,6 @@ void chrome_cupti_file_end(struct chrome *c)
 	free(s->heads);
 	free(s);
 	c->cupti = NULL;
-}
-
-static uint64_t gpu_pid(struct chrome *c, uint64_t dev)
-{
-	return c->t->pid + 1 + (dev < 999998 ? dev : 999998);
-}
-
-static size_t mix(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	return (size_t)v;
-}
-
-/* ---- fast writing: an event's text is written straight into the output
- * buffer after one bounds check (out_need), numbers by two digits at a
- * time. This loop writes hundreds of MB of JSON per second. */
-static const char d2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536"
-    "37383940414243444546474849505152535455565758596061626364656667686970717273"
-    "7475767778798081828384858687888990919293949596979899";
-
-static inline char *put_u64(char *p, uint64_t v)
-{
-	/* 20 digits at most, written backwards to end at tmp + 20; the copy
-	 * below always takes 20 bytes (cheaper than a variable length), which
-	 * stay inside tmp */
-	char tmp[40], *e = tmp + 20, *q = e;
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		q -= 2;
-		memcpy(q, d2 + 2 * r, 2);
-	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, d2 + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	memcpy(p, q, 20);
-	return p + (e - q);
-}
-
-static inline char *put_i64(char *p, int64_t v)
-{
-	if (v < 0) {
-		*p++ = '-';
-		return put_u64(p, (uint64_t)0 - (uint64_t)v);
-	}
-	return put_u64(p, (uint64_t)v);
-}
-
-/* ns as microseconds with three decimals */
-static inline char *put_us(char *p, int64_t ns)
-{
-	if (ns < 0) {
-		*p++ = '-';
-		ns = -ns;
-	}
-	p = put_u64(p, (uint64_t)ns / 1000);
-	unsigned f = (unsigned)((uint64_t)ns % 1000);
-	p[0] = '.';
-	p[1] = (char)('0' + f / 100);
-	memcpy(p + 2, d2 + 2 * (f % 100), 2);
-	return p + 4;
-}
-
-#define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
-#define BEGIN(o, max) (out_need((o), (max)), (o)->buf + (o)->len)
-#define END(o, p)     ((o)->len = (size_t)((p) - (o)->buf))
-#define NUM_MAX       24 /* bytes a number can take, with slack for put_u64's copy */
-
-/* ---- process and track names, at first sight */
-
-static void name_process(struct chrome *c, struct cstate *s, uint64_t dev)
-{
-	unsigned d = dev < MAXDEV ? (unsigned)dev : MAXDEV - 1;
-	int want = s->dev_name[d] ? 2 : 1;
-	if (s->dev_named[d] >= want)
-		return;
-	s->dev_named[d] = (uint8_t)want;
-	struct out *o = c->o;
-	uint64_t pid = gpu_pid(c, dev);
-	char label[512];
-	int n =
-	    snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
-	             (long long)(c->t->rank < 0 ? 0 : c->t->rank), (unsigned long long)dev,
-	             want == 2 ? " (" : "", want == 2 ? s->dev_name[d] : "", want == 2 ? ")" : "");
-	chrome_sep(c);
-	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-	out_u64(o, pid);
-	out_lit(o, ",\"args\":{\"name\":");
-	out_json_str(o, label, (size_t)n < sizeof label ? (size_t)n : sizeof label - 1);
-	out_lit(o, "}}");
-	chrome_sep(c);
-	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
-	out_u64(o, pid);
-	out_lit(o, ",\"args\":{\"sort_index\":");
-	out_u64(o, (uint64_t)c->t->index * 16 + 1 + (dev < 14 ? dev : 14));
-	out_lit(o, "}}");
-}
-
-static void name_track(struct chrome *c, struct cstate *s, uint64_t dev, int64_t tid)
-{
-	uint64_t key = (dev << 32 | (uint64_t)tid) + 1;
-	if (s->tcap) {
-		for (size_t i = mix(key) & (s->tcap - 1); s->tracks[i]; i = (i + 1) & (s->tcap - 1))
-			if (s->tracks[i] == key)
-				return;
-	}
-	if ((s->ntracks + 1) * 2 > s->tcap) {
-		size_t ncap = s->tcap ? s->tcap * 2 : 64;
-		uint64_t *v = calloc(ncap, sizeof *v);
-		if (!v)
-			exit(1);
-		for (size_t k = 0; k < s->tcap; k++) {
-			if (!s->tracks[k])
-				continue;
-			size_t i = mix(s->tracks[k]) & (ncap - 1);
-			while (v[i])
-				i = (i + 1) & (ncap - 1);
-			v[i] = s->tracks[k];
-		}
-		free(s->tracks);
-		s->tracks = v, s->tcap = ncap;
-	}
-	size_t i = mix(key) & (s->tcap - 1);
-	while (s->tracks[i])
-		i = (i + 1) & (s->tcap - 1);
-	s->tracks[i] = key;
-	s->ntracks++;
-	name_process(c, s, dev);
-	struct out *o = c->o;
-	chrome_sep(c);
-	out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_name\"");
-	chrome_pid_tid(c, gpu_pid(c, dev), tid);
-	out_lit(o, ",\"args\":{\"name\":\"");
-	if (tid == GPU_TID_NONE) {
-		out_lit(o, "sync");
-	} else if (tid > GPU_TID_SYNC && tid < GPU_TID_NONE - 1) {
-		out_lit(o, "stream ");
-		out_i64(o, tid - GPU_TID_SYNC);
-		out_lit(o, " sync");
-	} else {
-		out_lit(o, "stream ");
-		out_i64(o, tid == 0x7ffffffell ? 0 : tid);
-	}
-	out_lit(o, "\"}}");
-	chrome_sep(c);
-	out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\"");
-	chrome_pid_tid(c, gpu_pid(c, dev), tid);
-	out_lit(o, ",\"args\":{\"sort_index\":");
-	out_i64(o, tid);
-	out_lit(o, "}}");
-}
-
-/* ---- flows: the launch call (s) to the GPU work (f) */
-
-static _Atomic uint64_t flow_ids; /* unique in the document, whatever thread converts */
-
-static uint32_t fmt_pt(char *b, uint64_t pid, int64_t tid)
-{
-	char *p = b;
-	PUT_LIT(p, "\"pid\":");
-	p = put_u64(p, pid);
-	PUT_LIT(p, ",\"tid\":");
-	p = put_i64(p, tid);
-	return (uint32_t)(p - b);
-}
-
-static uint32_t fmt_ts(struct chrome *c, char *b, uint64_t ts)
-{
-	return (uint32_t)(put_us(b, (int64_t)ts + c->t->off_ns) - b);
-}
-
-static void flow_half(struct chrome *c, char ph, uint64_t id, const char *pt, uint32_t ptl,
-                      const char *ts, uint32_t tsl)
-{
-	struct out *o = c->o;
-	chrome_sep(c);
-	char *p = BEGIN(o, 96 + ptl + tsl + NUM_MAX);
-	PUT_LIT(p, "{\"ph\":\"");
-	*p++ = ph;
-	PUT_LIT(p, "\",\"id\":");
-	p = put_u64(p, id);
-	*p++ = ',';
-	memcpy(p, pt, ptl);
-	p += ptl;
-	PUT_LIT(p, ",\"ts\":");
-	memcpy(p, ts, tsl);
-	p += tsl;
-	if (ph == 'f')
-		PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}");
-	else
-		PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"}");
-	END(o, p);
-}
-
-static void flow(struct chrome *c, struct api_slot *a, const char *pt, uint32_t ptl, const char *ts,
-                 uint32_t tsl)
-{
-	uint64_t id = atomic_fetch_add_explicit(&flow_ids, 1, memory_order_relaxed) + 1;
-	a->uses++;
-	flow_half(c, 's', id, a->pt, a->pt_len, a->ts, a->ts_len);
-	flow_half(c, 'f', id, pt, ptl, ts, tsl);
-}
-
-/* The arrow to a GPU event (its track and time given as written, and as
- * numbers for when its call has not been seen yet). */
-static void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
-                     uint32_t ptl, const char *ts, uint32_t tsl, uint64_t pid, int64_t tid,
-                     uint64_t tsv)
-{
-	if (!corr)
-		return;
-	struct api_slot *a = &s->api[corr & (API_SLOTS - 1)];
-	if (a->corr == corr) {
-		flow(c, a, pt, ptl, ts, tsl);
-		return;
-	}
-	/* The call comes later in the file: wait for it. */
-	size_t h = mix(corr);
-	for (unsigned p = 0; p < PEND_PROBE; p++) {
-		struct pend_slot *e = &s->pend[(h + p) & (PEND_SLOTS - 1)];
-		if (!e->corr) {
-			*e = (struct pend_slot){corr, tsv, pid, tid};
-			return;
-		}
-	}
-	/* full around here: the oldest guess is overwritten, its arrow lost */
-	s->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, tsv, pid, tid};
-}
-
-static void gpu_flow_num(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid,
-                         int64_t tid, uint64_t ts)
-{
-	char pt[56], tt[28];
-	uint32_t ptl = fmt_pt(pt, pid, tid), tsl = fmt_ts(c, tt, ts);
-	gpu_flow(c, s, corr, pt, ptl, tt, tsl, pid, tid, ts);
-}
-
-static void api_seen(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
-                     uint32_t ptl, const char *ts, uint32_t tsl)
-{
-	if (!corr || ptl > sizeof s->api->pt || tsl > sizeof s->api->ts)
-		return;
-	struct api_slot *a = &s->api[corr & (API_SLOTS - 1)];
-	a->corr = corr;
-	a->uses = 0;
-	a->pt_len = (uint8_t)ptl;
-	a->ts_len = (uint8_t)tsl;
-	memcpy(a->pt, pt, ptl);
-	memcpy(a->ts, ts, tsl);
-	size_t h = mix(corr);
-	for (unsigned p = 0; p < PEND_PROBE; p++) {
-		struct pend_slot *e = &s->pend[(h + p) & (PEND_SLOTS - 1)];
-		if (e->corr == corr) {
-			char gpt[56], gts[28];
-			flow(c, a, gpt, fmt_pt(gpt, e->pid, e->tid), gts, fmt_ts(c, gts, e->ts));
-			e->corr = 0;
-		}
-	}
 }
 
 /* ---- names */
@@ -442,7 +113,7 @@ static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_eve
 	out_init_mem(&m);
 	out_lit(&m, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
 	out_mem(&m, name, nl);
-	sh->pt_len = fmt_pt(sh->pt, gpu_pid(c, dev), tid);
+	sh->pt_len = gpu_fmt_pt(sh->pt, gpu_pid(c, dev), tid);
 	out_lit(&m, "\",");
 	out_mem(&m, sh->pt, sh->pt_len);
 	sh->head = take(&m, &sh->head_len);
@@ -502,13 +173,13 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 		free(sh->head), free(sh->tail);
 		memcpy(sh->key, key, sizeof key);
 		kernel_shape(c, s, ev, sh);
-		name_track(c, s, key[1], gpu_stream_tid(key[3]));
+		gpu_name_track(c, s, key[1], gpu_stream_tid(key[3]));
 	}
 	uint64_t ts = ev->v[f->k.ts], end = ev->v[f->k.end];
 	struct out *o = c->o;
 	chrome_sep(c);
 	char tt[28];
-	uint32_t tsl = fmt_ts(c, tt, ts);
+	uint32_t tsl = gpu_fmt_ts(c, tt, ts);
 	char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
 	memcpy(p, sh->head, sh->head_len);
 	p += sh->head_len;
@@ -538,7 +209,7 @@ static void transfer_head(struct chrome *c, struct cstate *s, const char *cat, u
                           uint64_t stream)
 {
 	struct out *o = c->o;
-	name_track(c, s, dev, gpu_stream_tid(stream));
+	gpu_name_track(c, s, dev, gpu_stream_tid(stream));
 	chrome_sep(c);
 	out_lit(o, "{\"ph\":\"X\",\"cat\":\"");
 	out_str(o, cat);
@@ -635,7 +306,7 @@ static void sync_ev(struct chrome *c, struct cstate *s, const struct ct_event *e
 	int64_t tid = gpu_stream_tid(stream);
 	if (tid != GPU_TID_NONE && tid < GPU_TID_SYNC)
 		tid += GPU_TID_SYNC;
-	name_track(c, s, dev, tid);
+	gpu_name_track(c, s, dev, tid);
 	struct out *o = c->o;
 	chrome_sep(c);
 	out_lit(o, "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"");
@@ -677,7 +348,7 @@ static void api_head(struct chrome *c, struct cstate *s, const struct ct_event *
 	uint32_t n;
 	const char *e = tfile_esc(c->t, v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name], &n);
 	out_mem(&m, e, n);
-	h->pt_len = fmt_pt(h->pt, c->t->pid, (int64_t)v[f->a.tid]);
+	h->pt_len = gpu_fmt_pt(h->pt, c->t->pid, (int64_t)v[f->a.tid]);
 	out_lit(&m, "\",");
 	out_mem(&m, h->pt, h->pt_len);
 	h->text = take(&m, &h->len);
@@ -708,7 +379,7 @@ static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	struct out *o = c->o;
 	chrome_sep(c);
 	char tt[28];
-	uint32_t tsl = fmt_ts(c, tt, ts);
+	uint32_t tsl = gpu_fmt_ts(c, tt, ts);
 	char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
 	memcpy(p, h->text, h->len);
 	p += h->len;
@@ -726,7 +397,7 @@ static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	}
 	PUT_LIT(p, "}}");
 	END(o, p);
-	api_seen(c, s, v[f->a.corr], h->pt, h->pt_len, tt, tsl);
+	gpu_api_seen(c, s, v[f->a.corr], h->pt, h->pt_len, tt, tsl);
 	if (!cacheable)
 		free(tmp.text), free(tmp.mid);
 }
@@ -747,7 +418,7 @@ static void memory_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 		return;
 	if (s->mem[d] < 0)
 		s->mem[d] = 0; /* freed what was allocated before tracing began */
-	name_process(c, s, dev);
+	gpu_name_process(c, s, dev);
 	struct out *o = c->o;
 	chrome_sep(c);
 	out_lit(o, "{\"ph\":\"C\",\"name\":\"GPU memory used\",\"pid\":");
@@ -767,7 +438,7 @@ static void device_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 	s->dev_name[d] = strndup(ev->s[f->d.name], ev->sl[f->d.name]);
 	s->dev_sms[d] = ev->v[f->d.sms];
 	s->dev_warp[d] = ev->v[f->d.warp];
-	name_process(c, s, dev);
+	gpu_name_process(c, s, dev);
 }
 
 void chrome_cupti_event(struct chrome *c, const struct ct_event *ev)

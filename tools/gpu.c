@@ -1,6 +1,7 @@
 /* Shared helpers for GPU events: field lookup, names, demangling. */
 #include "gpu.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +20,11 @@ unsigned gpu_field(unsigned kind, const char *name)
 	exit(1);
 }
 
-const struct gpu_fields *gpu_fields(void)
+static struct gpu_fields f;
+
+/* Once, whatever thread converts first (ranks convert in parallel). */
+static void find_fields(void)
 {
-	static struct gpu_fields f;
-	static int done;
-	if (done)
-		return &f;
 #define F(kind, name) gpu_field(kind, name)
 	unsigned k = CT_EV_KERNEL;
 	f.k.ts = F(k, "ts"), f.k.end = F(k, "end"), f.k.corr = F(k, "correlation");
@@ -69,7 +69,12 @@ const struct gpu_fields *gpu_fields(void)
 	k = CT_EV_GPU_CONTEXT;
 	f.c.ctx = F(k, "context"), f.c.dev = F(k, "device");
 #undef F
-	done = 1;
+}
+
+const struct gpu_fields *gpu_fields(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, find_fields);
 	return &f;
 }
 
