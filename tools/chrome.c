@@ -122,7 +122,7 @@ struct chrome *chrome_begin(struct out *o, struct inputs *in, int64_t rank)
 	c.o = o;
 	c.in = in;
 	out_lit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": ");
-	chrome_cupti_devices(o, in);
+	chrome_cupti_devices(o, in, NULL);
 	out_lit(o, ",\n");
 	out_lit(o, "  \"distributedInfo\": {\"rank\": ");
 	out_i64(o, rank < 0 ? 0 : rank);

@@ -61,12 +61,12 @@ static void scan(struct tfile *t, struct dev *devs, size_t *ndev)
 		out_u64(o, (v));                                                                   \
 	} while (0)
 
-void chrome_cupti_devices(struct out *o, struct inputs *in)
+void chrome_cupti_devices(struct out *o, struct inputs *in, const struct tfile *only)
 {
 	struct dev devs[MAXDEV];
 	size_t ndev = 0;
 	for (size_t i = 0; i < in->n; i++) {
-		if (!gpu_file_traces_cuda(&in->v[i].f.h))
+		if ((only && &in->v[i] != only) || !gpu_file_traces_cuda(&in->v[i].f.h))
 			continue;
 		scan(&in->v[i], devs, &ndev);
 		if (inputs_rewind(in, i))

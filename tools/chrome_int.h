@@ -29,8 +29,9 @@ void chrome_ts(struct chrome *c, uint64_t t);
 void chrome_span(void *ctx, const struct span *s);
 void chrome_cupti_event(struct chrome *c, const struct ct_event *ev);
 void chrome_cupti_file_end(struct chrome *c);
-/* The deviceProperties array (reads the beginning of the CUDA files). */
-void chrome_cupti_devices(struct out *o, struct inputs *in);
+/* The deviceProperties array of all files, or of `only` when not NULL
+ * (reads the beginning of the files that traced CUDA, then rewinds them). */
+void chrome_cupti_devices(struct out *o, struct inputs *in, const struct tfile *only);
 void chrome_nccl_event(struct chrome *c, const struct ct_event *ev);
 void chrome_nccl_file_end(struct chrome *c);
 
