@@ -61,13 +61,14 @@ $(LIB): $(LIB_OBJ) build/.variant libtrace/exports.map
 $(TOOL): $(TOOL_OBJ) build/.variant
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(LDFLAGS) -lzstd -lz -lpthread -lm
+	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(LDFLAGS) -lzstd -lz -lpthread -lm -lstdc++
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
 
 include tests/tests.mk
 include bench/bench.mk
 -include bench/nccl.mk
+include bench/cupti.mk
 
 deps:
 	$(Q)sh tests/install-deps.sh

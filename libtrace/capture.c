@@ -11,6 +11,7 @@
 
 _Atomic uint32_t ct_gate;
 int ct_nvtx_watch;
+void (*_Atomic ct_capture_hook)(int on);
 
 static struct {
 	pthread_mutex_t lock;
@@ -59,6 +60,9 @@ static void update_locked(void)
 	atomic_store(&ct_gate, ((g >> 1) + 1) << 1 | (uint32_t)on);
 	ct_debug("capture %s", on ? "on" : "off");
 	control_record(CT_EV_CAPTURE, (uint64_t)on);
+	void (*hook)(int) = atomic_load(&ct_capture_hook);
+	if (hook)
+		hook(on);
 }
 
 void ct_capture_init(void)

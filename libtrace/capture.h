@@ -20,6 +20,10 @@ static inline int ct_capturing(void)
 	return atomic_load_explicit(&ct_gate, memory_order_relaxed) & 1;
 }
 
+/* Called, under the capture lock, each time recording switches on or off:
+ * the CUPTI source enables and disables GPU activity with it. */
+extern void (*_Atomic ct_capture_hook)(int on);
+
 void ct_capture_init(void);
 /* cuptrace_start / cuptrace_stop, cudaProfilerStart / Stop (api mode). */
 void ct_capture_api(int on);

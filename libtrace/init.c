@@ -112,27 +112,29 @@ void ct_init(void)
 	pthread_once(&once, init_once);
 }
 
-/* Point the loaders of NVTX, NCCL (and later CUDA) at this library,
- * unless the user chose otherwise. */
+static void point_at_self(const char *var, const char *what)
+{
+	const char *cur = getenv(var);
+	if (!cur)
+		setenv(var, ct.self_path, 0);
+	else if (strcmp(cur, ct.self_path))
+		ct_info("%s is set to %s; %s go there", var, cur, what);
+}
+
+/* Point the loaders of NVTX, CUDA and NCCL at this library, unless the
+ * user chose otherwise. The CUDA driver then calls InitializeInjection when
+ * the program initialises CUDA (cupti.c); NCCL loads the profiler plugin. */
 static void wire_environment(void)
 {
 	if (!ct.self_path[0])
 		return;
-	if (ct.cfg.sources & CT_SRC_NVTX) {
-		const char *cur = getenv("NVTX_INJECTION64_PATH");
-		if (!cur)
-			setenv("NVTX_INJECTION64_PATH", ct.self_path, 0);
-		else if (strcmp(cur, ct.self_path))
-			ct_info("NVTX_INJECTION64_PATH is set to %s; NVTX ranges go there", cur);
-	}
+	if (ct.cfg.sources & CT_SRC_NVTX)
+		point_at_self("NVTX_INJECTION64_PATH", "NVTX ranges");
+	if (ct.cfg.sources & (CT_SRC_CUDA | CT_SRC_MEMORY))
+		point_at_self("CUDA_INJECTION64_PATH", "GPU activity");
 	/* NCCL reads it when its first communicator is created. */
-	if (ct.cfg.sources & CT_SRC_NCCL) {
-		const char *cur = getenv("NCCL_PROFILER_PLUGIN");
-		if (!cur)
-			setenv("NCCL_PROFILER_PLUGIN", ct.self_path, 0);
-		else if (strcmp(cur, ct.self_path))
-			ct_info("NCCL_PROFILER_PLUGIN is set to %s; NCCL collectives go there", cur);
-	}
+	if (ct.cfg.sources & CT_SRC_NCCL)
+		point_at_self("NCCL_PROFILER_PLUGIN", "NCCL collectives");
 }
 
 __attribute__((constructor)) static void on_load(void)

@@ -60,7 +60,7 @@ TOOL_UNIT_OBJ := $(filter-out $(OBJ)/tools/main.o,$(TOOL_OBJ))
 build/tests/unit/tool_test_%: tests/unit/tool_test_%.c $(TOOL_UNIT_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $< $(TOOL_UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lz -lpthread -lm
+	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $< $(TOOL_UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lz -lpthread -lm -lstdc++
 
 test-unit: $(UNITS) $(TOOL_UNITS)
 	@set -e; for t in $(UNITS) $(TOOL_UNITS); do echo "  UNIT    $$t"; $$t; done
@@ -82,3 +82,8 @@ test-san:
 	$(Q)$(MAKE) --no-print-directory SAN=address,undefined test-unit test-integration
 
 .PHONY: test test-progs test-unit test-integration test-tsan test-san
+
+# The CUPTI simulator, its driver programs, the unit test on real libcupti
+include tests/cupti_sim/sim.mk
+# GPU smoke test: built by `make test`, run by `make test-gpu`
+include tests/gpu/gpu.mk

@@ -140,7 +140,9 @@ int chrome_file(struct chrome *c, struct tfile *t)
 void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int kineto)
 {
 	(void)kineto;
-	out_lit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [],\n");
+	out_lit(o, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": ");
+	chrome_cupti_devices(o, in, only);
+	out_lit(o, ",\n");
 	out_lit(o, "  \"distributedInfo\": {\"rank\": ");
 	int64_t rank = only ? only->rank : in->n ? in->v[0].rank : 0;
 	out_i64(o, rank < 0 ? 0 : rank);

@@ -22,6 +22,9 @@ uint64_t chrome_gpu_pid(const struct chrome *c, uint32_t device);
 void chrome_span(void *ctx, const struct span *s);
 void chrome_cupti_event(struct chrome *c, const struct ct_event *ev);
 void chrome_cupti_file_end(struct chrome *c);
+/* The deviceProperties array of all files, or of `only` when not NULL
+ * (reads the beginning of the files that traced CUDA, then rewinds them). */
+void chrome_cupti_devices(struct out *o, struct inputs *in, const struct tfile *only);
 void chrome_nccl_event(struct chrome *c, const struct ct_event *ev);
 void chrome_nccl_file_end(struct chrome *c);
 /* Where chrome_cupti.c draws the kernels of a GPU stream (pid and tid);

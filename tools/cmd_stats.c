@@ -9,6 +9,9 @@
 
 static const struct report *const reports[] = {
 	&report_nvtx_sum,
+	&report_cuda_gpu_kern_sum,
+	&report_cuda_gpu_mem_time_sum,
+	&report_cuda_api_sum,
 	&report_nccl_sum,
 	&report_nccl_sizes,
 	&report_nccl_ranks,

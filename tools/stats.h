@@ -28,6 +28,8 @@ struct stats_opts {
 extern struct stats_opts stats_opts;
 
 extern const struct report report_nvtx_sum;
+extern const struct report report_cuda_gpu_kern_sum, report_cuda_gpu_mem_time_sum,
+	report_cuda_api_sum;
 extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks;
 
 /* Text key helpers shared by reports: "domain:name" or "name". */

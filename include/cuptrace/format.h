@@ -75,7 +75,17 @@ enum ct_kind {
 	CT_EV_RESET = 25,	/* this thread's open ranges were cut by a capture stop */
 	CT_EV_CORE_END,
 
+	/* GPU activity and CUDA API calls (schema_cupti.c). */
 	CT_EV_CUPTI_FIRST = 48,
+	CT_EV_KERNEL = 48,
+	CT_EV_MEMCPY = 49,
+	CT_EV_MEMSET = 50,
+	CT_EV_SYNC = 51,
+	CT_EV_CUDA_API = 52,
+	CT_EV_GPU_MEMORY = 53,
+	CT_EV_GPU_DEVICE = 54,
+	CT_EV_GPU_CONTEXT = 55,
+	CT_EV_CUPTI_DROPPED = 56, /* drop counts only: records CUPTI itself lost */
 	CT_EV_CUPTI_END = 80,
 	/* NCCL (schema_nccl.c). Ids are the handles the plugin gave NCCL;
 	 * parent, group and launch fields hold such ids (0 = none). */
@@ -105,6 +115,8 @@ enum ct_ftype {
 	CT_F_I = 4,   /* zigzag varint */
 	CT_F_SID = 5, /* in the ring: a string handle; on disk: a string ref */
 	CT_F_STR = 6, /* in the ring: inline bytes; on disk: a string ref */
+	CT_F_DELTA = 7, /* counter: zigzag delta from this field in the previous record of the
+			 * same kind in the block (0 at the block's start) */
 };
 
 /* A string ref on disk: 0 = none/empty, 1 = an uninterned string follows

@@ -217,6 +217,8 @@ void ct_file_close(struct ct_file *f)
 	f->f = NULL, f->str = NULL, f->slen = NULL, f->zbuf = f->raw = NULL, f->dctx = NULL;
 	f->dtab = NULL;
 	f->nstr = 0;
+	free(f->delta);
+	f->delta = NULL;
 }
 
 static int grow(uint8_t **buf, size_t *cap, size_t need)
@@ -297,6 +299,8 @@ static int load_block(struct ct_file *f)
 		f->nts = nts;
 		f->p = q + 4 * nts;
 	}
+	if (f->delta)
+		memset(f->delta, 0, (size_t)CT_NKINDS * CT_MAX_FIELDS * sizeof *f->delta);
 	return 1;
 }
 
@@ -517,6 +521,13 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 				break;
 			case CT_F_I:
 				ev->v[i] = (uint64_t)ct_unzigzag(v);
+				break;
+			case CT_F_DELTA:
+				if (!f->delta &&
+				    !(f->delta = calloc((size_t)CT_NKINDS * CT_MAX_FIELDS, sizeof *f->delta)))
+					return corrupt(f, "out of memory");
+				f->delta[(size_t)kind * CT_MAX_FIELDS + i] += (uint64_t)ct_unzigzag(v);
+				ev->v[i] = f->delta[(size_t)kind * CT_MAX_FIELDS + i];
 				break;
 			case CT_F_SID:
 			case CT_F_STR:

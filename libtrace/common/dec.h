@@ -65,6 +65,7 @@ struct ct_file {
 	uint64_t drops[CT_NKINDS];
 	struct ct_dtab *dtab;
 	uint64_t events[CT_NKINDS]; /* events decoded so far */
+	uint64_t *delta; /* [kind][field] of CT_F_DELTA fields, per block; made on first use */
 };
 
 /* Opens path and reads its header. Returns 0, or -1 with f->err set (not

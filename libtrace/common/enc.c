@@ -9,8 +9,10 @@ int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 	memset(e, 0, sizeof *e);
 	e->cap = 1 << 20;
 	e->buf = malloc(e->cap);
-	if (!e->buf || ct_strtab_init(&e->st, strtab_max, CT_SID_FIRST)) {
+	e->delta = calloc((size_t)CT_NKINDS * CT_MAX_FIELDS, sizeof *e->delta);
+	if (!e->buf || !e->delta || ct_strtab_init(&e->st, strtab_max, CT_SID_FIRST)) {
 		free(e->buf);
+		free(e->delta);
 		return -1;
 	}
 	e->tid = -1;
@@ -23,6 +25,7 @@ void ct_enc_free(struct ct_enc *e)
 	free(e->ts);
 	free(e->blk);
 	free(e->hmap);
+	free(e->delta);
 	ct_strtab_free(&e->st);
 	memset(e, 0, sizeof *e);
 }
@@ -32,6 +35,8 @@ void ct_enc_new_block(struct ct_enc *e)
 	e->len = 0;
 	e->nts = 0;
 	e->pending_thread = e->tid >= 0;
+	if (e->delta)
+		memset(e->delta, 0, (size_t)CT_NKINDS * CT_MAX_FIELDS * sizeof *e->delta);
 }
 
 void ct_enc_forget_strings(struct ct_enc *e)
@@ -212,6 +217,12 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 		case CT_F_I:
 			p = ct_put_varint(p, ct_zigzag((int64_t)v));
 			break;
+		case CT_F_DELTA: {
+			uint64_t *last = &e->delta[(size_t)r->kind * CT_MAX_FIELDS + i];
+			p = ct_put_varint(p, ct_zigzag((int64_t)(v - *last)));
+			*last = v;
+			break;
+		}
 		case CT_F_SID:
 			p = ct_put_varint(p, ref[i]);
 			break;

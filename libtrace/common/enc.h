@@ -25,6 +25,7 @@ struct ct_enc {
 	uint64_t last_ts;
 	uint64_t events[CT_NKINDS];
 	uint64_t trunc_str;
+	uint64_t *delta; /* [kind][field]: last value of each CT_F_DELTA field in the block */
 };
 
 int ct_enc_init(struct ct_enc *e, size_t strtab_max);

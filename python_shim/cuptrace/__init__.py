@@ -69,11 +69,13 @@ def activate(**options):
     lib = _load()
     if not lib:
         return False
-    # The library pointed NVTX at itself in the C environment; let child
-    # processes started from Python (multiprocessing spawn) inherit tracing.
+    # The library pointed NVTX and CUDA at itself in the C environment; let
+    # child processes started from Python (multiprocessing spawn) inherit
+    # tracing.
     path = library_path()
     if os.path.exists(path):
         os.environ.setdefault("NVTX_INJECTION64_PATH", os.path.abspath(path))
+        os.environ.setdefault("CUDA_INJECTION64_PATH", os.path.abspath(path))
     return enabled()
 
 

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""GPU (CUPTI) figures for `make bench` (issue 3's speed targets):
+
+  translation  CUPTI records from completed buffers into ring records, thread
+               CPU time per record on the CUPTI thread (>= 20 M records/s)
+  into file    the same plus the writer's encoding and compression
+  size         .ctr bytes per event of a training-like GPU stream (<= 4 B)
+  convert      cuptrace convert of that trace, GPU events and flows (>= 5 M/s)
+
+The trace comes from build/bench/cupti_bench (see its header for the
+workload). BENCH_RUNS=N sets the runs per figure (default 5); the median is
+shown with the single runs. One line per figure: name, value, target, verdict.
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "build" / "bench" / "cupti_bench"
+TOOL = ROOT / "build" / "bin" / "cuptrace"
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+RECORDS = int(os.environ.get("CUPTI_BENCH_RECORDS", "2000000"))
+
+
+def line(name, value, target="", verdict=""):
+    print(f"cupti | {name:<52} | {value:<34} | {target:<10} | {verdict}")
+
+
+def runs_of(vals, fmt):
+    return ", ".join(fmt.format(v) for v in vals)
+
+
+def bench(path, group=1):
+    out = subprocess.run([str(BENCH), str(path), str(RECORDS), str(group)], capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)
+
+
+def events_of(path):
+    info = subprocess.run([str(TOOL), "info", str(path)], capture_output=True, text=True).stdout
+    ev = int(re.search(r"^events:\s+(\d+)", info, re.M).group(1))
+    drops = int(re.search(r"^dropped:\s+(\d+)", info, re.M).group(1))
+    clean = "status:      clean" in info
+    return ev, drops, clean
+
+
+def timed(cmd):
+    """wall s, user+sys s of cmd (from /usr/bin/time)."""
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + cmd, capture_output=True, text=True)
+    if p.returncode:
+        raise SystemExit(f"{cmd}: {p.stderr}")
+    wall, user, sys_, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(sys_), int(rss)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        res = []
+        for i in range(RUNS):
+            res.append(bench(d / f"r{i}.ctr"))
+        tr = [r["translate_records_per_s"] / 1e6 for r in res]
+        ns = [r["translate_ns_per_record"] for r in res]
+        wr = [r["writer_ns_per_record"] for r in res]
+        med = statistics.median(tr)
+        line("translation, M records/s per core (CUPTI thread CPU)",
+             f"{med:.1f} ({runs_of(tr, '{:.1f}')})", ">= 20", "PASS" if med >= 20 else "MISS")
+        line("translation, ns per record", f"{statistics.median(ns):.1f}")
+        line("writer (encode + zstd + write), ns per record", f"{statistics.median(wr):.1f}")
+        total = [1e3 / (a + b) for a, b in zip(ns, wr)]
+        line("into the file, M records per CPU second (both threads)",
+             f"{statistics.median(total):.2f} ({runs_of(total, '{:.2f}')})")
+        sizes = []
+        for i, r in enumerate(res):
+            ev, drops, clean = events_of(d / f"r{i}.ctr")
+            if drops or not clean:
+                raise SystemExit(f"bench trace {i}: {drops} dropped, clean={clean}")
+            sizes.append(r["bytes"] / ev)
+        msize = statistics.median(sizes)
+        line("size, .ctr bytes per event (GPU + API + NVTX steps)",
+             f"{msize:.2f} ({runs_of(sizes, '{:.2f}')})", "<= 4", "PASS" if msize <= 4 else "MISS")
+        ung = bench(d / "ungrouped.ctr", group=0)
+        ev, _, _ = events_of(d / "ungrouped.ctr")
+        line("size if GPU records were not grouped by stream", f"{ung['bytes'] / ev:.2f}")
+        f = d / "r0.ctr"
+        ev, _, _ = events_of(f)
+        rates, cpu_rates, rss = [], [], []
+        for i in range(RUNS):
+            if (d / "t.json").exists():
+                (d / "t.json").unlink()  # truncating 700 MB of page cache is not conversion
+            wall, cpu, kb = timed([str(TOOL), "convert", "-o", str(d / "t.json"), str(f)])
+            rates.append(ev / wall / 1e6)
+            cpu_rates.append(ev / cpu / 1e6)
+            rss.append(kb)
+        out_b = (d / "t.json").stat().st_size
+        flows = sum(1 for _ in re.finditer(rb'"ph":"f"', (d / "t.json").read_bytes()))
+        (d / "t.json").unlink()
+        null_rates, null_cpu = [], []
+        for i in range(RUNS):
+            wall, cpu, _ = timed(["sh", "-c", f"'{TOOL}' convert -o - '{f}' > /dev/null"])
+            null_rates.append(ev / wall / 1e6)
+            null_cpu.append(ev / cpu / 1e6)
+        m = statistics.median(rates)
+        line(f"convert {ev / 1e6:.1f}M GPU events -> JSON file, M events/s",
+             f"{m:.2f} ({runs_of(rates, '{:.2f}')})", ">= 5", "PASS" if m >= 5 else "MISS")
+        line("convert, M events per CPU second", f"{statistics.median(cpu_rates):.2f}")
+        nm = statistics.median(null_rates)
+        line("convert -> /dev/null (formatting alone), M events/s",
+             f"{nm:.2f} ({runs_of(null_rates, '{:.2f}')})", ">= 5", "PASS" if nm >= 5 else "MISS")
+        line("convert -> /dev/null, M events per CPU second", f"{statistics.median(null_cpu):.2f}")
+        line("convert, JSON bytes per event; peak RSS", f"{out_b / ev:.0f} B; {max(rss) / 1024:.1f} MB")
+        line("convert, flow arrows written", f"{flows}")
+
+
+if __name__ == "__main__":
+    if not BENCH.exists():
+        print("cupti | skipped: build/bench/cupti_bench not built (no libcupti)")
+        sys.exit(0)
+    main()

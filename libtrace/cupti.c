@@ -1,0 +1,408 @@
+/* CUPTI injection: the CUDA driver calls InitializeInjection when
+ * CUDA_INJECTION64_PATH names this library (init.c points it here under
+ * LD_PRELOAD), so CUPTI starts when the program initialises CUDA and
+ * processes that never touch CUDA pay nothing.
+ *
+ * Set-up, once per process: subscribe (refused when another CUPTI client,
+ * such as Nsight Systems or torch.profiler, got there first), a few
+ * callbacks (cudaDeviceReset and context teardown flush; cudaProfilerStart
+ * and Stop drive CUPTRACE_CAPTURE=api), CUPTI's timestamps on the tracer
+ * clock, the buffer callbacks (cupti_buf.c), then the activity kinds of
+ * CUPTRACE_TRACE, enabled only while capture is on.
+ *
+ * A flush thread asks CUPTI every half second for the buffers it has
+ * completed, so GPU events reach the file about as fast as CPU ones; it
+ * also carries out forced flushes asked for where CUPTI must not be called
+ * synchronously (capture switched off by the writer's timer).
+ *
+ * Failure handling: any CUPTI error switches the GPU part off with one
+ * message; the program and the other sources go on. */
+#include "capture.h"
+#include "clock.h"
+#include "cupti_int.h"
+#include "log.h"
+#include "thread.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#define FLUSH_PERIOD_MS 500
+#define EXIT_WAIT_S     3
+
+_Atomic int ct_cupti_on;
+int ct_cupti_pid;
+int64_t ct_cupti_clock_offset;
+
+static struct {
+	pthread_mutex_t lock; /* enabled kinds, subscription */
+	CUpti_SubscriberHandle sub;
+	int subscribed;
+	int enabled; /* the CUPTRACE_TRACE kinds are enabled in CUPTI */
+	pthread_t flusher;
+	int flusher_started;
+	sem_t wake;
+	_Atomic int stop, force, failed, cleaned;
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const struct {
+	unsigned source;
+	CUpti_ActivityKind kind;
+} kinds[] = {
+    {CT_SRC_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY},
+    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2},
+    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
+    {CT_SRC_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+    {CT_SRC_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2},
+    {CT_SRC_API, CUPTI_ACTIVITY_KIND_RUNTIME},
+    {CT_SRC_API, CUPTI_ACTIVITY_KIND_DRIVER},
+};
+#define NKINDS       (sizeof kinds / sizeof *kinds)
+#define CUDA_SOURCES (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC | CT_SRC_MEMORY)
+
+const char *ct_cupti_strerror(CUptiResult r)
+{
+	const char *s = NULL;
+	if (r == CUPTI_SUCCESS)
+		return "CUPTI_SUCCESS";
+	/* Without CUPTI (or with CUPTI failing) there may be no string. */
+	if (!ct_cu.result_string || ct_cu.result_string(r, &s) != CUPTI_SUCCESS || !s) {
+		static __thread char buf[32];
+		snprintf(buf, sizeof buf, "CUPTI error %d", (int)r);
+		return buf;
+	}
+	return s;
+}
+
+void ct_cupti_fail(const char *call, CUptiResult r)
+{
+	if (atomic_exchange(&S.failed, 1))
+		return;
+	atomic_store(&ct_cupti_on, 0);
+	ct_warn("GPU tracing stopped: %s failed (%s); the program goes on, GPU events after this "
+	        "point are not recorded",
+	        call, ct_cupti_strerror(r));
+	if (S.flusher_started)
+		sem_post(&S.wake); /* the flush thread undoes the set-up */
+}
+
+/* Calls a CUPTI function; on error the GPU part goes off. */
+#define CALL(fn, ...)                                                                              \
+	({                                                                                         \
+		CUptiResult r_ = ct_cu.fn(__VA_ARGS__);                                            \
+		if (r_ != CUPTI_SUCCESS)                                                           \
+			ct_cupti_fail(fn##_name, r_);                                              \
+		r_ == CUPTI_SUCCESS;                                                               \
+	})
+static const char enable_name[] = "cuptiActivityEnable", disable_name[] = "cuptiActivityDisable",
+                  flush_all_name[] = "cuptiActivityFlushAll",
+                  enable_callback_name[] = "cuptiEnableCallback",
+                  register_callbacks_name[] = "cuptiActivityRegisterCallbacks",
+                  register_timestamp_name[] = "cuptiActivityRegisterTimestampCallback",
+                  get_timestamp_name[] = "cuptiGetTimestamp",
+                  set_thread_id_type_name[] = "cuptiSetThreadIdType";
+
+/* Noisy calls are also left out by CUPTI itself where it can (less
+ * overhead); errors here are not worth stopping for, cupti_rec.c filters
+ * them anyway. */
+static void quiet_noisy_calls(void)
+{
+	if (!(ct.cfg.sources & CT_SRC_API))
+		return;
+	for (size_t i = 0; ct_cu.enable_runtime_api && i < ct_cupti_n_noisy_runtime; i++)
+		ct_cu.enable_runtime_api(ct_cupti_noisy_runtime[i], 0);
+	for (size_t i = 0; ct_cu.enable_driver_api && i < ct_cupti_n_noisy_driver; i++)
+		ct_cu.enable_driver_api(ct_cupti_noisy_driver[i], 0);
+}
+
+/* Brings CUPTI's enabled kinds in line with the capture gate. */
+static void sync_enabled(void)
+{
+	pthread_mutex_lock(&S.lock);
+	int want = ct_capturing() && atomic_load(&ct_cupti_on);
+	if (want && !S.enabled) {
+		S.enabled = 1;
+		for (size_t i = 0; i < NKINDS; i++)
+			if ((ct.cfg.sources & kinds[i].source) && !CALL(enable, kinds[i].kind))
+				break;
+		quiet_noisy_calls();
+		ct_debug("GPU activity on");
+	} else if (!want && S.enabled && atomic_load(&ct_cupti_on)) {
+		S.enabled = 0;
+		for (size_t i = 0; i < NKINDS; i++)
+			if ((ct.cfg.sources & kinds[i].source) && !CALL(disable, kinds[i].kind))
+				break;
+		/* What was launched in the window is written out now, not at
+		 * exit; CUPTI may not be called back from here (the writer's
+		 * timer, or inside a CUDA call), so the flush thread does it. */
+		atomic_store(&S.force, 1);
+		if (S.flusher_started)
+			sem_post(&S.wake);
+		ct_debug("GPU activity off");
+	}
+	pthread_mutex_unlock(&S.lock);
+}
+
+static void on_capture_switch(int on)
+{
+	(void)on; /* the gate is read again under our lock */
+	if (ct.pid == ct_cupti_pid)
+		sync_enabled();
+}
+
+static void flush_now(void)
+{
+	if (atomic_load(&ct_cupti_on))
+		CALL(flush_all, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* After a failure: best effort, errors ignored (CUPTI may be broken). */
+static void undo_setup(void)
+{
+	if (atomic_exchange(&S.cleaned, 1))
+		return;
+	atomic_store(&ct_capture_hook, NULL);
+	if (!S.subscribed)
+		return; /* nothing was set up */
+	pthread_mutex_lock(&S.lock);
+	for (size_t i = 0; S.enabled && i < NKINDS; i++)
+		if (ct.cfg.sources & kinds[i].source)
+			ct_cu.disable(kinds[i].kind);
+	S.enabled = 0;
+	ct_cu.disable(CUPTI_ACTIVITY_KIND_DEVICE);
+	ct_cu.disable(CUPTI_ACTIVITY_KIND_CONTEXT);
+	if (S.subscribed)
+		ct_cu.unsubscribe(S.sub);
+	S.subscribed = 0;
+	pthread_mutex_unlock(&S.lock);
+}
+
+static void *flusher_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	prctl(PR_SET_NAME, "cuptrace-cupti", 0, 0, 0);
+	while (!atomic_load(&S.stop)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L)
+			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+		while (sem_timedwait(&S.wake, &ts) && errno == EINTR)
+			;
+		if (atomic_load(&S.failed)) {
+			undo_setup();
+			break;
+		}
+		if (atomic_load(&S.stop))
+			break;
+		int forced = atomic_exchange(&S.force, 0);
+		CALL(flush_all, forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	}
+	return NULL;
+}
+
+static void stop_flusher(void)
+{
+	if (!S.flusher_started)
+		return;
+	atomic_store(&S.stop, 1);
+	sem_post(&S.wake);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += EXIT_WAIT_S;
+	if (pthread_timedjoin_np(S.flusher, NULL, &ts))
+		ct_warn("the CUPTI flush thread did not stop; GPU events may be missing at exit");
+	S.flusher_started = 0;
+}
+
+/* Registered at injection, i.e. after the CUDA runtime's own exit handler,
+ * so it runs first, while contexts still exist. */
+static void at_exit(void)
+{
+	if (ct.pid != ct_cupti_pid)
+		return; /* a forked child: CUPTI is the parent's */
+	stop_flusher();
+	if (atomic_load(&S.failed))
+		undo_setup();
+	flush_now();
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+	(void)ud;
+	if (!atomic_load_explicit(&ct_cupti_on, memory_order_relaxed) || ct.pid != ct_cupti_pid)
+		return;
+	if (dom == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+			flush_now(); /* records of a context die with it */
+		return;
+	}
+	if (dom != CUPTI_CB_DOMAIN_RUNTIME_API && dom != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	const CUpti_CallbackData *cd = data;
+	int enter = cd->callbackSite == CUPTI_API_ENTER;
+	int rt = dom == CUPTI_CB_DOMAIN_RUNTIME_API;
+	if (rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) {
+		if (enter)
+			flush_now();
+	} else if ((rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+	           (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)) {
+		if (!enter)
+			ct_capture_api(1);
+	} else if ((rt && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
+	           (!rt && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+		if (enter)
+			ct_capture_api(0);
+	}
+}
+
+static uint64_t CUPTIAPI tracer_clock(void)
+{
+	return ct_now();
+}
+
+/* Without the timestamp callback (CUPTI older than 12.4), CUPTI stamps
+ * with CLOCK_REALTIME: measure the offset to our clock once. */
+static int map_clock(void)
+{
+	uint64_t best = ~0ull;
+	for (int i = 0; i < 5; i++) {
+		uint64_t c, a = ct_now();
+		if (!CALL(get_timestamp, &c))
+			return -1;
+		uint64_t b = ct_now();
+		if (b - a < best) {
+			best = b - a;
+			ct_cupti_clock_offset = (int64_t)(c - (a + (b - a) / 2));
+		}
+	}
+	ct_info("CUPTI has no timestamp callback; its clock is mapped onto ours (offset %lld ns, "
+	        "read within %llu ns)",
+	        (long long)ct_cupti_clock_offset, (unsigned long long)best);
+	return 0;
+}
+
+static int subscribe(void)
+{
+	CUptiResult r;
+	char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = "";
+	if (ct_cu.subscribe_v2) {
+		CUpti_SubscriberParams p;
+		memset(&p, 0, sizeof p);
+		p.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+		p.subscriberName = "cuptrace";
+		p.oldSubscriberName = other;
+		p.oldSubscriberSize = sizeof other - 1;
+		r = ct_cu.subscribe_v2(&S.sub, on_callback, NULL, &p);
+	} else {
+		r = ct_cu.subscribe(&S.sub, on_callback, NULL);
+	}
+	if (r == CUPTI_SUCCESS) {
+		S.subscribed = 1;
+		return 0;
+	}
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		ct_warn(
+		    "another CUPTI client%s%s%s is active in this process (Nsight Systems, Nsight "
+		    "Compute, torch.profiler and cuda-gdb are such clients); GPU activity is not "
+		    "traced, NVTX ranges still are",
+		    other[0] ? " (" : "", other, other[0] ? ")" : "");
+	else
+		ct_info("GPU activity not traced: CUPTI cannot start here (cuptiSubscribe: %s); no "
+		        "CUDA driver or GPU?",
+		        ct_cupti_strerror(r));
+	return -1;
+}
+
+static int setup(void)
+{
+	if (subscribe())
+		return -1;
+	atomic_store(&ct_cupti_on, 1);
+	if (!CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	          CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) ||
+	    !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RESOURCE,
+	          CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING))
+		return -1;
+	if (ct.cfg.capture == CT_CAPTURE_API &&
+	    (!CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	           CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+	     !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	           CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
+	     !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+	           CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) ||
+	     !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+	           CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)))
+		return -1;
+	/* OS thread ids in API records, as the rest of the trace has. */
+	if (ct_cu.set_thread_id_type &&
+	    !CALL(set_thread_id_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM))
+		return -1;
+	/* Before any kind is enabled, as CUPTI requires. */
+	if (ct_cu.register_timestamp) {
+		if (!CALL(register_timestamp, tracer_clock))
+			return -1;
+	} else if (map_clock()) {
+		return -1;
+	}
+	if (!CALL(register_callbacks, ct_cupti_buffer_requested, ct_cupti_buffer_completed) ||
+	    !CALL(enable, CUPTI_ACTIVITY_KIND_DEVICE) || !CALL(enable, CUPTI_ACTIVITY_KIND_CONTEXT))
+		return -1;
+	atomic_store(&ct_capture_hook, on_capture_switch);
+	sync_enabled();
+	if (!atomic_load(&ct_cupti_on))
+		return -1;
+	sem_init(&S.wake, 0, 0);
+	if (pthread_create(&S.flusher, NULL, flusher_main, NULL)) {
+		ct_warn("cannot start the CUPTI flush thread; GPU events are written at exit only");
+	} else {
+		S.flusher_started = 1;
+	}
+	atexit(at_exit);
+	return 0;
+}
+
+static void inject(void)
+{
+	if (!ct.active || !(ct.cfg.sources & CUDA_SOURCES)) {
+		ct_debug("InitializeInjection: no CUDA source selected");
+		return;
+	}
+	char from[4200];
+	if (ct_cupti_resolve(from, sizeof from)) {
+		ct_info("GPU activity not traced: %s", from);
+		return;
+	}
+	ct_cupti_pid = ct.pid;
+	if (setup()) {
+		atomic_store(&ct_cupti_on, 0);
+		undo_setup();
+		return;
+	}
+	char src[128];
+	ct_sources_str(ct.cfg.sources & CUDA_SOURCES, src, sizeof src);
+	ct_info("GPU activity traced (%s) through CUPTI from %s", src, from);
+}
+
+static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
+
+/* The driver's entry point: non-zero means success to the driver, which we
+ * always report, whatever happened (the program must run as untraced). */
+CT_API int InitializeInjection(void)
+{
+	ct_init();
+	pthread_once(&inject_once, inject);
+	return 1;
+}

@@ -1,0 +1,84 @@
+/* The CUPTI source: GPU activity (kernels, copies, memsets, syncs, memory)
+ * and CUDA API calls. The library never links libcupti; it resolves the
+ * functions below when the driver calls InitializeInjection (cupti_load.c),
+ * preferring the CUPTI the process already holds. The parts:
+ *   cupti.c       injection, subscription, enabling per capture window,
+ *                 the flush thread, exit and failure handling
+ *   cupti_load.c  finding CUPTI and filling ct_cu
+ *   cupti_buf.c   CUPTI's buffers: taken from the ring pool, given back
+ *   cupti_rec.c   completed buffers translated into ring records
+ */
+#ifndef CT_CUPTI_INT_H
+#define CT_CUPTI_INT_H
+
+#include <cupti.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ct_thread;
+
+/* The CUPTI functions the library calls. Optional ones may be NULL (an
+ * older CUPTI); the others are all there once ct_cupti_resolve succeeded. */
+struct ct_cupti_fns {
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*subscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+	                            CUpti_SubscriberParams *); /* optional */
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+	                               CUpti_CallbackId);
+	CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+	                                  CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc); /* optional */
+	CUptiResult (*get_timestamp)(uint64_t *);                       /* optional */
+	CUptiResult (*set_thread_id_type)(CUpti_ActivityThreadIdType);  /* optional */
+	CUptiResult (*enable)(CUpti_ActivityKind);
+	CUptiResult (*disable)(CUpti_ActivityKind);
+	CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t); /* optional */
+	CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);  /* optional */
+	CUptiResult (*flush_all)(uint32_t);
+	CUptiResult (*next_record)(uint8_t *, size_t, CUpti_Activity **);
+	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
+	CUptiResult (*result_string)(CUptiResult, const char **);
+	CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
+};
+
+extern struct ct_cupti_fns ct_cu;
+
+/* cupti_load.c: fills ct_cu. 0, with `from` naming where CUPTI came from,
+ * or -1 with `from` saying what was tried. */
+int ct_cupti_resolve(char *from, size_t n);
+
+/* cupti.c */
+extern _Atomic int ct_cupti_on; /* the GPU part is working */
+extern int ct_cupti_pid;        /* the process that set CUPTI up */
+/* CUPTI's clock minus the tracer clock, when no timestamp callback could
+ * be registered (0 otherwise). */
+extern int64_t ct_cupti_clock_offset;
+/* An unexpected CUPTI error: switches the GPU part off (once, with one
+ * message); the program goes on. Safe on any thread, in any callback. */
+void ct_cupti_fail(const char *call, CUptiResult r);
+const char *ct_cupti_strerror(CUptiResult r);
+
+/* cupti_buf.c: CUPTI's buffer callbacks. */
+void CUPTIAPI ct_cupti_buffer_requested(uint8_t **buf, size_t *size, size_t *max_records);
+void CUPTIAPI ct_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
+                                        size_t valid);
+/* Buffers CUPTI holds now (tests, debugging). */
+unsigned ct_cupti_buffers_out(void);
+
+/* cupti_rec.c: translates every record of a completed buffer into ring
+ * records of thread t. Returns the number of records read; *err is set
+ * to the CUPTI error that stopped the walk early (CUPTI_SUCCESS when the
+ * buffer was read to its end). */
+size_t ct_cupti_translate(struct ct_thread *t, uint8_t *buf, size_t valid, CUptiResult *err);
+/* 1 (default): GPU records are written grouped by stream; 0: in CUPTI's
+ * order (only benchmarks change it, to measure what grouping saves). */
+extern int ct_cupti_group_streams;
+/* Which CUDA API calls are left out (cudaGetDevice & co.). */
+int ct_cupti_api_noisy(CUpti_CallbackDomain domain, uint32_t cbid);
+/* The list behind it, for disabling them in CUPTI itself. */
+extern const uint32_t ct_cupti_noisy_runtime[], ct_cupti_noisy_driver[];
+extern const size_t ct_cupti_n_noisy_runtime, ct_cupti_n_noisy_driver;
+
+#endif

@@ -1,0 +1,584 @@
+/* Completed CUPTI buffers translated into ring records (schema_cupti.c).
+ *
+ * This is the only per-record work the tracer does for the GPU, on CUPTI's
+ * thread, so it is kept to copying integers: strings CUPTI owns (kernel
+ * and API names) become string handles through caches, each distinct text
+ * copied once before the buffer goes back; device names are copied into
+ * their record. Records are read with the struct types of the CUDA 13
+ * headers; only fields that older CUPTIs place at the same offsets are
+ * used (tests/unit/test_cupti_records.c checks this), so a process that
+ * brought its own older CUPTI is read correctly too.
+ *
+ * GPU activity records (kernels, copies, memsets) are written grouped by
+ * stream, in their order within each stream: CUPTI interleaves streams and
+ * CPU-side API records in launch order, and the file's timestamp deltas
+ * are much smaller (and compress far better) along one stream. */
+#include "cupti_int.h"
+#include "defs.h"
+#include "log.h"
+#include "record.h"
+#include "thread.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Which API calls are left out: polled or trivial queries that a
+ * framework makes thousands of times per step (kept short on purpose). */
+const uint32_t ct_cupti_noisy_runtime[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPointByVersion_v12050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetFuncBySymbol_v11000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetKernel_v12000,
+};
+const uint32_t ct_cupti_noisy_driver[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxPushCurrent_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuCtxPopCurrent_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGet,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetCount,
+    CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+    CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress,
+    CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorName,
+    CUPTI_DRIVER_TRACE_CBID_cuGetErrorString,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuKernelGetFunction,
+    CUPTI_DRIVER_TRACE_CBID_cuLibraryGetKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuFuncGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuPointerGetAttributes,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetCaptureInfo_v3,
+    CUPTI_DRIVER_TRACE_CBID_cuEventQuery,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamQuery,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamGetId,
+    CUPTI_DRIVER_TRACE_CBID_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+};
+const size_t ct_cupti_n_noisy_runtime = sizeof ct_cupti_noisy_runtime / sizeof(uint32_t);
+const size_t ct_cupti_n_noisy_driver = sizeof ct_cupti_noisy_driver / sizeof(uint32_t);
+
+/* ---- API names: a handle per (domain, cbid), made on first sight. */
+#define API_CACHE 2048
+#define API_NOISY 1ull
+static uint64_t api_cache[2][API_CACHE]; /* handle << 1 | noisy; 0 = not yet */
+
+static int in_list(const uint32_t *v, size_t n, uint32_t cbid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == cbid)
+			return 1;
+	return 0;
+}
+
+int ct_cupti_api_noisy(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return in_list(ct_cupti_noisy_runtime, ct_cupti_n_noisy_runtime, cbid);
+	return in_list(ct_cupti_noisy_driver, ct_cupti_n_noisy_driver, cbid);
+}
+
+/* Runtime names carry the version they appeared in ("cudaLaunchKernel_
+ * v7000"): shown without it, as the program wrote the call. Driver names
+ * keep theirs (cuMemcpyHtoD_v2 is the real symbol). */
+static size_t api_display_len(CUpti_CallbackDomain domain, const char *s)
+{
+	size_t n = strlen(s);
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API)
+		return n;
+	size_t i = n;
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	if (n - i >= 4 && i >= 2 && s[i - 1] == 'v' && s[i - 2] == '_')
+		return i - 2;
+	return n;
+}
+
+static uint64_t api_lookup(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+	const char *name = NULL;
+	char fallback[48];
+	CUptiResult r = ct_cu.callback_name ? ct_cu.callback_name(domain, cbid, &name)
+	                                    : CUPTI_ERROR_NOT_INITIALIZED;
+	/* A name is not worth switching GPU tracing off for. */
+	if (r != CUPTI_SUCCESS || !name) {
+		snprintf(fallback, sizeof fallback, "%s_%u",
+		         domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cudaRuntimeApi" : "cuDriverApi",
+		         cbid);
+		name = fallback;
+		ct_debug("no name for CUDA API call %u (%s)", cbid, ct_cupti_strerror(r));
+	}
+	uint64_t h = ct_handle_new(name, api_display_len(domain, name));
+	return h << 1 | (ct_cupti_api_noisy(domain, cbid) ? API_NOISY : 0);
+}
+
+static inline uint64_t api_entry(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+	unsigned d = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+	if (cbid >= API_CACHE)
+		return api_lookup(domain, cbid);
+	uint64_t e = api_cache[d][cbid];
+	if (__builtin_expect(!e, 0))
+		e = api_cache[d][cbid] = api_lookup(domain, cbid);
+	return e;
+}
+
+/* ---- Kernel names: CUPTI shares one string per kernel, so a cache keyed
+ * by pointer finds the handle; the text is compared once per buffer in
+ * case a module was unloaded and its memory reused for another name. Texts
+ * seen under several pointers share a handle through the text table. */
+#define PTR_SLOTS 4096
+struct pslot {
+	const char *ptr;
+	uint64_t h;
+	const char *text; /* our copy, in the text table */
+	uint32_t checked; /* buffer generation of the last comparison */
+};
+static struct pslot pslots[PTR_SLOTS];
+static uint32_t generation = 1;
+
+struct tslot {
+	char *text;
+	uint32_t len, hash;
+	uint64_t h;
+};
+static struct tslot *tslots;
+static size_t tcap, tcount;
+
+static uint32_t hash_text(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 16777619u;
+	return h;
+}
+
+static int text_grow(void)
+{
+	size_t ncap = tcap ? tcap * 2 : 1024;
+	struct tslot *v = calloc(ncap, sizeof *v);
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < tcap; i++) {
+		if (!tslots[i].text)
+			continue;
+		size_t j = tslots[i].hash & (ncap - 1);
+		while (v[j].text)
+			j = (j + 1) & (ncap - 1);
+		v[j] = tslots[i];
+	}
+	free(tslots);
+	tslots = v, tcap = ncap;
+	return 0;
+}
+
+/* The handle of a text, made once per distinct text. */
+static struct tslot *text_handle(const char *s, size_t n)
+{
+	uint32_t hv = hash_text(s, n);
+	if (tcap) {
+		for (size_t j = hv & (tcap - 1); tslots[j].text; j = (j + 1) & (tcap - 1))
+			if (tslots[j].hash == hv && tslots[j].len == n &&
+			    !memcmp(tslots[j].text, s, n))
+				return &tslots[j];
+	}
+	if ((tcount + 1) * 2 > tcap && text_grow())
+		return NULL;
+	char *copy = malloc(n + 1);
+	uint64_t h = copy ? ct_handle_new(s, n) : 0;
+	if (!h) {
+		free(copy);
+		return NULL;
+	}
+	memcpy(copy, s, n);
+	copy[n] = 0;
+	size_t j = hv & (tcap - 1);
+	while (tslots[j].text)
+		j = (j + 1) & (tcap - 1);
+	tslots[j] = (struct tslot){copy, (uint32_t)n, hv, h};
+	tcount++;
+	return &tslots[j];
+}
+
+static inline uint64_t name_handle(const char *p)
+{
+	if (!p)
+		return 0;
+	struct pslot *ps = &pslots[((uintptr_t)p >> 3) * 0x9e3779b1u >> 20 & (PTR_SLOTS - 1)];
+	if (__builtin_expect(ps->ptr == p && ps->checked == generation, 1))
+		return ps->h;
+	if (ps->ptr == p && !strcmp(ps->text, p)) {
+		ps->checked = generation;
+		return ps->h;
+	}
+	size_t n = strnlen(p, CT_MAX_STR);
+	struct tslot *ts = text_handle(p, n);
+	if (!ts)
+		return 0;
+	*ps = (struct pslot){p, ts->h, ts->text, generation};
+	return ts->h;
+}
+
+/* ---- Records. Timestamps: CUPTI's clock is ours when the timestamp
+ * callback is registered (offset 0); otherwise mapped by the offset. */
+static inline uint64_t ts_of(uint64_t t)
+{
+	return (uint64_t)((int64_t)t - ct_cupti_clock_offset);
+}
+
+static void put_kernel(struct ct_thread *t, const CUpti_ActivityKernel10 *k)
+{
+	if (!k->start && !k->end) {
+		ct_count_drop(t, CT_EV_KERNEL); /* CUPTI had no timing for it */
+		return;
+	}
+	uint64_t name = name_handle(k->name);
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_KERNEL, 18, 0);
+	if (!r)
+		return;
+	uint64_t *f = r->f;
+	f[0] = ts_of(k->start);
+	f[1] = ts_of(k->end);
+	f[2] = k->correlationId;
+	f[3] = k->deviceId;
+	f[4] = k->contextId;
+	f[5] = k->streamId;
+	f[6] = name;
+	f[7] = (uint32_t)k->gridX;
+	f[8] = (uint32_t)k->gridY;
+	f[9] = (uint32_t)k->gridZ;
+	f[10] = (uint32_t)k->blockX;
+	f[11] = (uint32_t)k->blockY;
+	f[12] = (uint32_t)k->blockZ;
+	f[13] = k->registersPerThread;
+	f[14] = (uint32_t)k->staticSharedMemory;
+	f[15] = (uint32_t)k->dynamicSharedMemory;
+	f[16] = k->graphId;
+	f[17] = k->graphNodeId;
+	ct_commit(t, r->size);
+}
+
+static void put_memcpy(struct ct_thread *t, const CUpti_ActivityMemcpy6 *m)
+{
+	if (!m->start && !m->end) {
+		ct_count_drop(t, CT_EV_MEMCPY);
+		return;
+	}
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMCPY, 15, 0);
+	if (!r)
+		return;
+	uint64_t *f = r->f;
+	f[0] = ts_of(m->start);
+	f[1] = ts_of(m->end);
+	f[2] = m->correlationId;
+	f[3] = m->bytes;
+	f[4] = m->deviceId;
+	f[5] = m->contextId;
+	f[6] = m->streamId;
+	f[7] = m->copyKind;
+	f[8] = m->srcKind;
+	f[9] = m->dstKind;
+	f[10] = m->deviceId;
+	f[11] = m->deviceId;
+	f[12] = m->flags;
+	f[13] = m->graphId;
+	f[14] = m->graphNodeId;
+	ct_commit(t, r->size);
+}
+
+static void put_p2p(struct ct_thread *t, const CUpti_ActivityMemcpyPtoP4 *m)
+{
+	if (!m->start && !m->end) {
+		ct_count_drop(t, CT_EV_MEMCPY);
+		return;
+	}
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMCPY, 15, 0);
+	if (!r)
+		return;
+	uint64_t *f = r->f;
+	f[0] = ts_of(m->start);
+	f[1] = ts_of(m->end);
+	f[2] = m->correlationId;
+	f[3] = m->bytes;
+	f[4] = m->deviceId;
+	f[5] = m->contextId;
+	f[6] = m->streamId;
+	f[7] = m->copyKind;
+	f[8] = m->srcKind;
+	f[9] = m->dstKind;
+	f[10] = m->srcDeviceId;
+	f[11] = m->dstDeviceId;
+	f[12] = m->flags;
+	f[13] = m->graphId;
+	f[14] = m->graphNodeId;
+	ct_commit(t, r->size);
+}
+
+static void put_memset(struct ct_thread *t, const CUpti_ActivityMemset4 *m)
+{
+	if (!m->start && !m->end) {
+		ct_count_drop(t, CT_EV_MEMSET);
+		return;
+	}
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMSET, 11, 0);
+	if (!r)
+		return;
+	uint64_t *f = r->f;
+	f[0] = ts_of(m->start);
+	f[1] = ts_of(m->end);
+	f[2] = m->correlationId;
+	f[3] = m->bytes;
+	f[4] = m->deviceId;
+	f[5] = m->contextId;
+	f[6] = m->streamId;
+	f[7] = m->value;
+	f[8] = m->memoryKind;
+	f[9] = m->graphId;
+	f[10] = m->graphNodeId;
+	ct_commit(t, r->size);
+}
+
+static void put_sync(struct ct_thread *t, const CUpti_ActivitySynchronization2 *s)
+{
+	uint64_t f[7] = {ts_of(s->start), ts_of(s->end),     s->correlationId, s->contextId,
+	                 s->streamId,     (uint64_t)s->type, s->cudaEventId};
+	ct_rec_simple(t, CT_EV_SYNC, f, 7);
+}
+
+static void put_api(struct ct_thread *t, const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
+{
+	uint64_t e = api_entry(domain, a->cbid);
+	if (e & API_NOISY)
+		return;
+	uint64_t f[8] = {ts_of(a->start), ts_of(a->end),  a->correlationId, a->threadId,
+	                 e >> 1,          a->returnValue, (uint64_t)domain, a->cbid};
+	ct_rec_simple(t, CT_EV_CUDA_API, f, 8);
+}
+
+static void put_memory(struct ct_thread *t, const CUpti_ActivityMemory4 *m)
+{
+	uint64_t f[9] = {ts_of(m->timestamp),
+	                 m->correlationId,
+	                 (uint64_t)m->memoryOperationType,
+	                 m->bytes,
+	                 m->address,
+	                 m->deviceId,
+	                 m->contextId,
+	                 m->streamId,
+	                 (uint64_t)m->memoryKind};
+	ct_rec_simple(t, CT_EV_GPU_MEMORY, f, 9);
+}
+
+/* Device and context records go through the definition queue: they reach
+ * the file ahead of every GPU record translated after them, which lets the
+ * converter list devices before traceEvents after reading only the
+ * beginning of a file. */
+static void put_device(struct ct_thread *t, const CUpti_ActivityDevice5 *d)
+{
+	char uuid[33];
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		uuid[2 * i] = hex[(uint8_t)d->uuid.bytes[i] >> 4];
+		uuid[2 * i + 1] = hex[(uint8_t)d->uuid.bytes[i] & 15];
+	}
+	const char *name = d->name ? d->name : "";
+	size_t nlen = strnlen(name, 256);
+	_Alignas(8) uint8_t buf[8 + 8 * 19 + 256 + 32 + 8];
+	struct ct_rec *r = (struct ct_rec *)buf;
+	r->size = ct_rec_size(19, (uint32_t)(nlen + 32));
+	r->kind = CT_EV_GPU_DEVICE;
+	r->reserved = 0;
+	uint64_t *f = r->f;
+	f[0] = ct_now();
+	f[1] = d->id;
+	f[2] = nlen;
+	f[3] = d->globalMemorySize;
+	f[4] = d->computeCapabilityMajor;
+	f[5] = d->computeCapabilityMinor;
+	f[6] = d->numMultiprocessors;
+	f[7] = d->maxThreadsPerBlock;
+	f[8] = d->maxWarpsPerMultiprocessor;
+	f[9] = d->maxBlocksPerMultiprocessor;
+	f[10] = d->maxRegistersPerBlock;
+	f[11] = d->maxRegistersPerMultiprocessor;
+	f[12] = d->maxSharedMemoryPerBlock;
+	f[13] = d->maxSharedMemoryPerMultiprocessor;
+	f[14] = d->numThreadsPerWarp;
+	f[15] = d->l2CacheSize;
+	f[16] = d->coreClockRate;
+	f[17] = d->globalMemoryBandwidth;
+	f[18] = 32;
+	memcpy(&f[19], name, nlen);
+	memcpy((char *)&f[19] + nlen, uuid, 32);
+	ct_defs_add_record(t->tid, r);
+	ct_debug("GPU %u: %.*s", d->id, (int)nlen, name);
+}
+
+static void put_context(struct ct_thread *t, const CUpti_ActivityContext3 *c)
+{
+	_Alignas(8) uint8_t buf[8 + 8 * 4];
+	struct ct_rec *r = (struct ct_rec *)buf;
+	r->size = ct_rec_size(4, 0);
+	r->kind = CT_EV_GPU_CONTEXT;
+	r->reserved = 0;
+	r->f[0] = ct_now();
+	r->f[1] = c->contextId;
+	r->f[2] = c->deviceId;
+	r->f[3] = c->nullStreamId;
+	ct_defs_add_record(t->tid, r);
+}
+
+/* ---- GPU records held back to be written stream by stream. */
+#define HOLD_MAX (CT_CHUNK_SIZE / 64)
+#define NSLOT    16
+static const CUpti_Activity *held[HOLD_MAX];
+static uint8_t held_slot[HOLD_MAX];
+static uint16_t order[HOLD_MAX];
+static size_t nheld;
+static uint32_t slot_stream[NSLOT];
+static unsigned nslots;
+int ct_cupti_group_streams = 1;
+
+static void put_gpu(struct ct_thread *t, const CUpti_Activity *a)
+{
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		put_kernel(t, (const CUpti_ActivityKernel10 *)a);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		put_memcpy(t, (const CUpti_ActivityMemcpy6 *)a);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		put_p2p(t, (const CUpti_ActivityMemcpyPtoP4 *)a);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		put_memset(t, (const CUpti_ActivityMemset4 *)a);
+		break;
+	default:
+		break;
+	}
+}
+
+static void release_held(struct ct_thread *t)
+{
+	size_t count[NSLOT + 1] = {0};
+	for (size_t i = 0; i < nheld; i++)
+		count[held_slot[i] + 1]++;
+	for (unsigned s = 1; s <= NSLOT; s++)
+		count[s] += count[s - 1];
+	for (size_t i = 0; i < nheld; i++)
+		order[count[held_slot[i]]++] = (uint16_t)i;
+	for (size_t i = 0; i < nheld; i++)
+		put_gpu(t, held[order[i]]);
+	nheld = 0;
+	nslots = 0;
+}
+
+static inline void hold(struct ct_thread *t, const CUpti_Activity *a, uint32_t stream)
+{
+	if (!ct_cupti_group_streams) {
+		put_gpu(t, a);
+		return;
+	}
+	unsigned s = 0;
+	while (s < nslots && slot_stream[s] != stream)
+		s++;
+	if (s == nslots) {
+		if (nslots < NSLOT)
+			slot_stream[nslots++] = stream;
+		else
+			s = NSLOT - 1; /* many streams: the rest share a slot */
+	}
+	held[nheld] = a;
+	held_slot[nheld] = (uint8_t)s;
+	if (++nheld == HOLD_MAX)
+		release_held(t);
+}
+
+size_t ct_cupti_translate(struct ct_thread *t, uint8_t *buf, size_t valid, CUptiResult *err)
+{
+	CUpti_Activity *a = NULL;
+	size_t n = 0;
+	generation++;
+	*err = CUPTI_SUCCESS;
+	for (;;) {
+		CUptiResult r = ct_cu.next_record(buf, valid, &a);
+		if (r != CUPTI_SUCCESS) {
+			/* The end, or an incomplete record after a forced flush:
+			 * both end the buffer, as CUPTI says to. */
+			if (r != CUPTI_ERROR_MAX_LIMIT_REACHED && r != CUPTI_ERROR_INVALID_KIND)
+				*err = r;
+			break;
+		}
+		n++;
+		switch (a->kind) {
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			hold(t, a, ((const CUpti_ActivityKernel10 *)a)->streamId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			hold(t, a, ((const CUpti_ActivityMemcpy6 *)a)->streamId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY2:
+			hold(t, a, ((const CUpti_ActivityMemcpyPtoP4 *)a)->streamId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			hold(t, a, ((const CUpti_ActivityMemset4 *)a)->streamId);
+			break;
+		case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+			put_sync(t, (const CUpti_ActivitySynchronization2 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_RUNTIME:
+			put_api(t, (const CUpti_ActivityAPI *)a, CUPTI_CB_DOMAIN_RUNTIME_API);
+			break;
+		case CUPTI_ACTIVITY_KIND_DRIVER:
+			put_api(t, (const CUpti_ActivityAPI *)a, CUPTI_CB_DOMAIN_DRIVER_API);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMORY2:
+			put_memory(t, (const CUpti_ActivityMemory4 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_DEVICE:
+			put_device(t, (const CUpti_ActivityDevice5 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_CONTEXT:
+			put_context(t, (const CUpti_ActivityContext3 *)a);
+			break;
+		default:
+			break;
+		}
+	}
+	release_held(t);
+	return n;
+}
