@@ -12,6 +12,7 @@
  * wait in bounded tables (memory stays flat in the length of the trace;
  * a call and its GPU work more than 64K calls apart lose their arrow). */
 #include "chrome_gpu.h"
+#include "nccl_names.h"
 
 static struct cstate *state(struct chrome *c)
 {
@@ -124,6 +125,9 @@ static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_eve
 	out_u64(&m, ev->v[f->k.ctx]);
 	out_lit(&m, ",\"stream\":");
 	out_u64(&m, stream);
+	/* NCCL's kernels are communication, whatever their grid says. */
+	if (nccl_kernel_is_comm(name, nl))
+		out_lit(&m, ",\"communication\":true");
 	out_lit(&m, ",\"registers per thread\":");
 	out_u64(&m, ev->v[f->k.regs]);
 	out_lit(&m, ",\"shared memory\":");
@@ -475,4 +479,18 @@ void chrome_cupti_event(struct chrome *c, const struct ct_event *ev)
 	default:
 		break;
 	}
+}
+
+/* The track a kernel of (device, stream) is drawn on: NCCL's flows from an
+ * operation to its kernel end there. */
+int chrome_cupti_stream_track(struct chrome *c, uint64_t device, uint64_t context, uint64_t stream,
+			      uint64_t *pid, int64_t *tid)
+{
+	(void)context;
+	int64_t t = gpu_stream_tid(stream);
+	if (t == GPU_TID_NONE)
+		return 0;
+	*pid = gpu_pid(c, device);
+	*tid = t;
+	return 1;
 }

@@ -97,6 +97,8 @@ def test_every_kernel_matches(train):
         assert a["grid"] == t["grid"] and a["block"] == t["block"]
         assert a["registers per thread"] == t["regs"] and a["shared memory"] == t["smem"]
         assert a.get("graph id", 0) == t["graph"]
+        # NCCL's kernels (and only those) are marked as communication.
+        assert a.get("communication", False) == ("ncclDevKernel" in t["name"]), (e, t)
         assert close(ns(doc, e["ts"]), t["start"]), (e, t)
         assert close(round(e["dur"] * 1000), t["end"] - t["start"])
     assert len(set(pids.values())) == 2
