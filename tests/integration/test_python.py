@@ -117,3 +117,48 @@ g()
     assert any(e.get("name") == "py mark" for e in ev)
     assert any(e.get("name") == "py startend" and e.get("ph") == "b" for e in ev)
     assert any(e.get("name") == "py decorated" for e in ev)
+
+
+TORCH_SCRIPT = """
+import sys
+sys.path.insert(0, {shim!r})
+import cuptrace, torch
+torch.manual_seed(0)
+torch.set_num_threads(2)
+model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(256, 64), torch.randint(0, 10, (256,))
+for step in range(6):
+    with cuptrace.range("train_step"):
+        with cuptrace.range("forward"):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        with cuptrace.range("backward"):
+            opt.zero_grad()
+            loss.backward()
+        with cuptrace.range("optimizer"):
+            opt.step()
+    cuptrace.step()
+    print(f"{{step}} {{loss.item():.6f}}")
+"""
+
+
+def test_pytorch_training_loop(tmp_path):
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pytest.skip("python3-torch not installed")
+    script = tmp_path / "train.py"
+    script.write_text(TORCH_SCRIPT.format(shim=str(SHIM)))
+    plain = run([PYTHON, script], env=base_env(), timeout=300)
+    traced = run([PYTHON, script], env=traced_env(tmp_path / "o"), timeout=300)
+    assert plain.returncode == traced.returncode == 0, traced.stderr
+    # Same losses, same output: tracing changes nothing the script computes.
+    assert traced.stdout == plain.stdout and len(plain.stdout.splitlines()) == 6
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 1
+    doc = convert(files, tmp_path / "t.json")
+    n = names(doc)
+    for r in ("train_step", "forward", "backward", "optimizer"):
+        assert n.count(r) == 6, r
+    steps = sorted(x for x in n if x.startswith("ProfilerStep#"))
+    assert steps == [f"ProfilerStep#{i}" for i in range(1, 6)]
