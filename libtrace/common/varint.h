@@ -31,6 +31,12 @@ static inline uint8_t *ct_put_varint(uint8_t *p, uint64_t v)
 static inline int ct_get_varint(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
 	const uint8_t *p = *pp;
+	/* Most fields are small: one byte, no loop. */
+	if (__builtin_expect(p < end && !(*p & 0x80), 1)) {
+		*out = *p;
+		*pp = p + 1;
+		return 0;
+	}
 	uint64_t v = 0;
 	for (unsigned shift = 0; shift < 70; shift += 7) {
 		if (p >= end)
