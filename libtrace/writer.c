@@ -39,6 +39,7 @@ static struct {
 	_Atomic int flush_req; /* 1: write now, 2: write now with a footer */
 	sem_t wake, flushed;
 	int fd; /* -1 until the first block, -2 after a failure */
+	uint64_t off; /* bytes written to the file */
 	char path[4096];
 	struct ct_enc enc;
 	ZSTD_CCtx *cctx;
@@ -98,6 +99,7 @@ static int write_header(int fd)
 	memcpy(buf + 10, &minor, 2);
 	memcpy(buf + 12, &hlen, 4);
 	int rc = write_all(fd, buf, (size_t)(p - buf));
+	W.off = (uint64_t)(p - buf);
 	free(buf);
 	return rc;
 }
@@ -157,6 +159,7 @@ static void write_block(void)
 	}
 	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)raw_len};
 	memcpy(W.zbuf, h, 12);
+	W.off += z + 12;
 	if (write_all(W.fd, W.zbuf, z + 12)) {
 		ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
 		close(W.fd);
@@ -248,8 +251,19 @@ static void write_footer(void)
 	if (W.enc.len == 0 && W.fd == -1)
 		return; /* nothing was ever recorded: no file */
 	W.enc.trunc_str = atomic_load_explicit(&ct_truncated_strings, memory_order_relaxed);
-	ct_enc_footer(&W.enc, W.drops, rt, mono);
+	/* The footer in a block of its own, found through the trailer. */
 	write_block();
+	ct_enc_footer(&W.enc, W.drops, rt, mono);
+	uint64_t at = W.off;
+	write_block();
+	if (W.fd >= 0) {
+		uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
+		uint8_t buf[CT_TRAILER_SIZE];
+		memcpy(buf, t, 8);
+		memcpy(buf + 8, &at, 8);
+		if (write_all(W.fd, buf, sizeof buf) == 0)
+			W.off += sizeof buf;
+	}
 }
 
 static void *writer_main(void *arg)

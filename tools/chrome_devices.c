@@ -3,7 +3,9 @@
  * counts and limits from there). The library files device records through
  * its definition queue, so they come ahead of every GPU record translated
  * after them: reading a file up to its first kernel or copy on a device
- * already described is enough. Files without a CUDA source are not read. */
+ * already described is enough. Files without a CUDA source are not read,
+ * nor are cleanly closed files whose footer (read at open, through the
+ * trailer) counts no device record. */
 #include "chrome_int.h"
 #include "gpu.h"
 
@@ -67,6 +69,9 @@ void chrome_cupti_devices(struct out *o, struct inputs *in, const struct tfile *
 	size_t ndev = 0;
 	for (size_t i = 0; i < in->n; i++) {
 		if ((only && &in->v[i] != only) || !gpu_file_traces_cuda(&in->v[i].f.h))
+			continue;
+		/* A cleanly closed file says up front whether it has devices. */
+		if (in->v[i].f.final_footer && !in->v[i].f.f_events[CT_EV_GPU_DEVICE])
 			continue;
 		scan(&in->v[i], devs, &ndev);
 		if (inputs_rewind(in, i))

@@ -9,8 +9,8 @@
  *   blocks   u32 magic CT_BLOCK_MAGIC, u32 compressed length, u32 raw length,
  *            then one zstd frame (with content checksum) of `raw length`
  *            bytes of items
- *   footer   a block whose first item is CT_K_FOOTER; a clean file ends
- *            exactly after it.
+ *   footer   a block whose only item is CT_K_FOOTER, then a trailer (see
+ *            CT_TRAILER_MAGIC); a clean file ends exactly after it.
  * Every block decodes on its own apart from the string table, which grows
  * from block to block (strings are stored once per file).
  */
@@ -23,6 +23,12 @@
 #define CT_FORMAT_MAJOR 1
 #define CT_FORMAT_MINOR 0
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
+/* After a footer block that closes the file: u32 magic, u32 0, u64 offset
+ * of that footer block (which holds the FOOTER item alone), so that tools
+ * can read the totals before the events. Readers skip trailers met between
+ * blocks (a footer written on a signal the program then survived). */
+#define CT_TRAILER_MAGIC 0x444e5443u /* "CTND" */
+#define CT_TRAILER_SIZE 16
 #define CT_HEADER_MAX (1u << 20)
 #define CT_BLOCK_RAW_MAX (16u << 20)
 

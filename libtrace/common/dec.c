@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #define MAX_THREADS_TRACKED 65536
@@ -115,6 +117,44 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 	return 0;
 }
 
+static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end);
+
+/* A file that was closed cleanly ends with a trailer pointing at its footer
+ * block: read the totals now, before the events. Anything odd just leaves
+ * f->final_footer at 0; the stream read is not affected. */
+static void read_final_footer(struct ct_file *f)
+{
+	struct stat st;
+	uint8_t t[CT_TRAILER_SIZE], bh[12];
+	if (fstat(fileno(f->f), &st) || (uint64_t)st.st_size < f->offset + CT_TRAILER_SIZE + 12)
+		return;
+	uint64_t size = (uint64_t)st.st_size, at;
+	uint32_t magic, zlen, rlen;
+	if (pread(fileno(f->f), t, sizeof t, (off_t)(size - sizeof t)) != (ssize_t)sizeof t)
+		return;
+	memcpy(&magic, t, 4);
+	memcpy(&at, t + 8, 8);
+	if (magic != CT_TRAILER_MAGIC || at < f->offset || at + 12 > size - sizeof t)
+		return;
+	if (pread(fileno(f->f), bh, sizeof bh, (off_t)at) != (ssize_t)sizeof bh)
+		return;
+	memcpy(&magic, bh, 4), memcpy(&zlen, bh + 4, 4), memcpy(&rlen, bh + 8, 4);
+	if (magic != CT_BLOCK_MAGIC || rlen > 65536 || at + 12 + zlen != size - sizeof t)
+		return;
+	uint8_t *z = malloc(zlen ? zlen : 1), *raw = malloc(rlen ? rlen : 1);
+	if (z && raw && pread(fileno(f->f), z, zlen, (off_t)(at + 12)) == (ssize_t)zlen) {
+		size_t n = ZSTD_decompressDCtx(f->dctx, raw, rlen, z, zlen);
+		const uint8_t *p = raw, *end = raw + (ZSTD_isError(n) ? 0 : n);
+		uint64_t kind, len;
+		if (!ZSTD_isError(n) && n == rlen && !ct_get_varint(&p, end, &kind) &&
+		    kind == CT_K_FOOTER && !ct_get_varint(&p, end, &len) && len == (uint64_t)(end - p) &&
+		    !read_footer(f, p, end))
+			f->final_footer = 1;
+	}
+	free(z);
+	free(raw);
+}
+
 int ct_file_open(struct ct_file *f, const char *path)
 {
 	memset(f, 0, sizeof *f);
@@ -170,6 +210,7 @@ int ct_file_open(struct ct_file *f, const char *path)
 		seterr(f->err, sizeof f->err, "out of memory");
 		goto fail;
 	}
+	read_final_footer(f);
 	return 0;
 fail:
 	ct_file_close(f);
@@ -252,6 +293,18 @@ static int load_block(struct ct_file *f)
 	}
 	uint32_t magic, zlen, rlen;
 	memcpy(&magic, bh, 4), memcpy(&zlen, bh + 4, 4), memcpy(&rlen, bh + 8, 4);
+	if (magic == CT_TRAILER_MAGIC && zlen == 0) {
+		/* A trailer: 4 more bytes, then blocks may go on. */
+		uint8_t rest[CT_TRAILER_SIZE - sizeof bh];
+		if (fread(rest, 1, sizeof rest, f->f) != sizeof rest) {
+			f->status = CT_TRUNCATED;
+			seterr(f->err, sizeof f->err, "%s: truncated inside a trailer at offset %llu",
+			       f->path, (unsigned long long)f->offset);
+			return 0;
+		}
+		f->offset += CT_TRAILER_SIZE;
+		return load_block(f);
+	}
 	if (magic != CT_BLOCK_MAGIC || rlen > CT_BLOCK_RAW_MAX || zlen > ZSTD_compressBound(rlen)) {
 		f->status = CT_CORRUPT;
 		seterr(f->err, sizeof f->err, "%s: corrupt block header at offset %llu", f->path,

@@ -59,6 +59,7 @@ struct ct_file {
 	int footer_last; /* the last item read was a footer */
 	/* footer contents (of the last footer seen) */
 	int have_footer;
+	int final_footer; /* the footer of a cleanly closed file was read at open */
 	uint64_t f_events[CT_NKINDS], f_drops[CT_NKINDS];
 	uint64_t rt_end, mono_end, trunc_str;
 	/* drops seen in DROPS items, summed over threads */

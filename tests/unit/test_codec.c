@@ -812,6 +812,77 @@ static void test_enc_rejects(void)
 	ct_enc_free(&e);
 }
 
+/* Footer blocks followed by trailers, as the writer closes a file: the
+ * totals are read at open through the last trailer, a trailer between
+ * blocks is skipped, and a cut inside the last trailer is a truncation. */
+static void add_footer(struct buf *b, struct ct_enc *e, uint64_t mark)
+{
+	uint64_t drops[CT_NKINDS] = {0};
+	drops[CT_EV_NVTX_POP] = mark;
+	ct_enc_new_block(e);
+	CHECK_EQ(ct_enc_footer(e, drops, 1, 2), 0);
+	uint64_t at = b->len;
+	size_t n;
+	const uint8_t *raw = ct_enc_block(e, &n);
+	put_block(b, raw, n);
+	uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
+	put(b, t, 8);
+	put(b, &at, 8);
+	ct_enc_new_block(e);
+}
+
+static void add_events(struct buf *b, struct ct_enc *e, int n)
+{
+	ct_enc_thread(e, 7);
+	for (int i = 0; i < n; i++) {
+		uint64_t rec[4] = {ct_rec_size(3, 0) | (uint64_t)CT_EV_NVTX_END << 32, 1000 + (uint64_t)i,
+				   (uint64_t)i, 0};
+		CHECK_EQ(ct_enc_record(e, (const struct ct_rec *)rec), 0);
+	}
+	size_t len;
+	const uint8_t *raw = ct_enc_block(e, &len);
+	put_block(b, raw, len);
+	ct_enc_new_block(e);
+}
+
+static void test_trailers(void)
+{
+	struct buf b = {0};
+	struct ct_enc e;
+	CHECK_EQ(ct_enc_init(&e, 1 << 20), 0);
+	start_file(&b);
+	add_events(&b, &e, 10);
+	add_footer(&b, &e, 5); /* a footer written on a signal the program survived */
+	add_events(&b, &e, 20);
+	add_footer(&b, &e, 9);
+	write_file(b.p, b.len);
+	struct ct_file f;
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(f.final_footer, 1);
+	CHECK_EQ(f.f_drops[CT_EV_NVTX_POP], 9); /* the last footer, before any event */
+	CHECK_EQ(f.f_events[CT_EV_NVTX_END], 30);
+	struct ct_event ev;
+	int n = 0;
+	while (ct_file_next(&f, &ev) == 1) {
+		CHECK_EQ(ev.v[1], (uint64_t)(n < 10 ? n : n - 10));
+		n++;
+	}
+	CHECK_EQ(n, 30);
+	CHECK_EQ(f.status, CT_CLEAN);
+	ct_file_close(&f);
+	/* Cut inside the last trailer: every event, no final footer, truncated. */
+	write_file(b.p, b.len - 3);
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(f.final_footer, 0);
+	for (n = 0; ct_file_next(&f, &ev) == 1; n++)
+		;
+	CHECK_EQ(n, 30);
+	CHECK_EQ(f.status, CT_TRUNCATED);
+	ct_file_close(&f);
+	ct_enc_free(&e);
+	free(b.p);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -827,6 +898,7 @@ int main(void)
 	test_round_trip(3, 5000, 1, 1 << 20);
 	test_truncation();
 	test_corruption();
+	test_trailers();
 
 	unlink(path);
 	rmdir(dir);
