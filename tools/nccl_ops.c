@@ -406,6 +406,21 @@ static void kernel_event(struct nccl_ops *e, const struct ct_event *ev)
 
 static void sweep(struct nccl_ops *e, int final);
 
+/* The node of a start event (id in field 1, context in field 2), with what
+ * every start records. */
+static struct node *start_node(struct nccl_ops *e, const struct ct_event *ev, uint64_t ts)
+{
+	struct node *x = get(e, ev->v[1]);
+	if (x) {
+		x->kind = (uint8_t)ev->kind;
+		x->ts = ts;
+		x->last = ts > x->last ? ts : x->last;
+		x->ctx = ev->v[2];
+		x->tid = ev->tid;
+	}
+	return x;
+}
+
 void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 {
 	unsigned kind = ev->kind;
@@ -433,33 +448,21 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		define_comm(e, ev);
 		break;
 	case CT_EV_NCCL_GROUP_API:
-		x = get(e, ev->v[1]);
-		if (!x)
+		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->kind = (uint8_t)kind;
-		x->ts = ts;
-		x->last = ts > x->last ? ts : x->last;
-		x->ctx = ev->v[2];
 		x->depth = ev->v[3];
-		x->tid = ev->tid;
 		break;
 	case CT_EV_NCCL_COLL_API:
 	case CT_EV_NCCL_P2P_API: {
 		int coll = kind == CT_EV_NCCL_COLL_API;
-		x = get(e, ev->v[1]);
-		if (!x)
+		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->kind = (uint8_t)kind;
-		x->ts = ts;
-		x->last = ts > x->last ? ts : x->last;
-		x->ctx = ev->v[2];
 		x->parent = ev->v[3];
 		copy_name(x->func, ev, 4);
 		copy_name(x->dtype, ev, 5);
 		x->count = ev->v[6];
 		x->root = coll ? (int64_t)ev->v[7] : -1;
 		x->stream = ev->v[coll ? 8 : 7];
-		x->tid = ev->tid;
 		uint64_t parent = x->parent;
 		struct node *g = get(e, parent);
 		if (g) {
@@ -470,42 +473,24 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		break;
 	}
 	case CT_EV_NCCL_LAUNCH:
-		x = get(e, ev->v[1]);
-		if (!x)
+		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->kind = (uint8_t)kind;
-		x->ts = ts;
-		x->last = ts > x->last ? ts : x->last;
-		x->ctx = ev->v[2];
 		x->parent = ev->v[3];
 		x->stream = ev->v[4];
-		x->tid = ev->tid;
 		break;
 	case CT_EV_NCCL_GROUP:
-		x = get(e, ev->v[1]);
-		if (!x)
+		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->kind = (uint8_t)kind;
-		x->ts = ts;
-		x->last = ts > x->last ? ts : x->last;
-		x->ctx = ev->v[2];
 		x->link = ev->v[3];
-		x->tid = ev->tid;
 		touch(e, x->link, ts);
 		break;
 	case CT_EV_NCCL_COLL:
 	case CT_EV_NCCL_P2P: {
 		int coll = kind == CT_EV_NCCL_COLL;
-		x = get(e, ev->v[1]);
-		if (!x)
+		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->kind = (uint8_t)kind;
-		x->ts = ts;
-		x->last = ts > x->last ? ts : x->last;
-		x->ctx = ev->v[2];
 		x->parent = ev->v[3];
 		x->link = ev->v[4];
-		x->tid = ev->tid;
 		if (coll) {
 			x->seq = ev->v[5];
 			copy_name(x->func, ev, 6);

@@ -1,0 +1,36 @@
+/* Durations by name, for the summary reports (nvtx_sum, the nsys-like GPU
+ * reports): every duration is kept so the median is exact. */
+#ifndef CT_DURATIONS_H
+#define CT_DURATIONS_H
+
+#include "table.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct dur_agg {
+	char *key;
+	const char *style; /* optional extra column (nvtx_sum's Style) */
+	uint64_t *d;
+	size_t n, cap;
+	uint64_t total, min, max;
+};
+
+struct durations {
+	struct dur_agg *v;
+	size_t n, cap;
+	size_t *index, icap;
+};
+
+/* Adds one duration under (key, style); style is compared by pointer. */
+void dur_add(struct durations *s, const char *key, const char *style, uint64_t d);
+
+/* The table: Time (%), Total Time (ns), <count_col>, Avg, Med, Min, Max,
+ * StdDev (ns), [Style,] <name_col>, rows by total time, largest first.
+ * Time (%) is each row's share of the rows for which in_total says yes
+ * (NULL: all). Frees the aggregates. */
+struct table *dur_table(struct durations *s, const char *title, const char *count_col,
+			const char *name_col, int with_style,
+			int (*in_total)(const struct dur_agg *a));
+
+#endif
