@@ -302,14 +302,9 @@ static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnode
                         int rank, unsigned abi)
 {
 	size_t len = name ? strnlen(name, 4096) : 0;
-	uint32_t size = ct_rec_size(8, (uint32_t)len);
-	struct ct_rec *r = malloc(size);
+	struct ct_rec *r = ct_rec_new(CT_EV_NCCL_COMM, 8, (uint32_t)len);
 	if (!r)
 		return;
-	r->size = size;
-	r->kind = CT_EV_NCCL_COMM;
-	r->reserved = 0;
-	r->f[0] = ct_now();
 	r->f[1] = ctx;
 	r->f[2] = hash;
 	r->f[3] = (uint64_t)nnodes;

@@ -323,14 +323,9 @@ static void name_category(uint64_t domain, uint32_t cat, const char *name, size_
 		return;
 	if (len > MSG_MAX)
 		len = MSG_MAX;
-	uint32_t size = ct_rec_size(4, (uint32_t)len);
-	struct ct_rec *r = malloc(size);
+	struct ct_rec *r = ct_rec_new(CT_EV_CATEGORY, 4, (uint32_t)len);
 	if (!r)
 		return;
-	r->size = size;
-	r->kind = CT_EV_CATEGORY;
-	r->reserved = 0;
-	r->f[0] = ct_now();
 	r->f[1] = domain;
 	r->f[2] = cat;
 	r->f[3] = len;

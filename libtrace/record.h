@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "ring.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Reserves a record of `kind` with nfields values and strbytes of string
@@ -39,6 +40,21 @@ static inline void ct_rec_thread_name(struct ct_thread *t, uint64_t tid, const c
 	r->f[3] = (uint64_t)user;
 	memcpy(&r->f[4], name, len);
 	ct_commit(t, r->size);
+}
+
+/* A record outside the rings (for the definitions queue, ct_defs_add_record),
+ * header filled in and timestamped now; free() it after use. */
+static inline struct ct_rec *ct_rec_new(unsigned kind, unsigned nfields, uint32_t strbytes)
+{
+	uint32_t size = ct_rec_size(nfields, strbytes);
+	struct ct_rec *r = malloc(size);
+	if (r) {
+		r->size = size;
+		r->kind = (uint16_t)kind;
+		r->reserved = 0;
+		r->f[0] = ct_now();
+	}
+	return r;
 }
 
 /* A record whose fields are all numbers (no strings). */

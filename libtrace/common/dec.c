@@ -234,32 +234,22 @@ void ct_file_release(struct ct_file *f)
 	f->p = f->end = NULL;
 	f->tsp = NULL;
 	f->nts = f->ti = 0;
+	free(f->delta);
+	f->delta = NULL;
 	if (f->status == CT_READING)
 		f->status = CT_TRUNCATED;
 }
 
 void ct_file_close(struct ct_file *f)
 {
-	if (f->f)
-		fclose(f->f);
-	for (size_t i = 0; i < f->nstr; i++)
-		free(f->str[i]);
-	free(f->str);
-	free(f->slen);
-	free(f->zbuf);
-	free(f->raw);
-	ZSTD_freeDCtx(f->dctx);
+	ct_file_release(f);
 	ct_header_free(&f->h);
 	if (f->dtab) {
 		free(f->dtab->tid);
 		free(f->dtab->cnt);
 		free(f->dtab);
 	}
-	f->f = NULL, f->str = NULL, f->slen = NULL, f->zbuf = f->raw = NULL, f->dctx = NULL;
 	f->dtab = NULL;
-	f->nstr = 0;
-	free(f->delta);
-	f->delta = NULL;
 }
 
 static int grow(uint8_t **buf, size_t *cap, size_t need)
