@@ -1,4 +1,5 @@
 #include "durations.h"
+#include "xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,14 +11,6 @@ static uint64_t hash_str(const char *s)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return h;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p)
-		exit(1);
-	return p;
 }
 
 static void put_index(struct durations *s, size_t k)

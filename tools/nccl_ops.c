@@ -4,6 +4,7 @@
  * first mention (as a placeholder when only referenced), filled in as its
  * events come, and plans are put together only when handed out. */
 #include "nccl_ops.h"
+#include "xalloc.h"
 #include "nccl_names.h"
 
 #include <stdio.h>
@@ -74,16 +75,6 @@ struct nccl_ops {
 	struct nccl_op *ops;
 	size_t opcap;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q) {
-		fprintf(stderr, "cuptrace: out of memory\n");
-		exit(1);
-	}
-	return q;
-}
 
 static size_t hash64(uint64_t v)
 {

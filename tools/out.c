@@ -1,5 +1,6 @@
 #include "out.h"
 #include "sink.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,12 +122,8 @@ void out_grow(struct out *o, size_t n)
 	size_t ncap = o->cap ? o->cap : 4096;
 	while (ncap < o->len + n)
 		ncap *= 2;
-	char *b = realloc(o->buf, ncap);
-	if (!b) {
-		fprintf(stderr, "cuptrace: out of memory\n");
-		exit(1);
-	}
-	o->buf = b, o->cap = ncap;
+	o->buf = xrealloc(o->buf, ncap);
+	o->cap = ncap;
 }
 
 int out_close(struct out *o)

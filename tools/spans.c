@@ -1,4 +1,5 @@
 #include "spans.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,16 +58,6 @@ struct spans {
 	size_t ncat, catcap;
 	uint64_t last_ts;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q) {
-		fprintf(stderr, "cuptrace: out of memory\n");
-		exit(1);
-	}
-	return q;
-}
 
 /* Inline (uninterned) strings live in the block buffer; keep a copy. */
 static struct sref keep(struct sref r)
