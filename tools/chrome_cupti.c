@@ -44,9 +44,8 @@ void chrome_cupti_file_end(struct chrome *c)
 		free(s->shapes[i].head), free(s->shapes[i].tail);
 	for (size_t i = 0; i < HEAD_SLOTS; i++)
 		free(s->heads[i].text), free(s->heads[i].mid);
-	for (size_t i = 0; i < s->ndm; i++)
-		free(s->dm[i]);
-	free(s->dm), free(s->dml), free(s->tracks), free(s->api), free(s->pend), free(s->shapes);
+	strcache_free(&s->dm);
+	free(s->tracks), free(s->api), free(s->pend), free(s->shapes);
 	free(s->heads);
 	free(s);
 	c->cupti = NULL;
@@ -57,41 +56,8 @@ void chrome_cupti_file_end(struct chrome *c)
 static const char *kernel_name(struct chrome *c, struct cstate *s, const struct ct_event *ev,
                                unsigned i, uint32_t *len)
 {
-	uint64_t sid = ev->v[i];
-	size_t n;
-	if (sid < CT_SID_FIRST) {
-		/* not interned: rare (string table full); no cache */
-		static __thread char *scratch;
-		free(scratch);
-		char *d = gpu_demangle(ev->s[i], ev->sl[i], &n);
-		scratch = json_escape(d, n, &n);
-		free(d);
-		*len = (uint32_t)n;
-		return scratch;
-	}
-	size_t k = sid - CT_SID_FIRST;
-	if (k >= s->ndm) {
-		size_t ncap = s->ndm ? s->ndm : 256;
-		while (ncap <= k)
-			ncap *= 2;
-		char **v = realloc(s->dm, ncap * sizeof *v);
-		uint32_t *l = v ? realloc(s->dml, ncap * sizeof *l) : NULL;
-		if (!v || !l)
-			exit(1);
-		memset(v + s->ndm, 0, (ncap - s->ndm) * sizeof *v);
-		s->dm = v, s->dml = l, s->ndm = ncap;
-	}
-	if (!s->dm[k]) {
-		char *d = gpu_demangle(ev->s[i], ev->sl[i], &n);
-		s->dm[k] = json_escape(d, n, &n);
-		s->dml[k] = (uint32_t)n;
-		free(d);
-		if (!s->dm[k])
-			exit(1);
-	}
 	(void)c;
-	*len = s->dml[k];
-	return s->dm[k];
+	return strcache_get(&s->dm, ev->v[i], ev->s[i], ev->sl[i], gpu_demangle, len);
 }
 
 static char *take(struct out *m, uint32_t *len)

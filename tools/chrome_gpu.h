@@ -5,6 +5,7 @@
 #define CT_CHROME_GPU_H
 
 #include "chrome_int.h"
+#include "strcache.h"
 #include "gpu.h"
 
 #include <stdatomic.h>
@@ -67,9 +68,7 @@ struct cstate {
 	struct pend_slot *pend;
 	struct shape *shapes;
 	struct api_head *heads;
-	char **dm; /* demangled, escaped names by string id */
-	uint32_t *dml;
-	size_t ndm;
+	struct strcache dm; /* demangled, escaped names by string id */
 };
 
 static inline uint64_t gpu_pid(struct chrome *c, uint64_t dev)

@@ -167,11 +167,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs)
 
 static void free_esc(struct tfile *t)
 {
-	for (size_t k = 0; k < t->nesc; k++)
-		free(t->esc[k]);
-	free(t->esc);
-	free(t->esc_len);
-	t->esc = NULL, t->esc_len = NULL, t->nesc = 0;
+	strcache_free(&t->esc);
 }
 
 int inputs_open(struct inputs *in, char **args, int nargs)
@@ -219,34 +215,5 @@ int inputs_rewind(struct inputs *in, size_t i)
 
 const char *tfile_esc(struct tfile *t, uint64_t sid, const char *s, uint32_t len, uint32_t *outlen)
 {
-	static __thread char *scratch;
-	size_t n;
-	if (sid < CT_SID_FIRST) {
-		free(scratch);
-		scratch = json_escape(s, len, &n);
-		if (!scratch)
-			exit(1);
-		*outlen = (uint32_t)n;
-		return scratch;
-	}
-	size_t k = sid - CT_SID_FIRST;
-	if (k >= t->nesc) {
-		size_t ncap = t->nesc ? t->nesc : 256;
-		while (ncap <= k)
-			ncap *= 2;
-		char **e = realloc(t->esc, ncap * sizeof *e);
-		uint32_t *el = e ? realloc(t->esc_len, ncap * sizeof *el) : NULL;
-		if (!e || !el)
-			exit(1);
-		memset(e + t->nesc, 0, (ncap - t->nesc) * sizeof *e);
-		t->esc = e, t->esc_len = el, t->nesc = ncap;
-	}
-	if (!t->esc[k]) {
-		t->esc[k] = json_escape(s, len, &n);
-		if (!t->esc[k])
-			exit(1);
-		t->esc_len[k] = (uint32_t)n;
-	}
-	*outlen = t->esc_len[k];
-	return t->esc[k];
+	return strcache_get(&t->esc, sid, s, len, NULL, outlen);
 }

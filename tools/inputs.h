@@ -4,6 +4,7 @@
 #define CT_INPUTS_H
 
 #include "common/dec.h"
+#include "strcache.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -15,10 +16,7 @@ struct tfile {
 	int64_t off_ns;	 /* event ts + off_ns = ns since the job's base time */
 	uint64_t pid;	 /* pid of its CPU process in merged output */
 	char label[320]; /* "rank R (host:pid)" */
-	/* escaped-string cache, index sid - CT_SID_FIRST */
-	char **esc;
-	uint32_t *esc_len;
-	size_t nesc;
+	struct strcache esc; /* escaped strings by id */
 };
 
 struct inputs {
