@@ -289,60 +289,44 @@ static void put_kernel(struct ct_thread *t, const CUpti_ActivityKernel10 *k)
 	ct_commit(t, r->size);
 }
 
+/* Copies and peer-to-peer copies: two CUPTI structs with the same field
+ * names, one record layout; only the devices differ. */
+#define PUT_COPY(t, m, src_device, dst_device)                                                     \
+	do {                                                                                       \
+		if (!(m)->start && !(m)->end) {                                                    \
+			ct_count_drop(t, CT_EV_MEMCPY);                                            \
+			return;                                                                    \
+		}                                                                                  \
+		struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMCPY, 15, 0);                           \
+		if (!r)                                                                            \
+			return;                                                                    \
+		uint64_t *f = r->f;                                                                \
+		f[0] = ts_of((m)->start);                                                          \
+		f[1] = ts_of((m)->end);                                                            \
+		f[2] = (m)->correlationId;                                                         \
+		f[3] = (m)->bytes;                                                                 \
+		f[4] = (m)->deviceId;                                                              \
+		f[5] = (m)->contextId;                                                             \
+		f[6] = (m)->streamId;                                                              \
+		f[7] = (m)->copyKind;                                                              \
+		f[8] = (m)->srcKind;                                                               \
+		f[9] = (m)->dstKind;                                                               \
+		f[10] = (src_device);                                                              \
+		f[11] = (dst_device);                                                              \
+		f[12] = (m)->flags;                                                                \
+		f[13] = (m)->graphId;                                                              \
+		f[14] = (m)->graphNodeId;                                                          \
+		ct_commit(t, r->size);                                                             \
+	} while (0)
+
 static void put_memcpy(struct ct_thread *t, const CUpti_ActivityMemcpy6 *m)
 {
-	if (!m->start && !m->end) {
-		ct_count_drop(t, CT_EV_MEMCPY);
-		return;
-	}
-	struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMCPY, 15, 0);
-	if (!r)
-		return;
-	uint64_t *f = r->f;
-	f[0] = ts_of(m->start);
-	f[1] = ts_of(m->end);
-	f[2] = m->correlationId;
-	f[3] = m->bytes;
-	f[4] = m->deviceId;
-	f[5] = m->contextId;
-	f[6] = m->streamId;
-	f[7] = m->copyKind;
-	f[8] = m->srcKind;
-	f[9] = m->dstKind;
-	f[10] = m->deviceId;
-	f[11] = m->deviceId;
-	f[12] = m->flags;
-	f[13] = m->graphId;
-	f[14] = m->graphNodeId;
-	ct_commit(t, r->size);
+	PUT_COPY(t, m, m->deviceId, m->deviceId);
 }
 
 static void put_p2p(struct ct_thread *t, const CUpti_ActivityMemcpyPtoP4 *m)
 {
-	if (!m->start && !m->end) {
-		ct_count_drop(t, CT_EV_MEMCPY);
-		return;
-	}
-	struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMCPY, 15, 0);
-	if (!r)
-		return;
-	uint64_t *f = r->f;
-	f[0] = ts_of(m->start);
-	f[1] = ts_of(m->end);
-	f[2] = m->correlationId;
-	f[3] = m->bytes;
-	f[4] = m->deviceId;
-	f[5] = m->contextId;
-	f[6] = m->streamId;
-	f[7] = m->copyKind;
-	f[8] = m->srcKind;
-	f[9] = m->dstKind;
-	f[10] = m->srcDeviceId;
-	f[11] = m->dstDeviceId;
-	f[12] = m->flags;
-	f[13] = m->graphId;
-	f[14] = m->graphNodeId;
-	ct_commit(t, r->size);
+	PUT_COPY(t, m, m->srcDeviceId, m->dstDeviceId);
 }
 
 static void put_memset(struct ct_thread *t, const CUpti_ActivityMemset4 *m)
