@@ -55,6 +55,46 @@ static void opt_time(struct table *t, uint64_t n, double v, int decimals)
 
 /* ---- nccl_sum ---- */
 
+/* The rows of a, merged where same() says two rows are one (summing what
+ * adds up); a calloc'd array the caller frees. */
+static struct nccl_row *merge_rows(const struct nccl_agg *a,
+                                   int (*same)(const struct nccl_row *, const struct nccl_row *),
+                                   size_t *count)
+{
+	struct nccl_row *m = calloc(a->n + 1, sizeof *m);
+	if (!m)
+		exit(1);
+	size_t n = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct nccl_row *r = &a->v[i];
+		size_t k;
+		for (k = 0; k < n && !same(&m[k], r); k++)
+			;
+		if (k == n) {
+			m[n++] = *r;
+			continue;
+		}
+		struct nccl_row *x = &m[k];
+		x->calls += r->calls, x->bytes += r->bytes;
+		x->min = r->min < x->min ? r->min : x->min;
+		x->max = r->max > x->max ? r->max : x->max;
+		x->timed += r->timed, x->timed_bytes += r->timed_bytes, x->time_ns += r->time_ns;
+		x->bus_bytes += r->bus_bytes;
+	}
+	*count = n;
+	return m;
+}
+
+static int same_op_dtype(const struct nccl_row *x, const struct nccl_row *y)
+{
+	return !strcmp(x->func, y->func) && !strcmp(x->dtype, y->dtype);
+}
+
+static int same_rank_op(const struct nccl_row *x, const struct nccl_row *y)
+{
+	return x->rank == y->rank && !strcmp(x->func, y->func);
+}
+
 static int cmp_sum(const void *x, const void *y)
 {
 	const struct nccl_row *a = x, *b = y;
@@ -74,27 +114,8 @@ static int end_sum(void *p, struct table **out)
 		return 0;
 	}
 	/* Rows of all ranks merged per (operation, datatype). */
-	struct nccl_row *m = calloc(a->n + 1, sizeof *m);
-	if (!m)
-		exit(1);
-	size_t n = 0;
-	for (size_t i = 0; i < a->n; i++) {
-		const struct nccl_row *r = &a->v[i];
-		size_t k;
-		for (k = 0; k < n && (strcmp(m[k].func, r->func) || strcmp(m[k].dtype, r->dtype));
-		     k++)
-			;
-		if (k == n) {
-			m[n++] = *r;
-			continue;
-		}
-		struct nccl_row *x = &m[k];
-		x->calls += r->calls, x->bytes += r->bytes;
-		x->min = r->min < x->min ? r->min : x->min;
-		x->max = r->max > x->max ? r->max : x->max;
-		x->timed += r->timed, x->timed_bytes += r->timed_bytes, x->time_ns += r->time_ns;
-		x->bus_bytes += r->bus_bytes;
-	}
+	size_t n;
+	struct nccl_row *m = merge_rows(a, same_op_dtype, &n);
 	qsort(m, n, sizeof *m, cmp_sum);
 	static const char *cols[] = {"Operation",    "Datatype",        "Calls",
 	                             "Total Bytes",  "Avg Bytes",       "Min Bytes",
@@ -230,22 +251,8 @@ static int end_ranks(void *p, struct table **out)
 		nccl_collect_release();
 		return 0;
 	}
-	struct nccl_row *m = calloc(a->n + 1, sizeof *m);
-	if (!m)
-		exit(1);
-	size_t n = 0;
-	for (size_t i = 0; i < a->n; i++) {
-		const struct nccl_row *r = &a->v[i];
-		size_t k;
-		for (k = 0; k < n && (m[k].rank != r->rank || strcmp(m[k].func, r->func)); k++)
-			;
-		if (k == n) {
-			m[n++] = *r;
-			continue;
-		}
-		m[k].calls += r->calls, m[k].bytes += r->bytes;
-		m[k].timed += r->timed, m[k].time_ns += r->time_ns;
-	}
+	size_t n;
+	struct nccl_row *m = merge_rows(a, same_rank_op, &n);
 	qsort(m, n, sizeof *m, cmp_rank_op);
 	static const char *cols[] = {"Rank", "Operation", "Calls", "Total Bytes",
 	                             "Total Time (ns)"};
