@@ -269,10 +269,11 @@ static int load_block(struct ct_file *f)
 	uint8_t bh[12];
 	size_t got = fread(bh, 1, sizeof bh, f->f);
 	if (got == 0) {
-		f->status = f->footer_last ? CT_CLEAN : CT_TRUNCATED;
-		if (!f->footer_last)
-			seterr(f->err, sizeof f->err, "%s: truncated: no footer (the process did not exit cleanly)",
-			       f->path);
+		/* Clean only when the file ends exactly after a footer's trailer. */
+		f->status = f->trailer_last ? CT_CLEAN : CT_TRUNCATED;
+		if (!f->trailer_last)
+			seterr(f->err, sizeof f->err, "%s: truncated: %s (the process did not exit cleanly)",
+			       f->path, f->footer_last ? "no trailer after the footer" : "no footer");
 		return 0;
 	}
 	if (got < sizeof bh) {
@@ -293,6 +294,7 @@ static int load_block(struct ct_file *f)
 			return 0;
 		}
 		f->offset += CT_TRAILER_SIZE;
+		f->trailer_last = f->footer_last;
 		return load_block(f);
 	}
 	if (magic != CT_BLOCK_MAGIC || rlen > CT_BLOCK_RAW_MAX || zlen > ZSTD_compressBound(rlen)) {
@@ -327,6 +329,7 @@ static int load_block(struct ct_file *f)
 	f->end = f->raw + rlen;
 	f->tid = -1;
 	f->footer_last = 0;
+	f->trailer_last = 0;
 	f->tsp = NULL;
 	f->nts = f->ti = 0;
 	const uint8_t *q = f->p;

@@ -57,6 +57,7 @@ struct ct_file {
 	int64_t tid;
 	uint64_t last_ts;
 	int footer_last; /* the last item read was a footer */
+	int trailer_last; /* ...and the trailer came right after it */
 	/* footer contents (of the last footer seen) */
 	int have_footer;
 	int final_footer; /* the footer of a cleanly closed file was read at open */

@@ -156,7 +156,8 @@ def test_truncated_files_convert_up_to_the_last_block(tmp_path):
     full = convert([f], tmp_path / "full.json")
     nfull = sum(1 for e in full["traceEvents"] if e.get("ph") == "X")
     hlen = 16 + int.from_bytes(data[12:16], "little")
-    cuts = sorted(set([0, 5, 8, 12, 15, 16, hlen - 1, hlen, hlen + 3, hlen + 12, len(data) - 1]
+    cuts = sorted(set([0, 5, 8, 12, 15, 16, hlen - 1, hlen, hlen + 3, hlen + 12,
+                      len(data) - 16, len(data) - 1]
                       + list(range(hlen, len(data), max(1, (len(data) - hlen) // 25)))))
     counts = []
     for cut in cuts:

@@ -137,6 +137,15 @@ static void put_block(struct buf *b, const uint8_t *raw, size_t n)
 	free(z);
 }
 
+/* The trailer the writer puts after each footer block (at: that block's
+ * offset). A clean file ends exactly after one. */
+static void put_trailer(struct buf *b, uint64_t at)
+{
+	uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
+	put(b, t, 8);
+	put(b, &at, 8);
+}
+
 static void write_file(const uint8_t *p, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -346,7 +355,9 @@ static void make_trace(struct trace *t, size_t nev, int nblocks, size_t strtab_m
 	for (unsigned k = 0; k < CT_NKINDS; k++)
 		t->footer_drops[k] = below(4) ? 0 : rnd_u();
 	CHECK_EQ(ct_enc_footer(&e, t->footer_drops, 111, 222), 0);
+	uint64_t at = t->file.len;
 	finish_block(t, &e);
+	put_trailer(&t->file, at);
 	t->interned = e.st.n;
 	ct_enc_free(&e);
 }
@@ -562,7 +573,9 @@ static void expect_status(const uint8_t *raw, size_t len, enum ct_status status,
 {
 	struct buf b = {0};
 	start_file(&b);
+	uint64_t at = b.len;
 	put_block(&b, raw, len);
+	put_trailer(&b, at); /* as the writer ends a file; clean only after a footer */
 	write_file(b.p, b.len);
 	free(b.p);
 	struct ct_file f;
@@ -764,7 +777,15 @@ static void test_open_errors(void)
 	uint8_t raw[64];
 	size_t len = 0;
 	ITEM(CT_K_FOOTER, 0);
+	uint64_t at = b.len;
 	put_block(&b, raw, len);
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	CHECK_EQ(f.status, CT_TRUNCATED); /* a footer without its trailer */
+	CHECK(strstr(f.err, "no trailer after the footer") != NULL);
+	ct_file_close(&f);
+	put_trailer(&b, at);
 	write_file(b.p, b.len);
 	CHECK_EQ(ct_file_open(&f, path), 0);
 	CHECK_EQ(ct_file_next(&f, &ev), 0);
@@ -825,9 +846,7 @@ static void add_footer(struct buf *b, struct ct_enc *e, uint64_t mark)
 	size_t n;
 	const uint8_t *raw = ct_enc_block(e, &n);
 	put_block(b, raw, n);
-	uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
-	put(b, t, 8);
-	put(b, &at, 8);
+	put_trailer(b, at);
 	ct_enc_new_block(e);
 }
 
