@@ -364,6 +364,7 @@ static struct plan *queue[1024];
 static int qhead, qtail, qdone;
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t qroom = PTHREAD_COND_INITIALIZER; /* the queue has room */
 static uint64_t gpu_busy_until;
 
 static void sleep_until_gpu(uint64_t t)
@@ -441,6 +442,7 @@ static void *proxy_main(void *arg)
 		if (qhead == qtail)
 			break;
 		struct plan *p = queue[qhead++ % 1024];
+		pthread_cond_signal(&qroom);
 		pthread_mutex_unlock(&qlock);
 		run_plan(p);
 		free(p);
@@ -670,6 +672,8 @@ static void launch_plans(void)
 		if (p->group)
 			stop(p->group);
 		pthread_mutex_lock(&qlock);
+		while (qtail - qhead >= 1024) /* the "GPU" is 1024 plans behind: wait */
+			pthread_cond_wait(&qroom, &qlock);
 		queue[qtail++ % 1024] = p;
 		pthread_cond_signal(&qcond);
 		pthread_mutex_unlock(&qlock);
