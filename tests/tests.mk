@@ -2,7 +2,8 @@
 #   test-unit         C unit tests of the library and format code (tests/unit)
 #   test-integration  real programs traced and checked (tests/integration, pytest)
 #   test-fuzz         replays the fuzz corpus through every reader entry point
-#   test-tsan         the ring and writer tests under ThreadSanitizer
+#   test-tsan         the ring and writer tests, a traced run and a parallel
+#                     conversion under ThreadSanitizer
 #   test-san          the whole suite under ASan/UBSan
 #   test-gpu          GPU smoke test (skips plainly without a GPU)
 
@@ -76,7 +77,8 @@ test-integration: all test-progs
 test: deps all test-progs test-unit test-integration test-fuzz test-fuzz-nccl
 
 test-tsan:
-	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit
+	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit all build/tests/cupti_sim/sim_train
+	$(Q)sh tests/tsan_tools.sh
 
 test-san:
 	$(Q)$(MAKE) --no-print-directory SAN=address,undefined test-unit test-integration

@@ -9,11 +9,14 @@
 
 /* The document head always holds an event, so every later one starts with
  * a comma; chunks handed to the sink end between events. */
-void chrome_sep(struct chrome *c)
+int chrome_sep(struct chrome *c)
 {
+	if (!c->mine)
+		return 0;
 	out_chunk(c->o, CHROME_CHUNK);
 	out_lit(c->o, ",\n");
 	c->nevents++;
+	return 1;
 }
 
 void chrome_sref(struct chrome *c, const struct sref *r)
@@ -92,7 +95,8 @@ static void drops_event(struct chrome *c, uint64_t last_ts)
 	if (!total)
 		return;
 	struct out *o = c->o;
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"cuptrace\",\"name\":\"events dropped: ");
 	out_u64(o, total);
 	out_ch(o, '"');
@@ -111,8 +115,15 @@ int chrome_file(struct chrome *c, struct tfile *t)
 		return -1;
 	struct ct_event ev;
 	uint64_t n = 0;
+	unsigned k = c->nshares > 1 ? c->nshares : 1;
+	uint64_t block = 0;
+	c->mine = 1;
 	while (ct_file_next(&t->f, &ev) == 1) {
-		if (c->progress && !(++n & 0xffff))
+		if (k > 1 && t->f.nblocks != block) {
+			block = t->f.nblocks;
+			c->mine = (block - 1) % k == c->share;
+		}
+		if (c->progress && !(++n & 0xffff) && c->share == 0)
 			atomic_fetch_add_explicit(c->progress, 0x10000, memory_order_relaxed);
 		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END) {
 			chrome_cupti_event(c, &ev);
@@ -125,13 +136,15 @@ int chrome_file(struct chrome *c, struct tfile *t)
 				chrome_nccl_event(c, &ev);
 		}
 	}
+	c->mine = c->share == 0; /* what the file's end writes */
 	spans_finish(sp);
 	chrome_cupti_file_end(c);
 	chrome_nccl_file_end(c);
 	drops_event(c, spans_last_ts(sp));
 	spans_free(sp);
 	if (t->f.status == CT_CORRUPT) {
-		fprintf(stderr, "cuptrace: %s\n", t->f.err);
+		if (c->share == 0)
+			fprintf(stderr, "cuptrace: %s\n", t->f.err);
 		return -1;
 	}
 	return 0;

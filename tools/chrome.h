@@ -18,6 +18,12 @@ struct chrome {
 	struct tfile *t; /* file being converted */
 	int kineto;	 /* per-rank Kineto layout: OS pids, GPU pid = device */
 	uint64_t nevents;
+	/* A file may be converted by several workers at once, each decoding
+	 * all of it (the matching state needs every event) but writing only
+	 * what the events of its blocks produce: block b belongs to share
+	 * b % nshares. mine: the event at hand belongs to this share. */
+	unsigned share, nshares;
+	int mine;
 	_Atomic uint64_t *progress; /* events converted, for the progress line */
 	void *cupti;		    /* per-file state of chrome_cupti.c */
 	void *nccl;		    /* per-file state of chrome_nccl.c */

@@ -127,6 +127,16 @@ static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_eve
 static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev)
 {
 	const struct gpu_fields *f = s->f;
+	if (!c->mine) {
+		/* Another worker writes it: keep only the state (its track
+		 * named, its call waiting for it). */
+		uint64_t dev = ev->v[f->k.dev];
+		int64_t tid = gpu_stream_tid(ev->v[f->k.stream]);
+		gpu_name_track(c, s, dev, tid);
+		gpu_flow(c, s, ev->v[f->k.corr], NULL, 0, NULL, 0, gpu_pid(c, dev), tid,
+		         ev->v[f->k.ts]);
+		return;
+	}
 	uint64_t key[14] = {ev->v[f->k.name],     ev->v[f->k.dev],      ev->v[f->k.ctx],
 	                    ev->v[f->k.stream],   ev->v[f->k.grid[0]],  ev->v[f->k.grid[1]],
 	                    ev->v[f->k.grid[2]],  ev->v[f->k.block[0]], ev->v[f->k.block[1]],
@@ -135,10 +145,10 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	/* a few fields pick the slot (the whole key is compared) */
 	uint64_t h = mix(key[0] * 0x9e3779b97f4a7c15ull ^ key[3] * 0xc2b2ae3d27d4eb4full ^
 	                 key[4] * 0x165667b19e3779f9ull ^ key[7] ^ key[10] << 20 ^ key[1] << 40);
-	struct shape tmp = {{0}, NULL, NULL, 0, 0}, *sh = &s->shapes[h & (SHAPE_SLOTS - 1)];
+	struct shape tmp, *sh = &s->shapes[h & (SHAPE_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
-	if (!cacheable)
-		sh = &tmp;
+	if (!cacheable) /* (zeroed only here: this runs for every kernel) */
+		memset(&tmp, 0, sizeof tmp), sh = &tmp;
 	if (!sh->head || memcmp(sh->key, key, sizeof key)) {
 		free(sh->head), free(sh->tail);
 		memcpy(sh->key, key, sizeof key);
@@ -147,43 +157,48 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	}
 	uint64_t ts = ev->v[f->k.ts], end = ev->v[f->k.end];
 	struct out *o = c->o;
-	chrome_sep(c);
 	char tt[28];
-	uint32_t tsl = gpu_fmt_ts(c, tt, ts);
-	char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
-	memcpy(p, sh->head, sh->head_len);
-	p += sh->head_len;
-	PUT_LIT(p, ",\"ts\":");
-	memcpy(p, tt, tsl);
-	p += tsl;
-	PUT_LIT(p, ",\"dur\":");
-	p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
-	PUT_LIT(p, ",\"args\":{\"correlation\":");
-	p = put_u64(p, ev->v[f->k.corr]);
-	memcpy(p, sh->tail, sh->tail_len);
-	p += sh->tail_len;
-	if (key[13]) {
-		PUT_LIT(p, ",\"graph node\":");
-		p = put_u64(p, ev->v[f->k.node]);
+	uint32_t tsl = 0;
+	int written = chrome_sep(c);
+	if (written) {
+		tsl = gpu_fmt_ts(c, tt, ts);
+		char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
+		memcpy(p, sh->head, sh->head_len);
+		p += sh->head_len;
+		PUT_LIT(p, ",\"ts\":");
+		memcpy(p, tt, tsl);
+		p += tsl;
+		PUT_LIT(p, ",\"dur\":");
+		p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
+		PUT_LIT(p, ",\"args\":{\"correlation\":");
+		p = put_u64(p, ev->v[f->k.corr]);
+		memcpy(p, sh->tail, sh->tail_len);
+		p += sh->tail_len;
+		if (key[13]) {
+			PUT_LIT(p, ",\"graph node\":");
+			p = put_u64(p, ev->v[f->k.node]);
+		}
+		PUT_LIT(p, "}}");
+		END(o, p);
 	}
-	PUT_LIT(p, "}}");
-	END(o, p);
-	gpu_flow(c, s, ev->v[f->k.corr], sh->pt, sh->pt_len, tt, tsl, gpu_pid(c, key[1]),
-	         gpu_stream_tid(key[3]), ts);
+	gpu_flow(c, s, ev->v[f->k.corr], written ? sh->pt : NULL, sh->pt_len, written ? tt : NULL,
+	         tsl, gpu_pid(c, key[1]), gpu_stream_tid(key[3]), ts);
 	if (!cacheable)
 		free(tmp.head), free(tmp.tail);
 }
 
 /* Copies and memsets share their layout: common args, then extras. */
-static void transfer_head(struct chrome *c, struct cstate *s, const char *cat, uint64_t dev,
-                          uint64_t stream)
+static int transfer_head(struct chrome *c, struct cstate *s, const char *cat, uint64_t dev,
+                         uint64_t stream)
 {
 	struct out *o = c->o;
 	gpu_name_track(c, s, dev, gpu_stream_tid(stream));
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return 0;
 	out_lit(o, "{\"ph\":\"X\",\"cat\":\"");
 	out_str(o, cat);
 	out_lit(o, "\",\"name\":\"");
+	return 1;
 }
 
 static void transfer_tail(struct chrome *c, uint64_t dev, uint64_t ctx, uint64_t stream,
@@ -217,7 +232,8 @@ static void memcpy_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 	const uint64_t *v = ev->v;
 	uint64_t dev = v[f->m.dev], stream = v[f->m.stream], ts = v[f->m.ts], end = v[f->m.end];
 	struct out *o = c->o;
-	transfer_head(c, s, "gpu_memcpy", dev, stream);
+	if (!transfer_head(c, s, "gpu_memcpy", dev, stream))
+		goto flow;
 	out_lit(o, "Memcpy ");
 	out_str(o, gpu_copy_kind(v[f->m.kind]));
 	out_lit(o, " (");
@@ -236,6 +252,7 @@ static void memcpy_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 		out_u64(o, v[f->m.dst_dev]);
 	}
 	out_lit(o, "}}");
+flow:
 	gpu_flow_num(c, s, v[f->m.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
 }
 
@@ -245,7 +262,8 @@ static void memset_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 	const uint64_t *v = ev->v;
 	uint64_t dev = v[f->s.dev], stream = v[f->s.stream], ts = v[f->s.ts], end = v[f->s.end];
 	struct out *o = c->o;
-	transfer_head(c, s, "gpu_memset", dev, stream);
+	if (!transfer_head(c, s, "gpu_memset", dev, stream))
+		goto flow;
 	out_lit(o, "Memset (");
 	out_str(o, gpu_memory_kind(v[f->s.mem_kind]));
 	out_ch(o, ')');
@@ -253,6 +271,7 @@ static void memset_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 	out_lit(o, ",\"value\":");
 	out_u64(o, v[f->s.value]);
 	out_lit(o, "}}");
+flow:
 	gpu_flow_num(c, s, v[f->s.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
 }
 
@@ -278,7 +297,8 @@ static void sync_ev(struct chrome *c, struct cstate *s, const struct ct_event *e
 		tid += GPU_TID_SYNC;
 	gpu_name_track(c, s, dev, tid);
 	struct out *o = c->o;
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		goto flow;
 	out_lit(o, "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"");
 	out_str(o, gpu_sync_name(v[f->y.type]));
 	out_ch(o, '"');
@@ -301,6 +321,7 @@ static void sync_ev(struct chrome *c, struct cstate *s, const struct ct_event *e
 		out_u64(o, v[f->y.event]);
 	}
 	out_lit(o, "}}");
+flow:
 	gpu_flow_num(c, s, v[f->y.corr], gpu_pid(c, dev), tid, ts);
 }
 
@@ -334,40 +355,48 @@ static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	const struct gpu_fields *f = s->f;
 	const uint64_t *v = ev->v;
 	uint64_t ts = v[f->a.ts], end = v[f->a.end];
+	if (!c->mine) { /* another worker writes it */
+		gpu_api_seen(c, s, v[f->a.corr], c->t->pid, (int64_t)v[f->a.tid], ts, NULL, 0, NULL, 0);
+		return;
+	}
 	uint64_t key[4] = {v[f->a.name], v[f->a.tid], v[f->a.cbid], v[f->a.api]};
-	struct api_head tmp = {{0}, NULL, NULL, 0, 0};
+	struct api_head tmp;
 	struct api_head *h =
 	    &s->heads[mix(key[0] ^ mix(key[1] ^ mix(key[2] ^ key[3]))) & (HEAD_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
 	if (!cacheable)
-		h = &tmp;
+		memset(&tmp, 0, sizeof tmp), h = &tmp;
 	if (!h->text || memcmp(h->key, key, sizeof key)) {
 		free(h->text), free(h->mid);
 		memcpy(h->key, key, sizeof key);
 		api_head(c, s, ev, h);
 	}
 	struct out *o = c->o;
-	chrome_sep(c);
 	char tt[28];
-	uint32_t tsl = gpu_fmt_ts(c, tt, ts);
-	char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
-	memcpy(p, h->text, h->len);
-	p += h->len;
-	PUT_LIT(p, ",\"ts\":");
-	memcpy(p, tt, tsl);
-	p += tsl;
-	PUT_LIT(p, ",\"dur\":");
-	p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
-	memcpy(p, h->mid, h->mid_len);
-	p += h->mid_len;
-	p = put_u64(p, v[f->a.corr]);
-	if (v[f->a.status]) {
-		PUT_LIT(p, ",\"return\":");
-		p = put_u64(p, v[f->a.status]);
+	uint32_t tsl = 0;
+	int written = chrome_sep(c);
+	if (written) {
+		tsl = gpu_fmt_ts(c, tt, ts);
+		char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
+		memcpy(p, h->text, h->len);
+		p += h->len;
+		PUT_LIT(p, ",\"ts\":");
+		memcpy(p, tt, tsl);
+		p += tsl;
+		PUT_LIT(p, ",\"dur\":");
+		p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
+		memcpy(p, h->mid, h->mid_len);
+		p += h->mid_len;
+		p = put_u64(p, v[f->a.corr]);
+		if (v[f->a.status]) {
+			PUT_LIT(p, ",\"return\":");
+			p = put_u64(p, v[f->a.status]);
+		}
+		PUT_LIT(p, "}}");
+		END(o, p);
 	}
-	PUT_LIT(p, "}}");
-	END(o, p);
-	gpu_api_seen(c, s, v[f->a.corr], h->pt, h->pt_len, tt, tsl);
+	gpu_api_seen(c, s, v[f->a.corr], c->t->pid, (int64_t)v[f->a.tid], ts,
+	             written ? h->pt : NULL, h->pt_len, tt, tsl);
 	if (!cacheable)
 		free(tmp.text), free(tmp.mid);
 }
@@ -390,7 +419,8 @@ static void memory_ev(struct chrome *c, struct cstate *s, const struct ct_event 
 		s->mem[d] = 0; /* freed what was allocated before tracing began */
 	gpu_name_process(c, s, dev);
 	struct out *o = c->o;
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"C\",\"name\":\"GPU memory used\",\"pid\":");
 	out_u64(o, gpu_pid(c, dev));
 	chrome_ts(c, v[f->mem.ts]);

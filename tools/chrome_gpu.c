@@ -18,13 +18,15 @@ void gpu_name_process(struct chrome *c, struct cstate *s, uint64_t dev)
 	    snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
 	             (long long)(c->t->rank < 0 ? 0 : c->t->rank), (unsigned long long)dev,
 	             want == 2 ? " (" : "", want == 2 ? s->dev_name[d] : "", want == 2 ? ")" : "");
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
 	out_u64(o, pid);
 	out_lit(o, ",\"args\":{\"name\":");
 	out_json_str(o, label, (size_t)n < sizeof label ? (size_t)n : sizeof label - 1);
 	out_lit(o, "}}");
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":");
 	out_u64(o, pid);
 	out_lit(o, ",\"args\":{\"sort_index\":");
@@ -63,7 +65,8 @@ void gpu_name_track(struct chrome *c, struct cstate *s, uint64_t dev, int64_t ti
 	s->ntracks++;
 	gpu_name_process(c, s, dev);
 	struct out *o = c->o;
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_name\"");
 	chrome_pid_tid(c, gpu_pid(c, dev), tid);
 	out_lit(o, ",\"args\":{\"name\":\"");
@@ -78,7 +81,8 @@ void gpu_name_track(struct chrome *c, struct cstate *s, uint64_t dev, int64_t ti
 		out_i64(o, tid == 0x7ffffffell ? 0 : tid);
 	}
 	out_lit(o, "\"}}");
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\"");
 	chrome_pid_tid(c, gpu_pid(c, dev), tid);
 	out_lit(o, ",\"args\":{\"sort_index\":");
@@ -109,7 +113,8 @@ static void flow_half(struct chrome *c, char ph, uint64_t id, const char *pt, ui
                       const char *ts, uint32_t tsl)
 {
 	struct out *o = c->o;
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	char *p = BEGIN(o, 96 + ptl + tsl + NUM_MAX);
 	PUT_LIT(p, "{\"ph\":\"");
 	*p++ = ph;
@@ -128,17 +133,29 @@ static void flow_half(struct chrome *c, char ph, uint64_t id, const char *pt, ui
 	END(o, p);
 }
 
+/* The arrow from call a to a GPU event. Its track and time come formatted
+ * (pt, ts) when the caller wrote them already, else as numbers. Written
+ * only by the conversion share that owns the event at hand (c->mine). */
 static void flow(struct chrome *c, struct api_slot *a, const char *pt, uint32_t ptl, const char *ts,
-                 uint32_t tsl)
+                 uint32_t tsl, uint64_t pid, int64_t tid, uint64_t tsv)
 {
-	uint64_t id = atomic_fetch_add_explicit(&flow_ids, 1, memory_order_relaxed) + 1;
 	a->uses++;
-	flow_half(c, 's', id, a->pt, a->pt_len, a->ts, a->ts_len);
+	if (!c->mine)
+		return;
+	uint64_t id = atomic_fetch_add_explicit(&flow_ids, 1, memory_order_relaxed) + 1;
+	char gpt[56], gts[28];
+	if (!a->pt_len)
+		a->pt_len = (uint8_t)gpu_fmt_pt(a->pt, a->pid, a->tid);
+	if (!a->ts_len)
+		a->ts_len = (uint8_t)gpu_fmt_ts(c, a->ts_text, a->ts);
+	flow_half(c, 's', id, a->pt, a->pt_len, a->ts_text, a->ts_len);
+	if (!pt)
+		pt = gpt, ptl = gpu_fmt_pt(gpt, pid, tid);
+	if (!ts)
+		ts = gts, tsl = gpu_fmt_ts(c, gts, tsv);
 	flow_half(c, 'f', id, pt, ptl, ts, tsl);
 }
 
-/* The arrow to a GPU event (its track and time given as written, and as
- * numbers for when its call has not been seen yet). */
 void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt, uint32_t ptl,
               const char *ts, uint32_t tsl, uint64_t pid, int64_t tid, uint64_t tsv)
 {
@@ -146,7 +163,7 @@ void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
 		return;
 	struct api_slot *a = &s->api[corr & (API_SLOTS - 1)];
 	if (a->corr == corr) {
-		flow(c, a, pt, ptl, ts, tsl);
+		flow(c, a, pt, ptl, ts, tsl, pid, tid, tsv);
 		return;
 	}
 	/* The call comes later in the file: wait for it. */
@@ -155,6 +172,7 @@ void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
 		struct pend_slot *e = &s->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (!e->corr) {
 			*e = (struct pend_slot){corr, tsv, pid, tid};
+			s->npend++;
 			return;
 		}
 	}
@@ -165,31 +183,31 @@ void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt,
 void gpu_flow_num(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid, int64_t tid,
                   uint64_t ts)
 {
-	char pt[56], tt[28];
-	uint32_t ptl = gpu_fmt_pt(pt, pid, tid), tsl = gpu_fmt_ts(c, tt, ts);
-	gpu_flow(c, s, corr, pt, ptl, tt, tsl, pid, tid, ts);
+	gpu_flow(c, s, corr, NULL, 0, NULL, 0, pid, tid, ts);
 }
 
-void gpu_api_seen(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt, uint32_t ptl,
-                  const char *ts, uint32_t tsl)
+void gpu_api_seen(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid, int64_t tid,
+                  uint64_t ts, const char *pt, uint32_t ptl, const char *tss, uint32_t tsl)
 {
-	if (!corr || ptl > sizeof s->api->pt || tsl > sizeof s->api->ts)
+	if (!corr)
 		return;
 	struct api_slot *a = &s->api[corr & (API_SLOTS - 1)];
-	a->corr = corr;
-	a->uses = 0;
-	a->pt_len = (uint8_t)ptl;
-	a->ts_len = (uint8_t)tsl;
-	memcpy(a->pt, pt, ptl);
-	memcpy(a->ts, ts, tsl);
+	a->corr = corr, a->uses = 0, a->tid = tid, a->pid = pid, a->ts = ts;
+	a->pt_len = a->ts_len = 0;
+	if (pt && ptl <= sizeof a->pt && tsl <= sizeof a->ts_text) {
+		memcpy(a->pt, pt, ptl);
+		memcpy(a->ts_text, tss, tsl);
+		a->pt_len = (uint8_t)ptl, a->ts_len = (uint8_t)tsl;
+	}
+	if (!s->npend)
+		return; /* the usual case: calls come before their GPU work */
 	size_t h = mix(corr);
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &s->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (e->corr == corr) {
-			char gpt[56], gts[28];
-			flow(c, a, gpt, gpu_fmt_pt(gpt, e->pid, e->tid), gts,
-			     gpu_fmt_ts(c, gts, e->ts));
+			flow(c, a, NULL, 0, NULL, 0, e->pid, e->tid, e->ts);
 			e->corr = 0;
+			s->npend--;
 		}
 	}
 }

@@ -24,10 +24,12 @@
  * already written, so an arrow costs no number formatting on that side. */
 struct api_slot {
 	uint64_t corr;
-	uint32_t uses; /* GPU events already tied to it */
-	uint8_t pt_len, ts_len;
+	uint32_t uses;		/* GPU events already tied to it */
+	uint8_t pt_len, ts_len; /* 0: not written yet, format from the numbers */
+	int64_t tid;
+	uint64_t pid, ts;
 	char pt[56]; /* "pid":P,"tid":T */
-	char ts[28];
+	char ts_text[28];
 };
 
 struct pend_slot {
@@ -66,6 +68,7 @@ struct cstate {
 	size_t ntracks, tcap;
 	struct api_slot *api;
 	struct pend_slot *pend;
+	size_t npend; /* slots of pend in use: calls need not look when 0 */
 	struct shape *shapes;
 	struct api_head *heads;
 	struct strcache dm; /* demangled, escaped names by string id */
@@ -149,14 +152,16 @@ void gpu_name_track(struct chrome *c, struct cstate *s, uint64_t dev, int64_t ti
 /* "pid":P,"tid":T and a time as written in events */
 uint32_t gpu_fmt_pt(char *b, uint64_t pid, int64_t tid);
 uint32_t gpu_fmt_ts(struct chrome *c, char *b, uint64_t ts);
-/* The arrow to a GPU event: its track and time as written, and as numbers
- * for when its call has not been seen yet. */
+/* The arrow to a GPU event: its track and time as written (pt, ts; NULL
+ * when not written), and as numbers. Arrows are written only when c->mine;
+ * the matching state is kept either way. */
 void gpu_flow(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt, uint32_t ptl,
               const char *ts, uint32_t tsl, uint64_t pid, int64_t tid, uint64_t tsv);
 void gpu_flow_num(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid, int64_t tid,
                   uint64_t ts);
-/* A call seen: GPU events waiting for it get their arrows. */
-void gpu_api_seen(struct chrome *c, struct cstate *s, uint64_t corr, const char *pt, uint32_t ptl,
-                  const char *ts, uint32_t tsl);
+/* A call seen (its track and start as numbers, and as written when it was:
+ * pt, tss, else NULL): GPU events waiting for it get their arrows. */
+void gpu_api_seen(struct chrome *c, struct cstate *s, uint64_t corr, uint64_t pid, int64_t tid,
+                  uint64_t ts, const char *pt, uint32_t ptl, const char *tss, uint32_t tsl);
 
 #endif

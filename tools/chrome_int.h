@@ -7,8 +7,10 @@
 #include "chrome.h"
 #include "spans.h"
 
-/* Separator before each event object. */
-void chrome_sep(struct chrome *c);
+/* Separator before each event object. 0 when the event at hand is not
+ * this worker's to write (see chrome.h, shares): the caller then writes
+ * nothing, but still keeps its state. Always test it. */
+__attribute__((warn_unused_result)) int chrome_sep(struct chrome *c);
 /* A string reference of the current file, quoted and escaped. */
 void chrome_sref(struct chrome *c, const struct sref *r);
 /* ,"pid":P,"tid":T */

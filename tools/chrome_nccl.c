@@ -76,7 +76,8 @@ static void name_tracks(struct cn *n, const struct nccl_comm *cm)
 	char label[160];
 	comm_label(label, sizeof label, cm);
 	for (int gpu = 0; gpu < 2; gpu++) {
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_name\"");
 		chrome_pid_tid(c, c->t->pid, cpu_tid(cm) + gpu);
 		out_lit(o, ",\"args\":{\"name\":");
@@ -84,7 +85,8 @@ static void name_tracks(struct cn *n, const struct nccl_comm *cm)
 		snprintf(full, sizeof full, "%s%s", label, gpu ? " GPU" : "");
 		out_json_str(o, full, strlen(full));
 		out_lit(o, "}}");
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\"");
 		chrome_pid_tid(c, c->t->pid, cpu_tid(cm) + gpu);
 		out_lit(o, ",\"args\":{\"sort_index\":");
@@ -96,7 +98,8 @@ static void name_tracks(struct cn *n, const struct nccl_comm *cm)
 static void slice(struct chrome *c, const char *name, int64_t tid, uint64_t ts, uint64_t end)
 {
 	struct out *o = c->o;
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"X\",\"cat\":\"nccl\",\"name\":");
 	out_json_str(o, name, strlen(name));
 	chrome_pid_tid(c, c->t->pid, tid);
@@ -183,7 +186,8 @@ static void flow(struct chrome *c, const char *ph, uint64_t id, uint64_t pid, in
                  uint64_t ts)
 {
 	struct out *o = c->o;
-	chrome_sep(c);
+	if (!chrome_sep(c))
+		return;
 	out_lit(o, "{\"ph\":\"");
 	out_str(o, ph);
 	out_lit(o, "\",\"cat\":\"nccl\",\"name\":\"nccl\",\"id\":");
@@ -225,6 +229,8 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 	name_tracks(n, p->comm);
 	for (size_t i = 0; i < p->n; i++)
 		name_tracks(n, p->ops[i].comm);
+	if (!c->mine)
+		return; /* another worker writes this plan (chrome.h, shares) */
 
 	/* GPU side: per operation, or the fused kernel as a whole. */
 	int each = disjoint(p);

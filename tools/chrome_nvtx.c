@@ -79,7 +79,8 @@ void chrome_span(void *ctx, const struct span *s)
 	struct out *o = c->o;
 	switch (s->kind) {
 	case SP_RANGE:
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
 		chrome_sref(c, &s->name);
 		chrome_pid_tid(c, c->t->pid, s->tid);
@@ -91,7 +92,8 @@ void chrome_span(void *ctx, const struct span *s)
 		break;
 	case SP_ASYNC:
 		for (int half = 0; half < 2; half++) {
-			chrome_sep(c);
+			if (!chrome_sep(c))
+				return;
 			out_lit(o, "{\"ph\":\"");
 			out_ch(o, half ? 'e' : 'b');
 			out_lit(o, "\",\"cat\":\"user_annotation\",\"name\":");
@@ -109,7 +111,8 @@ void chrome_span(void *ctx, const struct span *s)
 		}
 		break;
 	case SP_MARK:
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
 		chrome_sref(c, &s->name);
 		chrome_pid_tid(c, c->t->pid, s->tid);
@@ -118,7 +121,8 @@ void chrome_span(void *ctx, const struct span *s)
 		out_ch(o, '}');
 		break;
 	case SP_STEP:
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
 		out_u64(o, s->id);
 		out_ch(o, '"');
@@ -129,7 +133,8 @@ void chrome_span(void *ctx, const struct span *s)
 		out_ch(o, '}');
 		break;
 	case SP_CAPTURE:
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"cuptrace\",\"name\":\"");
 		out_str(o, s->id ? "capture on" : "capture off");
 		out_ch(o, '"');
@@ -140,7 +145,8 @@ void chrome_span(void *ctx, const struct span *s)
 	case SP_THREAD:
 		if (s->tid <= 0 || (!s->id && !s->name.len))
 			break;
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_name\"");
 		chrome_pid_tid(c, c->t->pid, s->tid);
 		out_lit(o, ",\"args\":{\"name\":");
@@ -149,7 +155,8 @@ void chrome_span(void *ctx, const struct span *s)
 		else
 			out_lit(o, "\"thread\"");
 		out_lit(o, "}}");
-		chrome_sep(c);
+		if (!chrome_sep(c))
+			return;
 		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\"");
 		chrome_pid_tid(c, c->t->pid, s->tid);
 		out_lit(o, ",\"args\":{\"sort_index\":");

@@ -18,6 +18,7 @@ struct job {
 	struct sink *sink; /* merged output, or NULL for split */
 	const char *dir;   /* split output */
 	int gz;
+	unsigned nshares; /* workers per file (merged output, fewer files than workers) */
 	_Atomic size_t next;
 	_Atomic int rc;
 	_Atomic uint64_t progress;
@@ -38,7 +39,7 @@ int convert_jobs(int jobs, size_t nfiles)
 	return jobs < 1 ? 1 : jobs;
 }
 
-static int convert_one(struct job *j, struct tfile *t, struct out *o)
+static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned share)
 {
 	struct chrome c;
 	memset(&c, 0, sizeof c);
@@ -46,10 +47,26 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o)
 	c.in = j->in;
 	c.kineto = j->sink == NULL;
 	c.progress = &j->progress;
-	int rc = chrome_file(&c, t);
-	/* Memory follows the workers, not the number of files. */
-	tfile_release(t);
-	return rc;
+	c.share = share;
+	c.nshares = j->nshares;
+	if (share == 0) {
+		int rc = chrome_file(&c, t);
+		/* Memory follows the workers, not the number of files. */
+		tfile_release(t);
+		return rc;
+	}
+	/* Another share of the file: a reader of its own, the same placing.
+	 * Share 0 reports the file's problems. */
+	struct tfile u;
+	memset(&u, 0, sizeof u);
+	u.index = t->index, u.rank = t->rank, u.off_ns = t->off_ns, u.pid = t->pid;
+	memcpy(u.label, t->label, sizeof u.label);
+	if (ct_file_open(&u.f, t->f.path))
+		return 0;
+	chrome_file(&c, &u);
+	tfile_release(&u);
+	ct_file_close(&u.f);
+	return 0;
 }
 
 static int split_one(struct job *j, struct tfile *t)
@@ -70,7 +87,7 @@ static int split_one(struct job *j, struct tfile *t)
 	struct out o;
 	out_init_sink(&o, s);
 	chrome_head(&o, j->in, t, 1);
-	int rc = convert_one(j, t, &o) ? 1 : 0;
+	int rc = convert_one(j, t, &o, 0) ? 1 : 0;
 	chrome_tail(&o, j->in, t);
 	out_close(&o);
 	if (sink_close(s)) {
@@ -86,11 +103,13 @@ static void *worker(void *arg)
 	struct out o;
 	if (j->sink)
 		out_init_sink(&o, j->sink);
+	unsigned k = j->nshares ? j->nshares : 1;
 	for (;;) {
-		size_t i = atomic_fetch_add(&j->next, 1);
-		if (i >= j->in->n)
+		size_t u = atomic_fetch_add(&j->next, 1);
+		if (u >= j->in->n * k)
 			break;
-		int rc = j->sink ? (convert_one(j, &j->in->v[i], &o) ? 1 : 0) : split_one(j, &j->in->v[i]);
+		struct tfile *t = &j->in->v[u / k];
+		int rc = j->sink ? (convert_one(j, t, &o, (unsigned)(u % k)) ? 1 : 0) : split_one(j, t);
 		if (rc)
 			atomic_store(&j->rc, 1);
 	}
@@ -133,12 +152,15 @@ int convert_merged(struct inputs *in, const char *outpath, int jobs)
 	}
 	for (size_t i = 0; i < in->n; i++)
 		in->v[i].pid = (uint64_t)(i + 1) * 1000000u;
-	struct job j = {.in = in, .sink = s};
+	/* Fewer files than cores: several workers share each file. */
+	int want = convert_jobs(jobs, (size_t)-1);
+	unsigned k = in->n && (size_t)want > in->n ? (unsigned)((want + in->n - 1) / in->n) : 1;
+	struct job j = {.in = in, .sink = s, .nshares = k};
 	struct out o;
 	out_init_sink(&o, s);
 	chrome_head(&o, in, NULL, 0);
 	out_chunk(&o, 0);
-	run_workers(&j, convert_jobs(jobs, in->n));
+	run_workers(&j, convert_jobs(jobs, in->n * k));
 	chrome_tail(&o, in, NULL);
 	out_close(&o);
 	int rc = atomic_load(&j.rc);
