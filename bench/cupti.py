@@ -5,7 +5,8 @@
                CPU time per record on the CUPTI thread (>= 20 M records/s)
   into file    the same plus the writer's encoding and compression
   size         .ctr bytes per event of a training-like GPU stream (<= 4 B)
-  convert      cuptrace convert of that trace, GPU events and flows (>= 5 M/s)
+  convert      cuptrace convert of that trace, GPU events and flows (>= 5 M/s),
+               on all cores (workers share the file) and on one
 
 The trace comes from build/bench/cupti_bench (see its header for the
 workload). BENCH_RUNS=N sets the runs per figure (default 5); the median is
@@ -98,7 +99,18 @@ def main():
             cpu_rates.append(ev / cpu / 1e6)
             rss.append(kb)
         out_b = (d / "t.json").stat().st_size
-        flows = sum(1 for _ in re.finditer(rb'"ph":"f"', (d / "t.json").read_bytes()))
+        text = (d / "t.json").read_bytes()
+        flows = sum(1 for _ in re.finditer(rb'"ph":"f"', text))
+        objects = text.count(b'\n{"ph":')
+        del text
+        (d / "t.json").unlink()
+        # The same on one worker (before files were shared among workers).
+        one = []
+        for i in range(RUNS):
+            if (d / "t.json").exists():
+                (d / "t.json").unlink()
+            wall, _, _ = timed([str(TOOL), "convert", "-j", "1", "-o", str(d / "t.json"), str(f)])
+            one.append(ev / wall / 1e6)
         (d / "t.json").unlink()
         null_rates, null_cpu = [], []
         for i in range(RUNS):
@@ -109,6 +121,9 @@ def main():
         line(f"convert {ev / 1e6:.1f}M GPU events -> JSON file, M events/s",
              f"{m:.2f} ({runs_of(rates, '{:.2f}')})", ">= 5", "PASS" if m >= 5 else "MISS")
         line("convert, M events per CPU second", f"{statistics.median(cpu_rates):.2f}")
+        line("convert -j 1 (one worker), M events/s", f"{statistics.median(one):.2f} ({runs_of(one, '{:.2f}')})")
+        line("convert, JSON objects written per second (flows are 2)",
+             f"{statistics.median(rates) * objects / ev:.2f} M ({objects / ev:.2f} per event)")
         nm = statistics.median(null_rates)
         line("convert -> /dev/null (formatting alone), M events/s",
              f"{nm:.2f} ({runs_of(null_rates, '{:.2f}')})", ">= 5", "PASS" if nm >= 5 else "MISS")

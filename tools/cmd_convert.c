@@ -21,7 +21,8 @@ static void help(FILE *f)
 	      "  --split-ranks DIR  one Kineto-style DIR/rank<R>.json per rank instead\n"
 	      "                     (the layout Holistic Trace Analysis reads)\n"
 	      "  -z, --gzip         with --split-ranks: write .json.gz\n"
-	      "  -j, --jobs N       convert N files at a time (default: all CPUs)\n",
+	      "  -j, --jobs N       worker threads (default: all CPUs); with fewer files\n"
+	      "                     than workers - 1, workers share each file\n",
 	      f);
 }
 

@@ -152,9 +152,13 @@ int convert_merged(struct inputs *in, const char *outpath, int jobs)
 	}
 	for (size_t i = 0; i < in->n; i++)
 		in->v[i].pid = (uint64_t)(i + 1) * 1000000u;
-	/* Fewer files than cores: several workers share each file. */
-	int want = convert_jobs(jobs, (size_t)-1);
-	unsigned k = in->n && (size_t)want > in->n ? (unsigned)((want + in->n - 1) / in->n) : 1;
+	/* Cores to spare beyond one per file and one for the sink's writing
+	 * thread: several workers share each file. A share decodes the whole
+	 * file but formats only its blocks (about half the work of the whole),
+	 * so two workers on a two-core machine lose to one worker beside the
+	 * writing thread (measured, bench/RESULTS.md). */
+	size_t cores = (size_t)convert_jobs(jobs, (size_t)-1);
+	unsigned k = in->n && cores > in->n + 1 ? (unsigned)((cores - 1) / in->n) : 1;
 	struct job j = {.in = in, .sink = s, .nshares = k};
 	struct out o;
 	out_init_sink(&o, s);

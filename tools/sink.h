@@ -3,7 +3,8 @@
  * (Chrome JSON does not care about event order). For .gz the worker
  * compresses its own chunk (raw deflate ending on a full flush) and the
  * sink stitches the pieces into one gzip member, as pigz does, so
- * compression runs in parallel too. */
+ * compression runs in parallel too. A thread of the sink's writes the
+ * chunks while the workers go on (at most a few chunks wait). */
 #ifndef CT_SINK_H
 #define CT_SINK_H
 

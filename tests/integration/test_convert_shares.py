@@ -88,7 +88,9 @@ def test_one_file_split_among_workers_gives_the_same_document(traces, tmp_path, 
         assert cats["ac2g"] > 10000 and cats["user_annotation"] > 500
     else:
         assert cats["nccl"] > 10000 and cats["user_annotation"] > 100
-    for jobs in (2, 3, 7):
+    # N workers give a file (N - 1) // files shares (one core is left to the
+    # writing thread): 3 -> 2 shares, 4 -> 3, 8 -> 7 (more than its blocks).
+    for jobs in (3, 4, 8):
         got_events, got_rest = canonical(converted(tmp_path, f"j{jobs}", jobs, [f]))
         assert got_rest == want_rest
         missing, extra = want_events - got_events, got_events - want_events
@@ -98,7 +100,7 @@ def test_one_file_split_among_workers_gives_the_same_document(traces, tmp_path, 
 def test_two_files_with_more_workers_than_files(traces, tmp_path):
     d, gpu, nccl = traces
     want = canonical(converted(tmp_path, "j1", 1, [gpu, nccl]))
-    assert canonical(converted(tmp_path, "j5", 5, [gpu, nccl])) == want
+    assert canonical(converted(tmp_path, "j7", 7, [gpu, nccl])) == want  # 3 shares each
 
 
 def test_a_truncated_file_split_among_workers(traces, tmp_path):
@@ -118,12 +120,12 @@ def test_a_truncated_file_split_among_workers(traces, tmp_path):
     cut = tmp_path / "cut.ctr"
     cut.write_bytes(data[: (last_events + starts[-2]) // 2])
     outs = {}
-    for jobs in (1, 3):
+    for jobs in (1, 4):
         out = tmp_path / f"cut{jobs}.json"
         p = tool("convert", "-j", jobs, "-o", out, cut)
         assert p.returncode == 0, p.stderr
         text = out.read_text()
         assert json.loads(text)["cuptrace"]["files"][0]["status"] == "truncated"
         outs[jobs] = canonical(text)
-    assert outs[1] == outs[3]
+    assert outs[1] == outs[4]
     assert sum(outs[1][0].values()) > 1000

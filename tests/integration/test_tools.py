@@ -4,6 +4,7 @@ import gzip
 import json
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -128,6 +129,17 @@ def test_directory_without_traces_and_wrong_types(tmp_path):
     assert p.returncode == 1 and "not a regular file" in p.stderr
     p = tool("info", tmp_path / "missing.ctr")
     assert p.returncode == 1 and "No such file" in p.stderr
+
+
+def test_a_write_error_is_reported(demo):
+    """Output is written by a thread of its own: a failing write must still
+    reach the exit status and one line on stderr."""
+    d, f = demo
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([str(TOOL), "convert", "-o", "-", str(f)], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode == 1
+    assert p.stderr.strip().splitlines() == ["cuptrace: writing -: No space left on device"]
 
 
 def test_usage_errors_exit_2(demo):
