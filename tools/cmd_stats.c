@@ -1,6 +1,7 @@
 /* cuptrace stats: summary reports over one or many trace files. */
 #include "cmd.h"
 #include "stats.h"
+#include "step_window.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -29,8 +30,11 @@ static void help(FILE *f)
 		fprintf(f, "  %-12s %s\n", reports[i]->name, reports[i]->desc);
 	fputs("\nTimes are in nanoseconds. INPUT is a .ctr file, a directory of them, or an\n"
 	      "NCCL_DEBUG=INFO log (NCCL_DEBUG_SUBSYS=COLL; for the nccl_* reports); all\n"
-	      "inputs are summed together. --steps A-B keeps the NCCL operations issued\n"
-	      "in steps A to B (cuptrace_step() or CUPTRACE_STEP_RANGE; B may be A).\n",
+	      "inputs are summed together. --steps A-B keeps steps A to B only (B may be\n"
+	      "A; steps are marked by cuptrace_step(), CUPTRACE_STEP_RANGE picks which\n"
+	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
+	      "and calls that start between the start of step A and the start of the\n"
+	      "step after B.\n",
 	      f);
 }
 
@@ -39,13 +43,19 @@ struct run {
 	void *st[NREPORTS];
 	size_t n;
 	struct tfile *t;
+	uint64_t from, to; /* --steps: the file's window, [from, to) */
 };
+
+static int outside(const struct run *run, const struct report *r, uint64_t ts)
+{
+	return stats_opts.steps && !r->own_steps && (ts < run->from || ts >= run->to);
+}
 
 static void on_span(void *ctx, const struct span *s)
 {
 	struct run *run = ctx;
 	for (size_t i = 0; i < run->n; i++)
-		if (run->r[i]->span)
+		if (run->r[i]->span && !outside(run, run->r[i], s->ts))
 			run->r[i]->span(run->st[i], run->t, s);
 }
 
@@ -156,12 +166,21 @@ int cmd_stats(int argc, char **argv)
 	int rc = 0;
 	for (size_t k = 0; k < in.n; k++) {
 		run.t = &in.v[k];
+		if (stats_opts.steps) {
+			/* A first pass for the window of the steps. */
+			step_window(run.t, stats_opts.step_lo, stats_opts.step_hi, &run.from, &run.to);
+			if (inputs_rewind(&in, k)) {
+				rc = 1;
+				continue;
+			}
+		}
 		struct spans *sp = spans_new(on_span, &run);
 		struct ct_event ev;
 		while (ct_file_next(&run.t->f, &ev) == 1) {
 			spans_event(sp, &ev);
+			uint64_t ts = stats_opts.steps ? event_start(&ev) : 0;
 			for (size_t i = 0; i < run.n; i++)
-				if (run.r[i]->event)
+				if (run.r[i]->event && !outside(&run, run.r[i], ts))
 					run.r[i]->event(run.st[i], run.t, &ev);
 		}
 		spans_finish(sp);

@@ -279,15 +279,15 @@ const struct report report_nccl_sum = {
     "nccl_sum", "NCCL operations per operation and datatype: calls, bytes, GPU time, algbw, busbw",
     begin,      NULL,
     event,      end_sum,
-    log_input,
+    log_input,  1,
 };
 const struct report report_nccl_sizes = {
     "nccl_sizes", "NCCL calls per message size (<64KB, 64KB-1MB, 1MB-16MB, >16MB)",
     begin,        NULL,
     event,        end_sizes,
-    log_input,
+    log_input,    1,
 };
 const struct report report_nccl_ranks = {
     "nccl_ranks", "NCCL calls and bytes per rank and operation", begin, NULL, event, end_ranks,
-    log_input,
+    log_input,    1,
 };

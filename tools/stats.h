@@ -17,6 +17,9 @@ struct report {
 	int (*end)(void *st, struct table **out);
 	/* An input that is an NCCL_DEBUG log, not a trace (may be NULL). */
 	void (*log)(void *st, const char *path);
+	/* Follows --steps itself (by the step an operation was issued in);
+	 * the others see only spans and events that start inside the steps. */
+	int own_steps;
 };
 
 /* Options of `cuptrace stats` that reports honour. */

@@ -10,12 +10,15 @@
  *   sim_train window        launches outside and inside cudaProfilerStart/Stop
  *   sim_train fork          a child forked after CUDA started exits normally
  * The NVTX ranges it opens go to $CT_TEST_TRUTH (truth.h); what CUPTI
- * produced goes to $CUPTI_SIM_TRUTH (the simulator). */
+ * produced goes to $CUPTI_SIM_TRUTH (the simulator). SIM_STEPS=1: train
+ * calls cuptrace_step() (found at run time) before each step. */
 #include "../progs/truth.h"
 #include "cupti_sim.h"
 
 #include <cupti.h>
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -161,7 +164,11 @@ static void train(int steps)
 	uint64_t weights = sim_malloc(0, 512 << 20);
 	pthread_t th;
 	pthread_create(&th, NULL, loader, (void *)(intptr_t)steps);
+	void (*mark_step)(void) =
+	    getenv("SIM_STEPS") ? (void (*)(void))dlsym(RTLD_DEFAULT, "cuptrace_step") : NULL;
 	for (int i = 0; i < steps; i++) {
+		if (mark_step)
+			mark_step();
 		char name[32];
 		snprintf(name, sizeof name, "step %d", i);
 		range(name, step, (void *)(intptr_t)i);

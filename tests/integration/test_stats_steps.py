@@ -1,0 +1,82 @@
+"""`cuptrace stats --steps A-B` on the reports that are not NCCL's: NVTX
+ranges, kernels, copies and CUDA calls that start between the start of
+step A and the start of the step after B. Checked against the converted
+trace of the same file (ProfilerStep#N slices give the step starts)."""
+import json
+
+import pytest
+
+from conftest import BUILD, convert, ctr_files, run, tool, traced_env
+
+SIM_TRAIN = BUILD / "tests" / "cupti_sim" / "sim_train"
+
+
+@pytest.fixture(scope="module")
+def stepped(tmp_path_factory):
+    d = tmp_path_factory.mktemp("steps")
+    env = traced_env(d / "o", CUPTRACE_TRACE="cuda,memory,nvtx", SIM_STEPS=1,
+                     CUPTI_SIM_TRUTH=d / "sim.jsonl")
+    p = run([SIM_TRAIN, "train", 12], env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(d / "o")
+    return f, convert([f], d / "t.json")
+
+
+def stats(f, *args):
+    p = tool("stats", "--format", "json", *args, str(f))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def rows(doc, prefix):
+    [key] = [k for k in doc if k.startswith(prefix)]
+    return doc[key]
+
+
+def us_to_ns(x):
+    return round(x * 1000)
+
+
+@pytest.mark.parametrize("lo,hi", [(3, 5), (4, 4), (1, 12), (10, 40)])
+def test_steps_window_the_nvtx_gpu_and_api_reports(stepped, lo, hi):
+    f, doc = stepped
+    ev = doc["traceEvents"]
+    starts = {int(e["name"].split("#")[1]): e["ts"] for e in ev
+              if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")}
+    # 12 steps began; the last is never closed, so it has no slice.
+    assert sorted(starts) == list(range(1, 12))
+    t0 = starts[lo]
+    t1 = min([t for s, t in starts.items() if s > hi], default=float("inf"))
+
+    def inside(e):
+        return t0 <= e["ts"] < t1
+
+    got = stats(f, "--steps", f"{lo}-{hi}")
+    # NVTX: the "step i" ranges (pushed right after step i + 1 began) and steps.
+    nv = {r["Range"]: r for r in rows(got, "nvtx_sum")}
+    want_steps = [e for e in ev if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")
+                  and inside(e)]
+    assert nv["ProfilerStep"]["Instances"] == len(want_steps) == min(hi, 11) - lo + 1
+    names = {f"step {s - 1}" for s in range(lo, min(hi, 12) + 1)}
+    assert {k for k in nv if k.startswith("step ")} == names
+    # Kernels: instances and total time per name, from the trace.
+    want = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") == "kernel" and inside(e):
+            n, t = want.get(e["name"], (0, 0))
+            want[e["name"]] = (n + 1, t + us_to_ns(e["dur"]))
+    kern = {r["Name"]: (r["Instances"], r["Total Time (ns)"]) for r in rows(got, "cuda_gpu_kern_sum")}
+    assert kern == want and want
+    # CUDA calls: as many as the trace has inside the window.
+    calls = sum(1 for e in ev if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")
+                and inside(e))
+    assert sum(r["Num Calls"] for r in rows(got, "cuda_api_sum")) == calls
+
+
+def test_without_steps_everything_counts_and_an_absent_range_is_empty(stepped):
+    f, doc = stepped
+    everything = stats(f)
+    kernels = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
+    assert sum(r["Instances"] for r in rows(everything, "cuda_gpu_kern_sum")) == kernels
+    none = stats(f, "--steps", "50-60", "--report", "nvtx_sum,cuda_gpu_kern_sum")
+    assert all(not v for v in none.values())

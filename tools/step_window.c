@@ -1,0 +1,31 @@
+#include "step_window.h"
+
+void step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to)
+{
+	*from = UINT64_MAX, *to = UINT64_MAX;
+	uint64_t after = UINT64_MAX; /* start of the first step after hi */
+	struct ct_event ev;
+	while (ct_file_next(&t->f, &ev) == 1) {
+		if (ev.kind != CT_EV_STEP)
+			continue;
+		int64_t step = (int64_t)ev.v[1];
+		uint64_t ts = ev.v[0];
+		if (step >= lo && step <= hi && ts < *from)
+			*from = ts;
+		else if (step > hi && ts < after)
+			after = ts;
+	}
+	if (*from == UINT64_MAX)
+		*to = 0; /* empty: no step of the range */
+	else
+		*to = after;
+}
+
+uint64_t event_start(const struct ct_event *ev)
+{
+	const struct ct_schema *s = ct_schema_of(ev->kind);
+	for (unsigned i = 0; s && i < s->nfields; i++)
+		if (s->type[i] == CT_F_TS)
+			return ev->v[i];
+	return 0;
+}

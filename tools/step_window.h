@@ -1,0 +1,19 @@
+/* `stats --steps A-B` for the reports that do not follow steps themselves:
+ * the time window of those steps in a file, and when an event started. */
+#ifndef CT_STEP_WINDOW_H
+#define CT_STEP_WINDOW_H
+
+#include "inputs.h"
+
+#include <stdint.h>
+
+/* Reads file t to its end (the caller rewinds it) for its step marks
+ * (cuptrace_step()): [*from, *to) is from the start of the first step in
+ * [lo, hi] to the start of the first step after hi (or the file's end).
+ * No step of [lo, hi] in the file: an empty window. */
+void step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to);
+
+/* The event's start on the tracer clock: its first timestamp field. */
+uint64_t event_start(const struct ct_event *ev);
+
+#endif
