@@ -90,7 +90,8 @@ struct table *dur_table(struct durations *s, const char *title, const char *coun
 	if (!with_style)
 		cols[8] = name_col;
 	struct table *t = table_new(title, with_style ? 10 : 9, cols);
-	qsort(s->v, s->n, sizeof *s->v, cmp_total);
+	if (s->n > 1) /* (an empty report has no array at all) */
+		qsort(s->v, s->n, sizeof *s->v, cmp_total);
 	uint64_t all = 0;
 	for (size_t i = 0; i < s->n; i++)
 		if (!in_total || in_total(&s->v[i]))

@@ -604,7 +604,8 @@ static void match_kernels(struct nccl_ops *e, uint64_t limit)
 {
 	if (!e->nkern)
 		return;
-	qsort(e->kern, e->nkern, sizeof *e->kern, cmp_kern);
+	if (e->nkern > 1)
+		qsort(e->kern, e->nkern, sizeof *e->kern, cmp_kern);
 	plan_masks(e);
 	size_t nl = 0;
 	struct node **l = NULL;
@@ -775,7 +776,8 @@ static void emit(struct nccl_ops *e, struct node *p, struct node *lone)
 		if (o->gpu_end > pl.gpu_end)
 			pl.gpu_end = o->gpu_end;
 	}
-	qsort(e->ops, n, sizeof *e->ops, cmp_op);
+	if (n > 1)
+		qsort(e->ops, n, sizeof *e->ops, cmp_op);
 	struct node *t0 = p ? &e->n[p->tasks] : lone;
 	pl.comm = comm_of(e, p ? p->ctx : t0->ctx);
 	pl.id = p ? p->id : 0;

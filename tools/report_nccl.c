@@ -116,7 +116,8 @@ static int end_sum(void *p, struct table **out)
 	/* Rows of all ranks merged per (operation, datatype). */
 	size_t n;
 	struct nccl_row *m = merge_rows(a, same_op_dtype, &n);
-	qsort(m, n, sizeof *m, cmp_sum);
+	if (n > 1)
+		qsort(m, n, sizeof *m, cmp_sum);
 	static const char *cols[] = {"Operation",    "Datatype",        "Calls",
 	                             "Total Bytes",  "Avg Bytes",       "Min Bytes",
 	                             "Max Bytes",    "Total Time (ns)", "Avg Time (ns)",
@@ -253,7 +254,8 @@ static int end_ranks(void *p, struct table **out)
 	}
 	size_t n;
 	struct nccl_row *m = merge_rows(a, same_rank_op, &n);
-	qsort(m, n, sizeof *m, cmp_rank_op);
+	if (n > 1)
+		qsort(m, n, sizeof *m, cmp_rank_op);
 	static const char *cols[] = {"Rank", "Operation", "Calls", "Total Bytes",
 	                             "Total Time (ns)"};
 	struct table *t =

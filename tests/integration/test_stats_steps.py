@@ -78,5 +78,7 @@ def test_without_steps_everything_counts_and_an_absent_range_is_empty(stepped):
     everything = stats(f)
     kernels = sum(1 for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "kernel")
     assert sum(r["Instances"] for r in rows(everything, "cuda_gpu_kern_sum")) == kernels
-    none = stats(f, "--steps", "50-60", "--report", "nvtx_sum,cuda_gpu_kern_sum")
-    assert all(not v for v in none.values())
+    every = ("nvtx_sum,cuda_gpu_kern_sum,cuda_gpu_mem_time_sum,cuda_api_sum,nccl_sum,"
+             "nccl_sizes,nccl_ranks")
+    none = stats(f, "--steps", "50-60", "--report", every)
+    assert none and all(not v for v in none.values())
