@@ -124,6 +124,20 @@ static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_eve
 	sh->tail = take(&m, &sh->tail_len);
 }
 
+/* A slice's cached head ({"ph":"X",... through pid and tid}), then its
+ * start as written and its duration. */
+static char *put_slice(char *p, const char *head, uint32_t hl, const char *tt, uint32_t tsl,
+                       uint64_t dur)
+{
+	memcpy(p, head, hl);
+	p += hl;
+	PUT_LIT(p, ",\"ts\":");
+	memcpy(p, tt, tsl);
+	p += tsl;
+	PUT_LIT(p, ",\"dur\":");
+	return put_us(p, (int64_t)dur);
+}
+
 static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev)
 {
 	const struct gpu_fields *f = s->f;
@@ -163,13 +177,7 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	if (written) {
 		tsl = gpu_fmt_ts(c, tt, ts);
 		char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
-		memcpy(p, sh->head, sh->head_len);
-		p += sh->head_len;
-		PUT_LIT(p, ",\"ts\":");
-		memcpy(p, tt, tsl);
-		p += tsl;
-		PUT_LIT(p, ",\"dur\":");
-		p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
+		p = put_slice(p, sh->head, sh->head_len, tt, tsl, end > ts ? end - ts : 0);
 		PUT_LIT(p, ",\"args\":{\"correlation\":");
 		p = put_u64(p, ev->v[f->k.corr]);
 		memcpy(p, sh->tail, sh->tail_len);
@@ -378,13 +386,7 @@ static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev
 	if (written) {
 		tsl = gpu_fmt_ts(c, tt, ts);
 		char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
-		memcpy(p, h->text, h->len);
-		p += h->len;
-		PUT_LIT(p, ",\"ts\":");
-		memcpy(p, tt, tsl);
-		p += tsl;
-		PUT_LIT(p, ",\"dur\":");
-		p = put_us(p, end > ts ? (int64_t)(end - ts) : 0);
+		p = put_slice(p, h->text, h->len, tt, tsl, end > ts ? end - ts : 0);
 		memcpy(p, h->mid, h->mid_len);
 		p += h->mid_len;
 		p = put_u64(p, v[f->a.corr]);
