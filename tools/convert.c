@@ -61,8 +61,10 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 	memset(&u, 0, sizeof u);
 	u.index = t->index, u.rank = t->rank, u.off_ns = t->off_ns, u.pid = t->pid;
 	memcpy(u.label, t->label, sizeof u.label);
-	if (ct_file_open(&u.f, t->f.path))
-		return 0;
+	if (ct_file_open(&u.f, t->f.path)) {
+		fprintf(stderr, "cuptrace: %s\n", u.f.err); /* its blocks would be missing */
+		return 1;
+	}
 	chrome_file(&c, &u);
 	tfile_release(&u);
 	ct_file_close(&u.f);
