@@ -65,7 +65,7 @@ void out_init_sink(struct out *o, struct sink *s)
 void out_chunk(struct out *o, size_t threshold)
 {
 	if (o->sink && o->len >= threshold) {
-		sink_write(o->sink, o->buf, o->len);
+		sink_put(o->sink, &o->buf, &o->cap, o->len);
 		o->written += o->len;
 		o->len = 0;
 	}

@@ -23,7 +23,7 @@ struct slot {
 
 struct sink {
 	int fd, gz, err; /* err: set by write_all (the writer thread once it runs) */
-	int oom;	 /* a chunk could not be queued (under lock) */
+	int oom;	 /* a chunk could not be compressed (under lock) */
 	pthread_mutex_t lock;
 	pthread_cond_t ready, room; /* a chunk to write; a buffer free */
 	pthread_t writer;
@@ -37,7 +37,7 @@ struct sink {
 
 /* One raw-deflate stream per thread, reused for every chunk it compresses. */
 static __thread z_stream *tz;
-static __thread unsigned char *tzbuf;
+static __thread char *tzbuf;
 static __thread size_t tzcap;
 
 static void write_all(struct sink *s, const void *p, size_t n)
@@ -77,31 +77,21 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* Queues a copy of p[0..n) behind everything queued before; crc and len:
- * what it stands for uncompressed (gzip's trailer needs them in file
- * order, which is queue order). */
-static void enqueue(struct sink *s, const void *p, size_t n, uint32_t crc, size_t len)
+/* Queues the n bytes of *buf behind everything queued before, taking the
+ * buffer itself: *buf and *cap come back as a free slot's buffer (NULL, 0
+ * at first), so a chunk is never copied. crc and len: what it stands for
+ * uncompressed (gzip's trailer needs them in file order, which is queue
+ * order). */
+static void enqueue(struct sink *s, char **buf, size_t *cap, size_t n, uint32_t crc, size_t len)
 {
 	pthread_mutex_lock(&s->lock);
 	while (!s->nspare)
 		pthread_cond_wait(&s->room, &s->lock);
 	struct slot *q = &s->slot[s->spare[--s->nspare]];
-	pthread_mutex_unlock(&s->lock);
-	/* The buffer is ours until queued: copy without the lock. */
-	int ok = 1;
-	if (n > q->cap) {
-		char *b = realloc(q->buf, n);
-		if (b)
-			q->buf = b, q->cap = n;
-		else
-			ok = 0;
-	}
-	if (ok)
-		memcpy(q->buf, p, n);
-	q->len = ok ? n : 0;
-	pthread_mutex_lock(&s->lock);
-	if (!ok)
-		s->oom = 1;
+	char *b = q->buf;
+	size_t c = q->cap;
+	q->buf = *buf, q->cap = *cap, q->len = n;
+	*buf = b, *cap = c;
 	if (s->gz)
 		s->crc = (uint32_t)crc32_combine(s->crc, crc, (z_off_t)len);
 	s->isize += len;
@@ -162,14 +152,14 @@ static int compress_chunk(const char *buf, size_t len, size_t *out)
 	}
 	size_t need = deflateBound(tz, (uLong)len) + 64;
 	if (need > tzcap) {
-		unsigned char *b = realloc(tzbuf, need);
+		char *b = realloc(tzbuf, need);
 		if (!b)
 			return -1;
 		tzbuf = b, tzcap = need;
 	}
 	tz->next_in = (unsigned char *)buf;
 	tz->avail_in = (uInt)len;
-	tz->next_out = tzbuf;
+	tz->next_out = (unsigned char *)tzbuf;
 	tz->avail_out = (uInt)tzcap;
 	if (deflate(tz, Z_FULL_FLUSH) != Z_OK || tz->avail_in)
 		return -1;
@@ -177,23 +167,23 @@ static int compress_chunk(const char *buf, size_t len, size_t *out)
 	return 0;
 }
 
-void sink_write(struct sink *s, const char *buf, size_t len)
+void sink_put(struct sink *s, char **buf, size_t *cap, size_t len)
 {
 	if (!len)
 		return;
 	if (!s->gz) {
-		enqueue(s, buf, len, 0, len);
+		enqueue(s, buf, cap, len, 0, len);
 		return;
 	}
 	size_t zn;
-	uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)buf, (uInt)len);
-	if (compress_chunk(buf, len, &zn)) {
+	uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)*buf, (uInt)len);
+	if (compress_chunk(*buf, len, &zn)) {
 		pthread_mutex_lock(&s->lock);
 		s->oom = 1;
 		pthread_mutex_unlock(&s->lock);
 		return;
 	}
-	enqueue(s, tzbuf, zn, crc, len);
+	enqueue(s, &tzbuf, &tzcap, zn, crc, len);
 }
 
 uint64_t sink_bytes(const struct sink *s)

@@ -15,8 +15,10 @@ struct sink;
 
 /* "-" is stdout; *.gz is compressed. NULL with errno set on failure. */
 struct sink *sink_open(const char *path);
-/* Thread-safe. */
-void sink_write(struct sink *s, const char *buf, size_t len);
+/* Thread-safe. Hands over the chunk buf[0..len) with the buffer itself
+ * (cap bytes allocated): *buf and *cap come back as another, empty buffer
+ * (perhaps NULL, 0), so chunks are never copied. */
+void sink_put(struct sink *s, char **buf, size_t *cap, size_t len);
 /* Finishes the file. 0, or -1 with errno. */
 int sink_close(struct sink *s);
 uint64_t sink_bytes(const struct sink *s);

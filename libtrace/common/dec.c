@@ -494,6 +494,94 @@ static int read_sref(struct ct_file *f, uint64_t ref, const char **s, uint32_t *
 	return 0;
 }
 
+/* How a kind's fields decode: its schema, and where the run of plain
+ * unsigned fields at its end begins (most of a GPU record: read in a tight
+ * loop, no dispatch per field). Built at a kind's first event. */
+static const struct ct_plan *plan_of(struct ct_file *f, unsigned kind)
+{
+	struct ct_plan *pl = &f->plan[kind];
+	if (pl->s)
+		return pl;
+	const struct ct_schema *s = ct_schema_of(kind);
+	if (!s)
+		return NULL;
+	unsigned u = s->nfields;
+	while (u > 0 && s->type[u - 1] == CT_F_U)
+		u--;
+	pl->ufrom = (uint8_t)u;
+	pl->s = s;
+	return pl;
+}
+
+/* Fills ev's fields. 0, or why not: DEC_SHORT (the data ends early),
+ * DEC_BADREF (a string reference), DEC_NOMEM. */
+enum { DEC_SHORT = 1, DEC_BADREF, DEC_NOMEM };
+
+static int decode_fields(struct ct_file *f, const struct ct_plan *pl, struct ct_event *ev)
+{
+	const struct ct_schema *s = pl->s;
+	uint64_t prev_ts = 0;
+	unsigned i = 0;
+	for (; i < pl->ufrom; i++) {
+		uint64_t v;
+		unsigned ty = s->type[i];
+		if (ty == CT_F_TS || ty == CT_F_DUR ? get_ts(f, &v) : ct_get_varint(&f->p, f->end, &v))
+			return DEC_SHORT;
+		switch (ty) {
+		case CT_F_TS:
+			f->last_ts += (uint64_t)ct_unzigzag(v);
+			ev->v[i] = prev_ts = f->last_ts;
+			break;
+		case CT_F_DUR:
+			ev->v[i] = prev_ts + (uint64_t)ct_unzigzag(v);
+			break;
+		case CT_F_I:
+			ev->v[i] = (uint64_t)ct_unzigzag(v);
+			break;
+		case CT_F_DELTA:
+			if (!f->delta &&
+			    !(f->delta = calloc((size_t)CT_NKINDS * CT_MAX_FIELDS, sizeof *f->delta)))
+				return DEC_NOMEM;
+			f->delta[(size_t)ev->kind * CT_MAX_FIELDS + i] += (uint64_t)ct_unzigzag(v);
+			ev->v[i] = f->delta[(size_t)ev->kind * CT_MAX_FIELDS + i];
+			break;
+		case CT_F_SID:
+		case CT_F_STR:
+			ev->v[i] = v;
+			if (read_sref(f, v, &ev->s[i], &ev->sl[i]))
+				return DEC_BADREF;
+			break;
+		default:
+			ev->v[i] = v;
+		}
+	}
+	const uint8_t *p = f->p;
+	if ((size_t)(f->end - p) >= 10u * (s->nfields - i)) {
+		/* Room for the longest varints: read without bounds checks. */
+		for (; i < s->nfields; i++) {
+			uint64_t v = *p++;
+			if (v & 0x80) {
+				v &= 0x7f;
+				for (unsigned sh = 7;; sh += 7) {
+					uint64_t b = *p++;
+					v |= (b & 0x7f) << sh;
+					if (!(b & 0x80))
+						break;
+					if (sh == 63)
+						return DEC_SHORT;
+				}
+			}
+			ev->v[i] = v;
+		}
+		f->p = p;
+		return 0;
+	}
+	for (; i < s->nfields; i++)
+		if (ct_get_varint(&f->p, f->end, &ev->v[i]))
+			return DEC_SHORT;
+	return 0;
+}
+
 int ct_file_next(struct ct_file *f, struct ct_event *ev)
 {
 	if (f->status != CT_READING)
@@ -544,47 +632,18 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		}
 		/* Range first: the cast must not turn 2^32 + 25 into kind 25,
 		 * and kind indexes f->events below. */
-		const struct ct_schema *s = kind < CT_NKINDS ? ct_schema_of((unsigned)kind) : NULL;
-		if (!s)
+		const struct ct_plan *pl = kind < CT_NKINDS ? plan_of(f, (unsigned)kind) : NULL;
+		if (!pl)
 			return corrupt(f, "unknown event kind");
 		if (f->tid < 0)
 			return corrupt(f, "event outside a thread section");
 		ev->kind = (unsigned)kind;
 		ev->tid = f->tid;
-		uint64_t prev_ts = 0;
-		for (unsigned i = 0; i < s->nfields; i++) {
-			uint64_t v;
-			unsigned ty = s->type[i];
-			if (ty == CT_F_TS || ty == CT_F_DUR ? get_ts(f, &v) : ct_get_varint(&f->p, f->end, &v))
-				return corrupt(f, "truncated event");
-			switch (ty) {
-			case CT_F_TS:
-				f->last_ts += (uint64_t)ct_unzigzag(v);
-				ev->v[i] = prev_ts = f->last_ts;
-				break;
-			case CT_F_DUR:
-				ev->v[i] = prev_ts + (uint64_t)ct_unzigzag(v);
-				break;
-			case CT_F_I:
-				ev->v[i] = (uint64_t)ct_unzigzag(v);
-				break;
-			case CT_F_DELTA:
-				if (!f->delta &&
-				    !(f->delta = calloc((size_t)CT_NKINDS * CT_MAX_FIELDS, sizeof *f->delta)))
-					return corrupt(f, "out of memory");
-				f->delta[(size_t)kind * CT_MAX_FIELDS + i] += (uint64_t)ct_unzigzag(v);
-				ev->v[i] = f->delta[(size_t)kind * CT_MAX_FIELDS + i];
-				break;
-			case CT_F_SID:
-			case CT_F_STR:
-				ev->v[i] = v;
-				if (read_sref(f, v, &ev->s[i], &ev->sl[i]))
-					return corrupt(f, "bad string reference");
-				break;
-			default:
-				ev->v[i] = v;
-			}
-		}
+		int why = decode_fields(f, pl, ev);
+		if (why)
+			return corrupt(f, why == DEC_BADREF  ? "bad string reference"
+					  : why == DEC_NOMEM ? "out of memory"
+							     : "truncated event");
 		f->events[kind]++;
 		return 1;
 	}

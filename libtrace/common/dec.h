@@ -35,6 +35,11 @@ enum ct_status {
 
 struct ct_dtab; /* per-thread drop counters */
 
+struct ct_plan {
+	const struct ct_schema *s; /* NULL until the kind's first event */
+	uint8_t ufrom;		   /* fields ufrom.. are all CT_F_U */
+};
+
 struct ct_file {
 	FILE *f;
 	char path[4096];
@@ -68,6 +73,7 @@ struct ct_file {
 	struct ct_dtab *dtab;
 	uint64_t events[CT_NKINDS]; /* events decoded so far */
 	uint64_t *delta; /* [kind][field] of CT_F_DELTA fields, per block; made on first use */
+	struct ct_plan plan[CT_NKINDS];
 };
 
 /* Opens path and reads its header. Returns 0, or -1 with f->err set (not
