@@ -120,11 +120,11 @@ uint32_t gpu_fmt_ts(struct chrome *c, char *b, uint64_t ts)
 	}
 	memcpy(b, s->ts_hi_text, 16); /* hi has at most 12 digits */
 	char *p = b + s->ts_hi_len;
-	memcpy(p, d2 + 2 * (lo / 100), 2);
-	memcpy(p + 2, d2 + 2 * (lo % 100), 2);
+	memcpy(p, out_digits2 + 2 * (lo / 100), 2);
+	memcpy(p + 2, out_digits2 + 2 * (lo % 100), 2);
 	p[4] = '.';
 	p[5] = (char)('0' + f / 100);
-	memcpy(p + 6, d2 + 2 * (f % 100), 2);
+	memcpy(p + 6, out_digits2 + 2 * (f % 100), 2);
 	return (uint32_t)(p + 8 - b);
 }
 

@@ -93,31 +93,9 @@ static inline size_t mix(uint64_t v)
 /* ---- fast writing: an event's text is written straight into the output
  * buffer after one bounds check (out_need), numbers by two digits at a
  * time. This loop writes hundreds of MB of JSON per second. */
-static const char d2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536"
-    "37383940414243444546474849505152535455565758596061626364656667686970717273"
-    "7475767778798081828384858687888990919293949596979899";
-
 static inline char *put_u64(char *p, uint64_t v)
 {
-	/* 20 digits at most, written backwards to end at tmp + 20; the copy
-	 * below always takes 20 bytes (cheaper than a variable length), which
-	 * stay inside tmp */
-	char tmp[40], *e = tmp + 20, *q = e;
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		q -= 2;
-		memcpy(q, d2 + 2 * r, 2);
-	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, d2 + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	memcpy(p, q, 20);
-	return p + (e - q);
+	return out_put_u64(p, v);
 }
 
 static inline char *put_i64(char *p, int64_t v)
@@ -140,14 +118,14 @@ static inline char *put_us(char *p, int64_t ns)
 	unsigned f = (unsigned)((uint64_t)ns % 1000);
 	p[0] = '.';
 	p[1] = (char)('0' + f / 100);
-	memcpy(p + 2, d2 + 2 * (f % 100), 2);
+	memcpy(p + 2, out_digits2 + 2 * (f % 100), 2);
 	return p + 4;
 }
 
 #define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
 #define BEGIN(o, max) (out_need((o), (max)), (o)->buf + (o)->len)
 #define END(o, p)     ((o)->len = (size_t)((p) - (o)->buf))
-#define NUM_MAX       24 /* bytes a number can take, with slack for put_u64's copy */
+#define NUM_MAX       24 /* bytes a number can take, with slack */
 
 /* chrome_gpu.c: process and track names at first sight, and flows */
 void gpu_name_process(struct chrome *c, struct cstate *s, uint64_t dev);

@@ -151,27 +151,14 @@ int out_close(struct out *o)
 	return rc;
 }
 
-static const char digits2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+const char out_digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 			      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 			      "8081828384858687888990919293949596979899";
 
 void out_u64(struct out *o, uint64_t v)
 {
-	char tmp[24];
-	char *p = tmp + sizeof tmp;
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		p -= 2;
-		memcpy(p, digits2 + 2 * r, 2);
-	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digits2 + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	out_mem(o, p, (size_t)(tmp + sizeof tmp - p));
+	out_need(o, 20);
+	o->len = (size_t)(out_put_u64(o->buf + o->len, v) - o->buf);
 }
 
 void out_i64(struct out *o, int64_t v)

@@ -62,6 +62,45 @@ static inline void out_ch(struct out *o, char c)
 	o->buf[o->len++] = c;
 }
 
+/* "00" "01" ... "99" */
+extern const char out_digits2[201];
+
+/* Writes v in decimal at p (20 bytes at most); returns the end. Digits go
+ * straight to their place, two at a time: writing them to a scratch
+ * buffer and copying that would stall on store-to-load forwarding. */
+static inline char *out_put_u64(char *p, uint64_t v)
+{
+	unsigned n = 1;
+	for (uint64_t x = v;; x /= 10000, n += 4) {
+		if (x < 10)
+			break;
+		if (x < 100) {
+			n += 1;
+			break;
+		}
+		if (x < 1000) {
+			n += 2;
+			break;
+		}
+		if (x < 10000) {
+			n += 3;
+			break;
+		}
+	}
+	char *q = p + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		memcpy(q, out_digits2 + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(q - 2, out_digits2 + 2 * v, 2);
+	else
+		q[-1] = (char)('0' + v);
+	return p + n;
+}
+
 void out_u64(struct out *o, uint64_t v);
 void out_i64(struct out *o, int64_t v);
 /* ns as microseconds with three decimals: 1234567 -> 1234.567 */
