@@ -7,18 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The document head always holds an event, so every later one starts with
- * a comma; chunks handed to the sink end between events. */
-int chrome_sep(struct chrome *c)
-{
-	if (!c->mine)
-		return 0;
-	out_chunk(c->o, CHROME_CHUNK);
-	out_lit(c->o, ",\n");
-	c->nevents++;
-	return 1;
-}
-
 void chrome_sref(struct chrome *c, const struct sref *r)
 {
 	uint32_t n;

@@ -93,6 +93,7 @@ void gpu_name_track(struct chrome *c, struct cstate *s, uint64_t dev, int64_t ti
 /* ---- flows: the launch call (s) to the GPU work (f) */
 
 static _Atomic uint64_t flow_ids; /* unique in the document, whatever thread converts */
+#define FLOW_ID_BLOCK 4096
 
 uint32_t gpu_fmt_pt(char *b, uint64_t pid, int64_t tid)
 {
@@ -161,7 +162,12 @@ static void flow(struct chrome *c, struct api_slot *a, const char *pt, uint32_t 
 	a->uses++;
 	if (!c->mine)
 		return;
-	uint64_t id = atomic_fetch_add_explicit(&flow_ids, 1, memory_order_relaxed) + 1;
+	struct cstate *s = c->cupti;
+	if (s->next_id == s->end_id) { /* ids are taken from the shared counter in blocks */
+		s->next_id = atomic_fetch_add_explicit(&flow_ids, FLOW_ID_BLOCK, memory_order_relaxed) + 1;
+		s->end_id = s->next_id + FLOW_ID_BLOCK;
+	}
+	uint64_t id = s->next_id++;
 	char gpt[56], gts[28];
 	if (!a->pt_len)
 		a->pt_len = (uint8_t)gpu_fmt_pt(a->pt, a->pid, a->tid);

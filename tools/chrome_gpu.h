@@ -72,6 +72,7 @@ struct cstate {
 	struct shape *shapes;
 	struct api_head *heads;
 	struct strcache dm; /* demangled, escaped names by string id */
+	uint64_t next_id, end_id; /* flow ids of this worker's block */
 	uint64_t ts_hi;	    /* gpu_fmt_ts: microseconds / 10^4 as last written */
 	uint8_t ts_hi_len;
 	char ts_hi_text[24];

@@ -62,13 +62,11 @@ void out_init_sink(struct out *o, struct sink *s)
 	o->sink = s;
 }
 
-void out_chunk(struct out *o, size_t threshold)
+void out_hand_over(struct out *o)
 {
-	if (o->sink && o->len >= threshold) {
-		sink_put(o->sink, &o->buf, &o->cap, o->len);
-		o->written += o->len;
-		o->len = 0;
-	}
+	sink_put(o->sink, &o->buf, &o->cap, o->len);
+	o->written += o->len;
+	o->len = 0;
 }
 
 static void write_fd(struct out *o, const void *p, size_t n)

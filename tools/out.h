@@ -29,7 +29,13 @@ void out_init_mem(struct out *o);
  * events. */
 void out_init_sink(struct out *o, struct sink *s);
 /* Hands the buffer to the sink once it holds at least `threshold` bytes. */
-void out_chunk(struct out *o, size_t threshold);
+static inline void out_chunk(struct out *o, size_t threshold)
+{
+	if (o->sink && o->len >= threshold) {
+		void out_hand_over(struct out *);
+		out_hand_over(o);
+	}
+}
 int out_close(struct out *o);
 void out_flush(struct out *o);
 
