@@ -179,12 +179,12 @@ static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev
 		char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
 		p = put_slice(p, sh->head, sh->head_len, tt, tsl, end > ts ? end - ts : 0);
 		PUT_LIT(p, ",\"args\":{\"correlation\":");
-		p = put_u64(p, ev->v[f->k.corr]);
+		p = out_put_u64(p, ev->v[f->k.corr]);
 		memcpy(p, sh->tail, sh->tail_len);
 		p += sh->tail_len;
 		if (key[13]) {
 			PUT_LIT(p, ",\"graph node\":");
-			p = put_u64(p, ev->v[f->k.node]);
+			p = out_put_u64(p, ev->v[f->k.node]);
 		}
 		PUT_LIT(p, "}}");
 		END(o, p);
@@ -389,10 +389,10 @@ static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev
 		p = put_slice(p, h->text, h->len, tt, tsl, end > ts ? end - ts : 0);
 		memcpy(p, h->mid, h->mid_len);
 		p += h->mid_len;
-		p = put_u64(p, v[f->a.corr]);
+		p = out_put_u64(p, v[f->a.corr]);
 		if (v[f->a.status]) {
 			PUT_LIT(p, ",\"return\":");
-			p = put_u64(p, v[f->a.status]);
+			p = out_put_u64(p, v[f->a.status]);
 		}
 		PUT_LIT(p, "}}");
 		END(o, p);

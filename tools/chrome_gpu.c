@@ -99,7 +99,7 @@ uint32_t gpu_fmt_pt(char *b, uint64_t pid, int64_t tid)
 {
 	char *p = b;
 	PUT_LIT(p, "\"pid\":");
-	p = put_u64(p, pid);
+	p = out_put_u64(p, pid);
 	PUT_LIT(p, ",\"tid\":");
 	p = put_i64(p, tid);
 	return (uint32_t)(p - b);
@@ -117,7 +117,7 @@ uint32_t gpu_fmt_ts(struct chrome *c, char *b, uint64_t ts)
 	unsigned lo = (unsigned)(us % 10000), f = (unsigned)((uint64_t)ns % 1000);
 	if (hi != s->ts_hi || !s->ts_hi_len) {
 		s->ts_hi = hi;
-		s->ts_hi_len = (uint8_t)(put_u64(s->ts_hi_text, hi) - s->ts_hi_text);
+		s->ts_hi_len = (uint8_t)(out_put_u64(s->ts_hi_text, hi) - s->ts_hi_text);
 	}
 	memcpy(b, s->ts_hi_text, 16); /* hi has at most 12 digits */
 	char *p = b + s->ts_hi_len;
@@ -139,7 +139,7 @@ static void flow_half(struct chrome *c, char ph, uint64_t id, const char *pt, ui
 	PUT_LIT(p, "{\"ph\":\"");
 	*p++ = ph;
 	PUT_LIT(p, "\",\"id\":");
-	p = put_u64(p, id);
+	p = out_put_u64(p, id);
 	*p++ = ',';
 	memcpy(p, pt, ptl);
 	p += ptl;

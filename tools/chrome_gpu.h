@@ -94,18 +94,13 @@ static inline size_t mix(uint64_t v)
 /* ---- fast writing: an event's text is written straight into the output
  * buffer after one bounds check (out_need), numbers by two digits at a
  * time. This loop writes hundreds of MB of JSON per second. */
-static inline char *put_u64(char *p, uint64_t v)
-{
-	return out_put_u64(p, v);
-}
-
 static inline char *put_i64(char *p, int64_t v)
 {
 	if (v < 0) {
 		*p++ = '-';
-		return put_u64(p, (uint64_t)0 - (uint64_t)v);
+		return out_put_u64(p, (uint64_t)0 - (uint64_t)v);
 	}
-	return put_u64(p, (uint64_t)v);
+	return out_put_u64(p, (uint64_t)v);
 }
 
 /* ns as microseconds with three decimals */
@@ -115,7 +110,7 @@ static inline char *put_us(char *p, int64_t ns)
 		*p++ = '-';
 		ns = -ns;
 	}
-	p = put_u64(p, (uint64_t)ns / 1000);
+	p = out_put_u64(p, (uint64_t)ns / 1000);
 	unsigned f = (unsigned)((uint64_t)ns % 1000);
 	p[0] = '.';
 	p[1] = (char)('0' + f / 100);
