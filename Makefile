@@ -19,7 +19,7 @@ OBJ := build/obj/$(VARIANT)
 
 OPT := $(if $(DEBUG),-O0 -g3,-O2 -g)
 SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all,)
-CPPFLAGS := -Iinclude -Ilibtrace -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -Ilibtrace -Ilibtrace/sources $(addprefix -I,$(wildcard tools/*/)) -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
 CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-missing-field-initializers -fPIC $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)
@@ -30,8 +30,8 @@ TOOL := build/bin/cuptrace
 # Shared by the library and the tools (libtrace/common/RULES.md).
 COMMON_LIB := config pattern rankenv schema schema_cupti schema_nccl strtab enc
 COMMON_TOOL := config pattern rankenv schema schema_cupti schema_nccl strtab dec
-LIB_SRC := $(wildcard libtrace/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_LIB)))
-TOOL_SRC := $(wildcard tools/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_TOOL)))
+LIB_SRC := $(wildcard libtrace/*.c libtrace/sources/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_LIB)))
+TOOL_SRC := $(wildcard tools/*.c tools/*/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_TOOL)))
 
 LIB_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(TOOL_SRC))

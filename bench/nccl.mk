@@ -1,6 +1,6 @@
 # NCCL profiler callback costs (bench/bench_nccl.c). `make bench-nccl`
 # prints them; hook into `make bench` with `bench: bench-nccl`.
-build/bench/bench_nccl: bench/bench_nccl.c libtrace/nccl_abi.h
+build/bench/bench_nccl: bench/bench_nccl.c libtrace/sources/nccl_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) -O2 -g -std=gnu11 -Wall -Wextra -Werror $< -o $@ -ldl

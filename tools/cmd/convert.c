@@ -1,7 +1,7 @@
 /* cuptrace convert: every input on one timeline, in the format that the
  * output name asks for. */
 #include "cmd.h"
-#include "convert.h"
+#include "workers.h"
 #include "inputs.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-#include "convert.h"
+#include "workers.h"
 #include "chrome.h"
 #include "cmd.h"
 #include "sink.h"
