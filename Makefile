@@ -19,7 +19,7 @@ OBJ := build/obj/$(VARIANT)
 
 OPT := $(if $(DEBUG),-O0 -g3,-O2 -g)
 SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all,)
-CPPFLAGS := -Iinclude -Ilibtrace -Ilibtrace/sources $(addprefix -I,$(wildcard tools/*/)) -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+CPPFLAGS := -Iinclude -Ilibtrace -Ilibtrace/sources -Itools -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
 CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-missing-field-initializers -fPIC $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)

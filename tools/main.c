@@ -1,11 +1,9 @@
 /* cuptrace: run a program traced, and turn its .ctr files into traces,
  * statistics and reports. */
-#include "cmd.h"
+#include "cmd/cmd.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #define VERSION "0.1.0"
 
@@ -21,28 +19,6 @@ static void usage(FILE *f)
 	      "INPUT is a .ctr file or a directory holding them.\n"
 	      "cuptrace --version; cuptrace COMMAND --help.\n",
 	      f);
-}
-
-void progress(const char *what, unsigned long long done, int final)
-{
-	static struct timespec t0;
-	static int shown;
-	struct timespec now;
-	if (!isatty(STDERR_FILENO))
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (!t0.tv_sec && !t0.tv_nsec)
-		t0 = now;
-	double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-	if (final) {
-		if (shown)
-			fprintf(stderr, "\r%s: %llu events in %.1f s\n", what, done, el);
-		return;
-	}
-	if (el >= 1.0) {
-		fprintf(stderr, "\r%s: %llu events...", what, done);
-		shown = 1;
-	}
 }
 
 int main(int argc, char **argv)

@@ -2,7 +2,7 @@
  * nccl_* reports use (tools/nccl_log.c). Built for libFuzzer by
  * `make fuzz-nccl-log`; with -DFUZZ_REPLAY it is a plain program that
  * replays the corpus (make test). */
-#include "nccl_log.h"
+#include "read/nccl_log.h"
 
 #include <stddef.h>
 #include <stdint.h>

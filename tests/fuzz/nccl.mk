@@ -7,11 +7,11 @@ NCCL_FUZZ_SRC := tests/fuzz/fuzz_nccl_log.c tools/read/nccl_log.c
 
 build/fuzz/fuzz_nccl_log: $(NCCL_FUZZ_SRC) tools/read/nccl_log.h
 	@mkdir -p $(dir $@)
-	$(Q)clang -g -O1 -fsanitize=fuzzer,address,undefined -Itools/read -D_GNU_SOURCE $(NCCL_FUZZ_SRC) -o $@
+	$(Q)clang -g -O1 -fsanitize=fuzzer,address,undefined -Itools -D_GNU_SOURCE $(NCCL_FUZZ_SRC) -o $@
 
 build/tests/fuzz/replay_nccl_log: $(NCCL_FUZZ_SRC) tools/read/nccl_log.h
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) -Itools/read $(CFLAGS) -DFUZZ_REPLAY $(NCCL_FUZZ_SRC) -o $@ $(LDFLAGS)
+	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) -DFUZZ_REPLAY $(NCCL_FUZZ_SRC) -o $@ $(LDFLAGS)
 
 fuzz-nccl-log: build/fuzz/fuzz_nccl_log
 	build/fuzz/fuzz_nccl_log -max_total_time=$(FUZZ_TIME) -max_len=4096 tests/fuzz/corpus/nccl_log

@@ -3,17 +3,11 @@
  * made-up kernel kind: the CUPTI source is not needed), handing plans out
  * as the trace moves on, NCCL's vocabulary, and log lines. */
 #include "check.h"
-#include "nccl_log.h"
-#include "nccl_names.h"
-#include "nccl_ops.h"
+#include "read/nccl_log.h"
+#include "read/nccl_names.h"
+#include "model/nccl_ops.h"
 
 #include <string.h>
-
-void progress(const char *what, unsigned long long done, int final);
-void progress(const char *what, unsigned long long done, int final)
-{
-	(void)what, (void)done, (void) final;
-}
 
 #define KKIND 60 /* a CUPTI-range kind standing in for "kernel" */
 

@@ -1,16 +1,10 @@
 /* Number writing of the converters (out.h, chrome_gpu.h) against printf:
  * every digit count and its boundaries, microseconds with three decimals,
  * and the cached-prefix time format of GPU events across prefix changes. */
-#include "chrome_gpu.h"
+#include "out/chrome_gpu.h"
 #include "check.h"
 
 #include <inttypes.h>
-
-void progress(const char *what, unsigned long long done, int final);
-void progress(const char *what, unsigned long long done, int final)
-{
-	(void)what, (void)done, (void)final;
-}
 
 static void check_u64(uint64_t v)
 {

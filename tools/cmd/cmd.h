@@ -8,7 +8,4 @@ int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 
-/* Progress line on stderr for long runs on a terminal. */
-void progress(const char *what, unsigned long long done, int final);
-
 #endif

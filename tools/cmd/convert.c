@@ -1,8 +1,8 @@
 /* cuptrace convert: every input on one timeline, in the format that the
  * output name asks for. */
-#include "cmd.h"
-#include "workers.h"
-#include "inputs.h"
+#include "cmd/cmd.h"
+#include "out/workers.h"
+#include "read/inputs.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /* cuptrace info: what a trace file holds and whether it ended cleanly. */
-#include "cmd.h"
-#include "inputs.h"
+#include "cmd/cmd.h"
+#include "read/inputs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

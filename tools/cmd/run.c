@@ -1,7 +1,7 @@
 /* cuptrace run: validate the settings, set the environment, exec CMD.
  * Every option maps onto one CUPTRACE_* variable; the exec keeps CMD's
  * exit status and signals exactly as they are. */
-#include "cmd.h"
+#include "cmd/cmd.h"
 #include "common/config.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* cuptrace stats: summary reports over one or many trace files. */
-#include "cmd.h"
-#include "stats.h"
-#include "step_window.h"
+#include "cmd/cmd.h"
+#include "report/stats.h"
+#include "model/step_window.h"
 
 #include <getopt.h>
 #include <stdio.h>

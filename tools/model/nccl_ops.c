@@ -3,9 +3,9 @@
  * a plan's events before its launch. So every id names a node, created on
  * first mention (as a placeholder when only referenced), filled in as its
  * events come, and plans are put together only when handed out. */
-#include "nccl_ops.h"
-#include "xalloc.h"
-#include "nccl_names.h"
+#include "model/nccl_ops.h"
+#include "util/xalloc.h"
+#include "read/nccl_names.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-#include "spans.h"
-#include "xalloc.h"
+#include "model/spans.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "step_window.h"
+#include "model/step_window.h"
 
 void step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to)
 {

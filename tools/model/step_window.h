@@ -3,7 +3,7 @@
 #ifndef CT_STEP_WINDOW_H
 #define CT_STEP_WINDOW_H
 
-#include "inputs.h"
+#include "read/inputs.h"
 
 #include <stdint.h>
 

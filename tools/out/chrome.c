@@ -1,7 +1,7 @@
 /* Chrome trace JSON (Perfetto, chrome://tracing, HTA), DESIGN section 2:
  * object form, metadata before traceEvents, microseconds with three
  * decimals relative to baseTimeNanoseconds, a process per rank. */
-#include "chrome_int.h"
+#include "out/chrome_int.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

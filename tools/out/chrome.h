@@ -4,8 +4,8 @@
 #ifndef CT_CHROME_H
 #define CT_CHROME_H
 
-#include "inputs.h"
-#include "out.h"
+#include "read/inputs.h"
+#include "out/out.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
  * order, so a GPU record can come before or after its call: both sides
  * wait in bounded tables (memory stays flat in the length of the trace;
  * a call and its GPU work more than 64K calls apart lose their arrow). */
-#include "chrome_gpu.h"
-#include "nccl_names.h"
+#include "out/chrome_gpu.h"
+#include "read/nccl_names.h"
 
 static struct cstate *state(struct chrome *c)
 {

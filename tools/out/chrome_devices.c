@@ -6,8 +6,8 @@
  * already described is enough. Files without a CUDA source are not read,
  * nor are cleanly closed files whose footer (read at open, through the
  * trailer) counts no device record. */
-#include "chrome_int.h"
-#include "gpu.h"
+#include "out/chrome_int.h"
+#include "read/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>

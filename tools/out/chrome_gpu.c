@@ -1,6 +1,6 @@
 /* The GPU part of the Chrome writer: GPU processes and stream tracks named
  * at first sight, and the ac2g flows from calls to their GPU work. */
-#include "chrome_gpu.h"
+#include "out/chrome_gpu.h"
 
 /* ---- process and track names, at first sight */
 

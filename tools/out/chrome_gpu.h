@@ -4,9 +4,9 @@
 #ifndef CT_CHROME_GPU_H
 #define CT_CHROME_GPU_H
 
-#include "chrome_int.h"
-#include "strcache.h"
-#include "gpu.h"
+#include "out/chrome_int.h"
+#include "out/strcache.h"
+#include "read/gpu.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -4,8 +4,8 @@
 #ifndef CT_CHROME_INT_H
 #define CT_CHROME_INT_H
 
-#include "chrome.h"
-#include "spans.h"
+#include "out/chrome.h"
+#include "model/spans.h"
 
 /* Separator before each event object. 0 when the event at hand is not
  * this worker's to write (see chrome.h, shares): the caller then writes

@@ -12,8 +12,8 @@
  * the CUPTI kernel when chrome_cupti.c tells where that is drawn.
  * Track ids: NCCL_TID + 2 x (communicator's order in the file), + 1 for
  * the GPU track; far above any Linux tid (at most 2^22), never 0. */
-#include "chrome_int.h"
-#include "nccl_ops.h"
+#include "out/chrome_int.h"
+#include "model/nccl_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* NVTX spans (ranges, async ranges, marks, steps, capture switches, thread
  * names) as Chrome trace events. */
-#include "chrome_int.h"
+#include "out/chrome_int.h"
 
 #include <stdio.h>
 #include <string.h>

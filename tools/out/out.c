@@ -1,6 +1,6 @@
-#include "out.h"
-#include "sink.h"
-#include "xalloc.h"
+#include "out/out.h"
+#include "out/sink.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

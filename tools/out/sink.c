@@ -1,4 +1,4 @@
-#include "sink.h"
+#include "out/sink.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
-#include "strcache.h"
+#include "out/strcache.h"
 #include "cuptrace/format.h"
-#include "out.h"
-#include "xalloc.h"
+#include "out/out.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
-#include "workers.h"
-#include "chrome.h"
-#include "cmd.h"
-#include "sink.h"
+#include "out/workers.h"
+#include "out/chrome.h"
+#include "util/progress.h"
+#include "out/sink.h"
 
 #include <errno.h>
 #include <pthread.h>

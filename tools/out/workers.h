@@ -4,7 +4,7 @@
 #ifndef CT_CONVERT_H
 #define CT_CONVERT_H
 
-#include "inputs.h"
+#include "read/inputs.h"
 
 /* All inputs into one Chrome JSON (.json, .json.gz, "-"). 0, or 1 when an
  * input was corrupt or the output could not be written. */

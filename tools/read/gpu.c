@@ -1,5 +1,5 @@
 /* Shared helpers for GPU events: field lookup, names, demangling. */
-#include "gpu.h"
+#include "read/gpu.h"
 
 #include <pthread.h>
 #include <stdio.h>

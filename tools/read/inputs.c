@@ -1,6 +1,6 @@
-#include "inputs.h"
-#include "nccl_log.h"
-#include "out.h"
+#include "read/inputs.h"
+#include "read/nccl_log.h"
+#include "out/out.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* A hand-written scanner rather than sscanf: lines come from crashed
  * jobs, interleaved processes and editors, and must never be read past
  * their end or taken for something they are not. */
-#include "nccl_log.h"
+#include "read/nccl_log.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "nccl_names.h"
+#include "read/nccl_names.h"
 
 #include <ctype.h>
 #include <string.h>

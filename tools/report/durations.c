@@ -1,5 +1,5 @@
-#include "durations.h"
-#include "xalloc.h"
+#include "report/durations.h"
+#include "util/xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #ifndef CT_DURATIONS_H
 #define CT_DURATIONS_H
 
-#include "table.h"
+#include "report/table.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,9 +3,9 @@
  *   cuda_gpu_mem_time_sum  time in memory copies and memsets, by operation
  *   cuda_api_sum           time in each CUDA runtime and driver call
  * Same columns as nvtx_sum; durations are kept to give exact medians. */
-#include "durations.h"
-#include "gpu.h"
-#include "stats.h"
+#include "report/durations.h"
+#include "read/gpu.h"
+#include "report/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

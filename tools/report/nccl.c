@@ -3,8 +3,8 @@
  * size, per rank. Counts are per rank: an AllReduce on 8 ranks is 8
  * calls. Times are GPU times; bandwidths use the operations that have
  * one (traces: kernel-channel timers or the NCCL kernel; logs have none). */
-#include "nccl_collect.h"
-#include "stats.h"
+#include "report/nccl_collect.h"
+#include "report/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-#include "nccl_agg.h"
-#include "nccl_names.h"
+#include "report/nccl_agg.h"
+#include "read/nccl_names.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
-#include "nccl_collect.h"
-#include "nccl_log.h"
-#include "nccl_names.h"
-#include "nccl_ops.h"
-#include "stats.h"
+#include "report/nccl_collect.h"
+#include "read/nccl_log.h"
+#include "read/nccl_names.h"
+#include "model/nccl_ops.h"
+#include "report/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>

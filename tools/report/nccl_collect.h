@@ -5,8 +5,8 @@
 #ifndef CT_NCCL_COLLECT_H
 #define CT_NCCL_COLLECT_H
 
-#include "inputs.h"
-#include "nccl_agg.h"
+#include "read/inputs.h"
+#include "report/nccl_agg.h"
 
 /* 1 when the caller is the one that feeds events and logs. */
 int nccl_collect_begin(void);

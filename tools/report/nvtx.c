@@ -1,7 +1,7 @@
 /* nvtx_sum: time spent in each NVTX range (push/pop and start/end), like
  * `nsys stats --report nvtx_sum`. One row per range name and style. */
-#include "durations.h"
-#include "stats.h"
+#include "report/durations.h"
+#include "report/stats.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,9 +3,9 @@
 #ifndef CT_STATS_H
 #define CT_STATS_H
 
-#include "inputs.h"
-#include "spans.h"
-#include "table.h"
+#include "read/inputs.h"
+#include "model/spans.h"
+#include "report/table.h"
 
 struct report {
 	const char *name;

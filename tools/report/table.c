@@ -1,5 +1,5 @@
-#include "table.h"
-#include "out.h"
+#include "report/table.h"
+#include "out/out.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
