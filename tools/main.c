@@ -15,6 +15,7 @@ static void usage(FILE *f)
 	      "  convert [-o OUT] INPUT...        merge traces into Chrome/Perfetto JSON (.json, .json.gz)\n"
 	      "  stats [--report LIST] INPUT...   summary tables (NVTX ranges, ...)\n"
 	      "  info INPUT...                    header, event counts, drops, clean or truncated\n"
+	      "  events INPUT...                  the resolved events, one per line (tab-separated)\n"
 	      "\n"
 	      "INPUT is a .ctr file or a directory holding them.\n"
 	      "cuptrace --version; cuptrace COMMAND --help.\n",
@@ -44,6 +45,8 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(c, "stats"))
 		return cmd_stats(argc - 1, argv + 1);
+	if (!strcmp(c, "events"))
+		return cmd_events(argc - 1, argv + 1);
 	fprintf(stderr, "cuptrace: unknown command '%s'\n", c);
 	usage(stderr);
 	return 2;

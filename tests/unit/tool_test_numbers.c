@@ -1,7 +1,7 @@
-/* Number writing of the converters (out.h, chrome_gpu.h) against printf:
+/* Number writing of the converters (out.h, chrome_int.h, chrome_fmt.c) against printf:
  * every digit count and its boundaries, microseconds with three decimals,
  * and the cached-prefix time format of GPU events across prefix changes. */
-#include "out/chrome_gpu.h"
+#include "out/chrome_int.h"
 #include "check.h"
 
 #include <inttypes.h>
@@ -67,10 +67,7 @@ int main(void)
 	memset(&t, 0, sizeof t);
 	struct chrome c;
 	memset(&c, 0, sizeof c);
-	struct cstate s;
-	memset(&s, 0, sizeof s);
 	c.t = &t;
-	c.cupti = &s;
 	int64_t offs[] = {0, 5000, -2000000};
 	uint64_t ts[] = {0,	     9999999,	   10000000,	   10000001,	 19999999999,
 			 20000000000, 19999999999, 1234567891234, 1234567901234, 99999999999999,
@@ -80,10 +77,11 @@ int main(void)
 		for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) {
 			char want[48], got[48];
 			char *e = put_us(want, (int64_t)ts[i] + offs[k]);
-			uint32_t n = gpu_fmt_ts(&c, got, ts[i]);
+			uint32_t n = chrome_fmt_ts(&c, got, ts[i]);
 			CHECK_MEM(got, n, want, e - want);
 		}
 	}
+	free(c.cf); /* only the time cache was used */
 	printf("tool_test_numbers: ok\n");
 	return 0;
 }

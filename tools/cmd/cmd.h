@@ -7,5 +7,6 @@ int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_events(int argc, char **argv);
 
 #endif

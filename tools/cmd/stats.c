@@ -18,7 +18,6 @@ static const struct report *const reports[] = {
 	&report_nccl_ranks,
 };
 
-struct stats_opts stats_opts;
 #define NREPORTS (sizeof reports / sizeof *reports)
 
 static void help(FILE *f)
@@ -43,23 +42,27 @@ struct run {
 	void *st[NREPORTS];
 	size_t n;
 	struct tfile *t;
+	struct stats_opts opts;
 	uint64_t from, to; /* --steps: the file's window, [from, to) */
 };
 
 static int outside(const struct run *run, const struct report *r, uint64_t ts)
 {
-	return stats_opts.steps && !r->own_steps && (ts < run->from || ts >= run->to);
+	return run->opts.steps && !r->own_steps && (ts < run->from || ts >= run->to);
 }
 
-static void on_span(void *ctx, const struct span *s)
+/* The reports are consumers of the model's events. */
+static void on_event(void *ctx, const struct m_event *ev)
 {
 	struct run *run = ctx;
 	for (size_t i = 0; i < run->n; i++)
-		if (run->r[i]->span && !outside(run, run->r[i], s->ts))
-			run->r[i]->span(run->st[i], run->t, s);
+		if (!outside(run, run->r[i], ev->ts))
+			run->r[i]->event(run->st[i], run->t, ev);
 }
 
-static int parse_steps(const char *s)
+static const struct m_consumer reports_consumer = {NULL, on_event, NULL};
+
+static int parse_steps(struct stats_opts *o, const char *s)
 {
 	char *end;
 	long long a = strtoll(s, &end, 10), b = a;
@@ -73,9 +76,9 @@ static int parse_steps(const char *s)
 	}
 	if (*end || b < a)
 		return -1;
-	stats_opts.steps = 1;
-	stats_opts.step_lo = a;
-	stats_opts.step_hi = b;
+	o->steps = 1;
+	o->step_lo = a;
+	o->step_hi = b;
 	return 0;
 }
 
@@ -90,12 +93,12 @@ int cmd_stats(int argc, char **argv)
 	enum table_fmt fmt = FMT_TABLE;
 	int c;
 	optind = 1;
-	memset(&stats_opts, 0, sizeof stats_opts);
+	struct run run = {0};
 	while ((c = getopt_long(argc, argv, "r:f:s:h", lo, NULL)) != -1) {
 		if (c == 'r')
 			list = optarg;
 		else if (c == 's') {
-			if (parse_steps(optarg)) {
+			if (parse_steps(&run.opts, optarg)) {
 				fprintf(stderr, "cuptrace stats: --steps %s: expected A-B or A (step numbers)\n",
 					optarg);
 				return 2;
@@ -124,7 +127,6 @@ int cmd_stats(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
-	struct run run = {0};
 	if (!list) {
 		for (size_t i = 0; i < NREPORTS; i++)
 			run.r[run.n++] = reports[i];
@@ -143,7 +145,7 @@ int cmd_stats(int argc, char **argv)
 				run.r[run.n++] = reports[i];
 		}
 		free(copy);
-		stats_opts.explicit_list = 1;
+		run.opts.explicit_list = 1;
 	}
 	struct inputs in;
 	if (inputs_open_logs(&in, argv + optind, argc - optind))
@@ -153,7 +155,7 @@ int cmd_stats(int argc, char **argv)
 		for (size_t i = 0; i < run.n; i++)
 			takes |= run.r[i]->log != NULL;
 		const char *why = !takes ? "only the nccl_* reports read NCCL logs"
-			      : stats_opts.steps ? "NCCL logs have no steps; --steps needs traces"
+			      : run.opts.steps ? "NCCL logs have no steps; --steps needs traces"
 						 : NULL;
 		if (why) {
 			fprintf(stderr, "cuptrace stats: %s: %s\n", in.logs[0], why);
@@ -162,29 +164,19 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; i < run.n; i++)
-		run.st[i] = run.r[i]->begin();
+		run.st[i] = run.r[i]->begin(&run.opts);
 	int rc = 0;
 	for (size_t k = 0; k < in.n; k++) {
 		run.t = &in.v[k];
-		if (stats_opts.steps) {
+		if (run.opts.steps) {
 			/* A first pass for the window of the steps. */
-			step_window(run.t, stats_opts.step_lo, stats_opts.step_hi, &run.from, &run.to);
+			step_window(run.t, run.opts.step_lo, run.opts.step_hi, &run.from, &run.to);
 			if (inputs_rewind(&in, k)) {
 				rc = 1;
 				continue;
 			}
 		}
-		struct spans *sp = spans_new(on_span, &run);
-		struct ct_event ev;
-		while (ct_file_next(&run.t->f, &ev) == 1) {
-			spans_event(sp, &ev);
-			uint64_t ts = stats_opts.steps ? event_start(&ev) : 0;
-			for (size_t i = 0; i < run.n; i++)
-				if (run.r[i]->event && !outside(&run, run.r[i], ts))
-					run.r[i]->event(run.st[i], run.t, &ev);
-		}
-		spans_finish(sp);
-		spans_free(sp);
+		model_file(run.t, &reports_consumer, &run, NULL);
 		if (run.t->f.status == CT_CORRUPT) {
 			fprintf(stderr, "cuptrace: %s\n", run.t->f.err);
 			rc = 1;

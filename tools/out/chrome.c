@@ -5,35 +5,8 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-void chrome_sref(struct chrome *c, const struct sref *r)
-{
-	uint32_t n;
-	const char *e = tfile_esc(c->t, r->sid, r->s, r->len, &n);
-	out_ch(c->o, '"');
-	out_mem(c->o, e, n);
-	out_ch(c->o, '"');
-}
-
-void chrome_pid_tid(struct chrome *c, uint64_t pid, int64_t tid)
-{
-	out_lit(c->o, ",\"pid\":");
-	out_u64(c->o, pid);
-	out_lit(c->o, ",\"tid\":");
-	out_i64(c->o, tid);
-}
-
-void chrome_ts(struct chrome *c, uint64_t t)
-{
-	out_lit(c->o, ",\"ts\":");
-	out_us(c->o, (int64_t)t + c->t->off_ns);
-}
-
-uint64_t chrome_gpu_pid(const struct chrome *c, uint32_t device)
-{
-	return c->kineto ? device : c->t->pid + 1 + device;
-}
 
 /* Process name and order of a file's CPU process. */
 static void process_meta(struct out *o, const struct tfile *t, int first)
@@ -74,68 +47,97 @@ static void drops_object(struct out *o, const struct ct_file *f)
 }
 
 /* Drops are shown in the trace itself, as one instant at the file's end. */
-static void drops_event(struct chrome *c, uint64_t last_ts)
+static void drops_event(struct chrome *c, const struct m_event *ev)
 {
-	const struct ct_file *f = &c->t->f;
-	uint64_t total = 0;
-	for (unsigned k = 0; k < CT_NKINDS; k++)
-		total += f->drops[k];
-	if (!total)
-		return;
 	struct out *o = c->o;
 	if (!chrome_sep(c))
 		return;
 	out_lit(o, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"cuptrace\",\"name\":\"events dropped: ");
-	out_u64(o, total);
+	out_u64(o, ev->dropped);
 	out_ch(o, '"');
-	chrome_pid_tid(c, c->t->pid, (int64_t)f->h.pid);
-	chrome_ts(c, last_ts);
+	chrome_pid_tid(c, c->t->pid, ev->track->tid);
+	chrome_ts(c, ev->ts);
 	out_lit(o, ",\"args\":");
-	drops_object(o, f);
+	drops_object(o, &c->t->f);
 	out_ch(o, '}');
 }
+
+static void on_event(void *ctx, const struct m_event *ev)
+{
+	struct chrome *c = ctx;
+	if (!ev->mine)
+		return; /* another worker writes it (chrome.h, shares) */
+	c->mine = 1;
+	switch (ev->type) {
+	case ME_PROCESS:
+		chrome_process(c, ev);
+		return;
+	case ME_TRACK:
+		chrome_track(c, ev->track);
+		return;
+	case ME_FLOW:
+		chrome_flow(c, ev);
+		return;
+	case ME_COUNTER:
+		chrome_memory(c, ev);
+		return;
+	default:
+		break;
+	}
+	switch (ev->cat) {
+	case MC_KERNEL:
+	case MC_MEMCPY:
+	case MC_MEMSET:
+	case MC_SYNC:
+		chrome_gpu_slice(c, ev);
+		break;
+	case MC_RUNTIME:
+	case MC_DRIVER:
+		chrome_api(c, ev);
+		break;
+	case MC_NCCL:
+	case MC_NCCL_GROUP:
+	case MC_NCCL_GPU:
+		chrome_nccl(c, ev);
+		break;
+	case MC_DROPS:
+		drops_event(c, ev);
+		break;
+	default:
+		chrome_span(c, ev);
+		break;
+	}
+}
+
+static void cfile_free(struct cfile *cf)
+{
+	if (!cf)
+		return;
+	chrome_cupti_free(cf);
+	strcache_free(&cf->dm);
+	free(cf->pt);
+	free(cf->pt_len);
+	free(cf);
+}
+
+static void end_file(void *ctx, struct tfile *t)
+{
+	struct chrome *c = ctx;
+	(void)t;
+	cfile_free(c->cf);
+	c->cf = NULL;
+}
+
+static const struct m_consumer chrome_consumer = {NULL, on_event, end_file};
 
 int chrome_file(struct chrome *c, struct tfile *t)
 {
 	c->t = t;
-	struct spans *sp = spans_new(chrome_span, c);
-	if (!sp)
-		return -1;
-	struct ct_event ev;
-	uint64_t n = 0;
-	unsigned k = c->nshares > 1 ? c->nshares : 1;
-	uint64_t block = 0;
-	c->mine = 1;
-	while (ct_file_next(&t->f, &ev) == 1) {
-		if (k > 1 && t->f.nblocks != block) {
-			block = t->f.nblocks;
-			c->mine = (block - 1) % k == c->share;
-		}
-		if (c->progress && !(++n & 0xffff) && c->share == 0)
-			atomic_fetch_add_explicit(c->progress, 0x10000, memory_order_relaxed);
-		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END) {
-			chrome_cupti_event(c, &ev);
-			chrome_nccl_event(c, &ev); /* NCCL kernels join their operations */
-		} else if (ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) {
-			chrome_nccl_event(c, &ev);
-		} else {
-			spans_event(sp, &ev);
-			if (ev.kind == CT_EV_STEP)
-				chrome_nccl_event(c, &ev);
-		}
-	}
-	c->mine = c->share == 0; /* what the file's end writes */
-	spans_finish(sp);
-	chrome_cupti_file_end(c);
-	chrome_nccl_file_end(c);
-	drops_event(c, spans_last_ts(sp));
-	spans_free(sp);
-	if (t->f.status == CT_CORRUPT) {
-		if (c->share == 0)
-			fprintf(stderr, "cuptrace: %s\n", t->f.err);
-		return -1;
-	}
-	return 0;
+	struct m_share sh = {c->share, c->nshares, c->progress};
+	int rc = model_file(t, &chrome_consumer, c, &sh);
+	if (rc && c->share == 0)
+		fprintf(stderr, "cuptrace: %s\n", t->f.err);
+	return rc;
 }
 
 void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int kineto)

@@ -25,14 +25,14 @@ struct chrome {
 	unsigned share, nshares;
 	int mine;
 	_Atomic uint64_t *progress; /* events converted, for the progress line */
-	void *cupti;		    /* per-file state of chrome_cupti.c */
-	void *nccl;		    /* per-file state of chrome_nccl.c */
+	struct cfile *cf;	    /* formatting caches of the file (chrome_int.h) */
 };
 
 /* Head of the document for all files of in, or only one (split output). */
 void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int kineto);
-/* Converts one file's events into c->o. -1 when the file turned out
- * corrupt (what came before the damage is written). */
+/* Converts one file's events (the resolved events of model/model.h) into
+ * c->o. -1 when the file turned out corrupt (what came before the damage
+ * is written). */
 int chrome_file(struct chrome *c, struct tfile *t);
 void chrome_tail(struct out *o, struct inputs *in, const struct tfile *only);
 

@@ -1,63 +1,63 @@
-/* GPU activity (CUPTI kinds) as Chrome trace events, as Kineto writes them
- * so that Perfetto and Holistic Trace Analysis read them alike:
- *   - a process per (rank, GPU), a track per CUDA stream ("stream S", tid
- *     S), kernels (cat kernel, demangled names), copies (gpu_memcpy),
- *     memsets (gpu_memset) and syncs (cuda_sync) on them;
- *   - CUDA API calls (cuda_runtime / cuda_driver) on the calling thread's
- *     track of the rank's CPU process;
- *   - an ac2g flow from each launch or copy call to the GPU work it made;
- *   - a "GPU memory used" counter per GPU from allocations and frees.
- * The file holds GPU records grouped by stream and API records in call
- * order, so a GPU record can come before or after its call: both sides
- * wait in bounded tables (memory stays flat in the length of the trace;
- * a call and its GPU work more than 64K calls apart lose their arrow). */
-#include "out/chrome_gpu.h"
-#include "read/nccl_names.h"
+/* CUDA calls and GPU activity of the model as Chrome trace events, as
+ * Kineto writes them so that Perfetto and Holistic Trace Analysis read
+ * them alike: kernels (cat kernel, demangled names), copies (gpu_memcpy),
+ * memsets (gpu_memset) and syncs (cuda_sync) on their stream's track in
+ * the process of their GPU; calls (cuda_runtime / cuda_driver) on the
+ * calling thread's track; a "GPU memory used" counter per GPU. The
+ * constant parts of kernels and calls are formatted once and reused:
+ * this loop writes hundreds of MB of JSON per second. */
+#include "out/chrome_int.h"
+#include "read/gpu.h"
 
-static struct cstate *state(struct chrome *c)
+#include <stdlib.h>
+
+#define SHAPE_SLOTS 4096
+#define HEAD_SLOTS  1024
+
+/* A kernel's constant part, formatted once. */
+struct shape {
+	uint64_t key[15];
+	char *head, *tail;
+	uint32_t head_len, tail_len;
+};
+
+/* A call's constant part, formatted once per (name, thread, cbid, api). */
+struct api_head {
+	uint64_t key[4];
+	char *text, *mid;
+	uint32_t len, mid_len;
+};
+
+static inline size_t mix(uint64_t v)
 {
-	struct cstate *s = c->cupti;
-	if (s)
-		return s;
-	s = calloc(1, sizeof *s);
-	if (!s)
-		exit(1);
-	s->f = gpu_fields();
-	s->api = calloc(API_SLOTS, sizeof *s->api);
-	s->pend = calloc(PEND_SLOTS, sizeof *s->pend);
-	s->shapes = calloc(SHAPE_SLOTS, sizeof *s->shapes);
-	s->heads = calloc(HEAD_SLOTS, sizeof *s->heads);
-	if (!s->api || !s->pend || !s->shapes || !s->heads)
-		exit(1);
-	c->cupti = s;
-	return s;
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdull;
+	v ^= v >> 33;
+	return (size_t)v;
 }
 
-void chrome_cupti_file_end(struct chrome *c)
+static struct cfile *caches(struct chrome *c)
 {
-	struct cstate *s = c->cupti;
-	if (!s)
-		return;
-	for (unsigned d = 0; d < MAXDEV; d++)
-		free(s->dev_name[d]);
-	for (size_t i = 0; i < SHAPE_SLOTS; i++)
-		free(s->shapes[i].head), free(s->shapes[i].tail);
-	for (size_t i = 0; i < HEAD_SLOTS; i++)
-		free(s->heads[i].text), free(s->heads[i].mid);
-	strcache_free(&s->dm);
-	free(s->tracks), free(s->api), free(s->pend), free(s->shapes);
-	free(s->heads);
-	free(s);
-	c->cupti = NULL;
+	struct cfile *cf = chrome_cfile(c);
+	if (!cf->shapes) {
+		cf->shapes = calloc(SHAPE_SLOTS, sizeof *cf->shapes);
+		cf->heads = calloc(HEAD_SLOTS, sizeof *cf->heads);
+		if (!cf->shapes || !cf->heads)
+			exit(1);
+	}
+	return cf;
 }
 
-/* ---- names */
-
-static const char *kernel_name(struct chrome *c, struct cstate *s, const struct ct_event *ev,
-                               unsigned i, uint32_t *len)
+void chrome_cupti_free(struct cfile *cf)
 {
-	(void)c;
-	return strcache_get(&s->dm, ev->v[i], ev->s[i], ev->sl[i], gpu_demangle, len);
+	if (cf->shapes)
+		for (size_t i = 0; i < SHAPE_SLOTS; i++)
+			free(cf->shapes[i].head), free(cf->shapes[i].tail);
+	if (cf->heads)
+		for (size_t i = 0; i < HEAD_SLOTS; i++)
+			free(cf->heads[i].text), free(cf->heads[i].mid);
+	free(cf->shapes);
+	free(cf->heads);
 }
 
 static char *take(struct out *m, uint32_t *len)
@@ -68,45 +68,39 @@ static char *take(struct out *m, uint32_t *len)
 	return p;
 }
 
-static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_event *ev,
+static void kernel_shape(struct chrome *c, struct cfile *cf, const struct m_event *ev,
                          struct shape *sh)
 {
-	const struct gpu_fields *f = s->f;
-	uint64_t dev = ev->v[f->k.dev], stream = ev->v[f->k.stream];
-	int64_t tid = gpu_stream_tid(stream);
-	uint32_t nl;
-	const char *name = kernel_name(c, s, ev, f->k.name, &nl);
+	const struct m_gpu *k = &ev->gpu;
+	uint32_t nl, ptl;
+	const char *name = strcache_get(&cf->dm, k->name.sid, k->name.s, k->name.len, NULL, &nl);
+	const char *pt = chrome_pt(c, ev->track, &ptl);
 	struct out m;
 	out_init_mem(&m);
 	out_lit(&m, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"");
 	out_mem(&m, name, nl);
-	sh->pt_len = gpu_fmt_pt(sh->pt, gpu_pid(c, dev), tid);
 	out_lit(&m, "\",");
-	out_mem(&m, sh->pt, sh->pt_len);
+	out_mem(&m, pt, ptl);
 	sh->head = take(&m, &sh->head_len);
 	out_init_mem(&m);
 	out_lit(&m, ",\"device\":");
-	out_u64(&m, dev);
+	out_u64(&m, k->device);
 	out_lit(&m, ",\"context\":");
-	out_u64(&m, ev->v[f->k.ctx]);
+	out_u64(&m, k->context);
 	out_lit(&m, ",\"stream\":");
-	out_u64(&m, stream);
-	/* NCCL's kernels are communication, whatever their grid says. */
-	if (nccl_kernel_is_comm(name, nl))
+	out_u64(&m, k->stream);
+	if (k->comm)
 		out_lit(&m, ",\"communication\":true");
 	out_lit(&m, ",\"registers per thread\":");
-	out_u64(&m, ev->v[f->k.regs]);
+	out_u64(&m, k->regs);
 	out_lit(&m, ",\"shared memory\":");
-	out_u64(&m, ev->v[f->k.ssmem] + ev->v[f->k.dsmem]);
-	uint64_t g[3], b[3];
-	for (int i = 0; i < 3; i++)
-		g[i] = ev->v[f->k.grid[i]], b[i] = ev->v[f->k.block[i]];
-	unsigned d = dev < MAXDEV ? (unsigned)dev : MAXDEV - 1;
-	if (s->dev_sms[d]) {
+	out_u64(&m, k->ssmem + k->dsmem);
+	const uint64_t *g = k->grid, *b = k->block;
+	if (k->sms) {
 		/* Kineto's estimates: how much work each SM gets */
 		uint64_t blocks = g[0] * g[1] * g[2], threads = b[0] * b[1] * b[2];
-		uint64_t warp = s->dev_warp[d] ? s->dev_warp[d] : 32;
-		uint64_t bpsm = blocks * 1000 / s->dev_sms[d];
+		uint64_t warp = k->warp ? k->warp : 32;
+		uint64_t bpsm = blocks * 1000 / k->sms;
 		out_lit(&m, ",\"blocks per SM\":");
 		out_us(&m, (int64_t)bpsm);
 		out_lit(&m, ",\"warps per SM\":");
@@ -117,378 +111,244 @@ static void kernel_shape(struct chrome *c, struct cstate *s, const struct ct_eve
 	out_lit(&m, "],\"block\":[");
 	out_u64(&m, b[0]), out_ch(&m, ','), out_u64(&m, b[1]), out_ch(&m, ','), out_u64(&m, b[2]);
 	out_ch(&m, ']');
-	if (ev->v[f->k.graph]) {
+	if (k->graph) {
 		out_lit(&m, ",\"graph id\":");
-		out_u64(&m, ev->v[f->k.graph]);
+		out_u64(&m, k->graph);
 	}
 	sh->tail = take(&m, &sh->tail_len);
 }
 
 /* A slice's cached head ({"ph":"X",... through pid and tid}), then its
- * start as written and its duration. */
-static char *put_slice(char *p, const char *head, uint32_t hl, const char *tt, uint32_t tsl,
-                       uint64_t dur)
+ * start and duration. */
+static char *put_slice(struct chrome *c, char *p, const char *head, uint32_t hl, uint64_t ts,
+                       uint64_t end)
 {
 	memcpy(p, head, hl);
 	p += hl;
 	PUT_LIT(p, ",\"ts\":");
-	memcpy(p, tt, tsl);
-	p += tsl;
+	p += chrome_fmt_ts(c, p, ts);
 	PUT_LIT(p, ",\"dur\":");
-	return put_us(p, (int64_t)dur);
+	return put_us(p, end > ts ? (int64_t)(end - ts) : 0);
 }
 
-static void kernel(struct chrome *c, struct cstate *s, const struct ct_event *ev)
+static void kernel(struct chrome *c, const struct m_event *ev)
 {
-	const struct gpu_fields *f = s->f;
-	if (!c->mine) {
-		/* Another worker writes it: keep only the state (its track
-		 * named, its call waiting for it). */
-		uint64_t dev = ev->v[f->k.dev];
-		int64_t tid = gpu_stream_tid(ev->v[f->k.stream]);
-		gpu_name_track(c, s, dev, tid);
-		gpu_flow(c, s, ev->v[f->k.corr], NULL, 0, NULL, 0, gpu_pid(c, dev), tid,
-		         ev->v[f->k.ts]);
-		return;
-	}
-	uint64_t key[14] = {ev->v[f->k.name],     ev->v[f->k.dev],      ev->v[f->k.ctx],
-	                    ev->v[f->k.stream],   ev->v[f->k.grid[0]],  ev->v[f->k.grid[1]],
-	                    ev->v[f->k.grid[2]],  ev->v[f->k.block[0]], ev->v[f->k.block[1]],
-	                    ev->v[f->k.block[2]], ev->v[f->k.regs],     ev->v[f->k.ssmem],
-	                    ev->v[f->k.dsmem],    ev->v[f->k.graph]};
+	const struct m_gpu *k = &ev->gpu;
+	struct cfile *cf = caches(c);
+	uint64_t key[15] = {k->name.sid, k->device,   k->context,  k->stream, k->grid[0],
+	                    k->grid[1],  k->grid[2],  k->block[0], k->block[1], k->block[2],
+	                    k->regs,     k->ssmem,    k->dsmem,    k->graph,  k->sms};
 	/* a few fields pick the slot (the whole key is compared) */
 	uint64_t h = mix(key[0] * 0x9e3779b97f4a7c15ull ^ key[3] * 0xc2b2ae3d27d4eb4full ^
 	                 key[4] * 0x165667b19e3779f9ull ^ key[7] ^ key[10] << 20 ^ key[1] << 40);
-	struct shape tmp, *sh = &s->shapes[h & (SHAPE_SLOTS - 1)];
+	struct shape tmp, *sh = &cf->shapes[h & (SHAPE_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
 	if (!cacheable) /* (zeroed only here: this runs for every kernel) */
 		memset(&tmp, 0, sizeof tmp), sh = &tmp;
 	if (!sh->head || memcmp(sh->key, key, sizeof key)) {
 		free(sh->head), free(sh->tail);
 		memcpy(sh->key, key, sizeof key);
-		kernel_shape(c, s, ev, sh);
-		gpu_name_track(c, s, key[1], gpu_stream_tid(key[3]));
+		kernel_shape(c, cf, ev, sh);
 	}
-	uint64_t ts = ev->v[f->k.ts], end = ev->v[f->k.end];
-	struct out *o = c->o;
-	char tt[28];
-	uint32_t tsl = 0;
-	int written = chrome_sep(c);
-	if (written) {
-		tsl = gpu_fmt_ts(c, tt, ts);
+	if (chrome_sep(c)) {
+		struct out *o = c->o;
 		char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
-		p = put_slice(p, sh->head, sh->head_len, tt, tsl, end > ts ? end - ts : 0);
+		p = put_slice(c, p, sh->head, sh->head_len, ev->ts, ev->end);
 		PUT_LIT(p, ",\"args\":{\"correlation\":");
-		p = out_put_u64(p, ev->v[f->k.corr]);
+		p = out_put_u64(p, k->corr);
 		memcpy(p, sh->tail, sh->tail_len);
 		p += sh->tail_len;
-		if (key[13]) {
+		if (k->graph) {
 			PUT_LIT(p, ",\"graph node\":");
-			p = out_put_u64(p, ev->v[f->k.node]);
+			p = out_put_u64(p, k->node);
 		}
 		PUT_LIT(p, "}}");
 		END(o, p);
 	}
-	gpu_flow(c, s, ev->v[f->k.corr], written ? sh->pt : NULL, sh->pt_len, written ? tt : NULL,
-	         tsl, gpu_pid(c, key[1]), gpu_stream_tid(key[3]), ts);
 	if (!cacheable)
 		free(tmp.head), free(tmp.tail);
 }
 
 /* Copies and memsets share their layout: common args, then extras. */
-static int transfer_head(struct chrome *c, struct cstate *s, const char *cat, uint64_t dev,
-                         uint64_t stream)
+static void transfer_tail(struct chrome *c, const struct m_event *ev)
 {
-	struct out *o = c->o;
-	gpu_name_track(c, s, dev, gpu_stream_tid(stream));
-	if (!chrome_sep(c))
-		return 0;
-	out_lit(o, "{\"ph\":\"X\",\"cat\":\"");
-	out_str(o, cat);
-	out_lit(o, "\",\"name\":\"");
-	return 1;
-}
-
-static void transfer_tail(struct chrome *c, uint64_t dev, uint64_t ctx, uint64_t stream,
-                          uint64_t corr, uint64_t bytes, uint64_t ts, uint64_t end)
-{
+	const struct m_gpu *g = &ev->gpu;
 	struct out *o = c->o;
 	out_ch(o, '"');
-	chrome_pid_tid(c, gpu_pid(c, dev), gpu_stream_tid(stream));
-	chrome_ts(c, ts);
+	chrome_pid_tid(c, chrome_track_pid(c, ev->track), ev->track->tid);
+	chrome_ts(c, ev->ts);
 	out_lit(o, ",\"dur\":");
-	uint64_t dur = end > ts ? end - ts : 0;
+	uint64_t dur = ev->end > ev->ts ? ev->end - ev->ts : 0;
 	out_us(o, (int64_t)dur);
 	out_lit(o, ",\"args\":{\"device\":");
-	out_u64(o, dev);
+	out_u64(o, g->device);
 	out_lit(o, ",\"context\":");
-	out_u64(o, ctx);
+	out_u64(o, g->context);
 	out_lit(o, ",\"stream\":");
-	out_u64(o, stream);
+	out_u64(o, g->stream);
 	out_lit(o, ",\"correlation\":");
-	out_u64(o, corr);
+	out_u64(o, g->corr);
 	out_lit(o, ",\"bytes\":");
-	out_u64(o, bytes);
+	out_u64(o, g->bytes);
 	out_lit(o, ",\"memory bandwidth (GB/s)\":");
 	/* bytes per ns are GB/s; three decimals */
-	out_us(o, dur ? (int64_t)((double)bytes * 1000.0 / (double)dur) : 0);
+	out_us(o, dur ? (int64_t)((double)g->bytes * 1000.0 / (double)dur) : 0);
 }
 
-static void memcpy_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
+static void copy(struct chrome *c, const struct m_event *ev)
 {
-	const struct gpu_fields *f = s->f;
-	const uint64_t *v = ev->v;
-	uint64_t dev = v[f->m.dev], stream = v[f->m.stream], ts = v[f->m.ts], end = v[f->m.end];
-	struct out *o = c->o;
-	if (!transfer_head(c, s, "gpu_memcpy", dev, stream))
-		goto flow;
-	out_lit(o, "Memcpy ");
-	out_str(o, gpu_copy_kind(v[f->m.kind]));
-	out_lit(o, " (");
-	out_str(o, gpu_memory_kind(v[f->m.src_kind]));
-	out_lit(o, " -> ");
-	out_str(o, gpu_memory_kind(v[f->m.dst_kind]));
-	out_ch(o, ')');
-	transfer_tail(c, dev, v[f->m.ctx], stream, v[f->m.corr], v[f->m.bytes], ts, end);
-	out_lit(o, ",\"kind\":\"");
-	out_str(o, gpu_copy_kind(v[f->m.kind]));
-	out_ch(o, '"');
-	if (v[f->m.src_dev] != dev || v[f->m.dst_dev] != dev) {
-		out_lit(o, ",\"src device\":");
-		out_u64(o, v[f->m.src_dev]);
-		out_lit(o, ",\"dst device\":");
-		out_u64(o, v[f->m.dst_dev]);
-	}
-	out_lit(o, "}}");
-flow:
-	gpu_flow_num(c, s, v[f->m.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
-}
-
-static void memset_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
-{
-	const struct gpu_fields *f = s->f;
-	const uint64_t *v = ev->v;
-	uint64_t dev = v[f->s.dev], stream = v[f->s.stream], ts = v[f->s.ts], end = v[f->s.end];
-	struct out *o = c->o;
-	if (!transfer_head(c, s, "gpu_memset", dev, stream))
-		goto flow;
-	out_lit(o, "Memset (");
-	out_str(o, gpu_memory_kind(v[f->s.mem_kind]));
-	out_ch(o, ')');
-	transfer_tail(c, dev, v[f->s.ctx], stream, v[f->s.corr], v[f->s.bytes], ts, end);
-	out_lit(o, ",\"value\":");
-	out_u64(o, v[f->s.value]);
-	out_lit(o, "}}");
-flow:
-	gpu_flow_num(c, s, v[f->s.corr], gpu_pid(c, dev), gpu_stream_tid(stream), ts);
-}
-
-static uint64_t device_of_context(struct cstate *s, uint64_t ctx)
-{
-	for (unsigned i = 0; i < s->nctx; i++)
-		if (s->ctxmap[i].ctx == ctx)
-			return s->ctxmap[i].dev;
-	return 0;
-}
-
-static void sync_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
-{
-	const struct gpu_fields *f = s->f;
-	const uint64_t *v = ev->v;
-	uint64_t ctx = v[f->y.ctx], stream = v[f->y.stream], ts = v[f->y.ts], end = v[f->y.end];
-	uint64_t dev = device_of_context(s, ctx);
-	/* A sync spans the host's wait, which overlaps the stream's kernels:
-	 * it gets a track of its own next to the stream's, so that both stay
-	 * properly nested (Kineto puts it on the stream's track itself). */
-	int64_t tid = gpu_stream_tid(stream);
-	if (tid != GPU_TID_NONE && tid < GPU_TID_SYNC)
-		tid += GPU_TID_SYNC;
-	gpu_name_track(c, s, dev, tid);
+	const struct m_gpu *g = &ev->gpu;
 	struct out *o = c->o;
 	if (!chrome_sep(c))
-		goto flow;
-	out_lit(o, "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"");
-	out_str(o, gpu_sync_name(v[f->y.type]));
+		return;
+	out_lit(o, "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy ");
+	out_str(o, gpu_copy_kind(g->kind));
+	out_lit(o, " (");
+	out_str(o, gpu_memory_kind(g->src_kind));
+	out_lit(o, " -> ");
+	out_str(o, gpu_memory_kind(g->dst_kind));
+	out_ch(o, ')');
+	transfer_tail(c, ev);
+	out_lit(o, ",\"kind\":\"");
+	out_str(o, gpu_copy_kind(g->kind));
 	out_ch(o, '"');
-	chrome_pid_tid(c, gpu_pid(c, dev), tid);
-	chrome_ts(c, ts);
-	out_lit(o, ",\"dur\":");
-	out_us(o, end > ts ? (int64_t)(end - ts) : 0);
-	out_lit(o, ",\"args\":{\"device\":");
-	out_u64(o, dev);
-	out_lit(o, ",\"context\":");
-	out_u64(o, ctx);
-	if (stream < 0xffffffffull) {
-		out_lit(o, ",\"stream\":");
-		out_u64(o, stream);
-	}
-	out_lit(o, ",\"correlation\":");
-	out_u64(o, v[f->y.corr]);
-	if (v[f->y.event] < 0xffffffffull) {
-		out_lit(o, ",\"cuda event\":");
-		out_u64(o, v[f->y.event]);
+	if (g->src_dev != g->device || g->dst_dev != g->device) {
+		out_lit(o, ",\"src device\":");
+		out_u64(o, g->src_dev);
+		out_lit(o, ",\"dst device\":");
+		out_u64(o, g->dst_dev);
 	}
 	out_lit(o, "}}");
-flow:
-	gpu_flow_num(c, s, v[f->y.corr], gpu_pid(c, dev), tid, ts);
+}
+
+static void memset_slice(struct chrome *c, const struct m_event *ev)
+{
+	struct out *o = c->o;
+	if (!chrome_sep(c))
+		return;
+	out_lit(o, "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (");
+	out_str(o, gpu_memory_kind(ev->gpu.mem_kind));
+	out_ch(o, ')');
+	transfer_tail(c, ev);
+	out_lit(o, ",\"value\":");
+	out_u64(o, ev->gpu.value);
+	out_lit(o, "}}");
+}
+
+static void sync_slice(struct chrome *c, const struct m_event *ev)
+{
+	const struct m_gpu *y = &ev->gpu;
+	struct out *o = c->o;
+	if (!chrome_sep(c))
+		return;
+	out_lit(o, "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"");
+	out_str(o, gpu_sync_name(y->sync_type));
+	out_ch(o, '"');
+	chrome_pid_tid(c, chrome_track_pid(c, ev->track), ev->track->tid);
+	chrome_ts(c, ev->ts);
+	out_lit(o, ",\"dur\":");
+	out_us(o, ev->end > ev->ts ? (int64_t)(ev->end - ev->ts) : 0);
+	out_lit(o, ",\"args\":{\"device\":");
+	out_u64(o, y->device);
+	out_lit(o, ",\"context\":");
+	out_u64(o, y->context);
+	if (y->stream < 0xffffffffull) {
+		out_lit(o, ",\"stream\":");
+		out_u64(o, y->stream);
+	}
+	out_lit(o, ",\"correlation\":");
+	out_u64(o, y->corr);
+	if (y->event < 0xffffffffull) {
+		out_lit(o, ",\"cuda event\":");
+		out_u64(o, y->event);
+	}
+	out_lit(o, "}}");
+}
+
+void chrome_gpu_slice(struct chrome *c, const struct m_event *ev)
+{
+	switch (ev->cat) {
+	case MC_KERNEL:
+		kernel(c, ev);
+		break;
+	case MC_MEMCPY:
+		copy(c, ev);
+		break;
+	case MC_MEMSET:
+		memset_slice(c, ev);
+		break;
+	default:
+		sync_slice(c, ev);
+		break;
+	}
 }
 
 /* A call's constant part (category, name, track, cbid), formatted once. */
-static void api_head(struct chrome *c, struct cstate *s, const struct ct_event *ev,
-                     struct api_head *h)
+static void api_head(struct chrome *c, const struct m_event *ev, struct api_head *h)
 {
-	const struct gpu_fields *f = s->f;
-	const uint64_t *v = ev->v;
+	const struct m_api *a = &ev->api;
 	struct out m;
 	out_init_mem(&m);
 	out_lit(&m, "{\"ph\":\"X\",\"cat\":\"");
-	out_str(&m, v[f->a.api] == 1 ? "cuda_driver" : "cuda_runtime");
+	out_str(&m, ev->cat == MC_DRIVER ? "cuda_driver" : "cuda_runtime");
 	out_lit(&m, "\",\"name\":\"");
-	uint32_t n;
-	const char *e = tfile_esc(c->t, v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name], &n);
+	uint32_t n, ptl;
+	const char *e = tfile_esc(c->t, a->name.sid, a->name.s, a->name.len, &n);
 	out_mem(&m, e, n);
-	h->pt_len = gpu_fmt_pt(h->pt, c->t->pid, (int64_t)v[f->a.tid]);
 	out_lit(&m, "\",");
-	out_mem(&m, h->pt, h->pt_len);
+	const char *pt = chrome_pt(c, ev->track, &ptl);
+	out_mem(&m, pt, ptl);
 	h->text = take(&m, &h->len);
 	out_init_mem(&m);
 	out_lit(&m, ",\"args\":{\"cbid\":");
-	out_u64(&m, v[f->a.cbid]);
+	out_u64(&m, a->cbid);
 	out_lit(&m, ",\"correlation\":");
 	h->mid = take(&m, &h->mid_len);
 }
 
-static void api_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
+void chrome_api(struct chrome *c, const struct m_event *ev)
 {
-	const struct gpu_fields *f = s->f;
-	const uint64_t *v = ev->v;
-	uint64_t ts = v[f->a.ts], end = v[f->a.end];
-	if (!c->mine) { /* another worker writes it */
-		gpu_api_seen(c, s, v[f->a.corr], c->t->pid, (int64_t)v[f->a.tid], ts, NULL, 0, NULL, 0);
-		return;
-	}
-	uint64_t key[4] = {v[f->a.name], v[f->a.tid], v[f->a.cbid], v[f->a.api]};
+	const struct m_api *a = &ev->api;
+	struct cfile *cf = caches(c);
+	uint64_t key[4] = {a->name.sid, ev->track->id, a->cbid, ev->cat};
 	struct api_head tmp;
 	struct api_head *h =
-	    &s->heads[mix(key[0] ^ mix(key[1] ^ mix(key[2] ^ key[3]))) & (HEAD_SLOTS - 1)];
+	    &cf->heads[mix(key[0] ^ mix(key[1] ^ mix(key[2] ^ key[3]))) & (HEAD_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
 	if (!cacheable)
 		memset(&tmp, 0, sizeof tmp), h = &tmp;
 	if (!h->text || memcmp(h->key, key, sizeof key)) {
 		free(h->text), free(h->mid);
 		memcpy(h->key, key, sizeof key);
-		api_head(c, s, ev, h);
+		api_head(c, ev, h);
 	}
-	struct out *o = c->o;
-	char tt[28];
-	uint32_t tsl = 0;
-	int written = chrome_sep(c);
-	if (written) {
-		tsl = gpu_fmt_ts(c, tt, ts);
+	if (chrome_sep(c)) {
+		struct out *o = c->o;
 		char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
-		p = put_slice(p, h->text, h->len, tt, tsl, end > ts ? end - ts : 0);
+		p = put_slice(c, p, h->text, h->len, ev->ts, ev->end);
 		memcpy(p, h->mid, h->mid_len);
 		p += h->mid_len;
-		p = out_put_u64(p, v[f->a.corr]);
-		if (v[f->a.status]) {
+		p = out_put_u64(p, a->corr);
+		if (a->status) {
 			PUT_LIT(p, ",\"return\":");
-			p = out_put_u64(p, v[f->a.status]);
+			p = out_put_u64(p, a->status);
 		}
 		PUT_LIT(p, "}}");
 		END(o, p);
 	}
-	gpu_api_seen(c, s, v[f->a.corr], c->t->pid, (int64_t)v[f->a.tid], ts,
-	             written ? h->pt : NULL, h->pt_len, tt, tsl);
 	if (!cacheable)
 		free(tmp.text), free(tmp.mid);
 }
 
-static void memory_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
+void chrome_memory(struct chrome *c, const struct m_event *ev)
 {
-	const struct gpu_fields *f = s->f;
-	const uint64_t *v = ev->v;
-	if (!gpu_memory_on_device(v[f->mem.mem_kind]))
-		return;
-	uint64_t dev = v[f->mem.dev];
-	unsigned d = dev < MAXDEV ? (unsigned)dev : MAXDEV - 1;
-	if (v[f->mem.op] == 1)
-		s->mem[d] += (int64_t)v[f->mem.bytes];
-	else if (v[f->mem.op] == 2)
-		s->mem[d] -= (int64_t)v[f->mem.bytes];
-	else
-		return;
-	if (s->mem[d] < 0)
-		s->mem[d] = 0; /* freed what was allocated before tracing began */
-	gpu_name_process(c, s, dev);
 	struct out *o = c->o;
 	if (!chrome_sep(c))
 		return;
 	out_lit(o, "{\"ph\":\"C\",\"name\":\"GPU memory used\",\"pid\":");
-	out_u64(o, gpu_pid(c, dev));
-	chrome_ts(c, v[f->mem.ts]);
+	out_u64(o, chrome_gpu_pid(c, ev->counter.device));
+	chrome_ts(c, ev->ts);
 	out_lit(o, ",\"args\":{\"bytes\":");
-	out_i64(o, s->mem[d]);
+	out_i64(o, ev->counter.value);
 	out_lit(o, "}}");
-}
-
-static void device_ev(struct chrome *c, struct cstate *s, const struct ct_event *ev)
-{
-	const struct gpu_fields *f = s->f;
-	uint64_t dev = ev->v[f->d.dev];
-	unsigned d = dev < MAXDEV ? (unsigned)dev : MAXDEV - 1;
-	free(s->dev_name[d]);
-	s->dev_name[d] = strndup(ev->s[f->d.name], ev->sl[f->d.name]);
-	s->dev_sms[d] = ev->v[f->d.sms];
-	s->dev_warp[d] = ev->v[f->d.warp];
-	gpu_name_process(c, s, dev);
-}
-
-void chrome_cupti_event(struct chrome *c, const struct ct_event *ev)
-{
-	struct cstate *s = state(c);
-	switch (ev->kind) {
-	case CT_EV_KERNEL:
-		kernel(c, s, ev);
-		break;
-	case CT_EV_MEMCPY:
-		memcpy_ev(c, s, ev);
-		break;
-	case CT_EV_MEMSET:
-		memset_ev(c, s, ev);
-		break;
-	case CT_EV_SYNC:
-		sync_ev(c, s, ev);
-		break;
-	case CT_EV_CUDA_API:
-		api_ev(c, s, ev);
-		break;
-	case CT_EV_GPU_MEMORY:
-		memory_ev(c, s, ev);
-		break;
-	case CT_EV_GPU_DEVICE:
-		device_ev(c, s, ev);
-		break;
-	case CT_EV_GPU_CONTEXT:
-		if (s->nctx < sizeof s->ctxmap / sizeof *s->ctxmap) {
-			s->ctxmap[s->nctx].ctx = ev->v[s->f->c.ctx];
-			s->ctxmap[s->nctx++].dev = ev->v[s->f->c.dev];
-		}
-		break;
-	default:
-		break;
-	}
-}
-
-/* The track a kernel of (device, stream) is drawn on: NCCL's flows from an
- * operation to its kernel end there. */
-int chrome_cupti_stream_track(struct chrome *c, uint64_t device, uint64_t context, uint64_t stream,
-			      uint64_t *pid, int64_t *tid)
-{
-	(void)context;
-	int64_t t = gpu_stream_tid(stream);
-	if (t == GPU_TID_NONE)
-		return 0;
-	*pid = gpu_pid(c, device);
-	*tid = t;
-	return 1;
 }

@@ -1,15 +1,21 @@
 /* Internals shared by the Chrome JSON writer's parts: chrome.c (document,
- * processes, files), chrome_nvtx.c (NVTX spans), chrome_cupti.c (GPU
- * activity), chrome_nccl.c (collectives). */
+ * files, dispatch of the model's events), chrome_nvtx.c (NVTX spans),
+ * chrome_cupti.c (CUDA calls and GPU activity), chrome_nccl.c (NCCL),
+ * chrome_tracks.c (processes, tracks, flows), on top of chrome_fmt.c
+ * (numbers, times, track ids as Chrome writes them). The parts format;
+ * every match was made by the model. */
 #ifndef CT_CHROME_INT_H
 #define CT_CHROME_INT_H
 
+#include "model/model.h"
 #include "out/chrome.h"
-#include "model/spans.h"
+#include "util/strcache.h"
+
+#include <string.h>
 
 /* Separator before each event object. 0 when the event at hand is not
  * this worker's to write (see chrome.h, shares): the caller then writes
- * nothing, but still keeps its state. Always test it. */
+ * nothing. Always test it. */
 __attribute__((warn_unused_result)) static inline int chrome_sep(struct chrome *c)
 {
 	if (!c->mine)
@@ -22,6 +28,60 @@ __attribute__((warn_unused_result)) static inline int chrome_sep(struct chrome *
 	return 1;
 }
 
+/* ---- fast writing: an event's text is written straight into the output
+ * buffer after one bounds check (out_need), numbers by two digits at a
+ * time. This loop writes hundreds of MB of JSON per second. */
+static inline char *put_i64(char *p, int64_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return out_put_u64(p, (uint64_t)0 - (uint64_t)v);
+	}
+	return out_put_u64(p, (uint64_t)v);
+}
+
+/* ns as microseconds with three decimals */
+static inline char *put_us(char *p, int64_t ns)
+{
+	if (ns < 0) {
+		*p++ = '-';
+		ns = -ns;
+	}
+	p = out_put_u64(p, (uint64_t)ns / 1000);
+	unsigned f = (unsigned)((uint64_t)ns % 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + f / 100);
+	memcpy(p + 2, out_digits2 + 2 * (f % 100), 2);
+	return p + 4;
+}
+
+#define PUT_LIT(p, s) (memcpy((p), (s), sizeof(s) - 1), (p) += sizeof(s) - 1)
+#define BEGIN(o, max) (out_need((o), (max)), (o)->buf + (o)->len)
+#define END(o, p)     ((o)->len = (size_t)((p) - (o)->buf))
+#define NUM_MAX       24 /* bytes a number can take, with slack */
+
+/* ---- chrome_fmt.c: per-file formatting caches */
+
+#define PT_MAX 56 /* "pid":P,"tid":T */
+
+struct shape;
+struct api_head;
+
+struct cfile {
+	char (*pt)[PT_MAX]; /* "pid":P,"tid":T of each track, by id - 1 */
+	uint8_t *pt_len;    /* 0: not formatted yet */
+	size_t npt;
+	struct shape *shapes;  /* kernels' constant parts (chrome_cupti.c) */
+	struct api_head *heads; /* calls' constant parts (chrome_cupti.c) */
+	struct strcache dm;     /* escaped demangled kernel names by string id */
+	uint64_t ts_hi;         /* chrome_fmt_ts: microseconds / 10^4 as last written */
+	uint8_t ts_hi_len;
+	char ts_hi_text[24];
+};
+
+/* The current file's caches (made at first use). */
+struct cfile *chrome_cfile(struct chrome *c);
+
 /* A string reference of the current file, quoted and escaped. */
 void chrome_sref(struct chrome *c, const struct sref *r);
 /* ,"pid":P,"tid":T */
@@ -29,20 +89,26 @@ void chrome_pid_tid(struct chrome *c, uint64_t pid, int64_t tid);
 /* ,"ts":<us> for a tracer-clock timestamp of the current file */
 void chrome_ts(struct chrome *c, uint64_t t);
 /* The process of a GPU of the current file. */
-uint64_t chrome_gpu_pid(const struct chrome *c, uint32_t device);
+uint64_t chrome_gpu_pid(const struct chrome *c, uint64_t device);
+/* The process a track lives in. */
+uint64_t chrome_track_pid(const struct chrome *c, const struct m_track *tr);
+/* "pid":P,"tid":T of a track (formatted once per track); its length. */
+const char *chrome_pt(struct chrome *c, const struct m_track *tr, uint32_t *len);
+/* A time as events write it (digits above 10 ms reused); its length. */
+uint32_t chrome_fmt_ts(struct chrome *c, char *b, uint64_t ts);
 
-/* Per-source parts. */
-void chrome_span(void *ctx, const struct span *s);
-void chrome_cupti_event(struct chrome *c, const struct ct_event *ev);
-void chrome_cupti_file_end(struct chrome *c);
+/* ---- the parts */
+void chrome_span(struct chrome *c, const struct m_event *ev);
+void chrome_gpu_slice(struct chrome *c, const struct m_event *ev);
+void chrome_api(struct chrome *c, const struct m_event *ev);
+void chrome_memory(struct chrome *c, const struct m_event *ev);
+void chrome_cupti_free(struct cfile *cf);
+void chrome_nccl(struct chrome *c, const struct m_event *ev);
+void chrome_process(struct chrome *c, const struct m_event *ev);
+void chrome_track(struct chrome *c, const struct m_track *tr);
+void chrome_flow(struct chrome *c, const struct m_event *ev);
 /* The deviceProperties array of all files, or of `only` when not NULL
  * (reads the beginning of the files that traced CUDA, then rewinds them). */
 void chrome_cupti_devices(struct out *o, struct inputs *in, const struct tfile *only);
-void chrome_nccl_event(struct chrome *c, const struct ct_event *ev);
-void chrome_nccl_file_end(struct chrome *c);
-/* Where chrome_cupti.c draws the kernels of a GPU stream (pid and tid);
- * 0 when it does not. NCCL flows end on the NCCL kernel there. */
-int chrome_cupti_stream_track(struct chrome *c, uint64_t device, uint64_t context,
-			      uint64_t stream, uint64_t *pid, int64_t *tid);
 
 #endif

@@ -1,5 +1,5 @@
-/* NVTX spans (ranges, async ranges, marks, steps, capture switches, thread
- * names) as Chrome trace events. */
+/* NVTX spans of the model (ranges, async ranges, marks, steps, capture
+ * switches) as Chrome trace events. */
 #include "out/chrome_int.h"
 
 #include <stdio.h>
@@ -73,9 +73,9 @@ static void args(struct chrome *c, const struct span *s)
 		out_ch(c->o, '}');
 }
 
-void chrome_span(void *ctx, const struct span *s)
+void chrome_span(struct chrome *c, const struct m_event *ev)
 {
-	struct chrome *c = ctx;
+	const struct span *s = ev->span;
 	struct out *o = c->o;
 	switch (s->kind) {
 	case SP_RANGE:
@@ -83,7 +83,7 @@ void chrome_span(void *ctx, const struct span *s)
 			return;
 		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
 		chrome_sref(c, &s->name);
-		chrome_pid_tid(c, c->t->pid, s->tid);
+		chrome_pid_tid(c, c->t->pid, ev->track->tid);
 		chrome_ts(c, s->ts);
 		out_lit(o, ",\"dur\":");
 		out_us(o, (int64_t)(s->end - s->ts));
@@ -103,7 +103,7 @@ void chrome_span(void *ctx, const struct span *s)
 			int n = snprintf(hex, sizeof hex, "%llx", (unsigned long long)s->id);
 			out_mem(o, hex, (size_t)n);
 			out_lit(o, "\"}");
-			chrome_pid_tid(c, c->t->pid, half ? s->end_tid : s->tid);
+			chrome_pid_tid(c, c->t->pid, half ? ev->end_track->tid : ev->track->tid);
 			chrome_ts(c, half ? s->end : s->ts);
 			if (!half)
 				args(c, s);
@@ -115,7 +115,7 @@ void chrome_span(void *ctx, const struct span *s)
 			return;
 		out_lit(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
 		chrome_sref(c, &s->name);
-		chrome_pid_tid(c, c->t->pid, s->tid);
+		chrome_pid_tid(c, c->t->pid, ev->track->tid);
 		chrome_ts(c, s->ts);
 		args(c, s);
 		out_ch(o, '}');
@@ -126,7 +126,7 @@ void chrome_span(void *ctx, const struct span *s)
 		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
 		out_u64(o, s->id);
 		out_ch(o, '"');
-		chrome_pid_tid(c, c->t->pid, s->tid);
+		chrome_pid_tid(c, c->t->pid, ev->track->tid);
 		chrome_ts(c, s->ts);
 		out_lit(o, ",\"dur\":");
 		out_us(o, (int64_t)(s->end - s->ts));
@@ -138,31 +138,11 @@ void chrome_span(void *ctx, const struct span *s)
 		out_lit(o, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"cuptrace\",\"name\":\"");
 		out_str(o, s->id ? "capture on" : "capture off");
 		out_ch(o, '"');
-		chrome_pid_tid(c, c->t->pid, s->tid);
+		chrome_pid_tid(c, c->t->pid, ev->track->tid);
 		chrome_ts(c, s->ts);
 		out_ch(o, '}');
 		break;
-	case SP_THREAD:
-		if (s->tid <= 0 || (!s->id && !s->name.len))
-			break;
-		if (!chrome_sep(c))
-			return;
-		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_name\"");
-		chrome_pid_tid(c, c->t->pid, s->tid);
-		out_lit(o, ",\"args\":{\"name\":");
-		if (s->name.len)
-			chrome_sref(c, &s->name);
-		else
-			out_lit(o, "\"thread\"");
-		out_lit(o, "}}");
-		if (!chrome_sep(c))
-			return;
-		out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_sort_index\"");
-		chrome_pid_tid(c, c->t->pid, s->tid);
-		out_lit(o, ",\"args\":{\"sort_index\":");
-		/* the main thread (tid == OS pid) first */
-		out_i64(o, (uint64_t)s->tid == c->t->f.h.pid ? 0 : 1);
-		out_lit(o, "}}");
+	default:
 		break;
 	}
 }

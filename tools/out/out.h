@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/json_escape.h"
+
 struct sink;
 
 struct out {
@@ -114,7 +116,5 @@ void out_us(struct out *o, int64_t ns);
 void out_double(struct out *o, double v);
 /* A JSON string literal with quotes; invalid UTF-8 becomes U+FFFD. */
 void out_json_str(struct out *o, const char *s, size_t n);
-/* Escaped body only (no quotes) into a malloc'd buffer; for caching. */
-char *json_escape(const char *s, size_t n, size_t *outlen);
 
 #endif

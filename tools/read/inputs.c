@@ -1,6 +1,5 @@
 #include "read/inputs.h"
 #include "read/nccl_log.h"
-#include "out/out.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -4,7 +4,7 @@
 #define CT_INPUTS_H
 
 #include "common/dec.h"
-#include "out/strcache.h"
+#include "util/strcache.h"
 
 #include <stddef.h>
 #include <stdint.h>

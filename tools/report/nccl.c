@@ -11,18 +11,20 @@
 
 struct st {
 	int feeder;
+	const struct stats_opts *opts;
 };
 
-static void *begin(void)
+static void *begin(const struct stats_opts *opts)
 {
 	struct st *s = calloc(1, sizeof *s);
 	if (!s)
 		exit(1);
-	s->feeder = nccl_collect_begin();
+	s->feeder = nccl_collect_begin(opts);
+	s->opts = opts;
 	return s;
 }
 
-static void event(void *p, struct tfile *t, const struct ct_event *ev)
+static void event(void *p, struct tfile *t, const struct m_event *ev)
 {
 	struct st *s = p;
 	if (s->feeder)
@@ -40,9 +42,11 @@ static void log_input(void *p, const char *path)
  * for by name (then it prints nothing). */
 static const struct nccl_agg *result(void *p)
 {
+	struct st *s = p;
+	int named = s->opts->explicit_list;
 	free(p);
 	const struct nccl_agg *a = nccl_collect_result();
-	return a->n || stats_opts.explicit_list ? a : NULL;
+	return a->n || named ? a : NULL;
 }
 
 static void opt_time(struct table *t, uint64_t n, double v, int decimals)
@@ -279,17 +283,15 @@ static int end_ranks(void *p, struct table **out)
 
 const struct report report_nccl_sum = {
     "nccl_sum", "NCCL operations per operation and datatype: calls, bytes, GPU time, algbw, busbw",
-    begin,      NULL,
-    event,      end_sum,
+    begin,      event,      end_sum,
     log_input,  1,
 };
 const struct report report_nccl_sizes = {
     "nccl_sizes", "NCCL calls per message size (<64KB, 64KB-1MB, 1MB-16MB, >16MB)",
-    begin,        NULL,
-    event,        end_sizes,
+    begin,        event,        end_sizes,
     log_input,    1,
 };
 const struct report report_nccl_ranks = {
-    "nccl_ranks", "NCCL calls and bytes per rank and operation", begin, NULL, event, end_ranks,
+    "nccl_ranks", "NCCL calls and bytes per rank and operation", begin, event, end_ranks,
     log_input,    1,
 };

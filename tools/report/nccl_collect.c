@@ -1,7 +1,7 @@
 #include "report/nccl_collect.h"
 #include "read/nccl_log.h"
 #include "read/nccl_names.h"
-#include "model/nccl_ops.h"
+#include "model/model.h"
 #include "report/stats.h"
 
 #include <stdio.h>
@@ -19,84 +19,58 @@ struct proc {
 static struct {
 	int users, finished;
 	struct nccl_agg agg;
-	struct nccl_ops *ops;
-	struct tfile *t;
+	const struct stats_opts *opts;
 	struct proc *p;
 	size_t np;
 	int nfiles;
-} C;
+} collect;
 
-int nccl_collect_begin(void)
+int nccl_collect_begin(const struct stats_opts *opts)
 {
-	return C.users++ == 0;
+	collect.opts = opts;
+	return collect.users++ == 0;
 }
 
 static int in_steps(int64_t step)
 {
-	return !stats_opts.steps || (step >= stats_opts.step_lo && step <= stats_opts.step_hi);
+	const struct stats_opts *o = collect.opts;
+	return !o->steps || (step >= o->step_lo && step <= o->step_hi);
 }
 
-static void on_plan(void *ctx, const struct nccl_plan *p)
+void nccl_collect_event(struct tfile *t, const struct m_event *ev)
 {
-	struct tfile *t = ctx;
-	for (size_t i = 0; i < p->n; i++) {
-		const struct nccl_op *o = &p->ops[i];
-		if (!in_steps(o->step))
-			continue;
-		/* GPU time: the channel timers; a kernel's whole duration only
-		 * when it ran this operation alone. */
-		int timed = o->gpu_raw_end > o->gpu_raw_start;
-		uint64_t ns = timed ? o->gpu_raw_end - o->gpu_raw_start : 0;
-		if (!timed && p->n == 1 && p->has_kernel && p->kernel.end > p->kernel.ts) {
-			timed = 1;
-			ns = p->kernel.end - p->kernel.ts;
-		}
-		int64_t rank = t->rank >= 0 ? t->rank : o->rank;
-		nccl_agg_add(&C.agg, rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
-		             o->comm ? o->comm->nranks : 0, timed, ns);
-	}
-}
-
-static void file_done(void)
-{
-	if (!C.ops)
+	if (ev->cat != MC_NCCL || ev->type != ME_SLICE)
 		return;
-	nccl_ops_finish(C.ops);
-	nccl_ops_free(C.ops);
-	C.ops = NULL;
-	C.t = NULL;
-}
-
-void nccl_collect_event(struct tfile *t, const struct ct_event *ev)
-{
-	if (t != C.t) {
-		file_done();
-		C.t = t;
-	}
-	unsigned k = ev->kind;
-	if (!(k >= CT_EV_NCCL_FIRST && k < CT_EV_NCCL_END) && k != CT_EV_STEP &&
-	    !(k >= CT_EV_CUPTI_FIRST && k < CT_EV_CUPTI_END))
+	const struct nccl_op *o = ev->nccl.op;
+	const struct nccl_plan *p = ev->nccl.plan;
+	if (!in_steps(o->step))
 		return;
-	if (!C.ops) {
-		C.ops = nccl_ops_new(on_plan, t);
-		nccl_ops_step_range(C.ops, nccl_step_range_of(&t->f.h));
+	/* GPU time: the channel timers; a kernel's whole duration only when it
+	 * ran this operation alone. */
+	int timed = o->gpu_raw_end > o->gpu_raw_start;
+	uint64_t ns = timed ? o->gpu_raw_end - o->gpu_raw_start : 0;
+	if (!timed && p->n == 1 && p->has_kernel && p->kernel.end > p->kernel.ts) {
+		timed = 1;
+		ns = p->kernel.end - p->kernel.ts;
 	}
-	nccl_ops_event(C.ops, ev);
+	int64_t rank = t->rank >= 0 ? t->rank : o->rank;
+	nccl_agg_add(&collect.agg, rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
+	             o->comm ? o->comm->nranks : 0, timed, ns);
 }
 
 static struct proc *proc_of(const struct nccl_log_line *l)
 {
-	int file = l->pid < 0 ? C.nfiles : -1;
-	for (size_t i = 0; i < C.np; i++) {
-		struct proc *p = &C.p[i];
+	int file = l->pid < 0 ? collect.nfiles : -1;
+	for (size_t i = 0; i < collect.np; i++) {
+		struct proc *p = &collect.p[i];
 		if (p->pid == l->pid && p->file == file && !strcmp(p->host, l->host))
 			return p;
 	}
-	struct proc *v = realloc(C.p, (C.np + 1) * sizeof *v);
+	struct proc *v = realloc(collect.p, (collect.np + 1) * sizeof *v);
 	if (!v)
 		exit(1);
-	C.p = v;
-	struct proc *p = &C.p[C.np++];
+	collect.p = v;
+	struct proc *p = &collect.p[collect.np++];
 	memset(p, 0, sizeof *p);
 	snprintf(p->host, sizeof p->host, "%s", l->host);
 	p->pid = l->pid;
@@ -108,7 +82,7 @@ static struct proc *proc_of(const struct nccl_log_line *l)
 /* Until ranks are known, a process's rows are filed under -(index + 1). */
 static int64_t proc_key(const struct proc *p)
 {
-	return -(int64_t)(p - C.p) - 1;
+	return -(int64_t)(p - collect.p) - 1;
 }
 
 void nccl_collect_log(const char *path)
@@ -118,7 +92,7 @@ void nccl_collect_log(const char *path)
 		perror(path);
 		return;
 	}
-	C.nfiles++;
+	collect.nfiles++;
 	static char buf[1 << 16];
 	unsigned long lineno = 0, bad = 0, first_bad = 0, colls = 0;
 	int cont = 0; /* inside a line longer than buf */
@@ -143,7 +117,7 @@ void nccl_collect_log(const char *path)
 				    tn = other;
 			uint64_t bytes =
 			    nccl_msg_bytes(l.func, l.count, nccl_type_size(tn), l.nranks);
-			nccl_agg_add(&C.agg, proc_key(p), l.func, tn, bytes, l.nranks, 0, 0);
+			nccl_agg_add(&collect.agg, proc_key(p), l.func, tn, bytes, l.nranks, 0, 0);
 			colls++;
 			break;
 		}
@@ -180,26 +154,26 @@ void nccl_collect_log(const char *path)
 static void settle_ranks(void)
 {
 	int unknown = 0;
-	for (size_t i = 0; i < C.np; i++) {
-		struct proc *p = &C.p[i];
+	for (size_t i = 0; i < collect.np; i++) {
+		struct proc *p = &collect.p[i];
 		if (p->globalrank >= 0)
 			p->rank = p->globalrank;
 	}
-	for (size_t i = 0; i < C.np; i++) {
-		struct proc *p = &C.p[i];
+	for (size_t i = 0; i < collect.np; i++) {
+		struct proc *p = &collect.p[i];
 		if (p->rank >= 0)
 			continue;
 		long r = 0;
 		for (int clash = 1; clash; r += clash) {
 			clash = 0;
-			for (size_t k = 0; k < C.np && !clash; k++)
-				clash = C.p[k].rank == r;
+			for (size_t k = 0; k < collect.np && !clash; k++)
+				clash = collect.p[k].rank == r;
 		}
 		p->rank = r;
 		unknown++;
 	}
-	for (size_t i = 0; i < C.np; i++)
-		nccl_agg_rerank(&C.agg, proc_key(&C.p[i]), C.p[i].rank);
+	for (size_t i = 0; i < collect.np; i++)
+		nccl_agg_rerank(&collect.agg, proc_key(&collect.p[i]), collect.p[i].rank);
 	if (unknown)
 		fprintf(stderr,
 		        "cuptrace: note: %d process%s in the logs name%s no rank (no INIT lines); "
@@ -209,20 +183,18 @@ static void settle_ranks(void)
 
 const struct nccl_agg *nccl_collect_result(void)
 {
-	if (!C.finished) {
-		file_done();
+	if (!collect.finished) {
 		settle_ranks();
-		C.finished = 1;
+		collect.finished = 1;
 	}
-	return &C.agg;
+	return &collect.agg;
 }
 
 void nccl_collect_release(void)
 {
-	if (--C.users > 0)
+	if (--collect.users > 0)
 		return;
-	file_done();
-	nccl_agg_free(&C.agg);
-	free(C.p);
-	memset(&C, 0, sizeof C);
+	nccl_agg_free(&collect.agg);
+	free(collect.p);
+	memset(&collect, 0, sizeof collect);
 }

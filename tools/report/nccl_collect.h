@@ -1,16 +1,17 @@
 /* The NCCL operations that the nccl_* reports summarise, collected once
- * for all of them: from trace files (through nccl_ops.c, one file after
- * the other) and from NCCL_DEBUG logs. The first report that begins feeds
+ * for all of them: from trace files (the model's NCCL operations, one file
+ * after the other) and from NCCL_DEBUG logs. The first report that begins feeds
  * the collection; the others read it. */
 #ifndef CT_NCCL_COLLECT_H
 #define CT_NCCL_COLLECT_H
 
 #include "read/inputs.h"
 #include "report/nccl_agg.h"
+#include "report/stats.h"
 
 /* 1 when the caller is the one that feeds events and logs. */
-int nccl_collect_begin(void);
-void nccl_collect_event(struct tfile *t, const struct ct_event *ev);
+int nccl_collect_begin(const struct stats_opts *opts);
+void nccl_collect_event(struct tfile *t, const struct m_event *ev);
 void nccl_collect_log(const char *path);
 /* The totals; the first call finishes the collection. */
 const struct nccl_agg *nccl_collect_result(void);

@@ -9,15 +9,16 @@
 static const char STYLE_PUSHPOP[] = "PushPop", STYLE_STARTEND[] = "StartEnd",
 		  STYLE_STEP[] = "Step";
 
-static void *begin(void)
+static void *begin(const struct stats_opts *opts)
 {
+	(void)opts;
 	struct durations *st = calloc(1, sizeof *st);
 	if (!st)
 		exit(1);
 	return st;
 }
 
-void range_label(const struct span *s, char *buf, size_t len)
+static void range_label(const struct span *s, char *buf, size_t len)
 {
 	if (s->domain.len)
 		snprintf(buf, len, "%.*s:%.*s", (int)s->domain.len, s->domain.s, (int)s->name.len,
@@ -26,16 +27,15 @@ void range_label(const struct span *s, char *buf, size_t len)
 		snprintf(buf, len, "%.*s", (int)s->name.len, s->name.s);
 }
 
-static void span(void *p, struct tfile *t, const struct span *s)
+static void event(void *p, struct tfile *t, const struct m_event *ev)
 {
 	(void)t;
 	char key[512];
 	const char *style;
-	if (s->kind == SP_RANGE)
-		style = STYLE_PUSHPOP;
-	else if (s->kind == SP_ASYNC)
-		style = STYLE_STARTEND;
-	else if (s->kind == SP_STEP)
+	const struct span *s = ev->span;
+	if (ev->cat == MC_NVTX)
+		style = ev->type == ME_ASYNC ? STYLE_STARTEND : STYLE_PUSHPOP;
+	else if (ev->cat == MC_STEP)
 		style = STYLE_STEP;
 	else
 		return;
@@ -61,5 +61,5 @@ static int end(void *p, struct table **out)
 
 const struct report report_nvtx_sum = {
 	"nvtx_sum", "time in each NVTX range (Time %, total, instances, avg, median, min, max, stddev)",
-	begin, span, NULL, end,
+	begin, event, end,
 };

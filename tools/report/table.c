@@ -1,5 +1,5 @@
 #include "report/table.h"
-#include "out/out.h"
+#include "util/json_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -6,13 +6,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+static inline void xoom(void)
+{
+	fprintf(stderr, "cuptrace: out of memory\n");
+	exit(1);
+}
+
+static inline void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		xoom();
+	return p;
+}
+
 static inline void *xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);
-	if (!q) {
-		fprintf(stderr, "cuptrace: out of memory\n");
-		exit(1);
-	}
+	if (!q)
+		xoom();
 	return q;
 }
 

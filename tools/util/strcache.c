@@ -1,6 +1,6 @@
-#include "out/strcache.h"
+#include "util/strcache.h"
 #include "cuptrace/format.h"
-#include "out/out.h"
+#include "util/json_escape.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>

@@ -1,0 +1,114 @@
+/* The model's driver: one file's records in order, dispatched to the
+ * parts that match them (spans.c, model_gpu.c, model_nccl.c); NVTX spans
+ * and drops as events. */
+#include "model/model_int.h"
+#include <string.h>
+
+const char *const m_cat_name[MC_N] = {
+    [MC_NVTX] = "nvtx",          [MC_STEP] = "step",           [MC_MARK] = "mark",
+    [MC_CAPTURE] = "capture",    [MC_KERNEL] = "kernel",       [MC_MEMCPY] = "memcpy",
+    [MC_MEMSET] = "memset",      [MC_SYNC] = "sync",           [MC_RUNTIME] = "runtime",
+    [MC_DRIVER] = "driver",      [MC_GPU_MEMORY] = "gpu_memory", [MC_NCCL] = "nccl",
+    [MC_NCCL_GROUP] = "nccl_group", [MC_NCCL_GPU] = "nccl_gpu", [MC_DROPS] = "drops",
+    [MC_LAUNCH] = "launch",      [MC_NCCL_FLOW] = "nccl_flow", [MC_NONE] = "none",
+};
+
+/* ---- NVTX spans */
+
+static void on_span(void *ctx, const struct span *s)
+{
+	struct model *m = ctx;
+	struct m_event ev = {.type = ME_SLICE, .ts = s->ts, .end = s->end, .span = s};
+	switch (s->kind) {
+	case SP_RANGE:
+		ev.cat = MC_NVTX;
+		break;
+	case SP_ASYNC:
+		ev.type = ME_ASYNC, ev.cat = MC_NVTX;
+		ev.end_track = model_thread(m, s->end_tid);
+		break;
+	case SP_STEP:
+		ev.cat = MC_STEP;
+		break;
+	case SP_MARK:
+		ev.type = ME_INSTANT, ev.cat = MC_MARK;
+		break;
+	case SP_CAPTURE:
+		ev.type = ME_INSTANT, ev.cat = MC_CAPTURE;
+		break;
+	case SP_THREAD: {
+		if (s->tid <= 0 || (!s->id && !s->name.len))
+			return;
+		struct m_track *tr = model_thread(m, s->tid);
+		if (s->name.len)
+			model_track_name(tr, s->name.s, s->name.len);
+		else
+			model_track_name(tr, "thread", 6);
+		ev.type = ME_TRACK, ev.cat = MC_NONE;
+		ev.track = tr;
+		model_emit(m, &ev);
+		return;
+	}
+	}
+	ev.track = model_thread(m, s->tid);
+	model_emit(m, &ev);
+}
+
+/* ---- the file */
+
+static void drops(struct model *m, uint64_t last_ts)
+{
+	const struct ct_file *f = &m->t->f;
+	uint64_t total = 0;
+	for (unsigned k = 0; k < CT_NKINDS; k++)
+		total += f->drops[k];
+	if (!total)
+		return;
+	struct m_event ev = {.type = ME_INSTANT, .cat = MC_DROPS, .ts = last_ts, .end = last_ts};
+	ev.track = model_thread(m, (int64_t)f->h.pid);
+	ev.dropped = total;
+	model_emit(m, &ev);
+}
+
+int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh)
+{
+	struct model m;
+	memset(&m, 0, sizeof m);
+	m.t = t, m.c = c, m.ctx = ctx, m.mine = 1;
+	m.spans = spans_new(on_span, &m);
+	if (c->begin_file)
+		c->begin_file(ctx, t);
+	unsigned k = sh && sh->nshares > 1 ? sh->nshares : 1, share = sh ? sh->share : 0;
+	_Atomic uint64_t *progress = sh && share == 0 ? sh->progress : NULL;
+	uint64_t block = 0, n = 0;
+	struct ct_event ev;
+	while (ct_file_next(&t->f, &ev) == 1) {
+		if (k > 1 && t->f.nblocks != block) {
+			block = t->f.nblocks;
+			m.mine = (block - 1) % k == share;
+		}
+		if (progress && !(++n & 0xffff))
+			atomic_fetch_add_explicit(progress, 0x10000, memory_order_relaxed);
+		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END) {
+			model_gpu_record(&m, &ev);
+			if (ev.kind == CT_EV_KERNEL)
+				model_nccl_record(&m, &ev); /* NCCL kernels join their operations */
+		} else if (ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) {
+			model_nccl_record(&m, &ev);
+		} else {
+			spans_event(m.spans, &ev);
+			if (ev.kind == CT_EV_STEP)
+				model_nccl_record(&m, &ev);
+		}
+	}
+	m.mine = share == 0; /* what the file's end produces */
+	spans_finish(m.spans);
+	model_gpu_end(&m);
+	model_nccl_end(&m);
+	drops(&m, spans_last_ts(m.spans));
+	if (c->end_file)
+		c->end_file(ctx, t);
+	spans_free(m.spans);
+	model_free_tracks(&m);
+	return t->f.status == CT_CORRUPT ? -1 : 0;
+}

@@ -1,0 +1,148 @@
+/* The resolved event model (docs/MODEL.md): the decoded records of one
+ * trace file become tracks, slices, flows, instants and counters, with
+ * every match made here and nowhere else (push/pop pairs and async ranges
+ * in spans.c, CUDA calls to the GPU work they launched in model_gpu.c,
+ * NCCL operations to their kernels in nccl_ops.c and model_nccl.c).
+ * Outputs and reports are consumers of this stream: they format and
+ * count, they never match. */
+#ifndef CT_MODEL_H
+#define CT_MODEL_H
+
+#include "model/nccl_ops.h"
+#include "model/spans.h"
+#include "read/inputs.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+enum m_track_kind {
+	MT_THREAD,      /* a CPU thread of the rank (tid: the OS thread id) */
+	MT_STREAM,      /* a CUDA stream of a GPU (tid: the stream id, never 0) */
+	MT_STREAM_SYNC, /* the host's waits on one stream, beside the stream */
+	MT_GPU_OTHER,   /* GPU work of no stream (context-wide syncs) */
+	MT_NCCL,        /* a communicator's calls, in the rank's CPU process */
+	MT_NCCL_GPU,    /* where the GPU ran a communicator's operations */
+};
+
+/* A track: a row of slices that nest. It lives in the rank's CPU process
+ * or, when on_gpu, in the process of GPU `device` of that rank. */
+struct m_track {
+	uint32_t id; /* dense in a file, from 1, in order of first sight */
+	uint8_t kind, on_gpu;
+	uint64_t device;
+	int64_t tid;  /* its number inside its process; never 0 */
+	int64_t sort; /* order inside its process */
+	char *name; /* NUL-terminated; name_len bytes */
+	size_t name_len;
+	const struct nccl_comm *comm; /* MT_NCCL, MT_NCCL_GPU (NULL: unknown) */
+};
+
+enum m_type {
+	ME_PROCESS, /* a GPU's process, at first sight and when its name is known */
+	ME_TRACK,   /* a track, at first sight (threads: at the end, named) */
+	ME_SLICE,   /* [ts, end] on track */
+	ME_ASYNC,   /* a range that may end on another thread: track, end_track */
+	ME_INSTANT, /* at ts on track (NULL: the whole process) */
+	ME_COUNTER, /* a value of a GPU's process from ts on */
+	ME_FLOW,    /* an arrow from (track, ts) to (flow.to, flow.to_ts) */
+};
+
+enum m_cat {
+	MC_NVTX,       /* an NVTX push/pop or start/end range (span) */
+	MC_STEP,       /* a step (span; span->id is its number) */
+	MC_MARK,       /* an NVTX mark (span) */
+	MC_CAPTURE,    /* capture switched on or off (span; span->id: on) */
+	MC_KERNEL,     /* gpu */
+	MC_MEMCPY,     /* gpu */
+	MC_MEMSET,     /* gpu */
+	MC_SYNC,       /* gpu: the host waited for the GPU */
+	MC_RUNTIME,    /* api: a CUDA runtime call */
+	MC_DRIVER,     /* api: a CUDA driver call */
+	MC_GPU_MEMORY, /* counter: bytes of GPU memory allocated */
+	MC_NCCL,       /* nccl: an operation's call (op set) */
+	MC_NCCL_GROUP, /* nccl: the group call around members of a group (op: its first) */
+	MC_NCCL_GPU,   /* nccl: GPU time of an operation (op), or of a fused kernel (op NULL) */
+	MC_DROPS,      /* instant at the file's end: events the tracer dropped */
+	MC_LAUNCH,     /* flow: a CUDA call to the GPU work it made */
+	MC_NCCL_FLOW,  /* flow: an NCCL call to its GPU time or to its kernel */
+	MC_NONE,       /* processes and tracks */
+	MC_N
+};
+
+extern const char *const m_cat_name[MC_N];
+
+/* GPU activity (kernels, copies, memsets, syncs). */
+struct m_gpu {
+	uint64_t device, context, stream, corr;
+	struct sref name; /* kernels: the demangled name (sid: the raw name's id) */
+	uint64_t grid[3], block[3], regs, ssmem, dsmem, graph, node; /* kernels */
+	int comm;                                                    /* an NCCL kernel */
+	uint64_t bytes, kind, src_kind, dst_kind, src_dev, dst_dev;  /* copies (kind) */
+	uint64_t value, mem_kind;                                    /* memsets */
+	uint64_t sync_type, event;                                   /* syncs */
+	/* Of the device: SMs and warp size when its record was seen, else 0. */
+	uint64_t sms, warp;
+};
+
+/* A CUDA runtime or driver call. */
+struct m_api {
+	uint64_t corr, cbid, status;
+	struct sref name;
+};
+
+struct m_event {
+	uint8_t type, cat;
+	/* This event is the current conversion share's to write (see
+	 * model_file); consumers that are not shared ignore it. */
+	uint8_t mine;
+	const struct m_track *track;
+	const struct m_track *end_track; /* ME_ASYNC: where the range ended */
+	uint64_t ts, end; /* tracer clock of the file, ns */
+	union {
+		const struct span *span; /* MC_NVTX, MC_STEP, MC_MARK, MC_CAPTURE */
+		struct m_gpu gpu;
+		struct m_api api;
+		struct {
+			const struct nccl_op *op;
+			const struct nccl_plan *plan;
+		} nccl;
+		struct {
+			const struct m_track *to;
+			uint64_t to_ts;
+			uint64_t id; /* unique in the file, from 1 */
+		} flow;
+		struct {
+			uint64_t device;
+			const char *name; /* the GPU's name, or NULL while unknown */
+		} process;            /* ME_PROCESS */
+		struct {
+			uint64_t device;
+			int64_t value;
+		} counter; /* ME_COUNTER */
+		uint64_t dropped;     /* MC_DROPS: all kinds (per kind: the file's drops) */
+	};
+	const struct ct_event *rec; /* the record it came from, NULL when none */
+};
+
+/* A consumer: an output or a report. Files come one at a time per
+ * consumer instance; begin_file/end_file bracket each. */
+struct m_consumer {
+	void (*begin_file)(void *ctx, struct tfile *t);
+	void (*event)(void *ctx, const struct m_event *ev);
+	void (*end_file)(void *ctx, struct tfile *t);
+};
+
+/* Several workers may convert one file at once: each runs the whole model
+ * (matching needs every record) but writes only what the records of its
+ * blocks produce: block b is share b % nshares. */
+struct m_share {
+	unsigned share, nshares;
+	_Atomic uint64_t *progress; /* records read, for the progress line (share 0) */
+};
+
+/* Reads file t from where it stands to its end and hands its events to
+ * the consumer. -1 when the file turned out corrupt (what came before the
+ * damage was handed out; t->f.err says why), else 0. */
+int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh);
+
+#endif

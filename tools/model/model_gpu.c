@@ -1,0 +1,336 @@
+/* CUDA calls and GPU activity in the model:
+ *   - kernels, copies, memsets on the track of their (GPU, stream); syncs
+ *     on a track beside the stream's (a sync spans the host's wait, which
+ *     overlaps the stream's kernels: both stay properly nested);
+ *   - calls on the calling thread's track;
+ *   - a launch flow from each call to the GPU work it made (same
+ *     correlation id);
+ *   - the GPU memory in use per GPU, from allocations and frees.
+ * The file holds GPU records grouped by stream and call records in call
+ * order, so GPU work can come before or after its call: both sides wait
+ * in bounded tables (memory stays flat in the length of the trace; a call
+ * and its GPU work more than 64K calls apart lose their arrow). */
+#include "model/model_int.h"
+#include "read/gpu.h"
+#include "read/nccl_names.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define API_SLOTS  (1u << 16)
+#define PEND_SLOTS (1u << 14)
+#define PEND_PROBE 8
+
+struct api_slot { /* a call GPU work may point back to */
+	uint64_t corr, ts;
+	const struct m_track *track;
+};
+
+struct pend_slot { /* GPU work whose call has not been seen yet */
+	uint64_t corr, ts;
+	const struct m_track *track;
+};
+
+struct dname { /* a kernel's demangled name */
+	char *s;
+	size_t n;
+	int comm; /* an NCCL kernel */
+};
+
+struct model_gpu {
+	const struct gpu_fields *f;
+	int64_t mem[MODEL_MAXDEV];
+	uint64_t dev_sms[MODEL_MAXDEV], dev_warp[MODEL_MAXDEV];
+	struct {
+		uint64_t ctx, dev;
+	} ctxmap[64];
+	unsigned nctx;
+	struct api_slot *api;
+	struct pend_slot *pend;
+	size_t npend; /* slots of pend in use: calls need not look when 0 */
+	struct hmap names; /* struct dname by string id */
+	const struct m_track *last; /* the last GPU track used, and its key */
+	uint64_t last_dev;
+	int64_t last_tid;
+};
+
+static struct model_gpu *state(struct model *m)
+{
+	if (m->gpu)
+		return m->gpu;
+	struct model_gpu *g = xcalloc(1, sizeof *g);
+	g->f = gpu_fields();
+	g->api = xcalloc(API_SLOTS, sizeof *g->api);
+	g->pend = xcalloc(PEND_SLOTS, sizeof *g->pend);
+	return m->gpu = g;
+}
+
+void model_gpu_end(struct model *m)
+{
+	struct model_gpu *g = m->gpu;
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->names.cap; i++)
+		if (g->names.keys[i]) {
+			struct dname *d = g->names.vals[i];
+			free(d->s);
+			free(d);
+		}
+	hmap_free(&g->names);
+	free(g->api);
+	free(g->pend);
+	free(g);
+	m->gpu = NULL;
+}
+
+static unsigned dev_index(uint64_t dev)
+{
+	return dev < MODEL_MAXDEV ? (unsigned)dev : MODEL_MAXDEV - 1;
+}
+
+/* The track of GPU work on (device, tid): a stream, a stream's syncs, or
+ * work of no stream. */
+static const struct m_track *gpu_track(struct model *m, struct model_gpu *g, uint64_t dev,
+                                       int64_t tid)
+{
+	if (g->last && g->last_dev == dev && g->last_tid == tid)
+		return g->last;
+	g->last = model_gpu_track(m, dev, tid);
+	g->last_dev = dev, g->last_tid = tid;
+	return g->last;
+}
+
+/* ---- launch flows */
+
+static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const struct m_track *tr,
+                    uint64_t ts)
+{
+	if (!corr)
+		return;
+	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
+	if (a->corr == corr) {
+		model_flow(m, MC_LAUNCH, a->track, a->ts, tr, ts);
+		return;
+	}
+	/* The call comes later in the file: wait for it. */
+	size_t h = hmap_mix(corr);
+	for (unsigned p = 0; p < PEND_PROBE; p++) {
+		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
+		if (!e->corr) {
+			*e = (struct pend_slot){corr, ts, tr};
+			g->npend++;
+			return;
+		}
+	}
+	/* full around here: the oldest guess is overwritten, its arrow lost */
+	g->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, ts, tr};
+}
+
+static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
+                      const struct m_track *tr, uint64_t ts)
+{
+	if (!corr)
+		return;
+	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
+	*a = (struct api_slot){corr, ts, tr};
+	if (!g->npend)
+		return; /* the usual case: calls come before their GPU work */
+	size_t h = hmap_mix(corr);
+	for (unsigned p = 0; p < PEND_PROBE; p++) {
+		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
+		if (e->corr == corr) {
+			model_flow(m, MC_LAUNCH, tr, ts, e->track, e->ts);
+			e->corr = 0;
+			g->npend--;
+		}
+	}
+}
+
+/* ---- records */
+
+static struct dname *demangled(struct model_gpu *g, const struct ct_event *ev, unsigned i,
+                               struct dname *tmp)
+{
+	uint64_t sid = ev->v[i];
+	struct dname *d = sid >= CT_SID_FIRST ? hmap_get(&g->names, sid) : NULL;
+	if (d)
+		return d;
+	d = sid >= CT_SID_FIRST ? xcalloc(1, sizeof *d) : tmp;
+	d->s = gpu_demangle(ev->s[i], ev->sl[i], &d->n);
+	/* NCCL's kernels are communication, whatever their grid says. */
+	d->comm = nccl_kernel_is_comm(d->s, d->n);
+	if (sid >= CT_SID_FIRST)
+		hmap_put(&g->names, sid, d);
+	return d;
+}
+
+static void kernel(struct model *m, struct model_gpu *g, const struct ct_event *ev)
+{
+	const struct gpu_fields *f = g->f;
+	const uint64_t *v = ev->v;
+	struct m_event e = {.type = ME_SLICE, .cat = MC_KERNEL, .rec = ev};
+	struct m_gpu *k = &e.gpu;
+	e.ts = v[f->k.ts], e.end = v[f->k.end];
+	k->device = v[f->k.dev], k->context = v[f->k.ctx], k->stream = v[f->k.stream];
+	k->corr = v[f->k.corr];
+	for (int i = 0; i < 3; i++)
+		k->grid[i] = v[f->k.grid[i]], k->block[i] = v[f->k.block[i]];
+	k->regs = v[f->k.regs], k->ssmem = v[f->k.ssmem], k->dsmem = v[f->k.dsmem];
+	k->graph = v[f->k.graph], k->node = v[f->k.node];
+	unsigned d = dev_index(k->device);
+	k->sms = g->dev_sms[d], k->warp = g->dev_warp[d];
+	struct dname tmp, *dn = demangled(g, ev, f->k.name, &tmp);
+	k->name = (struct sref){v[f->k.name], dn->s, (uint32_t)dn->n};
+	k->comm = dn->comm;
+	e.track = gpu_track(m, g, k->device, gpu_stream_tid(k->stream));
+	model_emit(m, &e);
+	flow_to(m, g, k->corr, e.track, e.ts);
+	if (dn == &tmp)
+		free(tmp.s);
+}
+
+static void memcpy_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
+{
+	const struct gpu_fields *f = g->f;
+	const uint64_t *v = ev->v;
+	struct m_event e = {.type = ME_SLICE, .cat = MC_MEMCPY, .rec = ev};
+	struct m_gpu *c = &e.gpu;
+	e.ts = v[f->m.ts], e.end = v[f->m.end];
+	c->device = v[f->m.dev], c->context = v[f->m.ctx], c->stream = v[f->m.stream];
+	c->corr = v[f->m.corr], c->bytes = v[f->m.bytes], c->kind = v[f->m.kind];
+	c->src_kind = v[f->m.src_kind], c->dst_kind = v[f->m.dst_kind];
+	c->src_dev = v[f->m.src_dev], c->dst_dev = v[f->m.dst_dev];
+	e.track = gpu_track(m, g, c->device, gpu_stream_tid(c->stream));
+	model_emit(m, &e);
+	flow_to(m, g, c->corr, e.track, e.ts);
+}
+
+static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
+{
+	const struct gpu_fields *f = g->f;
+	const uint64_t *v = ev->v;
+	struct m_event e = {.type = ME_SLICE, .cat = MC_MEMSET, .rec = ev};
+	struct m_gpu *s = &e.gpu;
+	e.ts = v[f->s.ts], e.end = v[f->s.end];
+	s->device = v[f->s.dev], s->context = v[f->s.ctx], s->stream = v[f->s.stream];
+	s->corr = v[f->s.corr], s->bytes = v[f->s.bytes], s->value = v[f->s.value];
+	s->mem_kind = v[f->s.mem_kind];
+	e.track = gpu_track(m, g, s->device, gpu_stream_tid(s->stream));
+	model_emit(m, &e);
+	flow_to(m, g, s->corr, e.track, e.ts);
+}
+
+static uint64_t device_of_context(struct model_gpu *g, uint64_t ctx)
+{
+	for (unsigned i = 0; i < g->nctx; i++)
+		if (g->ctxmap[i].ctx == ctx)
+			return g->ctxmap[i].dev;
+	return 0;
+}
+
+static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
+{
+	const struct gpu_fields *f = g->f;
+	const uint64_t *v = ev->v;
+	struct m_event e = {.type = ME_SLICE, .cat = MC_SYNC, .rec = ev};
+	struct m_gpu *y = &e.gpu;
+	e.ts = v[f->y.ts], e.end = v[f->y.end];
+	y->context = v[f->y.ctx], y->stream = v[f->y.stream], y->corr = v[f->y.corr];
+	y->sync_type = v[f->y.type], y->event = v[f->y.event];
+	y->device = device_of_context(g, y->context);
+	int64_t tid = gpu_stream_tid(y->stream);
+	if (tid != GPU_TID_NONE && tid < GPU_TID_SYNC)
+		tid += GPU_TID_SYNC;
+	e.track = gpu_track(m, g, y->device, tid);
+	model_emit(m, &e);
+	flow_to(m, g, y->corr, e.track, e.ts);
+}
+
+static void api_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
+{
+	const struct gpu_fields *f = g->f;
+	const uint64_t *v = ev->v;
+	struct m_event e = {.type = ME_SLICE, .rec = ev};
+	e.cat = v[f->a.api] == 1 ? MC_DRIVER : MC_RUNTIME;
+	e.ts = v[f->a.ts], e.end = v[f->a.end];
+	e.api.corr = v[f->a.corr], e.api.cbid = v[f->a.cbid], e.api.status = v[f->a.status];
+	e.api.name = (struct sref){v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name]};
+	e.track = model_thread(m, (int64_t)v[f->a.tid]);
+	model_emit(m, &e);
+	call_seen(m, g, e.api.corr, e.track, e.ts);
+}
+
+static void memory_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
+{
+	const struct gpu_fields *f = g->f;
+	const uint64_t *v = ev->v;
+	if (!gpu_memory_on_device(v[f->mem.mem_kind]))
+		return;
+	uint64_t dev = v[f->mem.dev];
+	unsigned d = dev_index(dev);
+	if (v[f->mem.op] == 1)
+		g->mem[d] += (int64_t)v[f->mem.bytes];
+	else if (v[f->mem.op] == 2)
+		g->mem[d] -= (int64_t)v[f->mem.bytes];
+	else
+		return;
+	if (g->mem[d] < 0)
+		g->mem[d] = 0; /* freed what was allocated before tracing began */
+	model_process(m, dev);
+	struct m_event e = {.type = ME_COUNTER, .cat = MC_GPU_MEMORY, .rec = ev};
+	e.ts = e.end = v[f->mem.ts];
+	e.counter.device = dev;
+	e.counter.value = g->mem[d];
+	model_emit(m, &e);
+}
+
+static void device_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
+{
+	const struct gpu_fields *f = g->f;
+	uint64_t dev = ev->v[f->d.dev];
+	unsigned d = dev_index(dev);
+	free(m->dev_name[d]);
+	m->dev_name[d] = strndup(ev->s[f->d.name], ev->sl[f->d.name]);
+	if (!m->dev_name[d])
+		xoom();
+	g->dev_sms[d] = ev->v[f->d.sms];
+	g->dev_warp[d] = ev->v[f->d.warp];
+	model_process(m, dev);
+}
+
+void model_gpu_record(struct model *m, const struct ct_event *ev)
+{
+	struct model_gpu *g = state(m);
+	switch (ev->kind) {
+	case CT_EV_KERNEL:
+		kernel(m, g, ev);
+		break;
+	case CT_EV_MEMCPY:
+		memcpy_rec(m, g, ev);
+		break;
+	case CT_EV_MEMSET:
+		memset_rec(m, g, ev);
+		break;
+	case CT_EV_SYNC:
+		sync_rec(m, g, ev);
+		break;
+	case CT_EV_CUDA_API:
+		api_rec(m, g, ev);
+		break;
+	case CT_EV_GPU_MEMORY:
+		memory_rec(m, g, ev);
+		break;
+	case CT_EV_GPU_DEVICE:
+		device_rec(m, g, ev);
+		break;
+	case CT_EV_GPU_CONTEXT:
+		if (g->nctx < sizeof g->ctxmap / sizeof *g->ctxmap) {
+			g->ctxmap[g->nctx].ctx = ev->v[g->f->c.ctx];
+			g->ctxmap[g->nctx++].dev = ev->v[g->f->c.dev];
+		}
+		break;
+	default:
+		break;
+	}
+}

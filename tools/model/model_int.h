@@ -1,0 +1,66 @@
+/* Internals of the model shared by its parts: model.c (the driver: the
+ * file, spans, drops) calls model_gpu.c (CUDA calls and GPU activity) and
+ * model_nccl.c (NCCL operations); all of them announce tracks, processes
+ * and flows through model_tracks.c, at the bottom. */
+#ifndef CT_MODEL_INT_H
+#define CT_MODEL_INT_H
+
+#include "model/model.h"
+#include "util/hmap.h"
+
+#define MODEL_MAXDEV 256 /* devices told apart; higher numbers share the last */
+#define NCCL_TID 1000000000 /* tid of the first communicator's track (model_nccl.c) */
+
+struct model_gpu;
+struct model_nccl;
+
+struct model {
+	struct tfile *t;
+	const struct m_consumer *c;
+	void *ctx;
+	int mine;
+	struct hmap threads, others; /* tracks by key (see model.c) */
+	struct m_track **tracks;     /* by id - 1 */
+	size_t ntracks;
+	struct m_track *last_thread;
+	struct spans *spans;
+	uint64_t next_flow;
+	char *dev_name[MODEL_MAXDEV];   /* from the device records */
+	uint8_t dev_named[MODEL_MAXDEV]; /* 1: process announced, 2: with its name */
+	struct model_gpu *gpu;   /* NULL until the first CUDA record */
+	struct model_nccl *nccl; /* NULL until the first NCCL record */
+};
+
+static inline void model_emit(struct model *m, struct m_event *ev)
+{
+	ev->mine = (uint8_t)m->mine;
+	m->c->event(m->ctx, ev);
+}
+
+/* The track of a CPU thread (made, not announced: threads are announced
+ * named, at the end of the file). */
+struct m_track *model_thread(struct model *m, int64_t tid);
+/* The track of (kind, device, tid) on a GPU or of an NCCL communicator,
+ * announced (ME_TRACK) at first sight. */
+struct m_track *model_track(struct model *m, enum m_track_kind kind, uint64_t device, int64_t tid,
+                            const struct nccl_comm *comm);
+/* Announces GPU `device`'s process at first sight, and again once its name
+ * (m->dev_name) is known. */
+void model_process(struct model *m, uint64_t device);
+void model_track_name(struct m_track *tr, const char *s, size_t n);
+void model_free_tracks(struct model *m);
+/* An arrow from (from, ts) to (to, to_ts). */
+void model_flow(struct model *m, enum m_cat cat, const struct m_track *from, uint64_t ts,
+                const struct m_track *to, uint64_t to_ts);
+
+/* The track of GPU work on (device, tid as gpu_stream_tid() numbers it). */
+const struct m_track *model_gpu_track(struct model *m, uint64_t device, int64_t tid);
+/* The track of GPU work on (device, stream); NULL for work of no stream. */
+const struct m_track *model_stream_track(struct model *m, uint64_t device, uint64_t stream);
+
+void model_gpu_record(struct model *m, const struct ct_event *ev);
+void model_gpu_end(struct model *m);
+void model_nccl_record(struct model *m, const struct ct_event *ev);
+void model_nccl_end(struct model *m);
+
+#endif
