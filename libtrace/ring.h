@@ -28,7 +28,10 @@ struct ct_chunk {
 	 * over once the writer has read all of it: `gen` counts such restarts
 	 * (and never goes back, across owners), `consumed` is what the writer
 	 * has read, as gen << 32 | bytes. Without this, threads that each hold
-	 * one full chunk could starve the pool for good. */
+	 * one full chunk could starve the pool for good. A restart stores
+	 * used = 0 before the new gen, and the writer reads gen, used, gen
+	 * (seqlock-style), so that it never counts one generation's `used` in
+	 * another's (ring.c, restart_chunk). */
 	_Atomic uint32_t gen;
 	_Atomic uint64_t consumed;
 	char pad[32]; /* one cache line each: producers of different threads */
@@ -96,6 +99,8 @@ static inline uint8_t *ct_reserve(struct ct_thread *t, uint32_t size)
 static inline void ct_commit(struct ct_thread *t, uint32_t size)
 {
 	t->pos += size;
+	/* Release: pairs with the acquire load of `used` in ct_drain_max, which
+	 * then sees the record's bytes. */
 	atomic_store_explicit(&ct_pool.meta[t->cur].used, t->pos, memory_order_release);
 }
 
