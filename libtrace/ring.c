@@ -5,6 +5,10 @@
 
 struct ct_pool ct_pool;
 
+#ifdef CT_RING_TEST_HOOKS
+void (*ct_ring_hook)(int point);
+#endif
+
 int ct_pool_init(size_t bytes)
 {
 	uint32_t n = (uint32_t)(bytes / CT_CHUNK_SIZE);
@@ -59,17 +63,24 @@ int32_t ct_pool_get(void)
 							  memory_order_acquire, memory_order_acquire))
 			break;
 	}
+	CT_RING_HOOK(CT_HOOK_GET_TAKE);
 	/* Relaxed: no other thread looks at the chunk until the caller links it
 	 * in with a release store (`first` or the full chunk's `sealed`). */
 	int32_t idx = (int32_t)(uint32_t)top - 1;
 	struct ct_chunk *c = &ct_pool.meta[idx];
 	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_GET_USED);
 	atomic_store_explicit(&c->sealed, 0, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_GET_SEALED);
 	atomic_store_explicit(&c->next, -1, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_GET_NEXT);
 	uint32_t g = atomic_load_explicit(&c->gen, memory_order_relaxed) + 1;
 	atomic_store_explicit(&c->gen, g, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_GET_GEN);
 	atomic_store_explicit(&c->consumed, (uint64_t)g << 32, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_GET_CONSUMED);
 	atomic_fetch_sub_explicit(&ct_pool.nfree, 1, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_GET_NFREE);
 	return idx;
 }
 
@@ -115,10 +126,12 @@ static uint8_t *restart_chunk(struct ct_thread *t)
 		return NULL;
 	t->cur_gen++;
 	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_RESTART_USED);
 	/* Release: pairs with the first (acquire) load of `gen` in
 	 * ct_drain_max, so that a writer that sees this generation sees
 	 * used = 0 too. */
 	atomic_store_explicit(&c->gen, t->cur_gen, memory_order_release);
+	CT_RING_HOOK(CT_HOOK_RESTART_GEN);
 	t->pos = 0;
 	return t->base;
 }
@@ -133,14 +146,17 @@ uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
 	if (t->cur >= 0) {
 		struct ct_chunk *c = &ct_pool.meta[t->cur];
 		atomic_store_explicit(&c->next, n, memory_order_relaxed);
+		CT_RING_HOOK(CT_HOOK_LINK);
 		/* Release: pairs with the acquire load of `sealed` in
 		 * ct_drain_max; the writer that sees `sealed` sees `next`, the
 		 * final `used`, and chunk n as ct_pool_get left it. */
 		atomic_store_explicit(&c->sealed, 1, memory_order_release);
+		CT_RING_HOOK(CT_HOOK_SEAL);
 	} else {
 		/* Release: pairs with the acquire load of `first` in
 		 * ct_drain_max, which then sees chunk n as ct_pool_get left it. */
 		atomic_store_explicit(&t->first, n, memory_order_release);
+		CT_RING_HOOK(CT_HOOK_FIRST);
 	}
 	t->cur = n;
 	t->cur_gen = atomic_load_explicit(&ct_pool.meta[n].gen, memory_order_relaxed);
