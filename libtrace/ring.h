@@ -19,6 +19,37 @@
 #define CT_CHUNK_SIZE (128u << 10)
 #define CT_REC_MAX (CT_CHUNK_SIZE - 64)
 
+/* Test-only: tests/unit/test_ring.c builds ring.c with CT_RING_TEST_HOOKS
+ * and gets a call after every store a producer makes to shared state, so
+ * that it can stop the producer there and drain. The library has none. */
+enum {
+	CT_HOOK_COMMIT,		/* ct_commit: used */
+	CT_HOOK_DROP,		/* ct_count_drop: drops[kind] */
+	CT_HOOK_GET_TAKE,	/* ct_pool_get: free_top */
+	CT_HOOK_GET_USED,	/* ct_pool_get: used = 0 */
+	CT_HOOK_GET_SEALED,	/* ct_pool_get: sealed = 0 */
+	CT_HOOK_GET_NEXT,	/* ct_pool_get: next = -1 */
+	CT_HOOK_GET_GEN,	/* ct_pool_get: gen + 1 */
+	CT_HOOK_GET_CONSUMED,	/* ct_pool_get: consumed */
+	CT_HOOK_GET_NFREE,	/* ct_pool_get: nfree - 1 */
+	CT_HOOK_LINK,		/* ct_reserve_slow: next of the full chunk */
+	CT_HOOK_SEAL,		/* ct_reserve_slow: sealed of the full chunk */
+	CT_HOOK_FIRST,		/* ct_reserve_slow: first */
+	CT_HOOK_RESTART_USED,	/* restart_chunk: used = 0 */
+	CT_HOOK_RESTART_GEN,	/* restart_chunk: gen + 1 */
+	CT_HOOK_N
+};
+#ifdef CT_RING_TEST_HOOKS
+extern void (*ct_ring_hook)(int point);
+#define CT_RING_HOOK(point)                                                                        \
+	do {                                                                                       \
+		if (ct_ring_hook)                                                                  \
+			ct_ring_hook(point);                                                       \
+	} while (0)
+#else
+#define CT_RING_HOOK(point) ((void)0)
+#endif
+
 struct ct_chunk {
 	_Atomic uint32_t used;	 /* bytes committed by the producer */
 	_Atomic uint32_t sealed; /* the producer moved on to `next` */
@@ -28,7 +59,10 @@ struct ct_chunk {
 	 * over once the writer has read all of it: `gen` counts such restarts
 	 * (and never goes back, across owners), `consumed` is what the writer
 	 * has read, as gen << 32 | bytes. Without this, threads that each hold
-	 * one full chunk could starve the pool for good. */
+	 * one full chunk could starve the pool for good. A restart stores
+	 * used = 0 before the new gen, and the writer reads gen, used, gen
+	 * (seqlock-style), so that it never counts one generation's `used` in
+	 * another's (ring.c, restart_chunk). */
 	_Atomic uint32_t gen;
 	_Atomic uint64_t consumed;
 	char pad[32]; /* one cache line each: producers of different threads */
@@ -96,13 +130,17 @@ static inline uint8_t *ct_reserve(struct ct_thread *t, uint32_t size)
 static inline void ct_commit(struct ct_thread *t, uint32_t size)
 {
 	t->pos += size;
+	/* Release: pairs with the acquire load of `used` in ct_drain_max, which
+	 * then sees the record's bytes. */
 	atomic_store_explicit(&ct_pool.meta[t->cur].used, t->pos, memory_order_release);
+	CT_RING_HOOK(CT_HOOK_COMMIT);
 }
 
 static inline void ct_count_drop(struct ct_thread *t, unsigned kind)
 {
 	uint64_t v = atomic_load_explicit(&t->drops[kind], memory_order_relaxed);
 	atomic_store_explicit(&t->drops[kind], v + 1, memory_order_relaxed);
+	CT_RING_HOOK(CT_HOOK_DROP);
 }
 
 /* Consumer: hands every committed record of t to fn, and gives drained

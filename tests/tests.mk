@@ -52,6 +52,23 @@ build/tests/unit/%: tests/unit/%.c $(UNIT_OBJ) tests/unit/check.h build/.variant
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lpthread -ldl -lm
 
+# test_ring stops producers between their stores: it links a copy of ring.c
+# built with the test hooks (libtrace/ring.h) in place of the library's.
+RING_HOOK_OBJ := $(OBJ)/tests/unit/ring_hooks.o
+RING_UNIT_OBJ := $(filter-out $(OBJ)/libtrace/ring.o,$(UNIT_OBJ)) $(RING_HOOK_OBJ)
+
+$(RING_HOOK_OBJ): libtrace/ring.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (test hooks)")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DCT_RING_TEST_HOOKS -MMD -MP -c $< -o $@
+-include $(RING_HOOK_OBJ:.o=.d)
+
+build/tests/unit/test_ring: tests/unit/test_ring.c $(RING_UNIT_OBJ) tests/unit/check.h build/.variant
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DCT_RING_TEST_HOOKS $< $(RING_UNIT_OBJ) -o $@ $(LDFLAGS) \
+		-lzstd -lpthread -ldl -lm
+
 # ---- unit tests of the tools (tests/unit/tool_test_*.c), linked with the
 # tool's objects but its main
 TOOL_UNIT_SRC := $(wildcard tests/unit/tool_test_*.c)

@@ -6,7 +6,12 @@
  * concurrently with ct_drain and checks that every record arrives once, in
  * order and intact, that drops are counted when the pool runs dry, and that
  * every chunk is back in the pool at the end. Runs under ThreadSanitizer
- * too (make SAN=thread test-unit), with smaller counts. */
+ * too (make SAN=thread test-unit), with smaller counts.
+ *
+ * Built with CT_RING_TEST_HOOKS (tests/tests.mk): ring.c then calls
+ * ct_ring_hook after every store a producer makes to shared state, which
+ * test_stop_anywhere uses to stop the producer at each of those points in
+ * turn and drain there. */
 #include "check.h"
 #include "ring.h"
 
@@ -407,6 +412,228 @@ static void test_drain_bounded(void)
 	CHECK_EQ(atomic_load(&ct_pool.nfree), N);
 }
 
+/* ---- the producer stopped between any two of its stores
+ *
+ * One scripted run of three producer threads on a pool of three chunks
+ * takes every path of the producer: first chunk, commit, new chunk (link,
+ * seal), drop, and the start-over of a fully read chunk when the pool is
+ * empty. The ring's hooks and three points of the test's own (record
+ * reserved, half written, written but not committed) number the places
+ * between two producer stores; for each place in turn the script is run
+ * again from scratch, stopped there once for a drain, and let finish. The
+ * drains must hand over exactly the committed records, each once, in
+ * order and whole: a record reserved but not committed, one of an earlier
+ * generation of a restarted chunk, or one handed over before, is an error,
+ * and so is a committed one that never arrives. Everything runs on one
+ * thread, so each run is one exact interleaving. */
+enum { TP_RESERVED = CT_HOOK_N, TP_HALF, TP_FILLED, TP_N };
+enum { DET_P = 3, DET_CHUNKS = 3, DET_MAX = 1024 };
+
+struct det {
+	struct ct_thread t[DET_P];
+	uint64_t seq[DET_P];		   /* next sequence number to write */
+	uint32_t size[DET_P][DET_MAX];	   /* size of each record written */
+	uint8_t committed[DET_P][DET_MAX]; /* ct_commit reached */
+	uint64_t ncommitted[DET_P], dropped[DET_P];
+	uint64_t next[DET_P], got[DET_P]; /* consumer side */
+	unsigned cur;			  /* producer now writing */
+	unsigned long hits[TP_N];	  /* stops by place */
+	unsigned long points, inject_at;
+	int variant, injected, draining, bad;
+};
+
+static struct det *det_now;
+
+/* A record: word (producer << 56 | seq) first, then mix(word + i) in the
+ * middle and last words (a 16-byte record has none); the size comes from
+ * the writer's table. */
+static void det_on_rec(void *ctx, const struct ct_rec *r)
+{
+	struct det *d = ctx;
+	uint64_t word = r->f[0];
+	unsigned p = (unsigned)(word >> 56);
+	uint64_t seq = word & ((1ull << 56) - 1);
+	if (p >= DET_P || seq >= d->seq[p] || !d->committed[p][seq]) {
+		fprintf(stderr, "stop %lu/%d: record never committed: producer %u seq %llu\n",
+			d->inject_at, d->variant, p, (unsigned long long)seq);
+		d->bad++;
+		return;
+	}
+	uint32_t n = (d->size[p][seq] - 8) / 8, mid = n / 2;
+	if (r->size != d->size[p][seq] || r->kind != KIND ||
+	    (mid && r->f[mid] != mix(word + mid)) || (n > 1 && r->f[n - 1] != mix(word + n - 1))) {
+		fprintf(stderr, "stop %lu/%d: record torn: producer %u seq %llu\n", d->inject_at,
+			d->variant, p, (unsigned long long)seq);
+		d->bad++;
+	}
+	if (seq < d->next[p]) {
+		fprintf(stderr, "stop %lu/%d: producer %u: seq %llu again or out of order (next %llu)\n",
+			d->inject_at, d->variant, p, (unsigned long long)seq,
+			(unsigned long long)d->next[p]);
+		d->bad++;
+		return;
+	}
+	d->next[p] = seq + 1;
+	d->got[p]++;
+}
+
+static void det_drain(struct det *d, unsigned p, int final)
+{
+	d->draining++;
+	ct_drain(&d->t[p], det_on_rec, d, final);
+	d->draining--;
+}
+
+/* Every place between two producer stores comes here. */
+static void det_stop(int point)
+{
+	struct det *d = det_now;
+	d->hits[point]++;
+	if (d->draining || ++d->points != d->inject_at)
+		return;
+	d->injected = 1;
+	d->draining++;
+	if (d->variant == 0) {
+		/* the writer's usual pass: every thread, all there is */
+		for (unsigned p = 0; p < DET_P; p++)
+			ct_drain(&d->t[p], det_on_rec, d, 0);
+	} else {
+		/* a writer whose block filled up: one record of this thread */
+		size_t bytes;
+		ct_drain_max(&d->t[d->cur], det_on_rec, d, 0, 1, &bytes);
+	}
+	d->draining--;
+}
+
+static void det_put(struct det *d, unsigned p, uint32_t size)
+{
+	uint64_t seq = d->seq[p]++;
+	CHECK(seq < DET_MAX);
+	uint64_t word = (uint64_t)p << 56 | seq;
+	d->size[p][seq] = size;
+	d->cur = p;
+	struct ct_rec *r = (struct ct_rec *)ct_reserve(&d->t[p], size);
+	if (!r) {
+		d->dropped[p]++;
+		ct_count_drop(&d->t[p], KIND);
+		return;
+	}
+	det_stop(TP_RESERVED);
+	uint32_t n = (size - 8) / 8, mid = n / 2;
+	r->size = size;
+	r->kind = KIND;
+	r->reserved = 0;
+	r->f[0] = word;
+	if (mid)
+		r->f[mid] = mix(word + mid);
+	det_stop(TP_HALF);
+	if (n > 1)
+		r->f[n - 1] = mix(word + n - 1);
+	det_stop(TP_FILLED);
+	d->committed[p][seq] = 1;
+	d->ncommitted[p]++;
+	ct_commit(&d->t[p], size);
+}
+
+static uint32_t det_size(unsigned i)
+{
+	static const uint32_t sizes[] = {4096, 4096, 16, 4096, 24, 40960, 4096, 1000};
+	return sizes[i % 8] + (sizes[i % 8] == 1000 ? 8 * (i % 5) : 0);
+}
+
+/* Thread 0 does the work; 1 and 2 each take a chunk so that the pool runs
+ * empty, and 2 exits halfway so that it has one again. */
+static void det_script(struct det *d)
+{
+	det_put(d, 1, 64); /* a first chunk */
+	for (unsigned i = 0; i < 40; i++)
+		det_put(d, 0, 4096); /* fills one chunk, seals it for a second */
+	det_drain(d, 0, 0);	     /* the first comes back */
+	det_put(d, 2, 64);	     /* and is gone again: the pool is empty */
+	for (unsigned i = 0; i < 30; i++)
+		det_put(d, 0, 4096); /* fills the chunk; then drops: not read */
+	det_drain(d, 0, 0);
+	for (unsigned i = 0; i < 10; i++)
+		det_put(d, 0, 4096); /* read through: starts over */
+	for (unsigned r = 0; r < 6; r++) {
+		for (unsigned i = 0; i < 24; i++)
+			det_put(d, 0, det_size(r * 24 + i));
+		if (r < 4) /* read through: the next overflow starts over */
+			det_drain(d, 0, 0);
+	}
+	det_put(d, 2, 64);
+	det_drain(d, 2, 1); /* thread 2 exits: its chunk is free */
+	for (unsigned i = 0; i < 40; i++)
+		det_put(d, 0, det_size(i)); /* seals the restarted chunk */
+	det_drain(d, 1, 0);
+	for (unsigned i = 0; i < 40; i++)
+		det_put(d, 0, 4096);
+	/* the producers exit */
+	for (unsigned p = 0; p < DET_P; p++)
+		det_drain(d, p, 1);
+}
+
+static void det_run(struct det *d, int variant, unsigned long inject_at)
+{
+	memset(d, 0, sizeof *d);
+	d->variant = variant;
+	d->inject_at = inject_at;
+	/* Zeroed memory: a record left by the last run is no record of this
+	 * one. (Cheaper than a new mapping, under ThreadSanitizer above all.) */
+	if (ct_pool.mem && ct_pool.nchunks == DET_CHUNKS) {
+		memset(ct_pool.mem, 0, (size_t)DET_CHUNKS * CT_CHUNK_SIZE);
+		ct_pool_reset();
+	} else {
+		pool_setup(DET_CHUNKS);
+	}
+	for (unsigned p = 0; p < DET_P; p++)
+		thread_setup(&d->t[p], 500 + (int)p);
+	det_now = d;
+	ct_ring_hook = det_stop;
+	det_script(d);
+	ct_ring_hook = NULL;
+	for (unsigned p = 0; p < DET_P; p++)
+		if (d->got[p] != d->ncommitted[p])
+			fprintf(stderr, "stop %lu/%d: producer %u: %llu records of %llu arrived\n",
+				inject_at, variant, p, (unsigned long long)d->got[p],
+				(unsigned long long)d->ncommitted[p]);
+	CHECK_EQ(d->bad, 0);
+	for (unsigned p = 0; p < DET_P; p++) {
+		/* with no record seen twice, counts equal means sets equal */
+		CHECK_EQ(d->got[p], d->ncommitted[p]);
+		CHECK_EQ(d->ncommitted[p] + d->dropped[p], d->seq[p]);
+		CHECK_EQ(atomic_load_explicit(&d->t[p].drops[KIND], memory_order_relaxed),
+			 d->dropped[p]);
+	}
+	CHECK_EQ(atomic_load_explicit(&ct_pool.nfree, memory_order_relaxed), DET_CHUNKS);
+}
+
+static void test_stop_anywhere(void)
+{
+	static struct det d;
+	/* Unstopped, the script takes every path of the producer. */
+	det_run(&d, 0, 0);
+	for (int k = 0; k < TP_N; k++) {
+		if (!d.hits[k])
+			fprintf(stderr, "the script never reaches stop %d\n", k);
+		CHECK(d.hits[k] > 0);
+	}
+	CHECK(d.hits[CT_HOOK_RESTART_GEN] >= 3);
+	CHECK(d.dropped[0] > 0);
+	unsigned long runs = 0;
+	for (int variant = 0; variant < 2; variant++) {
+		for (unsigned long k = 1;; k++, runs++) {
+			det_run(&d, variant, k);
+			if (!d.injected)
+				break; /* past the last place */
+		}
+	}
+	if (getenv("CT_TEST_VERBOSE"))
+		fprintf(stderr, "stop anywhere: %lu runs, %lu restarts, %llu drops a run\n", runs,
+			d.hits[CT_HOOK_RESTART_GEN], (unsigned long long)d.dropped[0]);
+	CHECK(runs > 1000);
+}
+
 /* ---- concurrent producers and consumer */
 
 struct producer {
@@ -555,6 +782,58 @@ static void test_four_producers(void)
 	CHECK(dropped > 0);
 }
 
+/* Eight droppers on a pool with two chunks to spare: the pool is empty
+ * most of the time, so chunks are sealed and handed back, and started over
+ * when the pool is dry, all the time. Each stream arrives in order, once
+ * and whole, and what arrives plus what was counted dropped is what was
+ * written. The hooks count the paths taken, and yield on the way through a
+ * restart so that the writer gets to run in between. */
+static _Atomic unsigned long stress_hits[CT_HOOK_N];
+
+static void stress_hook(int point)
+{
+	atomic_fetch_add_explicit(&stress_hits[point], 1, memory_order_relaxed);
+	if (point == CT_HOOK_RESTART_USED || point == CT_HOOK_RESTART_GEN)
+		sched_yield();
+}
+
+static void test_stress_exhausted(void)
+{
+	enum { NP = 8 };
+	static struct producer ps[NP];
+	memset(ps, 0, sizeof ps);
+	for (unsigned k = 0; k < CT_HOOK_N; k++)
+		atomic_store_explicit(&stress_hits[k], 0, memory_order_relaxed);
+	for (unsigned i = 0; i < NP; i++) {
+		thread_setup(&ps[i].t, 600 + (int)i);
+		ps[i].id = i;
+		ps[i].count = 400000 / SCALE;
+		ps[i].may_drop = 1;
+	}
+	struct sink s = {.allow_gaps = 1};
+	/* set before the threads start, cleared after they are joined */
+	ct_ring_hook = stress_hook;
+	run(ps, NP, NP + 2, 0, &s);
+	ct_ring_hook = NULL;
+	uint64_t dropped = 0, got = 0;
+	for (unsigned i = 0; i < NP; i++) {
+		CHECK_EQ(s.got[i] + ps[i].dropped, ps[i].count);
+		CHECK_EQ(atomic_load_explicit(&ps[i].t.drops[KIND], memory_order_relaxed),
+			 ps[i].dropped);
+		dropped += ps[i].dropped;
+		got += s.got[i];
+	}
+	unsigned long restarts =
+		atomic_load_explicit(&stress_hits[CT_HOOK_RESTART_GEN], memory_order_relaxed);
+	unsigned long seals = atomic_load_explicit(&stress_hits[CT_HOOK_SEAL], memory_order_relaxed);
+	if (getenv("CT_TEST_VERBOSE"))
+		fprintf(stderr, "stress: %llu delivered, %llu dropped, %lu restarts, %lu seals\n",
+			(unsigned long long)got, (unsigned long long)dropped, restarts, seals);
+	CHECK(dropped > 0);
+	CHECK(restarts >= 5);
+	CHECK(seals >= 10);
+}
+
 int main(void)
 {
 	test_pool();
@@ -566,5 +845,7 @@ int main(void)
 	test_one_producer();
 	test_drops();
 	test_four_producers();
+	test_stop_anywhere();
+	test_stress_exhausted();
 	return 0;
 }
