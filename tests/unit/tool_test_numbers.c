@@ -81,7 +81,8 @@ int main(void)
 			CHECK_MEM(got, n, want, e - want);
 		}
 	}
-	free(c.cf); /* only the time cache was used */
+	/* only the time caches were used */
+	free(c.cf);
 	printf("tool_test_numbers: ok\n");
 	return 0;
 }

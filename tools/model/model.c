@@ -18,7 +18,9 @@ const char *const m_cat_name[MC_N] = {
 static void on_span(void *ctx, const struct span *s)
 {
 	struct model *m = ctx;
-	struct m_event ev = {.type = ME_SLICE, .ts = s->ts, .end = s->end, .span = s};
+	struct m_event ev;
+	model_head(&ev, ME_SLICE, MC_NVTX, NULL, s->ts, s->end, NULL);
+	ev.span = s;
 	switch (s->kind) {
 	case SP_RANGE:
 		ev.cat = MC_NVTX;

@@ -169,7 +169,8 @@ static void kernel(struct model *m, struct model_gpu *g, const struct ct_event *
 {
 	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
-	struct m_event e = {.type = ME_SLICE, .cat = MC_KERNEL, .rec = ev};
+	struct m_event e;
+	model_head(&e, ME_SLICE, MC_KERNEL, NULL, 0, 0, ev);
 	struct m_gpu *k = &e.gpu;
 	e.ts = v[f->k.ts], e.end = v[f->k.end];
 	k->device = v[f->k.dev], k->context = v[f->k.ctx], k->stream = v[f->k.stream];
@@ -194,7 +195,8 @@ static void memcpy_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 {
 	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
-	struct m_event e = {.type = ME_SLICE, .cat = MC_MEMCPY, .rec = ev};
+	struct m_event e;
+	model_head(&e, ME_SLICE, MC_MEMCPY, NULL, 0, 0, ev);
 	struct m_gpu *c = &e.gpu;
 	e.ts = v[f->m.ts], e.end = v[f->m.end];
 	c->device = v[f->m.dev], c->context = v[f->m.ctx], c->stream = v[f->m.stream];
@@ -210,7 +212,8 @@ static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 {
 	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
-	struct m_event e = {.type = ME_SLICE, .cat = MC_MEMSET, .rec = ev};
+	struct m_event e;
+	model_head(&e, ME_SLICE, MC_MEMSET, NULL, 0, 0, ev);
 	struct m_gpu *s = &e.gpu;
 	e.ts = v[f->s.ts], e.end = v[f->s.end];
 	s->device = v[f->s.dev], s->context = v[f->s.ctx], s->stream = v[f->s.stream];
@@ -233,7 +236,8 @@ static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event
 {
 	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
-	struct m_event e = {.type = ME_SLICE, .cat = MC_SYNC, .rec = ev};
+	struct m_event e;
+	model_head(&e, ME_SLICE, MC_SYNC, NULL, 0, 0, ev);
 	struct m_gpu *y = &e.gpu;
 	e.ts = v[f->y.ts], e.end = v[f->y.end];
 	y->context = v[f->y.ctx], y->stream = v[f->y.stream], y->corr = v[f->y.corr];
@@ -251,8 +255,8 @@ static void api_rec(struct model *m, struct model_gpu *g, const struct ct_event 
 {
 	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
-	struct m_event e = {.type = ME_SLICE, .rec = ev};
-	e.cat = v[f->a.api] == 1 ? MC_DRIVER : MC_RUNTIME;
+	struct m_event e;
+	model_head(&e, ME_SLICE, v[f->a.api] == 1 ? MC_DRIVER : MC_RUNTIME, NULL, 0, 0, ev);
 	e.ts = v[f->a.ts], e.end = v[f->a.end];
 	e.api.corr = v[f->a.corr], e.api.cbid = v[f->a.cbid], e.api.status = v[f->a.status];
 	e.api.name = (struct sref){v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name]};

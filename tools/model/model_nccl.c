@@ -52,7 +52,8 @@ static int disjoint(const struct nccl_plan *p)
 static void slice(struct model *m, enum m_cat cat, const struct m_track *tr, uint64_t ts,
                   uint64_t end, const struct nccl_op *op, const struct nccl_plan *p)
 {
-	struct m_event ev = {.type = ME_SLICE, .cat = (uint8_t)cat, .track = tr, .ts = ts, .end = end};
+	struct m_event ev;
+	model_head(&ev, ME_SLICE, cat, tr, ts, end, NULL);
 	ev.nccl.op = op;
 	ev.nccl.plan = p;
 	model_emit(m, &ev);

@@ -107,7 +107,8 @@ void model_process(struct model *m, uint64_t device)
 void model_flow(struct model *m, enum m_cat cat, const struct m_track *from, uint64_t ts,
                 const struct m_track *to, uint64_t to_ts)
 {
-	struct m_event ev = {.type = ME_FLOW, .cat = (uint8_t)cat, .track = from, .ts = ts, .end = ts};
+	struct m_event ev;
+	model_head(&ev, ME_FLOW, cat, from, ts, ts, NULL);
 	ev.flow.to = to;
 	ev.flow.to_ts = to_ts;
 	ev.flow.id = ++m->next_flow;

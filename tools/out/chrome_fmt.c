@@ -78,12 +78,10 @@ const char *chrome_pt(struct chrome *c, const struct m_track *tr, uint32_t *len)
 
 /* Times of one file are close to each other: the digits above the last
  * four of the microseconds (10 ms) are formatted once and reused. */
-uint32_t chrome_fmt_ts(struct chrome *c, char *b, uint64_t ts)
+static uint32_t fmt_ts(struct cfile *s, char *b, int64_t ns)
 {
-	int64_t ns = (int64_t)ts + c->t->off_ns;
 	if (ns < 10000000)
 		return (uint32_t)(put_us(b, ns) - b);
-	struct cfile *s = chrome_cfile(c);
 	uint64_t us = (uint64_t)ns / 1000, hi = us / 10000;
 	unsigned lo = (unsigned)(us % 10000), f = (unsigned)((uint64_t)ns % 1000);
 	if (hi != s->ts_hi || !s->ts_hi_len) {
@@ -98,4 +96,25 @@ uint32_t chrome_fmt_ts(struct chrome *c, char *b, uint64_t ts)
 	p[5] = (char)('0' + f / 100);
 	memcpy(p + 6, out_digits2 + 2 * (f % 100), 2);
 	return (uint32_t)(p + 8 - b);
+}
+
+/* A flow ends where a slice was just written (the GPU work): that time is
+ * copied from where it stands in the output, not formatted again (copying
+ * from a scratch copy would stall on store-to-load forwarding). */
+uint32_t chrome_fmt_ts(struct chrome *c, char *b, uint64_t ts)
+{
+	struct cfile *s = chrome_cfile(c);
+	int64_t ns = (int64_t)ts + c->t->off_ns;
+	const char *buf = c->o ? c->o->buf : NULL;
+	/* (a buffer handed to the sink may come back at the same address:
+	 * its length then starts again below where the text stood) */
+	if (ns == s->last_ns && s->last_buf == buf && buf &&
+	    s->last_at + s->last_len <= buf + c->o->len) {
+		memcpy(b, s->last_at, s->last_len);
+		return s->last_len;
+	}
+	uint32_t n = fmt_ts(s, b, ns);
+	if (buf && b >= buf && b < buf + c->o->cap)
+		s->last_ns = ns, s->last_at = b, s->last_buf = buf, s->last_len = (uint8_t)n;
+	return n;
 }

@@ -67,6 +67,7 @@ static inline char *put_us(char *p, int64_t ns)
 struct shape;
 struct api_head;
 
+
 struct cfile {
 	char (*pt)[PT_MAX]; /* "pid":P,"tid":T of each track, by id - 1 */
 	uint8_t *pt_len;    /* 0: not formatted yet */
@@ -74,6 +75,10 @@ struct cfile {
 	struct shape *shapes;  /* kernels' constant parts (chrome_cupti.c) */
 	struct api_head *heads; /* calls' constant parts (chrome_cupti.c) */
 	struct strcache dm;     /* escaped demangled kernel names by string id */
+	int64_t last_ns;        /* chrome_fmt_ts: the time written last, */
+	const char *last_at;    /* where its text stands in */
+	const char *last_buf;   /* this output buffer (NULL: none) */
+	uint8_t last_len;
 	uint64_t ts_hi;         /* chrome_fmt_ts: microseconds / 10^4 as last written */
 	uint8_t ts_hi_len;
 	char ts_hi_text[24];
