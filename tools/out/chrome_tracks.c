@@ -41,12 +41,7 @@ void chrome_track(struct chrome *c, const struct m_track *tr)
 	out_lit(o, "{\"ph\":\"M\",\"name\":\"thread_name\"");
 	chrome_pid_tid(c, pid, tr->tid);
 	out_lit(o, ",\"args\":{\"name\":");
-	if (tr->kind == MT_THREAD) { /* the program's own text */
-		struct sref r = {CT_SREF_INLINE, tr->name, (uint32_t)tr->name_len};
-		chrome_sref(c, &r);
-	} else {
-		out_json_str(o, tr->name, tr->name_len);
-	}
+	out_json_str(o, tr->name, tr->name_len); /* escaped: threads are named by the program */
 	out_lit(o, "}}");
 	if (!chrome_sep(c))
 		return;
