@@ -2,6 +2,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "common/enc.h"
+#include "common/io.h"
 #include "common/varint.h"
 #include "defs.h"
 #include "log.h"
@@ -57,21 +58,6 @@ static struct {
 	int level; /* zstd level of the last block */
 } W = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int write_header(int fd)
 {
 	size_t cap = 4096 + ct.cmdline_len + 8192;
@@ -105,7 +91,7 @@ static int write_header(int fd)
 	memcpy(buf + 8, &major, 2);
 	memcpy(buf + 10, &minor, 2);
 	memcpy(buf + 12, &hlen, 4);
-	int rc = write_all(fd, buf, (size_t)(p - buf));
+	int rc = ct_write_all(fd, buf, (size_t)(p - buf));
 	W.off = (uint64_t)(p - buf);
 	free(buf);
 	return rc;
@@ -190,7 +176,7 @@ static void write_block(void)
 	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)raw_len};
 	memcpy(W.zbuf, h, 12);
 	W.off += z + 12;
-	if (write_all(W.fd, W.zbuf, z + 12)) {
+	if (ct_write_all(W.fd, W.zbuf, z + 12)) {
 		ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
 		close(W.fd);
 		W.fd = -2;
@@ -291,7 +277,7 @@ static void write_footer(void)
 		uint8_t buf[CT_TRAILER_SIZE];
 		memcpy(buf, t, 8);
 		memcpy(buf + 8, &at, 8);
-		if (write_all(W.fd, buf, sizeof buf) == 0)
+		if (ct_write_all(W.fd, buf, sizeof buf) == 0)
 			W.off += sizeof buf;
 	}
 }
