@@ -37,10 +37,6 @@
 #define FLUSH_PERIOD_MS 500
 #define EXIT_WAIT_S     3
 
-_Atomic int ct_cupti_on;
-int ct_cupti_pid;
-int64_t ct_cupti_clock_offset;
-
 static struct {
 	pthread_mutex_t lock; /* enabled kinds, subscription */
 	CUpti_SubscriberHandle sub;
@@ -49,7 +45,7 @@ static struct {
 	pthread_t flusher;
 	int flusher_started;
 	sem_t wake;
-	_Atomic int stop, force, failed, cleaned;
+	_Atomic int stop, force, cleaned;
 } cupti_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct {
@@ -67,32 +63,6 @@ static const struct {
 };
 #define NKINDS       (sizeof kinds / sizeof *kinds)
 #define CUDA_SOURCES (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC | CT_SRC_MEMORY)
-
-const char *ct_cupti_strerror(CUptiResult r)
-{
-	const char *s = NULL;
-	if (r == CUPTI_SUCCESS)
-		return "CUPTI_SUCCESS";
-	/* Without CUPTI (or with CUPTI failing) there may be no string. */
-	if (!ct_cu.result_string || ct_cu.result_string(r, &s) != CUPTI_SUCCESS || !s) {
-		static __thread char buf[32];
-		snprintf(buf, sizeof buf, "CUPTI error %d", (int)r);
-		return buf;
-	}
-	return s;
-}
-
-void ct_cupti_fail(const char *call, CUptiResult r)
-{
-	if (atomic_exchange(&cupti_st.failed, 1))
-		return;
-	atomic_store(&ct_cupti_on, 0);
-	ct_warn("GPU tracing stopped: %s failed (%s); the program goes on, GPU events after this "
-	        "point are not recorded",
-	        call, ct_cupti_strerror(r));
-	if (cupti_st.flusher_started)
-		sem_post(&cupti_st.wake); /* the flush thread undoes the set-up */
-}
 
 /* Calls a CUPTI function; on error the GPU part goes off. */
 #define CALL(fn, ...)                                                                              \
@@ -158,6 +128,13 @@ static void on_capture_switch(int on)
 		sync_enabled();
 }
 
+/* After a failure (ct_cupti_fail): the flush thread undoes the set-up. */
+static void wake_flusher(void)
+{
+	if (cupti_st.flusher_started)
+		sem_post(&cupti_st.wake);
+}
+
 static void flush_now(void)
 {
 	if (atomic_load(&ct_cupti_on))
@@ -200,7 +177,7 @@ static void *flusher_main(void *arg)
 			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
 		while (sem_timedwait(&cupti_st.wake, &ts) && errno == EINTR)
 			;
-		if (atomic_load(&cupti_st.failed)) {
+		if (atomic_load(&ct_cupti_failed)) {
 			undo_setup();
 			break;
 		}
@@ -233,7 +210,7 @@ static void at_exit(void)
 	if (ct.pid != ct_cupti_pid)
 		return; /* a forked child: CUPTI is the parent's */
 	stop_flusher();
-	if (atomic_load(&cupti_st.failed))
+	if (atomic_load(&ct_cupti_failed))
 		undo_setup();
 	flush_now();
 }
@@ -386,6 +363,7 @@ static void inject(void)
 		return;
 	}
 	ct_cupti_pid = ct.pid;
+	atomic_store(&ct_cupti_fail_hook, wake_flusher);
 	if (setup()) {
 		atomic_store(&ct_cupti_on, 0);
 		undo_setup();
