@@ -5,7 +5,7 @@
 #include "common/config.h"
 #include "log.h"
 #include "ring.h"
-#include "signals.h"
+#include "lifecycle.h"
 #include "trace.h"
 #include "writer.h"
 

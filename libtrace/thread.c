@@ -1,7 +1,7 @@
 #include "thread.h"
 #include "log.h"
 #include "record.h"
-#include "signals.h"
+#include "lifecycle.h"
 #include "trace.h"
 #include "writer.h"
 

@@ -1,4 +1,4 @@
-#include "signals.h"
+#include "lifecycle.h"
 #include "capture.h"
 #include "defs.h"
 #include "log.h"

@@ -1,6 +1,6 @@
 /* Flushing at exit, on signals and across fork. */
-#ifndef CT_SIGNALS_H
-#define CT_SIGNALS_H
+#ifndef CT_LIFECYCLE_H
+#define CT_LIFECYCLE_H
 
 /* Installs the SIGINT/SIGTERM and fatal-signal flushers (once). */
 void ct_signals_install(void);
