@@ -1,7 +1,21 @@
+/* Start, threads, fork, signals and exit: the one place that drives the
+ * parts of the library, in this order:
+ *   start   state (ct_init: configuration, rank, pool), capture, fork
+ *           handlers, the writer when capture runs on a timer
+ *   thread  a thread's first event: the writer, then the signal handlers
+ *   tick    the writer's timer drives capture (delay, duration)
+ *   fork    prepare: writer, definitions; parent: definitions, writer;
+ *           child: state, definitions, writer, pool, threads, capture
+ *   signal  flush through the writer, then the program's own handler or
+ *           the default action
+ *   exit    the writer's last block and footer
+ * and the environment that makes one LD_PRELOAD enough
+ * (NVTX_INJECTION64_PATH and the others point back here). */
 #include "lifecycle.h"
 #include "capture.h"
 #include "defs.h"
 #include "log.h"
+#include "ring.h"
 #include "thread.h"
 #include "trace.h"
 #include "writer.h"
@@ -9,8 +23,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Set when ct_start found this process traced: only then is there a
+ * writer to finish at exit. */
+static int started;
 
 /* Termination requests: flush, then the program's handler or the default
  * action. Fatal signals: best effort, only where the program left the
@@ -70,8 +89,13 @@ static void install_all(void)
 
 static pthread_once_t sig_once = PTHREAD_ONCE_INIT;
 
-void ct_signals_install(void)
+/* A thread's first event (thread.c's hook). */
+static void on_thread_registered(void)
 {
+	ct_writer_ensure();
+	/* Signal handlers only now: a program that looks at its dispositions
+	 * at start-up (Python installs KeyboardInterrupt only over SIG_DFL)
+	 * must find them as it left them. */
 	pthread_once(&sig_once, install_all);
 }
 
@@ -99,14 +123,63 @@ static void fork_child(void)
 	ct_capture_fork_child();
 }
 
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-static void fork_install_once(void)
+static void start_once(void)
 {
+	/* The hooks first: a thread may record as soon as ct_init made the
+	 * process active. */
+	atomic_store(&ct_thread_hook, on_thread_registered);
+	atomic_store(&ct_writer_tick_hook, ct_capture_tick);
+	ct_init();
+	if (!ct.active)
+		return;
+	started = 1;
+	ct_capture_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	if (ct_capture_has_timer())
+		ct_writer_ensure();
 }
 
-void ct_fork_install(void)
+static pthread_once_t start_ctl = PTHREAD_ONCE_INIT;
+
+void ct_start(void)
 {
-	pthread_once(&fork_once, fork_install_once);
+	pthread_once(&start_ctl, start_once);
+}
+
+static void point_at_self(const char *var, const char *what)
+{
+	const char *cur = getenv(var);
+	if (!cur)
+		setenv(var, ct.self_path, 0);
+	else if (strcmp(cur, ct.self_path))
+		ct_info("%s is set to %s; %s go there", var, cur, what);
+}
+
+/* Point the loaders of NVTX, CUDA and NCCL at this library, unless the
+ * user chose otherwise. The CUDA driver then calls InitializeInjection when
+ * the program initialises CUDA (cupti.c); NCCL loads the profiler plugin. */
+static void wire_environment(void)
+{
+	if (!ct.self_path[0])
+		return;
+	if (ct.cfg.sources & CT_SRC_NVTX)
+		point_at_self("NVTX_INJECTION64_PATH", "NVTX ranges");
+	if (ct.cfg.sources & (CT_SRC_CUDA | CT_SRC_MEMORY))
+		point_at_self("CUDA_INJECTION64_PATH", "GPU activity");
+	/* NCCL reads it when its first communicator is created. */
+	if (ct.cfg.sources & CT_SRC_NCCL)
+		point_at_self("NCCL_PROFILER_PLUGIN", "NCCL collectives");
+}
+
+__attribute__((constructor)) static void on_load(void)
+{
+	ct_start();
+	if (ct.active)
+		wire_environment();
+}
+
+__attribute__((destructor)) static void on_unload(void)
+{
+	if (started && ct.active)
+		ct_writer_finish();
 }

@@ -1,5 +1,4 @@
 #include "writer.h"
-#include "capture.h"
 #include "clock.h"
 #include "common/enc.h"
 #include "common/io.h"
@@ -37,6 +36,8 @@
  * (bench/RESULTS.md). */
 #define ZSTD_LEVEL	6
 #define ZSTD_LEVEL_FAST 1
+
+void (*_Atomic ct_writer_tick_hook)(uint64_t now);
 
 static struct {
 	pthread_mutex_t start_lock;
@@ -262,15 +263,13 @@ static size_t cycle(void)
 	return n;
 }
 
-extern _Atomic uint64_t ct_truncated_strings; /* nvtx.c */
-
 static void write_footer(void)
 {
 	uint64_t rt, mono;
 	ct_clock_anchor(&rt, &mono);
 	if (writer_st.enc.len == 0 && writer_st.fd == -1)
 		return; /* nothing was ever recorded: no file */
-	writer_st.enc.trunc_str = atomic_load_explicit(&ct_truncated_strings, memory_order_relaxed);
+	writer_st.enc.trunc_str = atomic_load_explicit(&ct.truncated_strings, memory_order_relaxed);
 	/* The footer in a block of its own, found through the trailer. */
 	write_block();
 	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
@@ -304,7 +303,9 @@ static void *writer_main(void *arg)
 		while (sem_timedwait(&writer_st.wake, &ts) && errno == EINTR)
 			;
 		uint64_t now = ct_now();
-		ct_capture_tick(now);
+		void (*tick)(uint64_t) = atomic_load(&ct_writer_tick_hook);
+		if (tick)
+			tick(now);
 		cycle();
 		int req = atomic_exchange(&writer_st.flush_req, 0);
 		if (req == 2)

@@ -1,5 +1,5 @@
 /* CUPTI injection: the CUDA driver calls InitializeInjection when
- * CUDA_INJECTION64_PATH names this library (init.c points it here under
+ * CUDA_INJECTION64_PATH names this library (lifecycle.c points it here under
  * LD_PRELOAD), so CUPTI starts when the program initialises CUDA and
  * processes that never touch CUDA pay nothing.
  *
@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "cupti_int.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "thread.h"
 #include "trace.h"
@@ -380,7 +381,7 @@ static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
  * always report, whatever happened (the program must run as untraced). */
 CT_API int InitializeInjection(void)
 {
-	ct_init();
+	ct_start();
 	pthread_once(&inject_once, inject);
 	return 1;
 }

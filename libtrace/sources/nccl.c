@@ -1,5 +1,5 @@
 /* NCCL source: the profiler plugin NCCL loads through NCCL_PROFILER_PLUGIN
- * (init.c points it at this library). Each callback writes one record and
+ * (lifecycle.c points it at this library). Each callback writes one record and
  * returns; nothing is allocated or looked up per event, so NCCL's threads
  * pay one clock read and a few stores (bench/bench_nccl.c measures it).
  *
@@ -9,6 +9,7 @@
  * number survives; the converter joins events by these ids. */
 #include "capture.h"
 #include "defs.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "nccl_abi.h"
 #include "nccl_str.h"
@@ -312,7 +313,7 @@ static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnode
 static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, int nnodes,
                        int nranks, int rank, unsigned abi)
 {
-	ct_init();
+	ct_start();
 	if (ctx)
 		*ctx = NULL;
 	int want = abi >= 5 ? MASK_V5 : MASK_V4;

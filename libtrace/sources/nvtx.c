@@ -8,6 +8,7 @@
 
 #include "capture.h"
 #include "defs.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "record.h"
 #include "thread.h"
@@ -22,7 +23,6 @@
 #define MSG_MAX (96u << 10)
 
 static _Atomic uint64_t next_range_id = 1;
-_Atomic uint64_t ct_truncated_strings;
 
 /* Attributes of one event, read defensively from the caller's struct. */
 struct attr {
@@ -107,7 +107,7 @@ static size_t msg_len(const struct attr *a)
 {
 	size_t n = a->msg ? strlen(a->msg) : a->wmsg ? wide_len(a->wmsg) : 0;
 	if (n > MSG_MAX) {
-		atomic_fetch_add_explicit(&ct_truncated_strings, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ct.truncated_strings, 1, memory_order_relaxed);
 		n = MSG_MAX;
 	}
 	return n;
@@ -514,7 +514,7 @@ static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule m, const 
 
 CT_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
-	ct_init();
+	ct_start();
 	if (!ct.active || !(ct.cfg.sources & CT_SRC_NVTX) || !get)
 		return 0; /* NVTX turns every call into a no-op */
 	const NvtxExportTableCallbacks *cb = get(NVTX_ETID_CALLBACKS);
