@@ -27,9 +27,9 @@ LDFLAGS := $(SANFLAGS)
 LIB := build/lib/libcuptrace.so
 TOOL := build/bin/cuptrace
 
-# Shared by the library and the tools (libtrace/common/RULES.md).
-COMMON_LIB := config pattern rankenv schema schema_cupti schema_nccl strtab enc
-COMMON_TOOL := config pattern rankenv schema schema_cupti schema_nccl strtab dec
+# Shared by the library and the tools (docs/LAYOUT.md says which folder may use which).
+COMMON_LIB := config io pattern rankenv schema schema_cupti schema_nccl strtab enc
+COMMON_TOOL := config io pattern rankenv schema schema_cupti schema_nccl strtab dec dec_block
 LIB_SRC := $(wildcard libtrace/*.c libtrace/sources/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_LIB)))
 TOOL_SRC := $(wildcard tools/*.c tools/*/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_TOOL)))
 

@@ -22,7 +22,7 @@ static struct {
 	long step;	       /* current step, -1 before the first */
 	uint64_t t0;	       /* process start on the tracer clock */
 	uint64_t capture_domain;
-} C = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} capture_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static int step_active(long step)
 {
@@ -53,7 +53,7 @@ static void control_record(unsigned kind, uint64_t value)
 /* Recomputes the gate; records the switch on the calling thread. */
 static void update_locked(void)
 {
-	int on = C.base_on && C.timer_on && C.step_on;
+	int on = capture_st.base_on && capture_st.timer_on && capture_st.step_on;
 	uint32_t g = atomic_load(&ct_gate);
 	if ((int)(g & 1) == on)
 		return;
@@ -68,37 +68,38 @@ static void update_locked(void)
 void ct_capture_init(void)
 {
 	const struct ct_config *c = &ct.cfg;
-	C.base_on = c->capture == CT_CAPTURE_ALWAYS;
-	C.timer_on = c->delay == 0;
-	C.step = c->step_range[0] ? -1 : 0;
-	C.step_on = c->steps.on ? step_active(C.step) : 1;
-	C.windows = 0;
-	C.t0 = ct_now();
+	capture_st.base_on = c->capture == CT_CAPTURE_ALWAYS;
+	capture_st.timer_on = c->delay == 0;
+	capture_st.step = c->step_range[0] ? -1 : 0;
+	capture_st.step_on = c->steps.on ? step_active(capture_st.step) : 1;
+	capture_st.windows = 0;
+	capture_st.t0 = ct_now();
 	ct_nvtx_watch = c->capture == CT_CAPTURE_NVTX || c->step_range[0];
 	if (c->capture == CT_CAPTURE_NVTX && c->capture_domain[0])
-		C.capture_domain = ct_domain_handle(c->capture_domain, strlen(c->capture_domain));
-	int on = C.base_on && C.timer_on && C.step_on;
+		capture_st.capture_domain =
+		    ct_domain_handle(c->capture_domain, strlen(c->capture_domain));
+	int on = capture_st.base_on && capture_st.timer_on && capture_st.step_on;
 	atomic_store(&ct_gate, on ? 3u : 2u);
 }
 
 static int window_allowed(void)
 {
-	return !ct.cfg.capture_repeat || C.windows < ct.cfg.capture_repeat;
+	return !ct.cfg.capture_repeat || capture_st.windows < ct.cfg.capture_repeat;
 }
 
 void ct_capture_api(int on)
 {
 	if (!ct.active || ct.cfg.capture != CT_CAPTURE_API)
 		return;
-	pthread_mutex_lock(&C.lock);
-	if (on && !C.base_on && window_allowed()) {
-		C.base_on = 1;
-		C.windows++;
+	pthread_mutex_lock(&capture_st.lock);
+	if (on && !capture_st.base_on && window_allowed()) {
+		capture_st.base_on = 1;
+		capture_st.windows++;
 	} else if (!on) {
-		C.base_on = 0;
+		capture_st.base_on = 0;
 	}
 	update_locked();
-	pthread_mutex_unlock(&C.lock);
+	pthread_mutex_unlock(&capture_st.lock);
 }
 
 void ct_capture_step(void)
@@ -107,18 +108,18 @@ void ct_capture_step(void)
 		return;
 	/* A step record closes the step before it (when that one was
 	 * captured) and opens the new one (when this one is). */
-	pthread_mutex_lock(&C.lock);
-	C.step++;
+	pthread_mutex_lock(&capture_st.lock);
+	capture_st.step++;
 	int was_on = ct_capturing();
 	if (was_on)
-		control_record(CT_EV_STEP, (uint64_t)C.step);
+		control_record(CT_EV_STEP, (uint64_t)capture_st.step);
 	if (ct.cfg.steps.on) {
-		C.step_on = step_active(C.step);
+		capture_st.step_on = step_active(capture_st.step);
 		update_locked();
 	}
 	if (!was_on && ct_capturing())
-		control_record(CT_EV_STEP, (uint64_t)C.step);
-	pthread_mutex_unlock(&C.lock);
+		control_record(CT_EV_STEP, (uint64_t)capture_st.step);
+	pthread_mutex_unlock(&capture_st.lock);
 }
 
 int ct_capture_has_timer(void)
@@ -130,14 +131,15 @@ void ct_capture_tick(uint64_t now)
 {
 	if (!ct_capture_has_timer())
 		return;
-	double el = (double)(now - C.t0) / 1e9;
-	int on = el >= ct.cfg.delay && (ct.cfg.duration == 0 || el < ct.cfg.delay + ct.cfg.duration);
-	pthread_mutex_lock(&C.lock);
-	if (on != C.timer_on) {
-		C.timer_on = on;
+	double el = (double)(now - capture_st.t0) / 1e9;
+	int on =
+	    el >= ct.cfg.delay && (ct.cfg.duration == 0 || el < ct.cfg.delay + ct.cfg.duration);
+	pthread_mutex_lock(&capture_st.lock);
+	if (on != capture_st.timer_on) {
+		capture_st.timer_on = on;
 		update_locked();
 	}
-	pthread_mutex_unlock(&C.lock);
+	pthread_mutex_unlock(&capture_st.lock);
 }
 
 #define MAX_WATCHED 16
@@ -187,29 +189,29 @@ int ct_capture_range_begins(const char *name, size_t len, uint64_t handle, uint6
 		return 0;
 	if (!(by_handle ? watched(watched_capture, handle) : same(c->capture_name, name, len)))
 		return 0;
-	if (c->capture_domain[0] && domain != C.capture_domain)
+	if (c->capture_domain[0] && domain != capture_st.capture_domain)
 		return 0;
 	int opened = 0;
-	pthread_mutex_lock(&C.lock);
-	if (!C.base_on && window_allowed()) {
-		C.base_on = 1;
-		C.windows++;
+	pthread_mutex_lock(&capture_st.lock);
+	if (!capture_st.base_on && window_allowed()) {
+		capture_st.base_on = 1;
+		capture_st.windows++;
 		opened = 1;
 		update_locked();
 	}
-	pthread_mutex_unlock(&C.lock);
+	pthread_mutex_unlock(&capture_st.lock);
 	return opened;
 }
 
 void ct_capture_range_ends(void)
 {
-	pthread_mutex_lock(&C.lock);
-	C.base_on = 0;
+	pthread_mutex_lock(&capture_st.lock);
+	capture_st.base_on = 0;
 	update_locked();
-	pthread_mutex_unlock(&C.lock);
+	pthread_mutex_unlock(&capture_st.lock);
 }
 
 void ct_capture_fork_child(void)
 {
-	pthread_mutex_init(&C.lock, NULL);
+	pthread_mutex_init(&capture_st.lock, NULL);
 }

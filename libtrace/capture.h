@@ -6,6 +6,8 @@
 #ifndef CT_CAPTURE_H
 #define CT_CAPTURE_H
 
+#include "thread.h"
+
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +20,20 @@ extern int ct_nvtx_watch;
 static inline int ct_capturing(void)
 {
 	return atomic_load_explicit(&ct_gate, memory_order_relaxed) & 1;
+}
+
+/* The calling thread's recorder, or NULL when not capturing: the hot path of
+ * every source. A thread's first record of a capture window starts a new
+ * epoch (ranges left open from an earlier window are cut). */
+static inline struct ct_thread *ct_recorder(void)
+{
+	uint32_t g = atomic_load_explicit(&ct_gate, memory_order_relaxed);
+	if (!(g & 1))
+		return NULL;
+	struct ct_thread *t = ct_self();
+	if (__builtin_expect(t && t->epoch != g, 0))
+		ct_thread_new_epoch(t, g);
+	return t;
 }
 
 /* Called, under the capture lock, each time recording switches on or off:

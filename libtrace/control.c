@@ -2,6 +2,7 @@
 #include "cuptrace/cuptrace.h"
 
 #include "capture.h"
+#include "lifecycle.h"
 #include "trace.h"
 #include "writer.h"
 
@@ -11,7 +12,7 @@ void ct_nvtx_mark_ascii(const char *msg);
 
 CT_API void cuptrace_start(void)
 {
-	ct_init();
+	ct_start();
 	ct_capture_api(1);
 }
 
@@ -43,6 +44,6 @@ CT_API void cuptrace_mark(const char *name)
 
 CT_API int cuptrace_enabled(void)
 {
-	ct_init();
+	ct_start();
 	return ct.active;
 }

@@ -27,119 +27,119 @@ static struct {
 		char *name;
 	} *dom;
 	size_t ndom, domcap;
-} D = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_handle = 1};
+} defs_st = {.lock = PTHREAD_MUTEX_INITIALIZER, .next_handle = 1};
 
 static uint64_t add_locked(const char *s, size_t len)
 {
 	if (len > CT_MAX_STR)
 		len = CT_MAX_STR;
-	if (D.n == D.cap) {
-		size_t ncap = D.cap ? D.cap * 2 : 64;
-		struct def *v = realloc(D.v, ncap * sizeof *v);
+	if (defs_st.n == defs_st.cap) {
+		size_t ncap = defs_st.cap ? defs_st.cap * 2 : 64;
+		struct def *v = realloc(defs_st.v, ncap * sizeof *v);
 		if (!v)
 			return 0;
-		D.v = v, D.cap = ncap;
+		defs_st.v = v, defs_st.cap = ncap;
 	}
 	char *c = malloc(len + 1);
 	if (!c)
 		return 0;
 	memcpy(c, s, len);
 	c[len] = 0;
-	uint64_t h = D.next_handle++;
-	D.v[D.n++] = (struct def){h, (uint32_t)len, 0, c};
-	atomic_store_explicit(&D.published, D.n, memory_order_release);
+	uint64_t h = defs_st.next_handle++;
+	defs_st.v[defs_st.n++] = (struct def){h, (uint32_t)len, 0, c};
+	atomic_store_explicit(&defs_st.published, defs_st.n, memory_order_release);
 	return h;
 }
 
 void ct_defs_add_record(int tid, const struct ct_rec *r)
 {
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&defs_st.lock);
 	char *c = NULL;
-	if (D.n == D.cap) {
-		size_t ncap = D.cap ? D.cap * 2 : 64;
-		struct def *v = realloc(D.v, ncap * sizeof *v);
+	if (defs_st.n == defs_st.cap) {
+		size_t ncap = defs_st.cap ? defs_st.cap * 2 : 64;
+		struct def *v = realloc(defs_st.v, ncap * sizeof *v);
 		if (!v)
 			goto out;
-		D.v = v, D.cap = ncap;
+		defs_st.v = v, defs_st.cap = ncap;
 	}
 	if (!(c = malloc(r->size)))
 		goto out;
 	memcpy(c, r, r->size);
-	D.v[D.n++] = (struct def){0, r->size, tid, c};
-	atomic_store_explicit(&D.published, D.n, memory_order_release);
+	defs_st.v[defs_st.n++] = (struct def){0, r->size, tid, c};
+	atomic_store_explicit(&defs_st.published, defs_st.n, memory_order_release);
 out:
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&defs_st.lock);
 }
 
 void ct_defs_replay(void)
 {
-	pthread_mutex_lock(&D.lock);
-	D.drained = 0;
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_lock(&defs_st.lock);
+	defs_st.drained = 0;
+	pthread_mutex_unlock(&defs_st.lock);
 }
 
 int ct_defs_pending(void)
 {
-	return atomic_load_explicit(&D.published, memory_order_acquire) != D.drained;
+	return atomic_load_explicit(&defs_st.published, memory_order_acquire) != defs_st.drained;
 }
 
 uint64_t ct_handle_new(const char *s, size_t len)
 {
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&defs_st.lock);
 	uint64_t h = add_locked(s, len);
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&defs_st.lock);
 	return h;
 }
 
 uint64_t ct_domain_handle(const char *name, size_t len)
 {
 	uint64_t h = 0;
-	pthread_mutex_lock(&D.lock);
-	for (size_t i = 0; i < D.ndom; i++)
-		if (strlen(D.dom[i].name) == len && !memcmp(D.dom[i].name, name, len)) {
-			h = D.dom[i].h;
+	pthread_mutex_lock(&defs_st.lock);
+	for (size_t i = 0; i < defs_st.ndom; i++)
+		if (strlen(defs_st.dom[i].name) == len && !memcmp(defs_st.dom[i].name, name, len)) {
+			h = defs_st.dom[i].h;
 			goto out;
 		}
-	if (D.ndom == D.domcap) {
-		size_t ncap = D.domcap ? D.domcap * 2 : 16;
-		struct domain *d = realloc(D.dom, ncap * sizeof *d);
+	if (defs_st.ndom == defs_st.domcap) {
+		size_t ncap = defs_st.domcap ? defs_st.domcap * 2 : 16;
+		struct domain *d = realloc(defs_st.dom, ncap * sizeof *d);
 		if (!d)
 			goto out;
-		D.dom = d, D.domcap = ncap;
+		defs_st.dom = d, defs_st.domcap = ncap;
 	}
 	h = add_locked(name, len);
 	if (h)
-		D.dom[D.ndom++] = (struct domain){h, D.v[D.n - 1].s};
+		defs_st.dom[defs_st.ndom++] = (struct domain){h, defs_st.v[defs_st.n - 1].s};
 out:
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&defs_st.lock);
 	return h;
 }
 
 void ct_defs_drain(const struct ct_defs_sink *k)
 {
-	pthread_mutex_lock(&D.lock);
-	for (; D.drained < D.n; D.drained++) {
-		const struct def *d = &D.v[D.drained];
+	pthread_mutex_lock(&defs_st.lock);
+	for (; defs_st.drained < defs_st.n; defs_st.drained++) {
+		const struct def *d = &defs_st.v[defs_st.drained];
 		if (d->h)
 			k->handle(k->ctx, d->h, d->s, d->len);
 		else
 			k->record(k->ctx, d->tid, (const struct ct_rec *)d->s);
 	}
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&defs_st.lock);
 }
 
 void ct_defs_fork_prepare(void)
 {
-	pthread_mutex_lock(&D.lock);
+	pthread_mutex_lock(&defs_st.lock);
 }
 
 void ct_defs_fork_parent(void)
 {
-	pthread_mutex_unlock(&D.lock);
+	pthread_mutex_unlock(&defs_st.lock);
 }
 
 void ct_defs_fork_child(void)
 {
-	D.drained = 0;
-	pthread_mutex_unlock(&D.lock);
+	defs_st.drained = 0;
+	pthread_mutex_unlock(&defs_st.lock);
 }

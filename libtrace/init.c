@@ -1,13 +1,13 @@
-/* Process start: configuration, rank selection, and the environment that
- * makes one LD_PRELOAD enough (NVTX_INJECTION64_PATH points back here). */
-#include "capture.h"
+/* The process state `ct` (trace.h), at the bottom of the library's order:
+ * every part reads it, it calls none of them. ct_init fills it once:
+ * configuration, rank selection, host, command line, clock anchors and the
+ * ring pool; lifecycle.c calls it first thing. (Unit tests link
+ * tests/unit/unit_init.c in its place.) */
 #include "clock.h"
 #include "common/config.h"
 #include "log.h"
 #include "ring.h"
-#include "signals.h"
 #include "trace.h"
-#include "writer.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -99,10 +99,6 @@ static void init_once(void)
 		return;
 	}
 	ct.active = 1;
-	ct_capture_init();
-	ct_fork_install();
-	if (ct_capture_has_timer())
-		ct_writer_ensure();
 }
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -110,42 +106,4 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 void ct_init(void)
 {
 	pthread_once(&once, init_once);
-}
-
-static void point_at_self(const char *var, const char *what)
-{
-	const char *cur = getenv(var);
-	if (!cur)
-		setenv(var, ct.self_path, 0);
-	else if (strcmp(cur, ct.self_path))
-		ct_info("%s is set to %s; %s go there", var, cur, what);
-}
-
-/* Point the loaders of NVTX, CUDA and NCCL at this library, unless the
- * user chose otherwise. The CUDA driver then calls InitializeInjection when
- * the program initialises CUDA (cupti.c); NCCL loads the profiler plugin. */
-static void wire_environment(void)
-{
-	if (!ct.self_path[0])
-		return;
-	if (ct.cfg.sources & CT_SRC_NVTX)
-		point_at_self("NVTX_INJECTION64_PATH", "NVTX ranges");
-	if (ct.cfg.sources & (CT_SRC_CUDA | CT_SRC_MEMORY))
-		point_at_self("CUDA_INJECTION64_PATH", "GPU activity");
-	/* NCCL reads it when its first communicator is created. */
-	if (ct.cfg.sources & CT_SRC_NCCL)
-		point_at_self("NCCL_PROFILER_PLUGIN", "NCCL collectives");
-}
-
-__attribute__((constructor)) static void on_load(void)
-{
-	ct_init();
-	if (ct.active)
-		wire_environment();
-}
-
-__attribute__((destructor)) static void on_unload(void)
-{
-	if (ct.active)
-		ct_writer_finish();
 }

@@ -1,9 +1,7 @@
 #include "thread.h"
 #include "log.h"
 #include "record.h"
-#include "signals.h"
 #include "trace.h"
-#include "writer.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,6 +12,7 @@
 
 __thread struct ct_thread *ct_tls __attribute__((tls_model("initial-exec")));
 _Atomic(struct ct_thread *) ct_threads;
+void (*_Atomic ct_thread_hook)(void);
 
 /* A thread that must not record gets this sentinel: ct_self() returns it,
  * and record helpers see cur < 0 with no pool access possible. */
@@ -82,11 +81,9 @@ struct ct_thread *ct_thread_register(void)
 	atomic_store_explicit(&t->state, CT_T_ACTIVE, memory_order_release);
 	ct_tls = t;
 	pthread_setspecific(exit_key, t);
-	ct_writer_ensure();
-	/* Signal handlers only now: a program that looks at its dispositions
-	 * at start-up (Python installs KeyboardInterrupt only over SIG_DFL)
-	 * must find them as it left them. */
-	ct_signals_install();
+	void (*hook)(void) = atomic_load(&ct_thread_hook);
+	if (hook)
+		hook();
 
 	char comm[17] = {0};
 	if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0)

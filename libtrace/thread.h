@@ -8,6 +8,10 @@
 extern __thread struct ct_thread *ct_tls __attribute__((tls_model("initial-exec")));
 extern _Atomic(struct ct_thread *) ct_threads; /* registry, newest first */
 
+/* Called on a thread's first event, once it is registered: lifecycle.c
+ * starts the writer and installs the signal handlers there. */
+extern void (*_Atomic ct_thread_hook)(void);
+
 /* NULL when tracing is off for this process or memory is exhausted. */
 struct ct_thread *ct_thread_register(void);
 

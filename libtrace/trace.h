@@ -6,6 +6,7 @@
 #include "common/rankenv.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define CT_VERSION "0.1.0"
@@ -21,12 +22,13 @@ struct ct_state {
 	size_t cmdline_len;
 	uint64_t rt_anchor, mono_anchor;
 	int pid;
+	_Atomic uint64_t truncated_strings; /* NVTX messages cut to fit (nvtx.c) */
 };
 
 extern struct ct_state ct;
 
-/* Once per process (and again in a forked child): reads the configuration.
- * Safe to call from any entry point; only the first call does work. */
+/* Once per process: fills `ct` (init.c). lifecycle.c's ct_start calls it;
+ * the entry points call ct_start. Only the first call does work. */
 void ct_init(void);
 
 #endif

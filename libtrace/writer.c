@@ -1,7 +1,7 @@
 #include "writer.h"
-#include "capture.h"
 #include "clock.h"
 #include "common/enc.h"
+#include "common/io.h"
 #include "common/varint.h"
 #include "defs.h"
 #include "log.h"
@@ -37,6 +37,8 @@
 #define ZSTD_LEVEL	6
 #define ZSTD_LEVEL_FAST 1
 
+void (*_Atomic ct_writer_tick_hook)(uint64_t now);
+
 static struct {
 	pthread_mutex_t start_lock;
 	_Atomic int started;
@@ -55,22 +57,7 @@ static struct {
 	uint64_t drops[CT_NKINDS];
 	int finished;
 	int level; /* zstd level of the last block */
-} W = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const char *p = buf;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
+} writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 static int write_header(int fd)
 {
@@ -105,8 +92,8 @@ static int write_header(int fd)
 	memcpy(buf + 8, &major, 2);
 	memcpy(buf + 10, &minor, 2);
 	memcpy(buf + 12, &hlen, 4);
-	int rc = write_all(fd, buf, (size_t)(p - buf));
-	W.off = (uint64_t)(p - buf);
+	int rc = ct_write_all(fd, buf, (size_t)(p - buf));
+	writer_st.off = (uint64_t)(p - buf);
 	free(buf);
 	return rc;
 }
@@ -116,9 +103,9 @@ static int write_header(int fd)
  * later blocks never refer to strings the file does not hold. */
 static void discard_block(void)
 {
-	ct_enc_forget_strings(&W.enc);
+	ct_enc_forget_strings(&writer_st.enc);
 	ct_defs_replay();
-	ct_enc_new_block(&W.enc);
+	ct_enc_new_block(&writer_st.enc);
 }
 
 static int pick_level(void)
@@ -129,7 +116,7 @@ static int pick_level(void)
 	for (struct ct_thread *t = atomic_load(&ct_threads); t && waiting; t = t->next)
 		if (atomic_load_explicit(&t->state, memory_order_relaxed) == CT_T_ACTIVE)
 			waiting--;
-	if (W.level == ZSTD_LEVEL_FAST)
+	if (writer_st.level == ZSTD_LEVEL_FAST)
 		return (uint64_t)waiting * 8 < n ? ZSTD_LEVEL : ZSTD_LEVEL_FAST;
 	if ((uint64_t)waiting * 4 <= n)
 		return ZSTD_LEVEL;
@@ -142,83 +129,87 @@ static int pick_level(void)
 
 static void write_block(void)
 {
-	if (W.enc.len == 0)
+	if (writer_st.enc.len == 0)
 		return;
-	if (W.fd == -1) {
-		W.fd = ct_output_open(W.path, sizeof W.path);
-		if (W.fd >= 0 && write_header(W.fd)) {
-			ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
-			close(W.fd);
-			W.fd = -2;
-		} else if (W.fd >= 0) {
-			ct_info("writing %s", W.path);
+	if (writer_st.fd == -1) {
+		writer_st.fd = ct_output_open(writer_st.path, sizeof writer_st.path);
+		if (writer_st.fd >= 0 && write_header(writer_st.fd)) {
+			ct_log_error("writing %s: %s; tracing stops", writer_st.path,
+			             strerror(errno));
+			close(writer_st.fd);
+			writer_st.fd = -2;
+		} else if (writer_st.fd >= 0) {
+			ct_info("writing %s", writer_st.path);
 		} else {
-			W.fd = -2;
+			writer_st.fd = -2;
 		}
 	}
-	if (W.fd < 0) {
-		ct_enc_new_block(&W.enc);
+	if (writer_st.fd < 0) {
+		ct_enc_new_block(&writer_st.enc);
 		return;
 	}
 	size_t raw_len;
-	const uint8_t *raw = ct_enc_block(&W.enc, &raw_len);
+	const uint8_t *raw = ct_enc_block(&writer_st.enc, &raw_len);
 	if (!raw) {
 		ct_once(boom, CT_LOG_WARN, "out of memory assembling a block; events lost");
 		discard_block();
 		return;
 	}
 	size_t bound = ZSTD_compressBound(raw_len) + 12;
-	if (bound > W.zcap) {
-		uint8_t *z = realloc(W.zbuf, bound);
+	if (bound > writer_st.zcap) {
+		uint8_t *z = realloc(writer_st.zbuf, bound);
 		if (!z) {
-			ct_once(zoom, CT_LOG_WARN, "out of memory compressing a block; events lost");
+			ct_once(zoom, CT_LOG_WARN,
+			        "out of memory compressing a block; events lost");
 			discard_block();
 			return;
 		}
-		W.zbuf = z, W.zcap = bound;
+		writer_st.zbuf = z, writer_st.zcap = bound;
 	}
 	int level = pick_level();
-	if (level != W.level && !ZSTD_isError(ZSTD_CCtx_setParameter(W.cctx, ZSTD_c_compressionLevel,
-								       level)))
-		W.level = level;
-	size_t z = ZSTD_compress2(W.cctx, W.zbuf + 12, W.zcap - 12, raw, raw_len);
+	if (level != writer_st.level &&
+	    !ZSTD_isError(ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_compressionLevel, level)))
+		writer_st.level = level;
+	size_t z =
+	    ZSTD_compress2(writer_st.cctx, writer_st.zbuf + 12, writer_st.zcap - 12, raw, raw_len);
 	if (ZSTD_isError(z)) {
-		ct_once(zerr, CT_LOG_WARN, "compression failed (%s); events lost", ZSTD_getErrorName(z));
+		ct_once(zerr, CT_LOG_WARN, "compression failed (%s); events lost",
+		        ZSTD_getErrorName(z));
 		discard_block();
 		return;
 	}
 	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)raw_len};
-	memcpy(W.zbuf, h, 12);
-	W.off += z + 12;
-	if (write_all(W.fd, W.zbuf, z + 12)) {
-		ct_log_error("writing %s: %s; tracing stops", W.path, strerror(errno));
-		close(W.fd);
-		W.fd = -2;
+	memcpy(writer_st.zbuf, h, 12);
+	writer_st.off += z + 12;
+	if (ct_write_all(writer_st.fd, writer_st.zbuf, z + 12)) {
+		ct_log_error("writing %s: %s; tracing stops", writer_st.path, strerror(errno));
+		close(writer_st.fd);
+		writer_st.fd = -2;
 	}
-	ct_enc_new_block(&W.enc);
-	W.last_write = ct_now();
+	ct_enc_new_block(&writer_st.enc);
+	writer_st.last_write = ct_now();
 }
 
 static void encode(const struct ct_rec *r)
 {
-	if (ct_enc_record(&W.enc, r))
+	if (ct_enc_record(&writer_st.enc, r))
 		ct_once(badrec, CT_LOG_WARN, "a record could not be encoded (kind %u)", r->kind);
 }
 
 static void on_def_handle(void *ctx, uint64_t h, const char *s, uint32_t len)
 {
 	(void)ctx;
-	ct_enc_handle(&W.enc, h, s, len);
+	ct_enc_handle(&writer_st.enc, h, s, len);
 }
 
 static void on_def_record(void *ctx, int tid, const struct ct_rec *r)
 {
 	(void)ctx;
-	int64_t cur = W.enc.tid;
-	ct_enc_thread(&W.enc, tid);
+	int64_t cur = writer_st.enc.tid;
+	ct_enc_thread(&writer_st.enc, tid);
 	encode(r);
 	if (cur >= 0)
-		ct_enc_thread(&W.enc, cur);
+		ct_enc_thread(&writer_st.enc, cur);
 }
 
 static const struct ct_defs_sink defs_sink = {on_def_handle, on_def_record, NULL};
@@ -243,7 +234,7 @@ static size_t cycle(void)
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
 		if (st != CT_T_ACTIVE && st != CT_T_EXITED)
 			continue;
-		ct_enc_thread(&W.enc, t->tid);
+		ct_enc_thread(&writer_st.enc, t->tid);
 		/* At most one pool's worth per thread and cycle: a thread that
 		 * records faster than we encode must not keep us from the other
 		 * threads, from flush requests or from exiting. */
@@ -251,48 +242,46 @@ static size_t cycle(void)
 		do {
 			n += ct_drain_max(t, on_record, NULL, st == CT_T_EXITED, DRAIN_STEP, &got);
 			taken += got;
-			if (ct_enc_size(&W.enc) >= BLOCK_TARGET)
+			if (ct_enc_size(&writer_st.enc) >= BLOCK_TARGET)
 				write_block();
 		} while (got >= DRAIN_STEP && taken < budget);
 		for (unsigned k = 0; k < CT_NKINDS; k++) {
 			uint64_t d = atomic_load_explicit(&t->drops[k], memory_order_relaxed);
 			if (d != t->drops_reported[k]) {
-				W.drops[k] += d - t->drops_reported[k];
+				writer_st.drops[k] += d - t->drops_reported[k];
 				t->drops_reported[k] = d;
-				ct_enc_drops(&W.enc, k, d);
+				ct_enc_drops(&writer_st.enc, k, d);
 			}
 		}
 		/* An exited thread's slot is reused only once its last chunk is
 		 * back in the pool. */
 		if (st == CT_T_EXITED && t->rhead < 0)
 			atomic_store_explicit(&t->state, CT_T_FREE, memory_order_release);
-		if (ct_enc_size(&W.enc) >= BLOCK_TARGET)
+		if (ct_enc_size(&writer_st.enc) >= BLOCK_TARGET)
 			write_block();
 	}
 	return n;
 }
 
-extern _Atomic uint64_t ct_truncated_strings; /* nvtx.c */
-
 static void write_footer(void)
 {
 	uint64_t rt, mono;
 	ct_clock_anchor(&rt, &mono);
-	if (W.enc.len == 0 && W.fd == -1)
+	if (writer_st.enc.len == 0 && writer_st.fd == -1)
 		return; /* nothing was ever recorded: no file */
-	W.enc.trunc_str = atomic_load_explicit(&ct_truncated_strings, memory_order_relaxed);
+	writer_st.enc.trunc_str = atomic_load_explicit(&ct.truncated_strings, memory_order_relaxed);
 	/* The footer in a block of its own, found through the trailer. */
 	write_block();
-	ct_enc_footer(&W.enc, W.drops, rt, mono);
-	uint64_t at = W.off;
+	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
+	uint64_t at = writer_st.off;
 	write_block();
-	if (W.fd >= 0) {
+	if (writer_st.fd >= 0) {
 		uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
 		uint8_t buf[CT_TRAILER_SIZE];
 		memcpy(buf, t, 8);
 		memcpy(buf + 8, &at, 8);
-		if (write_all(W.fd, buf, sizeof buf) == 0)
-			W.off += sizeof buf;
+		if (ct_write_all(writer_st.fd, buf, sizeof buf) == 0)
+			writer_st.off += sizeof buf;
 	}
 }
 
@@ -304,102 +293,105 @@ static void *writer_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	ct_thread_mark_internal();
 	prctl(PR_SET_NAME, "cuptrace-write", 0, 0, 0);
-	W.last_write = ct_now();
-	while (!atomic_load(&W.stop)) {
+	writer_st.last_write = ct_now();
+	while (!atomic_load(&writer_st.stop)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += TICK_MS * 1000000L;
 		if (ts.tv_nsec >= 1000000000L)
 			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-		while (sem_timedwait(&W.wake, &ts) && errno == EINTR)
+		while (sem_timedwait(&writer_st.wake, &ts) && errno == EINTR)
 			;
 		uint64_t now = ct_now();
-		ct_capture_tick(now);
+		void (*tick)(uint64_t) = atomic_load(&ct_writer_tick_hook);
+		if (tick)
+			tick(now);
 		cycle();
-		int req = atomic_exchange(&W.flush_req, 0);
+		int req = atomic_exchange(&writer_st.flush_req, 0);
 		if (req == 2)
 			write_footer();
-		else if (req || (W.enc.len && now - W.last_write >= FLUSH_NS))
+		else if (req || (writer_st.enc.len && now - writer_st.last_write >= FLUSH_NS))
 			write_block();
 		if (req)
-			sem_post(&W.flushed);
+			sem_post(&writer_st.flushed);
 	}
 	cycle();
 	write_footer();
-	if (W.fd >= 0)
-		close(W.fd);
-	W.fd = -2;
+	if (writer_st.fd >= 0)
+		close(writer_st.fd);
+	writer_st.fd = -2;
 	return NULL;
 }
 
 void ct_writer_ensure(void)
 {
-	if (atomic_load_explicit(&W.started, memory_order_acquire))
+	if (atomic_load_explicit(&writer_st.started, memory_order_acquire))
 		return;
-	pthread_mutex_lock(&W.start_lock);
-	if (!atomic_load(&W.started) && !W.finished) {
-		W.cctx = ZSTD_createCCtx();
-		if (!W.cctx || ct_enc_init(&W.enc, STRTAB_MAX)) {
-			ct_log_error("out of memory starting the writer; this process is not traced");
+	pthread_mutex_lock(&writer_st.start_lock);
+	if (!atomic_load(&writer_st.started) && !writer_st.finished) {
+		writer_st.cctx = ZSTD_createCCtx();
+		if (!writer_st.cctx || ct_enc_init(&writer_st.enc, STRTAB_MAX)) {
+			ct_log_error(
+			    "out of memory starting the writer; this process is not traced");
 			ct.active = 0;
 			goto out;
 		}
-		ZSTD_CCtx_setParameter(W.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
-		W.level = ZSTD_LEVEL;
-		ZSTD_CCtx_setParameter(W.cctx, ZSTD_c_checksumFlag, 1);
-		sem_init(&W.wake, 0, 0);
-		sem_init(&W.flushed, 0, 0);
+		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+		writer_st.level = ZSTD_LEVEL;
+		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_checksumFlag, 1);
+		sem_init(&writer_st.wake, 0, 0);
+		sem_init(&writer_st.flushed, 0, 0);
 		/* The writer must not inherit the program's signal mask quirks or
 		 * be counted as one of its threads by tools: plain attributes. */
-		if (pthread_create(&W.th, NULL, writer_main, NULL)) {
+		if (pthread_create(&writer_st.th, NULL, writer_main, NULL)) {
 			ct_log_error("cannot start the writer thread; this process is not traced");
 			ct.active = 0;
 			goto out;
 		}
-		atomic_store_explicit(&W.started, 1, memory_order_release);
+		atomic_store_explicit(&writer_st.started, 1, memory_order_release);
 	}
 out:
-	pthread_mutex_unlock(&W.start_lock);
+	pthread_mutex_unlock(&writer_st.start_lock);
 }
 
 void ct_writer_finish(void)
 {
-	pthread_mutex_lock(&W.start_lock);
-	int started = atomic_load(&W.started);
-	W.finished = 1;
-	pthread_mutex_unlock(&W.start_lock);
-	if (!started || pthread_equal(pthread_self(), W.th))
+	pthread_mutex_lock(&writer_st.start_lock);
+	int started = atomic_load(&writer_st.started);
+	writer_st.finished = 1;
+	pthread_mutex_unlock(&writer_st.start_lock);
+	if (!started || pthread_equal(pthread_self(), writer_st.th))
 		return;
-	atomic_store(&W.stop, 1);
-	sem_post(&W.wake);
-	pthread_join(W.th, NULL);
-	atomic_store(&W.started, 0);
+	atomic_store(&writer_st.stop, 1);
+	sem_post(&writer_st.wake);
+	pthread_join(writer_st.th, NULL);
+	atomic_store(&writer_st.started, 0);
 }
 
 void ct_writer_flush_from_signal(int footer, int timeout_ms)
 {
-	if (!atomic_load(&W.started) || pthread_equal(pthread_self(), W.th))
+	if (!atomic_load(&writer_st.started) || pthread_equal(pthread_self(), writer_st.th))
 		return;
-	atomic_store(&W.flush_req, footer ? 2 : 1);
-	sem_post(&W.wake);
+	atomic_store(&writer_st.flush_req, footer ? 2 : 1);
+	sem_post(&writer_st.wake);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += timeout_ms / 1000;
 	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L)
 		ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-	while (sem_timedwait(&W.flushed, &ts) && errno == EINTR)
+	while (sem_timedwait(&writer_st.flushed, &ts) && errno == EINTR)
 		;
 }
 
 void ct_writer_fork_prepare(void)
 {
-	pthread_mutex_lock(&W.start_lock);
+	pthread_mutex_lock(&writer_st.start_lock);
 }
 
 void ct_writer_fork_parent(void)
 {
-	pthread_mutex_unlock(&W.start_lock);
+	pthread_mutex_unlock(&writer_st.start_lock);
 }
 
 void ct_writer_fork_child(void)
@@ -408,16 +400,16 @@ void ct_writer_fork_child(void)
 	 * child starts its own writer and file on its first event. */
 	/* The parent's writer may have been in the middle of changing these:
 	 * leave them (copy-on-write pages, untouched) rather than free them. */
-	memset(&W.enc, 0, sizeof W.enc);
-	W.cctx = NULL;
-	W.zbuf = NULL, W.zcap = 0;
-	if (W.fd >= 0)
-		close(W.fd);
-	W.fd = -1;
-	memset(W.drops, 0, sizeof W.drops);
-	atomic_store(&W.started, 0);
-	atomic_store(&W.stop, 0);
-	atomic_store(&W.flush_req, 0);
-	W.finished = 0;
-	pthread_mutex_init(&W.start_lock, NULL);
+	memset(&writer_st.enc, 0, sizeof writer_st.enc);
+	writer_st.cctx = NULL;
+	writer_st.zbuf = NULL, writer_st.zcap = 0;
+	if (writer_st.fd >= 0)
+		close(writer_st.fd);
+	writer_st.fd = -1;
+	memset(writer_st.drops, 0, sizeof writer_st.drops);
+	atomic_store(&writer_st.started, 0);
+	atomic_store(&writer_st.stop, 0);
+	atomic_store(&writer_st.flush_req, 0);
+	writer_st.finished = 0;
+	pthread_mutex_init(&writer_st.start_lock, NULL);
 }

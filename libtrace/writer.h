@@ -3,6 +3,12 @@
 #ifndef CT_WRITER_H
 #define CT_WRITER_H
 
+#include <stdint.h>
+
+/* Called by the writer thread about every 50 ms with the time: lifecycle.c
+ * points it at capture's timer (CUPTRACE_DELAY, CUPTRACE_DURATION). */
+extern void (*_Atomic ct_writer_tick_hook)(uint64_t now);
+
 /* Starts the writer thread if it is not running (first event). */
 void ct_writer_ensure(void);
 /* Normal exit: final drain, footer, close. Joins the writer thread. */

@@ -40,7 +40,7 @@ test-progs: $(PROGS) $(MPI_PROGS)
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS := $(patsubst tests/unit/%.c,build/tests/unit/%,$(UNIT_SRC))
-UNIT_OBJ := $(filter-out $(OBJ)/libtrace/init.o,$(LIB_OBJ)) $(OBJ)/libtrace/common/dec.o \
+UNIT_OBJ := $(filter-out $(OBJ)/libtrace/init.o,$(LIB_OBJ)) $(OBJ)/libtrace/common/dec.o $(OBJ)/libtrace/common/dec_block.o \
 	$(OBJ)/libtrace/unit_init.o
 
 $(OBJ)/libtrace/unit_init.o: tests/unit/unit_init.c

@@ -1,12 +1,13 @@
+/* The .ctr reader's upper half: the items inside a block (events, strings,
+ * drops, the footer) and the reader's lifetime (open, next, close);
+ * dec_block.c reads the file, its header and its blocks. */
 #include "dec.h"
+#include "dec_int.h"
 #include "varint.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #define MAX_THREADS_TRACKED 65536
@@ -17,106 +18,6 @@ struct ct_dtab {
 	uint64_t (*cnt)[CT_NKINDS];
 };
 
-const char *ct_status_name(enum ct_status s)
-{
-	switch (s) {
-	case CT_CLEAN: return "clean";
-	case CT_TRUNCATED: return "truncated";
-	case CT_CORRUPT: return "corrupt";
-	default: return "reading";
-	}
-}
-
-static void seterr(char *err, size_t elen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, elen, fmt, ap);
-	va_end(ap);
-}
-
-static char *dup_bytes(const uint8_t *p, size_t n)
-{
-	char *s = malloc(n + 1);
-	if (s) {
-		memcpy(s, p, n);
-		s[n] = 0;
-	}
-	return s;
-}
-
-void ct_header_free(struct ct_header *h)
-{
-	free(h->version), free(h->host), free(h->cmdline), free(h->config);
-	free(h->rank_source), free(h->job_id);
-	memset(h, 0, sizeof *h);
-}
-
-int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, size_t elen)
-{
-	memset(h, 0, sizeof *h);
-	h->rank = h->local_rank = h->world_size = h->local_size = -1;
-	const uint8_t *end = p + n;
-	while (p < end) {
-		uint64_t tag, len, v = 0;
-		if (ct_get_varint(&p, end, &tag) || ct_get_varint(&p, end, &len) ||
-		    len > (uint64_t)(end - p)) {
-			seterr(err, elen, "damaged header");
-			ct_header_free(h);
-			return -1;
-		}
-		const uint8_t *val = p, *vend = p + len;
-		p = vend;
-		char **sdst = NULL;
-		switch (tag) {
-		case CT_H_TRACER_VERSION: sdst = &h->version; break;
-		case CT_H_HOST: sdst = &h->host; break;
-		case CT_H_CMDLINE: sdst = &h->cmdline; h->cmdline_len = len; break;
-		case CT_H_CONFIG: sdst = &h->config; break;
-		case CT_H_RANK_SOURCE: sdst = &h->rank_source; break;
-		case CT_H_JOB_ID: sdst = &h->job_id; break;
-		case CT_H_PID: case CT_H_PPID: case CT_H_RANK: case CT_H_LOCAL_RANK:
-		case CT_H_WORLD_SIZE: case CT_H_LOCAL_SIZE: case CT_H_RT_ANCHOR: case CT_H_MONO_ANCHOR:
-			if (ct_get_varint(&val, vend, &v)) {
-				seterr(err, elen, "damaged header field %u", (unsigned)tag);
-				ct_header_free(h);
-				return -1;
-			}
-			break;
-		default:
-			/* A later version's field, whatever its value holds: a
-			 * minor version may add fields that older readers skip. */
-			continue;
-		}
-		if (sdst) {
-			free(*sdst);
-			if (!(*sdst = dup_bytes(val, len))) {
-				seterr(err, elen, "out of memory");
-				ct_header_free(h);
-				return -1;
-			}
-			continue;
-		}
-		switch (tag) {
-		case CT_H_PID: h->pid = v; break;
-		case CT_H_PPID: h->ppid = v; break;
-		case CT_H_RANK: h->rank = ct_unzigzag(v); break;
-		case CT_H_LOCAL_RANK: h->local_rank = ct_unzigzag(v); break;
-		case CT_H_WORLD_SIZE: h->world_size = ct_unzigzag(v); break;
-		case CT_H_LOCAL_SIZE: h->local_size = ct_unzigzag(v); break;
-		case CT_H_RT_ANCHOR: h->rt_anchor = v; break;
-		case CT_H_MONO_ANCHOR: h->mono_anchor = v; break;
-		}
-	}
-	char **strs[] = {&h->version, &h->host, &h->cmdline, &h->config, &h->rank_source, &h->job_id};
-	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
-		if (!*strs[i] && !(*strs[i] = dup_bytes((const uint8_t *)"", 0))) {
-			ct_header_free(h);
-			return -1;
-		}
-	return 0;
-}
-
 static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end);
 
 /* A file that was closed cleanly ends with a trailer pointing at its footer
@@ -124,97 +25,26 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end);
  * f->final_footer at 0; the stream read is not affected. */
 static void read_final_footer(struct ct_file *f)
 {
-	struct stat st;
-	uint8_t t[CT_TRAILER_SIZE], bh[12];
-	if (fstat(fileno(f->f), &st) || (uint64_t)st.st_size < f->offset + CT_TRAILER_SIZE + 12)
+	uint8_t *raw;
+	size_t n;
+	if (ct_dec_final_block(f, &raw, &n))
 		return;
-	uint64_t size = (uint64_t)st.st_size, at;
-	uint32_t magic, zlen, rlen;
-	if (pread(fileno(f->f), t, sizeof t, (off_t)(size - sizeof t)) != (ssize_t)sizeof t)
-		return;
-	memcpy(&magic, t, 4);
-	memcpy(&at, t + 8, 8);
-	if (magic != CT_TRAILER_MAGIC || at < f->offset || at + 12 > size - sizeof t)
-		return;
-	if (pread(fileno(f->f), bh, sizeof bh, (off_t)at) != (ssize_t)sizeof bh)
-		return;
-	memcpy(&magic, bh, 4), memcpy(&zlen, bh + 4, 4), memcpy(&rlen, bh + 8, 4);
-	if (magic != CT_BLOCK_MAGIC || rlen > 65536 || at + 12 + zlen != size - sizeof t)
-		return;
-	uint8_t *z = malloc(zlen ? zlen : 1), *raw = malloc(rlen ? rlen : 1);
-	if (z && raw && pread(fileno(f->f), z, zlen, (off_t)(at + 12)) == (ssize_t)zlen) {
-		size_t n = ZSTD_decompressDCtx(f->dctx, raw, rlen, z, zlen);
-		const uint8_t *p = raw, *end = raw + (ZSTD_isError(n) ? 0 : n);
-		uint64_t kind, len;
-		if (!ZSTD_isError(n) && n == rlen && !ct_get_varint(&p, end, &kind) &&
-		    kind == CT_K_FOOTER && !ct_get_varint(&p, end, &len) && len == (uint64_t)(end - p) &&
-		    !read_footer(f, p, end))
-			f->final_footer = 1;
-	}
-	free(z);
+	const uint8_t *p = raw, *end = raw + n;
+	uint64_t kind, len;
+	if (!ct_get_varint(&p, end, &kind) && kind == CT_K_FOOTER && !ct_get_varint(&p, end, &len) &&
+	    len == (uint64_t)(end - p) && !read_footer(f, p, end))
+		f->final_footer = 1;
 	free(raw);
 }
 
 int ct_file_open(struct ct_file *f, const char *path)
 {
-	memset(f, 0, sizeof *f);
-	snprintf(f->path, sizeof f->path, "%s", path);
-	f->tid = -1;
-	f->f = fopen(path, "rb");
-	if (!f->f) {
-		seterr(f->err, sizeof f->err, "%s: %s", path, strerror(errno));
+	if (ct_dec_open(f, path)) {
+		ct_file_close(f);
 		return -1;
-	}
-	uint8_t hdr[16];
-	size_t got = fread(hdr, 1, sizeof hdr, f->f);
-	if (got < 8 || memcmp(hdr, CT_MAGIC, 8)) {
-		seterr(f->err, sizeof f->err, "%s: not a cuptrace file (%s)", path,
-		       got == 0 ? "empty" : "bad magic");
-		goto fail;
-	}
-	if (got < 16) {
-		seterr(f->err, sizeof f->err, "%s: truncated inside the header", path);
-		goto fail;
-	}
-	uint16_t major, minor;
-	uint32_t hlen;
-	memcpy(&major, hdr + 8, 2);
-	memcpy(&minor, hdr + 10, 2);
-	memcpy(&hlen, hdr + 12, 4);
-	if (major != CT_FORMAT_MAJOR) {
-		seterr(f->err, sizeof f->err, "%s: format version %u, this tool reads %u", path, major,
-		       CT_FORMAT_MAJOR);
-		goto fail;
-	}
-	if (hlen > CT_HEADER_MAX) {
-		seterr(f->err, sizeof f->err, "%s: damaged header (length %u)", path, hlen);
-		goto fail;
-	}
-	uint8_t *hb = malloc(hlen ? hlen : 1);
-	if (!hb || fread(hb, 1, hlen, f->f) != hlen) {
-		free(hb);
-		seterr(f->err, sizeof f->err, "%s: truncated inside the header", path);
-		goto fail;
-	}
-	char e[256];
-	int rc = ct_header_parse(&f->h, hb, hlen, e, sizeof e);
-	free(hb);
-	if (rc) {
-		seterr(f->err, sizeof f->err, "%s: %s", path, e);
-		goto fail;
-	}
-	f->h.major = major, f->h.minor = minor;
-	f->offset = 16 + (uint64_t)hlen;
-	f->dctx = ZSTD_createDCtx();
-	if (!f->dctx) {
-		seterr(f->err, sizeof f->err, "out of memory");
-		goto fail;
 	}
 	read_final_footer(f);
 	return 0;
-fail:
-	ct_file_close(f);
-	return -1;
 }
 
 void ct_file_release(struct ct_file *f)
@@ -252,104 +82,6 @@ void ct_file_close(struct ct_file *f)
 	f->dtab = NULL;
 }
 
-static int grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return 0;
-	uint8_t *b = realloc(*buf, need);
-	if (!b)
-		return -1;
-	*buf = b, *cap = need;
-	return 0;
-}
-
-/* Loads the next block. 1 loaded, 0 end of input (status set). */
-static int load_block(struct ct_file *f)
-{
-	uint8_t bh[12];
-	size_t got = fread(bh, 1, sizeof bh, f->f);
-	if (got == 0) {
-		/* Clean only when the file ends exactly after a footer's trailer. */
-		f->status = f->trailer_last ? CT_CLEAN : CT_TRUNCATED;
-		if (!f->trailer_last)
-			seterr(f->err, sizeof f->err, "%s: truncated: %s (the process did not exit cleanly)",
-			       f->path, f->footer_last ? "no trailer after the footer" : "no footer");
-		return 0;
-	}
-	if (got < sizeof bh) {
-		f->status = CT_TRUNCATED;
-		seterr(f->err, sizeof f->err, "%s: truncated inside a block header at offset %llu",
-		       f->path, (unsigned long long)f->offset);
-		return 0;
-	}
-	uint32_t magic, zlen, rlen;
-	memcpy(&magic, bh, 4), memcpy(&zlen, bh + 4, 4), memcpy(&rlen, bh + 8, 4);
-	if (magic == CT_TRAILER_MAGIC && zlen == 0) {
-		/* A trailer: 4 more bytes, then blocks may go on. */
-		uint8_t rest[CT_TRAILER_SIZE - sizeof bh];
-		if (fread(rest, 1, sizeof rest, f->f) != sizeof rest) {
-			f->status = CT_TRUNCATED;
-			seterr(f->err, sizeof f->err, "%s: truncated inside a trailer at offset %llu",
-			       f->path, (unsigned long long)f->offset);
-			return 0;
-		}
-		f->offset += CT_TRAILER_SIZE;
-		f->trailer_last = f->footer_last;
-		return load_block(f);
-	}
-	if (magic != CT_BLOCK_MAGIC || rlen > CT_BLOCK_RAW_MAX || zlen > ZSTD_compressBound(rlen)) {
-		f->status = CT_CORRUPT;
-		seterr(f->err, sizeof f->err, "%s: corrupt block header at offset %llu", f->path,
-		       (unsigned long long)f->offset);
-		return 0;
-	}
-	if (grow(&f->zbuf, &f->zcap, zlen ? zlen : 1) || grow(&f->raw, &f->rawcap, rlen ? rlen : 1)) {
-		f->status = CT_CORRUPT;
-		seterr(f->err, sizeof f->err, "%s: out of memory", f->path);
-		return 0;
-	}
-	if (fread(f->zbuf, 1, zlen, f->f) != zlen) {
-		f->status = CT_TRUNCATED;
-		seterr(f->err, sizeof f->err, "%s: truncated inside the block at offset %llu", f->path,
-		       (unsigned long long)f->offset);
-		return 0;
-	}
-	size_t n = ZSTD_decompressDCtx(f->dctx, f->raw, rlen, f->zbuf, zlen);
-	if (ZSTD_isError(n) || n != rlen) {
-		f->status = CT_CORRUPT;
-		seterr(f->err, sizeof f->err, "%s: corrupt block at offset %llu (%s)", f->path,
-		       (unsigned long long)f->offset,
-		       ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
-		return 0;
-	}
-	f->offset += sizeof bh + zlen;
-	f->bytes += rlen;
-	f->nblocks++;
-	f->p = f->raw;
-	f->end = f->raw + rlen;
-	f->tid = -1;
-	f->footer_last = 0;
-	f->trailer_last = 0;
-	f->tsp = NULL;
-	f->nts = f->ti = 0;
-	const uint8_t *q = f->p;
-	uint64_t kind, nts;
-	if (!ct_get_varint(&q, f->end, &kind) && kind == CT_K_TSPLANES) {
-		if (ct_get_varint(&q, f->end, &nts) || nts > (uint64_t)(f->end - q) / 4) {
-			f->status = CT_CORRUPT;
-			seterr(f->err, sizeof f->err, "%s: corrupt timestamp planes in block %llu",
-			       f->path, (unsigned long long)f->nblocks);
-			return 0;
-		}
-		f->tsp = q;
-		f->nts = nts;
-		f->p = q + 4 * nts;
-	}
-	if (f->delta)
-		memset(f->delta, 0, (size_t)CT_NKINDS * CT_MAX_FIELDS * sizeof *f->delta);
-	return 1;
-}
-
 /* The next TS or DUR value: from the planes, or inline. */
 static int get_ts(struct ct_file *f, uint64_t *v)
 {
@@ -371,7 +103,7 @@ static int get_ts(struct ct_file *f, uint64_t *v)
 static int corrupt(struct ct_file *f, const char *what)
 {
 	f->status = CT_CORRUPT;
-	seterr(f->err, sizeof f->err, "%s: corrupt data in block %llu: %s", f->path,
+	ct_dec_seterr(f->err, sizeof f->err, "%s: corrupt data in block %llu: %s", f->path,
 	       (unsigned long long)f->nblocks, what);
 	return 0;
 }
@@ -401,7 +133,7 @@ static int add_string(struct ct_file *f, uint64_t id, const uint8_t *s, size_t n
 		f->strcap = ncap;
 	}
 	char *c = NULL;
-	if (s && !(c = dup_bytes(s, n)))
+	if (s && !(c = ct_dec_dup(s, n)))
 		return -1;
 	f->str[f->nstr] = c;
 	f->slen[f->nstr] = (uint32_t)n;
@@ -588,7 +320,7 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		return 0;
 	for (;;) {
 		if (f->p >= f->end) {
-			if (!load_block(f))
+			if (!ct_dec_load_block(f))
 				return 0;
 			continue;
 		}

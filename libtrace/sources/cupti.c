@@ -1,5 +1,5 @@
 /* CUPTI injection: the CUDA driver calls InitializeInjection when
- * CUDA_INJECTION64_PATH names this library (init.c points it here under
+ * CUDA_INJECTION64_PATH names this library (lifecycle.c points it here under
  * LD_PRELOAD), so CUPTI starts when the program initialises CUDA and
  * processes that never touch CUDA pay nothing.
  *
@@ -20,6 +20,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "cupti_int.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "thread.h"
 #include "trace.h"
@@ -37,10 +38,6 @@
 #define FLUSH_PERIOD_MS 500
 #define EXIT_WAIT_S     3
 
-_Atomic int ct_cupti_on;
-int ct_cupti_pid;
-int64_t ct_cupti_clock_offset;
-
 static struct {
 	pthread_mutex_t lock; /* enabled kinds, subscription */
 	CUpti_SubscriberHandle sub;
@@ -49,8 +46,8 @@ static struct {
 	pthread_t flusher;
 	int flusher_started;
 	sem_t wake;
-	_Atomic int stop, force, failed, cleaned;
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	_Atomic int stop, force, cleaned;
+} cupti_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct {
 	unsigned source;
@@ -67,32 +64,6 @@ static const struct {
 };
 #define NKINDS       (sizeof kinds / sizeof *kinds)
 #define CUDA_SOURCES (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC | CT_SRC_MEMORY)
-
-const char *ct_cupti_strerror(CUptiResult r)
-{
-	const char *s = NULL;
-	if (r == CUPTI_SUCCESS)
-		return "CUPTI_SUCCESS";
-	/* Without CUPTI (or with CUPTI failing) there may be no string. */
-	if (!ct_cu.result_string || ct_cu.result_string(r, &s) != CUPTI_SUCCESS || !s) {
-		static __thread char buf[32];
-		snprintf(buf, sizeof buf, "CUPTI error %d", (int)r);
-		return buf;
-	}
-	return s;
-}
-
-void ct_cupti_fail(const char *call, CUptiResult r)
-{
-	if (atomic_exchange(&S.failed, 1))
-		return;
-	atomic_store(&ct_cupti_on, 0);
-	ct_warn("GPU tracing stopped: %s failed (%s); the program goes on, GPU events after this "
-	        "point are not recorded",
-	        call, ct_cupti_strerror(r));
-	if (S.flusher_started)
-		sem_post(&S.wake); /* the flush thread undoes the set-up */
-}
 
 /* Calls a CUPTI function; on error the GPU part goes off. */
 #define CALL(fn, ...)                                                                              \
@@ -126,29 +97,29 @@ static void quiet_noisy_calls(void)
 /* Brings CUPTI's enabled kinds in line with the capture gate. */
 static void sync_enabled(void)
 {
-	pthread_mutex_lock(&S.lock);
+	pthread_mutex_lock(&cupti_st.lock);
 	int want = ct_capturing() && atomic_load(&ct_cupti_on);
-	if (want && !S.enabled) {
-		S.enabled = 1;
+	if (want && !cupti_st.enabled) {
+		cupti_st.enabled = 1;
 		for (size_t i = 0; i < NKINDS; i++)
 			if ((ct.cfg.sources & kinds[i].source) && !CALL(enable, kinds[i].kind))
 				break;
 		quiet_noisy_calls();
 		ct_debug("GPU activity on");
-	} else if (!want && S.enabled && atomic_load(&ct_cupti_on)) {
-		S.enabled = 0;
+	} else if (!want && cupti_st.enabled && atomic_load(&ct_cupti_on)) {
+		cupti_st.enabled = 0;
 		for (size_t i = 0; i < NKINDS; i++)
 			if ((ct.cfg.sources & kinds[i].source) && !CALL(disable, kinds[i].kind))
 				break;
 		/* What was launched in the window is written out now, not at
 		 * exit; CUPTI may not be called back from here (the writer's
 		 * timer, or inside a CUDA call), so the flush thread does it. */
-		atomic_store(&S.force, 1);
-		if (S.flusher_started)
-			sem_post(&S.wake);
+		atomic_store(&cupti_st.force, 1);
+		if (cupti_st.flusher_started)
+			sem_post(&cupti_st.wake);
 		ct_debug("GPU activity off");
 	}
-	pthread_mutex_unlock(&S.lock);
+	pthread_mutex_unlock(&cupti_st.lock);
 }
 
 static void on_capture_switch(int on)
@@ -156,6 +127,13 @@ static void on_capture_switch(int on)
 	(void)on; /* the gate is read again under our lock */
 	if (ct.pid == ct_cupti_pid)
 		sync_enabled();
+}
+
+/* After a failure (ct_cupti_fail): the flush thread undoes the set-up. */
+static void wake_flusher(void)
+{
+	if (cupti_st.flusher_started)
+		sem_post(&cupti_st.wake);
 }
 
 static void flush_now(void)
@@ -167,22 +145,22 @@ static void flush_now(void)
 /* After a failure: best effort, errors ignored (CUPTI may be broken). */
 static void undo_setup(void)
 {
-	if (atomic_exchange(&S.cleaned, 1))
+	if (atomic_exchange(&cupti_st.cleaned, 1))
 		return;
 	atomic_store(&ct_capture_hook, NULL);
-	if (!S.subscribed)
+	if (!cupti_st.subscribed)
 		return; /* nothing was set up */
-	pthread_mutex_lock(&S.lock);
-	for (size_t i = 0; S.enabled && i < NKINDS; i++)
+	pthread_mutex_lock(&cupti_st.lock);
+	for (size_t i = 0; cupti_st.enabled && i < NKINDS; i++)
 		if (ct.cfg.sources & kinds[i].source)
 			ct_cu.disable(kinds[i].kind);
-	S.enabled = 0;
+	cupti_st.enabled = 0;
 	ct_cu.disable(CUPTI_ACTIVITY_KIND_DEVICE);
 	ct_cu.disable(CUPTI_ACTIVITY_KIND_CONTEXT);
-	if (S.subscribed)
-		ct_cu.unsubscribe(S.sub);
-	S.subscribed = 0;
-	pthread_mutex_unlock(&S.lock);
+	if (cupti_st.subscribed)
+		ct_cu.unsubscribe(cupti_st.sub);
+	cupti_st.subscribed = 0;
+	pthread_mutex_unlock(&cupti_st.lock);
 }
 
 static void *flusher_main(void *arg)
@@ -192,21 +170,21 @@ static void *flusher_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	prctl(PR_SET_NAME, "cuptrace-cupti", 0, 0, 0);
-	while (!atomic_load(&S.stop)) {
+	while (!atomic_load(&cupti_st.stop)) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
 		if (ts.tv_nsec >= 1000000000L)
 			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-		while (sem_timedwait(&S.wake, &ts) && errno == EINTR)
+		while (sem_timedwait(&cupti_st.wake, &ts) && errno == EINTR)
 			;
-		if (atomic_load(&S.failed)) {
+		if (atomic_load(&ct_cupti_failed)) {
 			undo_setup();
 			break;
 		}
-		if (atomic_load(&S.stop))
+		if (atomic_load(&cupti_st.stop))
 			break;
-		int forced = atomic_exchange(&S.force, 0);
+		int forced = atomic_exchange(&cupti_st.force, 0);
 		CALL(flush_all, forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	}
 	return NULL;
@@ -214,16 +192,16 @@ static void *flusher_main(void *arg)
 
 static void stop_flusher(void)
 {
-	if (!S.flusher_started)
+	if (!cupti_st.flusher_started)
 		return;
-	atomic_store(&S.stop, 1);
-	sem_post(&S.wake);
+	atomic_store(&cupti_st.stop, 1);
+	sem_post(&cupti_st.wake);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += EXIT_WAIT_S;
-	if (pthread_timedjoin_np(S.flusher, NULL, &ts))
+	if (pthread_timedjoin_np(cupti_st.flusher, NULL, &ts))
 		ct_warn("the CUPTI flush thread did not stop; GPU events may be missing at exit");
-	S.flusher_started = 0;
+	cupti_st.flusher_started = 0;
 }
 
 /* Registered at injection, i.e. after the CUDA runtime's own exit handler,
@@ -233,7 +211,7 @@ static void at_exit(void)
 	if (ct.pid != ct_cupti_pid)
 		return; /* a forked child: CUPTI is the parent's */
 	stop_flusher();
-	if (atomic_load(&S.failed))
+	if (atomic_load(&ct_cupti_failed))
 		undo_setup();
 	flush_now();
 }
@@ -305,12 +283,12 @@ static int subscribe(void)
 		p.subscriberName = "cuptrace";
 		p.oldSubscriberName = other;
 		p.oldSubscriberSize = sizeof other - 1;
-		r = ct_cu.subscribe_v2(&S.sub, on_callback, NULL, &p);
+		r = ct_cu.subscribe_v2(&cupti_st.sub, on_callback, NULL, &p);
 	} else {
-		r = ct_cu.subscribe(&S.sub, on_callback, NULL);
+		r = ct_cu.subscribe(&cupti_st.sub, on_callback, NULL);
 	}
 	if (r == CUPTI_SUCCESS) {
-		S.subscribed = 1;
+		cupti_st.subscribed = 1;
 		return 0;
 	}
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
@@ -331,19 +309,19 @@ static int setup(void)
 	if (subscribe())
 		return -1;
 	atomic_store(&ct_cupti_on, 1);
-	if (!CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	if (!CALL(enable_callback, 1, cupti_st.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
 	          CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020) ||
-	    !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RESOURCE,
+	    !CALL(enable_callback, 1, cupti_st.sub, CUPTI_CB_DOMAIN_RESOURCE,
 	          CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING))
 		return -1;
 	if (ct.cfg.capture == CT_CAPTURE_API &&
-	    (!CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	    (!CALL(enable_callback, 1, cupti_st.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
 	           CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
-	     !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+	     !CALL(enable_callback, 1, cupti_st.sub, CUPTI_CB_DOMAIN_RUNTIME_API,
 	           CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
-	     !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+	     !CALL(enable_callback, 1, cupti_st.sub, CUPTI_CB_DOMAIN_DRIVER_API,
 	           CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) ||
-	     !CALL(enable_callback, 1, S.sub, CUPTI_CB_DOMAIN_DRIVER_API,
+	     !CALL(enable_callback, 1, cupti_st.sub, CUPTI_CB_DOMAIN_DRIVER_API,
 	           CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)))
 		return -1;
 	/* OS thread ids in API records, as the rest of the trace has. */
@@ -364,11 +342,11 @@ static int setup(void)
 	sync_enabled();
 	if (!atomic_load(&ct_cupti_on))
 		return -1;
-	sem_init(&S.wake, 0, 0);
-	if (pthread_create(&S.flusher, NULL, flusher_main, NULL)) {
+	sem_init(&cupti_st.wake, 0, 0);
+	if (pthread_create(&cupti_st.flusher, NULL, flusher_main, NULL)) {
 		ct_warn("cannot start the CUPTI flush thread; GPU events are written at exit only");
 	} else {
-		S.flusher_started = 1;
+		cupti_st.flusher_started = 1;
 	}
 	atexit(at_exit);
 	return 0;
@@ -386,6 +364,7 @@ static void inject(void)
 		return;
 	}
 	ct_cupti_pid = ct.pid;
+	atomic_store(&ct_cupti_fail_hook, wake_flusher);
 	if (setup()) {
 		atomic_store(&ct_cupti_on, 0);
 		undo_setup();
@@ -402,7 +381,7 @@ static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
  * always report, whatever happened (the program must run as untraced). */
 CT_API int InitializeInjection(void)
 {
-	ct_init();
+	ct_start();
 	pthread_once(&inject_once, inject);
 	return 1;
 }

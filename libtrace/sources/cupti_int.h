@@ -1,12 +1,14 @@
 /* The CUPTI source: GPU activity (kernels, copies, memsets, syncs, memory)
  * and CUDA API calls. The library never links libcupti; it resolves the
  * functions below when the driver calls InitializeInjection (cupti_load.c),
- * preferring the CUPTI the process already holds. The parts:
- *   cupti.c       injection, subscription, enabling per capture window,
- *                 the flush thread, exit and failure handling
- *   cupti_load.c  finding CUPTI and filling ct_cu
- *   cupti_buf.c   CUPTI's buffers: taken from the ring pool, given back
- *   cupti_rec.c   completed buffers translated into ring records
+ * preferring the CUPTI the process already holds. The parts, each using
+ * only those below it:
+ *   cupti.c        injection, subscription, enabling per capture window,
+ *                  the flush thread, exit handling
+ *   cupti_buf.c    CUPTI's buffers: taken from the ring pool, given back
+ *   cupti_rec.c    completed buffers translated into ring records
+ *   cupti_state.c  shared state: on, failed, pid, clock offset; failure
+ *   cupti_load.c   finding CUPTI and filling ct_cu
  */
 #ifndef CT_CUPTI_INT_H
 #define CT_CUPTI_INT_H
@@ -49,15 +51,19 @@ extern struct ct_cupti_fns ct_cu;
  * or -1 with `from` saying what was tried. */
 int ct_cupti_resolve(char *from, size_t n);
 
-/* cupti.c */
-extern _Atomic int ct_cupti_on; /* the GPU part is working */
-extern int ct_cupti_pid;        /* the process that set CUPTI up */
+/* cupti_state.c: what the parts share, at the bottom of their order. */
+extern _Atomic int ct_cupti_on;     /* the GPU part is working */
+extern _Atomic int ct_cupti_failed; /* ct_cupti_fail was called */
+extern int ct_cupti_pid;            /* the process that set CUPTI up */
 /* CUPTI's clock minus the tracer clock, when no timestamp callback could
  * be registered (0 otherwise). */
 extern int64_t ct_cupti_clock_offset;
 /* An unexpected CUPTI error: switches the GPU part off (once, with one
  * message); the program goes on. Safe on any thread, in any callback. */
 void ct_cupti_fail(const char *call, CUptiResult r);
+/* Called by the first ct_cupti_fail after its message (cupti.c wakes its
+ * flush thread, which undoes the set-up). */
+extern void (*_Atomic ct_cupti_fail_hook)(void);
 const char *ct_cupti_strerror(CUptiResult r);
 
 /* cupti_buf.c: CUPTI's buffer callbacks. */

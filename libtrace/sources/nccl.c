@@ -1,5 +1,5 @@
 /* NCCL source: the profiler plugin NCCL loads through NCCL_PROFILER_PLUGIN
- * (init.c points it at this library). Each callback writes one record and
+ * (lifecycle.c points it at this library). Each callback writes one record and
  * returns; nothing is allocated or looked up per event, so NCCL's threads
  * pay one clock read and a few stores (bench/bench_nccl.c measures it).
  *
@@ -9,6 +9,7 @@
  * number survives; the converter joins events by these ids. */
 #include "capture.h"
 #include "defs.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "nccl_abi.h"
 #include "nccl_str.h"
@@ -95,18 +96,6 @@ static uint64_t lq_pop(struct nctx *c)
 	}
 }
 
-/* The recording thread, or NULL when not capturing. */
-static inline struct ct_thread *recorder(void)
-{
-	uint32_t g = atomic_load_explicit(&ct_gate, memory_order_relaxed);
-	if (!(g & 1))
-		return NULL;
-	struct ct_thread *t = ct_self();
-	if (__builtin_expect(t && t->epoch != g, 0))
-		ct_thread_new_epoch(t, g);
-	return t;
-}
-
 #define P(x) ((uint64_t)(uintptr_t)(x))
 
 static inline uint64_t *begin(struct ct_thread *t, unsigned kind, unsigned n, struct ct_rec **r)
@@ -129,7 +118,7 @@ static int start_event(struct nctx *c, void **out, const struct np_descr *d, uin
 	*out = NULL;
 	if (!d)
 		return 0;
-	struct ct_thread *t = recorder();
+	struct ct_thread *t = ct_recorder();
 	uint64_t ctx = c ? c->id : 0, h = 0, *f;
 	struct ct_rec *r;
 	/* Launches and plans are paired even while not capturing, so that
@@ -324,7 +313,7 @@ static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnode
 static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, int nnodes,
                        int nranks, int rank, unsigned abi)
 {
-	ct_init();
+	ct_start();
 	if (ctx)
 		*ctx = NULL;
 	int want = abi >= 5 ? MASK_V5 : MASK_V4;
@@ -374,7 +363,7 @@ static int finalize(void *ctx)
 	struct nctx *c = ctx;
 	if (!c || !ct.active)
 		return 0;
-	struct ct_thread *t = recorder();
+	struct ct_thread *t = ct_recorder();
 	struct ct_rec *r;
 	uint64_t *f;
 	if (t && (f = begin(t, CT_EV_NCCL_FINI, 2, &r))) {

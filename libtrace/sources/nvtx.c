@@ -8,6 +8,7 @@
 
 #include "capture.h"
 #include "defs.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "record.h"
 #include "thread.h"
@@ -22,7 +23,6 @@
 #define MSG_MAX (96u << 10)
 
 static _Atomic uint64_t next_range_id = 1;
-_Atomic uint64_t ct_truncated_strings;
 
 /* Attributes of one event, read defensively from the caller's struct. */
 struct attr {
@@ -107,7 +107,7 @@ static size_t msg_len(const struct attr *a)
 {
 	size_t n = a->msg ? strlen(a->msg) : a->wmsg ? wide_len(a->wmsg) : 0;
 	if (n > MSG_MAX) {
-		atomic_fetch_add_explicit(&ct_truncated_strings, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ct.truncated_strings, 1, memory_order_relaxed);
 		n = MSG_MAX;
 	}
 	return n;
@@ -119,18 +119,6 @@ static void msg_put(char *o, const struct attr *a, size_t n)
 		memcpy(o, a->msg, n);
 	else if (a->wmsg)
 		wide_put(o, a->wmsg, n);
-}
-
-/* The recording thread, or NULL when not capturing. */
-static inline struct ct_thread *recorder(void)
-{
-	uint32_t g = atomic_load_explicit(&ct_gate, memory_order_relaxed);
-	if (!(g & 1))
-		return NULL;
-	struct ct_thread *t = ct_self();
-	if (__builtin_expect(t && t->epoch != g, 0))
-		ct_thread_new_epoch(t, g);
-	return t;
 }
 
 /* Writes an attribute record: push, start or mark. */
@@ -162,7 +150,7 @@ static int watch_begin(struct ct_thread **tp, const struct attr *a, uint64_t dom
 {
 	size_t len = a->msg ? strlen(a->msg) : 0;
 	int opened = ct_capture_range_begins(a->msg ? a->msg : "", len, a->msg_h, domain);
-	*tp = recorder();
+	*tp = ct_recorder();
 	return opened;
 }
 
@@ -173,7 +161,7 @@ static int push(uint64_t domain, const struct attr *a)
 	if (__builtin_expect(ct_nvtx_watch, 0))
 		trigger = watch_begin(&t, a, domain);
 	else
-		t = recorder();
+		t = ct_recorder();
 	if (!t)
 		return 0;
 	int d = t->depth++;
@@ -190,7 +178,7 @@ static int push(uint64_t domain, const struct attr *a)
 
 static int pop(uint64_t domain)
 {
-	struct ct_thread *t = recorder();
+	struct ct_thread *t = ct_recorder();
 	if (!t)
 		return 0;
 	if (t->depth > 0)
@@ -220,7 +208,7 @@ static nvtxRangeId_t start(uint64_t domain, const struct attr *a)
 	if (__builtin_expect(ct_nvtx_watch, 0))
 		trigger = watch_begin(&t, a, domain);
 	else
-		t = recorder();
+		t = ct_recorder();
 	if (!t)
 		return 0;
 	uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
@@ -232,7 +220,7 @@ static nvtxRangeId_t start(uint64_t domain, const struct attr *a)
 
 static void end(uint64_t domain, nvtxRangeId_t id)
 {
-	struct ct_thread *t = recorder();
+	struct ct_thread *t = ct_recorder();
 	if (!t || !id)
 		return;
 	uint64_t f[3] = {ct_now(), id, domain};
@@ -245,7 +233,7 @@ static void end(uint64_t domain, nvtxRangeId_t id)
 
 static void mark(uint64_t domain, const struct attr *a)
 {
-	struct ct_thread *t = recorder();
+	struct ct_thread *t = ct_recorder();
 	if (t)
 		put_attr(t, CT_EV_NVTX_MARK, ct_now(), 0, domain, a);
 }
@@ -526,7 +514,7 @@ static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule m, const 
 
 CT_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
-	ct_init();
+	ct_start();
 	if (!ct.active || !(ct.cfg.sources & CT_SRC_NVTX) || !get)
 		return 0; /* NVTX turns every call into a no-op */
 	const NvtxExportTableCallbacks *cb = get(NVTX_ETID_CALLBACKS);

@@ -21,8 +21,8 @@ FUZZ_OUT := build/fuzz
 FUZZ_TARGETS := fuzz_file fuzz_header fuzz_items
 FUZZ_CORPUS := tests/fuzz/corpus
 SCHEMA_SRC := libtrace/common/schema.c libtrace/common/schema_cupti.c libtrace/common/schema_nccl.c
-FUZZ_DEC_SRC := libtrace/common/dec.c $(SCHEMA_SRC)
-FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/common/dec.h libtrace/common/varint.h \
+FUZZ_DEC_SRC := libtrace/common/dec.c libtrace/common/dec_block.c $(SCHEMA_SRC)
+FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/common/dec.h libtrace/common/dec_int.h libtrace/common/varint.h \
 	include/cuptrace/format.h tests/fuzz/fuzz.mk
 FUZZ_CPPFLAGS := -std=gnu11 -Iinclude -Ilibtrace -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
