@@ -62,46 +62,47 @@ static void drops_event(struct chrome *c, const struct m_event *ev)
 	out_ch(o, '}');
 }
 
+/* One switch on the category: processes and tracks have none, flows,
+ * counters and drops have their own. */
 static void on_event(void *ctx, const struct m_event *ev)
 {
 	struct chrome *c = ctx;
 	if (!ev->mine)
 		return; /* another worker writes it (chrome.h, shares) */
 	c->mine = 1;
-	switch (ev->type) {
-	case ME_PROCESS:
-		chrome_process(c, ev);
-		return;
-	case ME_TRACK:
-		chrome_track(c, ev->track);
-		return;
-	case ME_FLOW:
-		chrome_flow(c, ev);
-		return;
-	case ME_COUNTER:
-		chrome_memory(c, ev);
-		return;
-	default:
-		break;
-	}
 	switch (ev->cat) {
 	case MC_KERNEL:
-	case MC_MEMCPY:
-	case MC_MEMSET:
-	case MC_SYNC:
-		chrome_gpu_slice(c, ev);
+		chrome_kernel(c, ev);
 		break;
 	case MC_RUNTIME:
 	case MC_DRIVER:
 		chrome_api(c, ev);
+		break;
+	case MC_LAUNCH:
+	case MC_NCCL_FLOW:
+		chrome_flow(c, ev);
+		break;
+	case MC_MEMCPY:
+	case MC_MEMSET:
+	case MC_SYNC:
+		chrome_gpu_slice(c, ev);
 		break;
 	case MC_NCCL:
 	case MC_NCCL_GROUP:
 	case MC_NCCL_GPU:
 		chrome_nccl(c, ev);
 		break;
+	case MC_GPU_MEMORY:
+		chrome_memory(c, ev);
+		break;
 	case MC_DROPS:
 		drops_event(c, ev);
+		break;
+	case MC_NONE:
+		if (ev->type == ME_PROCESS)
+			chrome_process(c, ev);
+		else
+			chrome_track(c, ev->track);
 		break;
 	default:
 		chrome_span(c, ev);
@@ -128,7 +129,14 @@ static void end_file(void *ctx, struct tfile *t)
 	c->cf = NULL;
 }
 
-static const struct m_consumer chrome_consumer = {NULL, on_event, end_file};
+static void begin_file(void *ctx, struct tfile *t)
+{
+	struct chrome *c = ctx;
+	(void)t;
+	c->cf = chrome_cfile_new();
+}
+
+static const struct m_consumer chrome_consumer = {begin_file, on_event, end_file};
 
 int chrome_file(struct chrome *c, struct tfile *t)
 {

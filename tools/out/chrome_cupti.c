@@ -38,7 +38,7 @@ static inline size_t mix(uint64_t v)
 
 static struct cfile *caches(struct chrome *c)
 {
-	struct cfile *cf = chrome_cfile(c);
+	struct cfile *cf = c->cf;
 	if (!cf->shapes) {
 		cf->shapes = calloc(SHAPE_SLOTS, sizeof *cf->shapes);
 		cf->heads = calloc(HEAD_SLOTS, sizeof *cf->heads);
@@ -119,19 +119,24 @@ static void kernel_shape(struct chrome *c, struct cfile *cf, const struct m_even
 }
 
 /* A slice's cached head ({"ph":"X",... through pid and tid}), then its
- * start and duration. */
-static char *put_slice(struct chrome *c, char *p, const char *head, uint32_t hl, uint64_t ts,
-                       uint64_t end)
+ * start (as text when given) and duration. */
+static inline __attribute__((always_inline)) char *put_slice(struct chrome *c, char *p, const char *head, uint32_t hl, uint64_t ts,
+                       uint64_t end, const char *tt, uint32_t tsl)
 {
 	memcpy(p, head, hl);
 	p += hl;
 	PUT_LIT(p, ",\"ts\":");
-	p += chrome_fmt_ts(c, p, ts);
+	if (tt) {
+		memcpy(p, tt, TS_TEXT);
+		p += tsl;
+	} else {
+		p += chrome_fmt_ts(c, p, ts);
+	}
 	PUT_LIT(p, ",\"dur\":");
 	return put_us(p, end > ts ? (int64_t)(end - ts) : 0);
 }
 
-static void kernel(struct chrome *c, const struct m_event *ev)
+void chrome_kernel(struct chrome *c, const struct m_event *ev)
 {
 	const struct m_gpu *k = &ev->gpu;
 	struct cfile *cf = caches(c);
@@ -153,7 +158,11 @@ static void kernel(struct chrome *c, const struct m_event *ev)
 	if (chrome_sep(c)) {
 		struct out *o = c->o;
 		char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
-		p = put_slice(c, p, sh->head, sh->head_len, ev->ts, ev->end);
+		/* its flow ends at this time: keep it as written */
+		cf->gpu_ts = ev->ts;
+		cf->gpu_ts_len = (uint8_t)chrome_fmt_ts(c, cf->gpu_ts_text, ev->ts);
+		p = put_slice(c, p, sh->head, sh->head_len, ev->ts, ev->end, cf->gpu_ts_text,
+		              cf->gpu_ts_len);
 		PUT_LIT(p, ",\"args\":{\"correlation\":");
 		p = out_put_u64(p, k->corr);
 		memcpy(p, sh->tail, sh->tail_len);
@@ -175,7 +184,7 @@ static void transfer_tail(struct chrome *c, const struct m_event *ev)
 	const struct m_gpu *g = &ev->gpu;
 	struct out *o = c->o;
 	out_ch(o, '"');
-	chrome_pid_tid(c, chrome_track_pid(c, ev->track), ev->track->tid);
+	chrome_track_pt(c, ev->track);
 	chrome_ts(c, ev->ts);
 	out_lit(o, ",\"dur\":");
 	uint64_t dur = ev->end > ev->ts ? ev->end - ev->ts : 0;
@@ -244,7 +253,7 @@ static void sync_slice(struct chrome *c, const struct m_event *ev)
 	out_lit(o, "{\"ph\":\"X\",\"cat\":\"cuda_sync\",\"name\":\"");
 	out_str(o, gpu_sync_name(y->sync_type));
 	out_ch(o, '"');
-	chrome_pid_tid(c, chrome_track_pid(c, ev->track), ev->track->tid);
+	chrome_track_pt(c, ev->track);
 	chrome_ts(c, ev->ts);
 	out_lit(o, ",\"dur\":");
 	out_us(o, ev->end > ev->ts ? (int64_t)(ev->end - ev->ts) : 0);
@@ -268,9 +277,6 @@ static void sync_slice(struct chrome *c, const struct m_event *ev)
 void chrome_gpu_slice(struct chrome *c, const struct m_event *ev)
 {
 	switch (ev->cat) {
-	case MC_KERNEL:
-		kernel(c, ev);
-		break;
 	case MC_MEMCPY:
 		copy(c, ev);
 		break;
@@ -325,7 +331,7 @@ void chrome_api(struct chrome *c, const struct m_event *ev)
 	if (chrome_sep(c)) {
 		struct out *o = c->o;
 		char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
-		p = put_slice(c, p, h->text, h->len, ev->ts, ev->end);
+		p = put_slice(c, p, h->text, h->len, ev->ts, ev->end, NULL, 0);
 		memcpy(p, h->mid, h->mid_len);
 		p += h->mid_len;
 		p = out_put_u64(p, a->corr);

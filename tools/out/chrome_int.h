@@ -64,8 +64,11 @@ static inline char *put_us(char *p, int64_t ns)
 
 #define PT_MAX 56 /* "pid":P,"tid":T */
 
+#define TS_TEXT 24 /* a time as written, with room for fixed-size copies */
+
 struct shape;
 struct api_head;
+
 
 
 struct cfile {
@@ -75,17 +78,16 @@ struct cfile {
 	struct shape *shapes;  /* kernels' constant parts (chrome_cupti.c) */
 	struct api_head *heads; /* calls' constant parts (chrome_cupti.c) */
 	struct strcache dm;     /* escaped demangled kernel names by string id */
-	int64_t last_ns;        /* chrome_fmt_ts: the time written last, */
-	const char *last_at;    /* where its text stands in */
-	const char *last_buf;   /* this output buffer (NULL: none) */
-	uint8_t last_len;
+	uint64_t gpu_ts;        /* the last GPU slice's start, and as written: */
+	uint8_t gpu_ts_len;     /* its flow ends there (0: none yet) */
+	char gpu_ts_text[TS_TEXT];
 	uint64_t ts_hi;         /* chrome_fmt_ts: microseconds / 10^4 as last written */
 	uint8_t ts_hi_len;
 	char ts_hi_text[24];
 };
 
-/* The current file's caches (made at first use). */
-struct cfile *chrome_cfile(struct chrome *c);
+/* The current file's caches (made when the file begins: c->cf). */
+struct cfile *chrome_cfile_new(void);
 
 /* A string reference of the current file, quoted and escaped. */
 void chrome_sref(struct chrome *c, const struct sref *r);
@@ -98,13 +100,57 @@ uint64_t chrome_gpu_pid(const struct chrome *c, uint64_t device);
 /* The process a track lives in. */
 uint64_t chrome_track_pid(const struct chrome *c, const struct m_track *tr);
 /* "pid":P,"tid":T of a track (formatted once per track); its length. */
-const char *chrome_pt(struct chrome *c, const struct m_track *tr, uint32_t *len);
-/* A time as events write it (digits above 10 ms reused); its length. */
-uint32_t chrome_fmt_ts(struct chrome *c, char *b, uint64_t ts);
+const char *chrome_pt_slow(struct chrome *c, const struct m_track *tr, uint32_t *len);
+static inline const char *chrome_pt(struct chrome *c, const struct m_track *tr, uint32_t *len)
+{
+	struct cfile *cf = c->cf;
+	size_t i = tr->id - 1;
+	if (i < cf->npt && cf->pt_len[i]) {
+		*len = cf->pt_len[i];
+		return cf->pt[i];
+	}
+	return chrome_pt_slow(c, tr, len);
+}
+
+/* ,"pid":P,"tid":T of a track, from the cache. */
+static inline void chrome_track_pt(struct chrome *c, const struct m_track *tr)
+{
+	uint32_t n;
+	const char *pt = chrome_pt(c, tr, &n);
+	struct out *o = c->o;
+	out_need(o, n + 1);
+	o->buf[o->len++] = ',';
+	memcpy(o->buf + o->len, pt, n);
+	o->len += n;
+}
+
+/* A time as events write it at b (TS_TEXT bytes of room); its length.
+ * Times of one file are close to each other: the digits above the last
+ * four of the microseconds (10 ms) are formatted once and reused. */
+uint32_t chrome_fmt_ts_slow(struct chrome *c, char *b, int64_t ns);
+static inline uint32_t chrome_fmt_ts(struct chrome *c, char *b, uint64_t ts)
+{
+	struct cfile *s = c->cf;
+	int64_t ns = (int64_t)ts + c->t->off_ns;
+	uint64_t us = (uint64_t)ns / 1000;
+	if (ns < 10000000 || us / 10000 != s->ts_hi || !s->ts_hi_len)
+		return chrome_fmt_ts_slow(c, b, ns);
+	unsigned lo = (unsigned)(us % 10000), f = (unsigned)((uint64_t)ns % 1000);
+	memcpy(b, s->ts_hi_text, 16); /* hi has at most 12 digits */
+	char *p = b + s->ts_hi_len;
+	memcpy(p, out_digits2 + 2 * (lo / 100), 2);
+	memcpy(p + 2, out_digits2 + 2 * (lo % 100), 2);
+	p[4] = '.';
+	p[5] = (char)('0' + f / 100);
+	memcpy(p + 6, out_digits2 + 2 * (f % 100), 2);
+	return (uint32_t)(p + 8 - b);
+}
+
 
 /* ---- the parts */
 void chrome_span(struct chrome *c, const struct m_event *ev);
-void chrome_gpu_slice(struct chrome *c, const struct m_event *ev);
+void chrome_kernel(struct chrome *c, const struct m_event *ev);
+void chrome_gpu_slice(struct chrome *c, const struct m_event *ev); /* copies, memsets, syncs */
 void chrome_api(struct chrome *c, const struct m_event *ev);
 void chrome_memory(struct chrome *c, const struct m_event *ev);
 void chrome_cupti_free(struct cfile *cf);

@@ -23,7 +23,7 @@ static int slice(struct chrome *c, const char *name, const struct m_event *ev)
 		return 0;
 	out_lit(o, "{\"ph\":\"X\",\"cat\":\"nccl\",\"name\":");
 	out_json_str(o, name, strlen(name));
-	chrome_pid_tid(c, c->t->pid, ev->track->tid);
+	chrome_track_pt(c, ev->track);
 	chrome_ts(c, ts);
 	out_lit(o, ",\"dur\":");
 	out_us(o, end > ts ? (int64_t)(end - ts) : 0);

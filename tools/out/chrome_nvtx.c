@@ -83,7 +83,7 @@ void chrome_span(struct chrome *c, const struct m_event *ev)
 			return;
 		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
 		chrome_sref(c, &s->name);
-		chrome_pid_tid(c, c->t->pid, ev->track->tid);
+		chrome_track_pt(c, ev->track);
 		chrome_ts(c, s->ts);
 		out_lit(o, ",\"dur\":");
 		out_us(o, (int64_t)(s->end - s->ts));
@@ -103,7 +103,7 @@ void chrome_span(struct chrome *c, const struct m_event *ev)
 			int n = snprintf(hex, sizeof hex, "%llx", (unsigned long long)s->id);
 			out_mem(o, hex, (size_t)n);
 			out_lit(o, "\"}");
-			chrome_pid_tid(c, c->t->pid, half ? ev->end_track->tid : ev->track->tid);
+			chrome_track_pt(c, half ? ev->end_track : ev->track);
 			chrome_ts(c, half ? s->end : s->ts);
 			if (!half)
 				args(c, s);
@@ -115,7 +115,7 @@ void chrome_span(struct chrome *c, const struct m_event *ev)
 			return;
 		out_lit(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
 		chrome_sref(c, &s->name);
-		chrome_pid_tid(c, c->t->pid, ev->track->tid);
+		chrome_track_pt(c, ev->track);
 		chrome_ts(c, s->ts);
 		args(c, s);
 		out_ch(o, '}');
@@ -126,7 +126,7 @@ void chrome_span(struct chrome *c, const struct m_event *ev)
 		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
 		out_u64(o, s->id);
 		out_ch(o, '"');
-		chrome_pid_tid(c, c->t->pid, ev->track->tid);
+		chrome_track_pt(c, ev->track);
 		chrome_ts(c, s->ts);
 		out_lit(o, ",\"dur\":");
 		out_us(o, (int64_t)(s->end - s->ts));
@@ -138,7 +138,7 @@ void chrome_span(struct chrome *c, const struct m_event *ev)
 		out_lit(o, "{\"ph\":\"i\",\"s\":\"p\",\"cat\":\"cuptrace\",\"name\":\"");
 		out_str(o, s->id ? "capture on" : "capture off");
 		out_ch(o, '"');
-		chrome_pid_tid(c, c->t->pid, ev->track->tid);
+		chrome_track_pt(c, ev->track);
 		chrome_ts(c, s->ts);
 		out_ch(o, '}');
 		break;

@@ -52,8 +52,9 @@ void chrome_track(struct chrome *c, const struct m_track *tr)
 	out_lit(o, "}}");
 }
 
-static void flow_half(struct chrome *c, char ph, const char *cat, uint64_t id,
-                      const struct m_track *tr, uint64_t ts)
+static inline __attribute__((always_inline)) void flow_half(struct chrome *c, char ph, int nccl,
+                                                             uint64_t id, const struct m_track *tr,
+                                                             uint64_t ts)
 {
 	struct out *o = c->o;
 	if (!chrome_sep(c))
@@ -69,18 +70,21 @@ static void flow_half(struct chrome *c, char ph, const char *cat, uint64_t id,
 	memcpy(p, pt, ptl);
 	p += ptl;
 	PUT_LIT(p, ",\"ts\":");
-	p += chrome_fmt_ts(c, p, ts);
-	PUT_LIT(p, ",\"cat\":\"");
-	size_t n = strlen(cat);
-	memcpy(p, cat, n);
-	p += n;
-	PUT_LIT(p, "\",\"name\":\"");
-	memcpy(p, cat, n);
-	p += n;
-	if (ph == 'f')
-		PUT_LIT(p, "\",\"bp\":\"e\"}");
+	struct cfile *cf = c->cf;
+	if (ph == 'f' && cf->gpu_ts_len && ts == cf->gpu_ts) { /* the GPU slice just written */
+		memcpy(p, cf->gpu_ts_text, TS_TEXT);
+		p += cf->gpu_ts_len;
+	} else {
+		p += chrome_fmt_ts(c, p, ts);
+	}
+	if (nccl)
+		PUT_LIT(p, ",\"cat\":\"nccl\",\"name\":\"nccl\"");
 	else
-		PUT_LIT(p, "\"}");
+		PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
+	if (ph == 'f')
+		PUT_LIT(p, ",\"bp\":\"e\"}");
+	else
+		*p++ = '}';
 	END(o, p);
 }
 
@@ -89,7 +93,7 @@ void chrome_flow(struct chrome *c, const struct m_event *ev)
 	/* Unique in the document and below 2^53 (JSON readers use doubles):
 	 * the file's index above the model's id, unique in the file. */
 	uint64_t id = (uint64_t)c->t->index << 36 | (ev->flow.id & ((1ull << 36) - 1));
-	const char *cat = ev->cat == MC_LAUNCH ? "ac2g" : "nccl";
-	flow_half(c, 's', cat, id, ev->track, ev->ts);
-	flow_half(c, 'f', cat, id, ev->flow.to, ev->flow.to_ts);
+	int nccl = ev->cat == MC_NCCL_FLOW;
+	flow_half(c, 's', nccl, id, ev->track, ev->ts);
+	flow_half(c, 'f', nccl, id, ev->flow.to, ev->flow.to_ts);
 }
