@@ -2,16 +2,18 @@
 #include "cmd/cmd.h"
 #include "read/inputs.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace info INPUT...\n\n"
+	fputs("usage: cuptrace info [--strict] INPUT...\n\n"
 	      "For one file: its header, configuration, events and drops per kind, and\n"
 	      "whether it ended cleanly or is truncated. For several: one row per file,\n"
-	      "and the ranks missing from the job.\n",
+	      "and the ranks missing from the job. --strict: an unusable input is an\n"
+	      "error (default: skipped with a warning).\n",
 	      f);
 }
 
@@ -100,12 +102,28 @@ static void missing_ranks(struct inputs *in)
 
 int cmd_info(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		help(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+					   {"strict", no_argument, NULL, 'S'},
+					   {0, 0, 0, 0}};
+	int c, strict = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'S') {
+			strict = 1;
+		} else if (c == 'h') {
+			help(stdout);
+			return 0;
+		} else {
+			help(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		help(stderr);
+		return 2;
 	}
 	struct inputs in;
-	if (inputs_open(&in, argv + 1, argc - 1))
+	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
 	int rc = 0;
 	for (size_t i = 0; i < in.n; i++) {
@@ -114,6 +132,7 @@ int cmd_info(int argc, char **argv)
 			;
 		if (in.v[i].f.status == CT_CORRUPT)
 			rc = 1;
+		tfile_release(&in.v[i]);
 	}
 	if (in.n == 1) {
 		detail(&in.v[0]);

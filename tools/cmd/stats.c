@@ -22,7 +22,8 @@ static const struct report *const reports[] = {
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B] INPUT...\n\n"
+	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
+	      "                     [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -33,7 +34,8 @@ static void help(FILE *f)
 	      "A; steps are marked by cuptrace_step(), CUPTRACE_STEP_RANGE picks which\n"
 	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
 	      "and calls that start between the start of step A and the start of the\n"
-	      "step after B.\n",
+	      "step after B. --strict: an unusable input is an error (default: skipped\n"
+	      "with a warning).\n",
 	      f);
 }
 
@@ -87,16 +89,19 @@ int cmd_stats(int argc, char **argv)
 	static const struct option lo[] = {{"report", required_argument, NULL, 'r'},
 					   {"format", required_argument, NULL, 'f'},
 					   {"steps", required_argument, NULL, 's'},
+					   {"strict", no_argument, NULL, 'S'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL;
 	enum table_fmt fmt = FMT_TABLE;
-	int c;
+	int c, strict = 0;
 	optind = 1;
 	struct run run = {0};
 	while ((c = getopt_long(argc, argv, "r:f:s:h", lo, NULL)) != -1) {
 		if (c == 'r')
 			list = optarg;
+		else if (c == 'S')
+			strict = 1;
 		else if (c == 's') {
 			if (parse_steps(&run.opts, optarg)) {
 				fprintf(stderr, "cuptrace stats: --steps %s: expected A-B or A (step numbers)\n",
@@ -148,7 +153,7 @@ int cmd_stats(int argc, char **argv)
 		run.opts.explicit_list = 1;
 	}
 	struct inputs in;
-	if (inputs_open_logs(&in, argv + optind, argc - optind))
+	if (inputs_open_logs(&in, argv + optind, argc - optind, strict))
 		return 1;
 	if (in.nlogs) {
 		int takes = 0;
@@ -183,6 +188,7 @@ int cmd_stats(int argc, char **argv)
 		} else if (run.t->f.status == CT_TRUNCATED) {
 			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
 		}
+		tfile_release(run.t);
 	}
 	for (size_t k = 0; k < in.nlogs; k++)
 		for (size_t i = 0; i < run.n; i++)
