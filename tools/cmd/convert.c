@@ -107,14 +107,20 @@ int cmd_convert(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
-	int rc = split ? convert_split(&in, split, gz, jobs) : convert_merged(&in, outpath, jobs);
+	size_t written = 0;
+	int rc = split ? convert_split(&in, split, gz, jobs, &written)
+		       : convert_merged(&in, outpath, jobs, &written);
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED)
 			fprintf(stderr, "cuptrace: warning: %s\n", in.v[i].f.err);
-	inputs_close(&in);
-	if (outpath && strcmp(outpath, "-"))
+	/* "wrote" only for what is complete under its name. */
+	if (outpath && strcmp(outpath, "-") && written)
 		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
-	else if (split)
+	else if (split && written == in.n)
 		fprintf(stderr, "cuptrace: wrote one file per rank into %s\n", split);
+	else if (split && written)
+		fprintf(stderr, "cuptrace: %zu of %zu rank files could not be written into %s\n",
+			in.n - written, in.n, split);
+	inputs_close(&in);
 	return rc;
 }

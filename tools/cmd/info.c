@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "read/inputs.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,5 +150,10 @@ int cmd_info(int argc, char **argv)
 		missing_ranks(&in);
 	}
 	inputs_close(&in);
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "cuptrace info: writing stdout: %s\n", strerror(errno ? errno : EIO));
+		rc = 1;
+	}
 	return rc;
 }

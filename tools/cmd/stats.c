@@ -3,6 +3,7 @@
 #include "report/stats.h"
 #include "model/step_window.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,5 +208,10 @@ int cmd_stats(int argc, char **argv)
 	if (fmt == FMT_JSON)
 		printf("%s\n", first ? "{}" : "}");
 	inputs_close(&in);
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "cuptrace stats: writing stdout: %s\n", strerror(errno ? errno : EIO));
+		rc = 1;
+	}
 	return rc;
 }
