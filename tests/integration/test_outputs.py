@@ -107,3 +107,24 @@ def test_a_full_stdout_is_an_error(demo, cmd):
                            text=True, timeout=60, env=base_env())
     assert p.returncode == 1, (cmd, p.stderr)
     assert "No space left on device" in p.stderr
+
+
+# ---- item 11: names from the traced program are escaped in tables
+
+def test_table_output_escapes_control_bytes(tmp_path):
+    p = run([PROGS / "hostile"], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    t = tool("stats", "--report", "nvtx_sum", f, check=True).stdout
+    # Nothing but printable text, spaces and line ends reaches the terminal.
+    bad = {c for c in t if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0}
+    assert not bad, sorted(map(hex, map(ord, bad)))
+    lines = t.splitlines()
+    head = next(i for i, l in enumerate(lines) if "Range" in l)
+    rows = lines[head + 2:]
+    # Every row is one line: it starts with the numbers of the row.
+    assert rows and all(re.match(r"\s*\d+\.\d\s+\d+\s+\d+", r) for r in rows if r.strip()), t
+    assert "\\n" in t and "\\x1b" in t  # shown, not obeyed
+    # csv and json keep the exact bytes (quoted / escaped in their own way).
+    j = tool("stats", "--report", "nvtx_sum", "--format", "json", f, check=True).stdout
+    assert "\\u001b" in j
