@@ -93,7 +93,7 @@ int cmd_stats(int argc, char **argv)
 					   {"strict", no_argument, NULL, 'S'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
-	const char *list = NULL;
+	const char *list = NULL, *steps_arg = NULL;
 	enum table_fmt fmt = FMT_TABLE;
 	int c, strict = 0;
 	optind = 1;
@@ -104,6 +104,7 @@ int cmd_stats(int argc, char **argv)
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 's') {
+			steps_arg = optarg;
 			if (parse_steps(&run.opts, optarg)) {
 				fprintf(stderr, "cuptrace stats: --steps %s: expected A-B or A (step numbers)\n",
 					optarg);
@@ -172,11 +173,17 @@ int cmd_stats(int argc, char **argv)
 	for (size_t i = 0; i < run.n; i++)
 		run.st[i] = run.r[i]->begin(&run.opts);
 	int rc = 0;
+	size_t stepless = 0;
 	for (size_t k = 0; k < in.n; k++) {
 		run.t = &in.v[k];
 		if (run.opts.steps) {
 			/* A first pass for the window of the steps. */
-			step_window(run.t, run.opts.step_lo, run.opts.step_hi, &run.from, &run.to);
+			if (!step_window(run.t, run.opts.step_lo, run.opts.step_hi, &run.from, &run.to)) {
+				stepless++;
+				if (in.n > 1)
+					fprintf(stderr, "cuptrace stats: warning: %s holds no steps\n",
+						run.t->f.path);
+			}
 			if (inputs_rewind(&in, k)) {
 				rc = 1;
 				continue;
@@ -190,6 +197,23 @@ int cmd_stats(int argc, char **argv)
 			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
 		}
 		tfile_release(run.t);
+	}
+	if (in.n && stepless == in.n) {
+		/* Tables of nothing would only say "(no rows)". */
+		if (in.n == 1)
+			fprintf(stderr, "cuptrace stats: --steps %s: %s holds no steps", steps_arg, in.v[0].f.path);
+		else
+			fprintf(stderr, "cuptrace stats: --steps %s: none of the %zu files holds steps", steps_arg,
+				in.n);
+		fprintf(stderr, " (steps come from cuptrace_step() or CUPTRACE_STEP_RANGE)\n");
+		for (size_t i = 0; i < run.n; i++) {
+			struct table *tabs[4];
+			int nt = run.r[i]->end(run.st[i], tabs);
+			for (int k = 0; k < nt; k++)
+				table_free(tabs[k]);
+		}
+		inputs_close(&in);
+		return 1;
 	}
 	for (size_t k = 0; k < in.nlogs; k++)
 		for (size_t i = 0; i < run.n; i++)
