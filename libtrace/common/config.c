@@ -335,8 +335,25 @@ static unsigned edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
+/* name is in the comma-separated list (NULL: empty). */
+static int listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; p && *p;) {
+		size_t k = strcspn(p, ",");
+		if (k == n && !memcmp(p, name, n))
+			return 1;
+		p += k + (p[k] ? 1 : 0);
+	}
+	return 0;
+}
+
 void ct_config_check_names(char *const *env, void (*warn)(const char *, const char *))
 {
+	const char *done = NULL; /* names the launcher warned about already */
+	for (char *const *e = env; e && *e; e++)
+		if (!strncmp(*e, CT_WARNED_VAR "=", sizeof CT_WARNED_VAR))
+			done = *e + sizeof CT_WARNED_VAR;
 	for (; env && *env; env++) {
 		if (strncmp(*env, "CUPTRACE_", 9))
 			continue;
@@ -346,6 +363,8 @@ void ct_config_check_names(char *const *env, void (*warn)(const char *, const ch
 			n = sizeof name - 1;
 		memcpy(name, *env, n);
 		name[n] = 0;
+		if (listed(done, name))
+			continue;
 		const char *best = NULL;
 		unsigned bestd = ~0u;
 		int known = 0;

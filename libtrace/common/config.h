@@ -66,7 +66,10 @@ int ct_config_set(struct ct_config *c, const char *name, const char *value, char
 void ct_config_defaults(struct ct_config *c);
 
 /* For each CUPTRACE_* entry of env that is not a known variable, calls warn
- * with the unknown name and the closest known one. */
+ * with the unknown name and the closest known one; names listed (comma-
+ * separated) in CT_WARNED_VAR are skipped: `cuptrace run` warns before it
+ * launches and sets it, so that the library does not warn a second time. */
+#define CT_WARNED_VAR "_CUPTRACE_WARNED"
 void ct_config_check_names(char *const *env, void (*warn)(const char *name, const char *closest));
 
 /* "kernel,memcpy,nvtx"-style text of a source mask. */

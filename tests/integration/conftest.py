@@ -11,7 +11,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 LIB = BUILD / "lib" / "libcuptrace.so"
-TOOL = BUILD / "bin" / "cuptrace"
+# CT_TEST_TOOL runs the suite against another build of the tool (e.g. the
+# one before a fix, to see a regression test fail); its library is found
+# next to it, as `cuptrace run` finds it.
+TOOL = Path(os.environ.get("CT_TEST_TOOL") or BUILD / "bin" / "cuptrace")
 PROGS = BUILD / "tests" / "progs"
 SAN = os.environ.get("CT_TEST_SAN", "")
 PYTHON = "/usr/bin/python3"
@@ -137,3 +140,78 @@ def one_line_error(stderr, var):
     assert len(lines) == 1, stderr
     assert re.match(rf"cuptrace: error: {var}=.*: .+", lines[0]), lines[0]
     return lines[0]
+
+
+# ---- .ctr header rewriting: many distinct rank files from one real trace
+
+def _varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7f) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _get_varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def _zigzag(v):
+    return (v << 1) ^ (v >> 63) if v >= 0 else ((-v) << 1) - 1
+
+
+H_PID, H_RANK, H_LOCAL_RANK, H_WORLD_SIZE, H_RT_ANCHOR = 3, 4, 5, 6, 9
+
+
+def rewrite_header(data, **fields):
+    """A copy of trace `data` with header fields replaced (pid, rank,
+    local_rank, world_size, rt_anchor): a file of another process of the
+    same job, as the library would have written it. The trailer's offset
+    of the footer block follows the header's new length."""
+    tags = {"pid": (H_PID, False), "rank": (H_RANK, True), "local_rank": (H_LOCAL_RANK, True),
+            "world_size": (H_WORLD_SIZE, True), "rt_anchor": (H_RT_ANCHOR, False)}
+    assert data[:8] == b"CUPTRACE"
+    hlen = int.from_bytes(data[12:16], "little")
+    tlv, body = data[16:16 + hlen], data[16 + hlen:]
+    want = {tags[k][0]: (_zigzag(v) if tags[k][1] else v) for k, v in fields.items()}
+    out, i = bytearray(), 0
+    while i < len(tlv):
+        tag, j = _get_varint(tlv, i)
+        n, j = _get_varint(tlv, j)
+        val = tlv[j:j + n]
+        if tag in want:
+            val = _varint(want.pop(tag))
+        out += _varint(tag) + _varint(len(val)) + val
+        i = j + n
+    for tag, v in want.items():
+        val = _varint(v)
+        out += _varint(tag) + _varint(len(val)) + val
+    body = bytearray(body)
+    delta = len(out) - hlen
+    if len(body) >= 16 and body[-16:-12] == (0x444e5443).to_bytes(4, "little"):
+        at = int.from_bytes(body[-8:], "little") + delta
+        body[-8:] = at.to_bytes(8, "little")
+    return data[:12] + len(out).to_bytes(4, "little") + bytes(out) + bytes(body)
+
+
+def rank_files(template, outdir, n, world=None):
+    """n rank files in outdir made from one trace: ranks 0..n-1, each with
+    its own pid (so that none is a duplicate of another)."""
+    data = Path(template).read_bytes()
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for r in range(n):
+        p = outdir / f"rank{r:05d}.ctr"
+        p.write_bytes(rewrite_header(data, rank=r, local_rank=r % 8, world_size=world or n,
+                                     pid=100000 + r))
+        paths.append(p)
+    return paths

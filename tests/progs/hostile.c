@@ -29,6 +29,7 @@ int main(void)
 	range("quote \" inside");
 	range("back\\slash \\\\ and \\u0041 literal");
 	range("ctl \x01\x02\x1f tab\t nl\n cr\r del\x7f");
+	range("esc \x1b[31mred\x1b[0m title \x1b]0;pwned\x07 c1 \xc2\x9b" "2J end");
 	range("bad utf8 \xff\xfe \xc3\x28 \xc0\xaf \xed\xa0\x80 end");
 	range("cut at end \xf0\x9f\x98");
 	range("</script><script>alert(1)</script>");

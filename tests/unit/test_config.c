@@ -394,6 +394,13 @@ static void test_check_names(void)
 	CHECK_EQ(nwarned, 0);
 	ct_config_check_names(NULL, on_warn);
 	CHECK_EQ(nwarned, 0);
+	/* Names the launcher warned about (CT_WARNED_VAR) are not warned again;
+	 * others still are, and a prefix of a listed name is not listed. */
+	char *lenv[] = {"CUPTRACE_OUTPT=x", "CUPTRACE_BUFER_MB=4", "CUPTRACE_OUT=1",
+			CT_WARNED_VAR "=CUPTRACE_BUFER_MB,CUPTRACE_OUTPT", NULL};
+	ct_config_check_names(lenv, on_warn);
+	CHECK_EQ(nwarned, 1);
+	CHECK_STR(warned[0], "CUPTRACE_OUT");
 }
 
 /* ---- rank detection */

@@ -22,7 +22,9 @@ static void help(FILE *f)
 	      "                     (the layout Holistic Trace Analysis reads)\n"
 	      "  -z, --gzip         with --split-ranks: write .json.gz\n"
 	      "  -j, --jobs N       worker threads (default: all CPUs); with fewer files\n"
-	      "                     than workers - 1, workers share each file\n",
+	      "                     than workers - 1, workers share each file\n"
+	      "  --strict           an unusable input is an error (default: skipped with\n"
+	      "                     a warning; exit 1 only when no input is usable)\n",
 	      f);
 }
 
@@ -53,10 +55,11 @@ int cmd_convert(int argc, char **argv)
 					   {"split-ranks", required_argument, NULL, 's'},
 					   {"gzip", no_argument, NULL, 'z'},
 					   {"jobs", required_argument, NULL, 'j'},
+					   {"strict", no_argument, NULL, 'S'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
-	int c, gz = 0, jobs = 0;
+	int c, gz = 0, jobs = 0, strict = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:zj:h", lo, NULL)) != -1) {
 		if (c == 'o')
@@ -65,6 +68,8 @@ int cmd_convert(int argc, char **argv)
 			split = optarg;
 		else if (c == 'z')
 			gz = 1;
+		else if (c == 'S')
+			strict = 1;
 		else if (c == 'j') {
 			char *end;
 			jobs = (int)strtol(optarg, &end, 10);
@@ -100,16 +105,22 @@ int cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	struct inputs in;
-	if (inputs_open(&in, argv + optind, argc - optind))
+	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
-	int rc = split ? convert_split(&in, split, gz, jobs) : convert_merged(&in, outpath, jobs);
+	size_t written = 0;
+	int rc = split ? convert_split(&in, split, gz, jobs, &written)
+		       : convert_merged(&in, outpath, jobs, &written);
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED)
 			fprintf(stderr, "cuptrace: warning: %s\n", in.v[i].f.err);
-	inputs_close(&in);
-	if (outpath && strcmp(outpath, "-"))
+	/* "wrote" only for what is complete under its name. */
+	if (outpath && strcmp(outpath, "-") && written)
 		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
-	else if (split)
+	else if (split && written == in.n)
 		fprintf(stderr, "cuptrace: wrote one file per rank into %s\n", split);
+	else if (split && written)
+		fprintf(stderr, "cuptrace: %zu of %zu rank files could not be written into %s\n",
+			in.n - written, in.n, split);
+	inputs_close(&in);
 	return rc;
 }

@@ -10,21 +10,28 @@
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace events INPUT...\n\n"
+	fputs("usage: cuptrace events [--strict] INPUT...\n\n"
 	      "Prints the resolved events of the traces (matched calls, GPU work,\n"
 	      "NVTX ranges, NCCL operations, flows, tracks), one per line:\n"
 	      "  file type cat track track_kind track_name ts_ns end_ns name [to_track to_ts_ns]\n"
 	      "Times are nanoseconds on the job's timeline (ranks aligned). docs/MODEL.md\n"
-	      "says what each type and category is.\n",
+	      "says what each type and category is. --strict: an unusable input is an\n"
+	      "error (default: skipped with a warning).\n",
 	      f);
 }
 
 int cmd_events(int argc, char **argv)
 {
-	static const struct option lo[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-	int c;
+	static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+					   {"strict", no_argument, NULL, 'S'},
+					   {0, 0, 0, 0}};
+	int c, strict = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'S') {
+			strict = 1;
+			continue;
+		}
 		if (c == 'h') {
 			help(stdout);
 			return 0;
@@ -37,7 +44,7 @@ int cmd_events(int argc, char **argv)
 		return 2;
 	}
 	struct inputs in;
-	if (inputs_open(&in, argv + optind, argc - optind))
+	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
 	int rc = 0;
 	struct events_tsv e = {stdout, NULL};
@@ -47,6 +54,7 @@ int cmd_events(int argc, char **argv)
 			fprintf(stderr, "cuptrace: %s\n", in.v[k].f.err);
 			rc = 1;
 		}
+		tfile_release(&in.v[k]);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		perror("cuptrace events: stdout");

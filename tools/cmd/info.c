@@ -1,17 +1,21 @@
 /* cuptrace info: what a trace file holds and whether it ended cleanly. */
 #include "cmd/cmd.h"
 #include "read/inputs.h"
+#include "util/term_escape.h"
 
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace info INPUT...\n\n"
+	fputs("usage: cuptrace info [--strict] INPUT...\n\n"
 	      "For one file: its header, configuration, events and drops per kind, and\n"
 	      "whether it ended cleanly or is truncated. For several: one row per file,\n"
-	      "and the ranks missing from the job.\n",
+	      "and the ranks missing from the job. --strict: an unusable input is an\n"
+	      "error (default: skipped with a warning).\n",
 	      f);
 }
 
@@ -23,30 +27,46 @@ static uint64_t sum(const uint64_t *v)
 	return s;
 }
 
+/* Prints fmt with %s taking s escaped for the terminal (text from the
+ * traced program and its machine). */
+static void put_esc(const char *fmt, const char *s, size_t n)
+{
+	char *e = term_escape(s, n, NULL);
+	printf(fmt, e);
+	free(e);
+}
+
 static void detail(struct tfile *t)
 {
 	const struct ct_header *h = &t->f.h;
-	printf("file:        %s\n", t->f.path);
-	printf("format:      %u.%u (written by cuptrace %s)\n", h->major, h->minor, h->version);
-	printf("host:        %s\n", h->host);
+	put_esc("file:        %s\n", t->f.path, strlen(t->f.path));
+	printf("format:      %u.%u ", h->major, h->minor);
+	put_esc("(written by cuptrace %s)\n", h->version, strlen(h->version));
+	put_esc("host:        %s\n", h->host, strlen(h->host));
 	printf("pid:         %llu (parent %llu)\n", (unsigned long long)h->pid,
 	       (unsigned long long)h->ppid);
 	if (h->rank < 0)
 		printf("rank:        none (not started by a launcher)\n");
 	else
-		printf("rank:        %lld (local %lld, world size %lld, from %s)\n", (long long)h->rank,
-		       (long long)h->local_rank, (long long)h->world_size, h->rank_source);
-	printf("command:    ");
+	{
+		printf("rank:        %lld (local %lld, world size %lld, ", (long long)h->rank,
+		       (long long)h->local_rank, (long long)h->world_size);
+		put_esc("from %s)\n", h->rank_source, strlen(h->rank_source));
+	}
+	char *cmd = malloc(h->cmdline_len + 1);
+	if (!cmd)
+		exit(1);
 	for (size_t i = 0; i < h->cmdline_len; i++)
-		putchar(h->cmdline[i] ? h->cmdline[i] : ' ');
-	printf("\n");
+		cmd[i] = h->cmdline[i] ? h->cmdline[i] : ' ';
+	put_esc("command:     %s\n", cmd, h->cmdline_len);
+	free(cmd);
 	printf("started:     %llu ns (CLOCK_REALTIME)\n", (unsigned long long)h->rt_anchor);
 	if (t->f.have_footer && t->f.mono_end > h->mono_anchor)
 		printf("duration:    %.3f s\n", (double)(t->f.mono_end - h->mono_anchor) / 1e9);
 	printf("config:\n");
 	for (const char *p = h->config; *p;) {
 		size_t n = strcspn(p, "\n");
-		printf("  %.*s\n", (int)n, p);
+		put_esc("  %s\n", p, n);
 		p += n + (p[n] ? 1 : 0);
 	}
 	printf("blocks:      %llu (%llu bytes decoded)\n", (unsigned long long)t->f.nblocks,
@@ -100,12 +120,28 @@ static void missing_ranks(struct inputs *in)
 
 int cmd_info(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		help(argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+	static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
+					   {"strict", no_argument, NULL, 'S'},
+					   {0, 0, 0, 0}};
+	int c, strict = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		if (c == 'S') {
+			strict = 1;
+		} else if (c == 'h') {
+			help(stdout);
+			return 0;
+		} else {
+			help(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		help(stderr);
+		return 2;
 	}
 	struct inputs in;
-	if (inputs_open(&in, argv + 1, argc - 1))
+	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
 	int rc = 0;
 	for (size_t i = 0; i < in.n; i++) {
@@ -114,6 +150,7 @@ int cmd_info(int argc, char **argv)
 			;
 		if (in.v[i].f.status == CT_CORRUPT)
 			rc = 1;
+		tfile_release(&in.v[i]);
 	}
 	if (in.n == 1) {
 		detail(&in.v[0]);
@@ -122,13 +159,21 @@ int cmd_info(int argc, char **argv)
 		       "status", "file");
 		for (size_t i = 0; i < in.n; i++) {
 			struct tfile *t = &in.v[i];
-			printf("%5lld  %-20.20s %8llu %12llu %10llu  %-9s  %s\n", (long long)t->rank,
-			       t->f.h.host, (unsigned long long)t->f.h.pid,
-			       (unsigned long long)sum(t->f.events), (unsigned long long)sum(t->f.drops),
-			       ct_status_name(t->f.status), t->f.path);
+			char *host = term_escape(t->f.h.host, strlen(t->f.h.host), NULL);
+			char *path = term_escape(t->f.path, strlen(t->f.path), NULL);
+			printf("%5lld  %-20.20s %8llu %12llu %10llu  %-9s  %s\n", (long long)t->rank, host,
+			       (unsigned long long)t->f.h.pid, (unsigned long long)sum(t->f.events),
+			       (unsigned long long)sum(t->f.drops), ct_status_name(t->f.status), path);
+			free(host);
+			free(path);
 		}
 		missing_ranks(&in);
 	}
 	inputs_close(&in);
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "cuptrace info: writing stdout: %s\n", strerror(errno ? errno : EIO));
+		rc = 1;
+	}
 	return rc;
 }

@@ -5,12 +5,14 @@
 #include "common/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -49,7 +51,8 @@ static void help(FILE *f)
 		fprintf(f, "  %-26s %s (%s)\n", left, opts[i].help, opts[i].var);
 	}
 	fprintf(f, "\nExit status: CMD's (128+N when CMD is killed by signal N); 2 for a bad\n"
-		   "option, 127 when CMD cannot be found.\n");
+		   "option or an output location where no file can be created (checked, and\n"
+		   "its directory created, before CMD starts); 127 when CMD cannot be found.\n");
 }
 
 /* build/bin/cuptrace -> build/lib/libcuptrace.so */
@@ -69,9 +72,66 @@ static int find_lib(char *out, size_t len)
 	return 0;
 }
 
+static char warned[4096]; /* names warned about, for CT_WARNED_VAR */
+
 static void warn_unknown(const char *name, const char *closest)
 {
 	fprintf(stderr, "cuptrace: warning: unknown variable %s (did you mean %s?)\n", name, closest);
+	size_t n = strlen(warned);
+	snprintf(warned + n, sizeof warned - n, "%s%s", n ? "," : "", name);
+}
+
+/* Where the library will write: the directory part of the pattern up to
+ * its first %-escape (the rest depends on the rank, host or pid). Created
+ * as the library would create it, then a file is made there and removed.
+ * -1 with the reason in why when nothing could be written there. */
+static int check_output(const char *pat, char *why, size_t wlen)
+{
+	const char *slash = strrchr(pat, '/');
+	size_t n = slash ? (size_t)(slash - pat) : 0;
+	const char *pc = memchr(pat, '%', n);
+	if (pc) { /* back to the slash before the component with the escape */
+		n = (size_t)(pc - pat);
+		while (n && pat[n - 1] != '/')
+			n--;
+		if (n)
+			n--;
+	}
+	char dir[PATH_MAX];
+	if (n >= sizeof dir - 32) {
+		snprintf(why, wlen, "the directory name is too long");
+		return -1;
+	}
+	if (n)
+		memcpy(dir, pat, n), dir[n] = 0;
+	else
+		snprintf(dir, sizeof dir, "%s", pat[0] == '/' ? "/" : ".");
+	for (char *p = dir + 1; *p; p++) { /* mkdir -p */
+		if (*p != '/')
+			continue;
+		*p = 0;
+		int bad = mkdir(dir, 0777) && errno != EEXIST;
+		*p = '/';
+		if (bad) {
+			*p = 0;
+			snprintf(why, wlen, "cannot create the directory %.300s: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		snprintf(why, wlen, "cannot create the directory %.300s: %s", dir, strerror(errno));
+		return -1;
+	}
+	char probe[PATH_MAX + 32];
+	snprintf(probe, sizeof probe, "%s/.cuptrace-probe-XXXXXX", dir);
+	int fd = mkostemp(probe, O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, wlen, "cannot create a file in %.300s: %s", dir, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
 }
 
 int cmd_run(int argc, char **argv)
@@ -129,6 +189,12 @@ int cmd_run(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
+	if (check_output(cfg.output, err, sizeof err)) {
+		fprintf(stderr, "cuptrace: error: CUPTRACE_OUTPUT=%s: %s; not started\n", cfg.output, err);
+		return 2;
+	}
+	if (warned[0])
+		setenv(CT_WARNED_VAR, warned, 1);
 	char lib[PATH_MAX];
 	if (find_lib(lib, sizeof lib)) {
 		fprintf(stderr, "cuptrace: error: cannot find libcuptrace.so next to this program "

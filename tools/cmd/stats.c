@@ -3,6 +3,7 @@
 #include "report/stats.h"
 #include "model/step_window.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@ static const struct report *const reports[] = {
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B] INPUT...\n\n"
+	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
+	      "                     [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -33,7 +35,8 @@ static void help(FILE *f)
 	      "A; steps are marked by cuptrace_step(), CUPTRACE_STEP_RANGE picks which\n"
 	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
 	      "and calls that start between the start of step A and the start of the\n"
-	      "step after B.\n",
+	      "step after B. --strict: an unusable input is an error (default: skipped\n"
+	      "with a warning).\n",
 	      f);
 }
 
@@ -87,17 +90,21 @@ int cmd_stats(int argc, char **argv)
 	static const struct option lo[] = {{"report", required_argument, NULL, 'r'},
 					   {"format", required_argument, NULL, 'f'},
 					   {"steps", required_argument, NULL, 's'},
+					   {"strict", no_argument, NULL, 'S'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
-	const char *list = NULL;
+	const char *list = NULL, *steps_arg = NULL;
 	enum table_fmt fmt = FMT_TABLE;
-	int c;
+	int c, strict = 0;
 	optind = 1;
 	struct run run = {0};
 	while ((c = getopt_long(argc, argv, "r:f:s:h", lo, NULL)) != -1) {
 		if (c == 'r')
 			list = optarg;
+		else if (c == 'S')
+			strict = 1;
 		else if (c == 's') {
+			steps_arg = optarg;
 			if (parse_steps(&run.opts, optarg)) {
 				fprintf(stderr, "cuptrace stats: --steps %s: expected A-B or A (step numbers)\n",
 					optarg);
@@ -148,7 +155,7 @@ int cmd_stats(int argc, char **argv)
 		run.opts.explicit_list = 1;
 	}
 	struct inputs in;
-	if (inputs_open_logs(&in, argv + optind, argc - optind))
+	if (inputs_open_logs(&in, argv + optind, argc - optind, strict))
 		return 1;
 	if (in.nlogs) {
 		int takes = 0;
@@ -166,11 +173,17 @@ int cmd_stats(int argc, char **argv)
 	for (size_t i = 0; i < run.n; i++)
 		run.st[i] = run.r[i]->begin(&run.opts);
 	int rc = 0;
+	size_t stepless = 0;
 	for (size_t k = 0; k < in.n; k++) {
 		run.t = &in.v[k];
 		if (run.opts.steps) {
 			/* A first pass for the window of the steps. */
-			step_window(run.t, run.opts.step_lo, run.opts.step_hi, &run.from, &run.to);
+			if (!step_window(run.t, run.opts.step_lo, run.opts.step_hi, &run.from, &run.to)) {
+				stepless++;
+				if (in.n > 1)
+					fprintf(stderr, "cuptrace stats: warning: %s holds no steps\n",
+						run.t->f.path);
+			}
 			if (inputs_rewind(&in, k)) {
 				rc = 1;
 				continue;
@@ -183,6 +196,24 @@ int cmd_stats(int argc, char **argv)
 		} else if (run.t->f.status == CT_TRUNCATED) {
 			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
 		}
+		tfile_release(run.t);
+	}
+	if (in.n && stepless == in.n) {
+		/* Tables of nothing would only say "(no rows)". */
+		if (in.n == 1)
+			fprintf(stderr, "cuptrace stats: --steps %s: %s holds no steps", steps_arg, in.v[0].f.path);
+		else
+			fprintf(stderr, "cuptrace stats: --steps %s: none of the %zu files holds steps", steps_arg,
+				in.n);
+		fprintf(stderr, " (steps come from cuptrace_step() or CUPTRACE_STEP_RANGE)\n");
+		for (size_t i = 0; i < run.n; i++) {
+			struct table *tabs[4];
+			int nt = run.r[i]->end(run.st[i], tabs);
+			for (int k = 0; k < nt; k++)
+				table_free(tabs[k]);
+		}
+		inputs_close(&in);
+		return 1;
 	}
 	for (size_t k = 0; k < in.nlogs; k++)
 		for (size_t i = 0; i < run.n; i++)
@@ -201,5 +232,10 @@ int cmd_stats(int argc, char **argv)
 	if (fmt == FMT_JSON)
 		printf("%s\n", first ? "{}" : "}");
 	inputs_close(&in);
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "cuptrace stats: writing stdout: %s\n", strerror(errno ? errno : EIO));
+		rc = 1;
+	}
 	return rc;
 }

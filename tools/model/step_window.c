@@ -1,13 +1,15 @@
 #include "model/step_window.h"
 
-void step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to)
+uint64_t step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to)
 {
+	uint64_t marks = 0;
 	*from = UINT64_MAX, *to = UINT64_MAX;
 	uint64_t after = UINT64_MAX; /* start of the first step after hi */
 	struct ct_event ev;
 	while (ct_file_next(&t->f, &ev) == 1) {
 		if (ev.kind != CT_EV_STEP)
 			continue;
+		marks++;
 		int64_t step = (int64_t)ev.v[1];
 		uint64_t ts = ev.v[0];
 		if (step >= lo && step <= hi && ts < *from)
@@ -19,6 +21,7 @@ void step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64
 		*to = 0; /* empty: no step of the range */
 	else
 		*to = after;
+	return marks;
 }
 
 uint64_t event_start(const struct ct_event *ev)

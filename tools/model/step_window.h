@@ -10,8 +10,9 @@
 /* Reads file t to its end (the caller rewinds it) for its step marks
  * (cuptrace_step()): [*from, *to) is from the start of the first step in
  * [lo, hi] to the start of the first step after hi (or the file's end).
- * No step of [lo, hi] in the file: an empty window. */
-void step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to);
+ * No step of [lo, hi] in the file: an empty window. Returns how many step
+ * marks the file holds (0: it has no steps at all). */
+uint64_t step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to);
 
 /* The event's start on the tracer clock: its first timestamp field. */
 uint64_t event_start(const struct ct_event *ev);

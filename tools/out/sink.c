@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -23,6 +25,7 @@ struct slot {
 
 struct sink {
 	int fd, gz, err; /* err: set by write_all (the writer thread once it runs) */
+	char *path, *tmp; /* the output, and the name it is written under until complete */
 	int oom;	 /* a chunk could not be compressed (under lock) */
 	pthread_mutex_t lock;
 	pthread_cond_t ready, room; /* a chunk to write; a buffer free */
@@ -100,6 +103,49 @@ static void enqueue(struct sink *s, char **buf, size_t *cap, size_t n, uint32_t 
 	pthread_mutex_unlock(&s->lock);
 }
 
+static mode_t umask_now;
+static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
+
+static void read_umask(void)
+{
+	umask_now = umask(022);
+	umask(umask_now);
+}
+
+static void free_sink(struct sink *s)
+{
+	free(s->path);
+	free(s->tmp);
+	free(s);
+}
+
+/* The output is written to ".NAME.XXXXXX.tmp" beside it and renamed onto
+ * NAME once complete (sink_close): readers never see half a file, a
+ * failed conversion leaves nothing behind and an older NAME as it was. */
+static int open_tmp(struct sink *s, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	s->path = strdup(path);
+	if (!s->path || asprintf(&s->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0) {
+		s->tmp = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	s->fd = mkostemps(s->tmp, 4, O_CLOEXEC);
+	if (s->fd < 0)
+		return -1;
+	pthread_once(&umask_once, read_umask);
+	if (fchmod(s->fd, 0666 & ~umask_now)) {
+		int e = errno;
+		close(s->fd);
+		unlink(s->tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 struct sink *sink_open(const char *path)
 {
 	struct sink *s = calloc(1, sizeof *s);
@@ -110,10 +156,9 @@ struct sink *sink_open(const char *path)
 	if (!strcmp(path, "-")) {
 		s->fd = STDOUT_FILENO;
 	} else {
-		s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (s->fd < 0) {
+		if (open_tmp(s, path)) {
 			int e = errno;
-			free(s);
+			free_sink(s);
 			errno = e;
 			return NULL;
 		}
@@ -129,11 +174,13 @@ struct sink *sink_open(const char *path)
 	pthread_cond_init(&s->room, NULL);
 	for (unsigned i = 0; i < NSLOT; i++)
 		s->spare[s->nspare++] = i;
-	if (pthread_create(&s->writer, NULL, writer_main, s)) {
-		int e = errno ? errno : EAGAIN;
-		if (s->fd > STDERR_FILENO)
+	int e = pthread_create(&s->writer, NULL, writer_main, s);
+	if (e) {
+		if (s->tmp) {
 			close(s->fd);
-		free(s);
+			unlink(s->tmp);
+		}
+		free_sink(s);
 		errno = e;
 		return NULL;
 	}
@@ -210,12 +257,18 @@ int sink_close(struct sink *s)
 		write_all(s, t, sizeof t);
 	}
 	int err = s->err ? s->err : s->oom ? ENOMEM : 0;
-	if (s->fd > STDERR_FILENO && close(s->fd) && !err)
-		err = errno;
+	if (s->tmp) {
+		if (close(s->fd) && !err)
+			err = errno;
+		if (!err && rename(s->tmp, s->path))
+			err = errno;
+		if (err)
+			unlink(s->tmp);
+	}
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->ready);
 	pthread_cond_destroy(&s->room);
-	free(s);
+	free_sink(s);
 	if (err) {
 		errno = err;
 		return -1;

@@ -13,13 +13,16 @@
 
 struct sink;
 
-/* "-" is stdout; *.gz is compressed. NULL with errno set on failure. */
+/* "-" is stdout; *.gz is compressed. A file is written under a temporary
+ * name beside it and renamed when sink_close succeeds. NULL with errno set
+ * on failure. */
 struct sink *sink_open(const char *path);
 /* Thread-safe. Hands over the chunk buf[0..len) with the buffer itself
  * (cap bytes allocated): *buf and *cap come back as another, empty buffer
  * (perhaps NULL, 0), so chunks are never copied. */
 void sink_put(struct sink *s, char **buf, size_t *cap, size_t len);
-/* Finishes the file. 0, or -1 with errno. */
+/* Finishes the file: 0 once it is complete under its name; -1 with errno
+ * when any write failed (the temporary file is removed then). */
 int sink_close(struct sink *s);
 uint64_t sink_bytes(const struct sink *s);
 /* Frees the calling thread's compressor (worker threads, before they end). */

@@ -23,6 +23,7 @@ struct job {
 	_Atomic int rc;
 	_Atomic uint64_t progress;
 	_Atomic int running;
+	_Atomic size_t written; /* outputs completed */
 };
 
 int convert_jobs(int jobs, size_t nfiles)
@@ -94,8 +95,9 @@ static int split_one(struct job *j, struct tfile *t)
 	out_close(&o);
 	if (sink_close(s)) {
 		fprintf(stderr, "cuptrace: writing %s: %s\n", path, strerror(errno));
-		rc = 1;
+		return 1;
 	}
+	atomic_fetch_add(&j->written, 1);
 	return rc;
 }
 
@@ -145,8 +147,9 @@ static void run_workers(struct job *j, int jobs)
 	progress("converting", (unsigned long long)atomic_load(&j->progress), 1);
 }
 
-int convert_merged(struct inputs *in, const char *outpath, int jobs)
+int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *written)
 {
+	*written = 0;
 	struct sink *s = sink_open(outpath);
 	if (!s) {
 		fprintf(stderr, "cuptrace: %s: %s\n", outpath, strerror(errno));
@@ -174,12 +177,15 @@ int convert_merged(struct inputs *in, const char *outpath, int jobs)
 	if (sink_close(s)) {
 		fprintf(stderr, "cuptrace: writing %s: %s\n", outpath, strerror(errno));
 		rc = 1;
+	} else {
+		*written = 1;
 	}
 	return rc;
 }
 
-int convert_split(struct inputs *in, const char *dir, int gz, int jobs)
+int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written)
 {
+	*written = 0;
 	if (mkdir(dir, 0777) && errno != EEXIST) {
 		fprintf(stderr, "cuptrace: %s: %s\n", dir, strerror(errno));
 		return 1;
@@ -188,5 +194,6 @@ int convert_split(struct inputs *in, const char *dir, int gz, int jobs)
 		in->v[i].pid = in->v[i].f.h.pid;
 	struct job j = {.in = in, .dir = dir, .gz = gz};
 	run_workers(&j, convert_jobs(jobs, in->n));
+	*written = atomic_load(&j.written);
 	return atomic_load(&j.rc);
 }

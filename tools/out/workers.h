@@ -7,10 +7,11 @@
 #include "read/inputs.h"
 
 /* All inputs into one Chrome JSON (.json, .json.gz, "-"). 0, or 1 when an
- * input was corrupt or the output could not be written. */
-int convert_merged(struct inputs *in, const char *outpath, int jobs);
-/* One DIR/rank<R>.json[.gz] per input file. */
-int convert_split(struct inputs *in, const char *dir, int gz, int jobs);
+ * input was corrupt or the output could not be written. *written: how many
+ * outputs were written whole (0 or 1); a file that was not is removed. */
+int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *written);
+/* One DIR/rank<R>.json[.gz] per input file (*written of in->n). */
+int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written);
 
 /* Worker threads to use: jobs if > 0, else the CPUs this process may use. */
 int convert_jobs(int jobs, size_t nfiles);

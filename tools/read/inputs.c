@@ -3,10 +3,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -14,21 +18,165 @@ static int ends_with(const char *s, const char *suf)
 	return n >= m && !strcmp(s + n - m, suf);
 }
 
+/* Lazily opened streams. A job may have thousands of rank files and the
+ * process a limit of a few hundred open files: a file's header is read at
+ * start (to sort and align), then its stream is swapped for one that holds
+ * no descriptor until the first read after the header (and gives it back
+ * when the reader closes it). The decoder reads blocks with fread only, so
+ * it does not see the difference; fileno() of such a stream is -1. */
+struct lazy {
+	char *path;
+	int fd;
+	off64_t pos;
+};
+
+static int lazy_fd(struct lazy *z)
+{
+	if (z->fd >= 0)
+		return 0;
+	z->fd = open(z->path, O_RDONLY | O_CLOEXEC);
+	if (z->fd < 0 || lseek64(z->fd, z->pos, SEEK_SET) < 0) {
+		fprintf(stderr, "cuptrace: %s: %s\n", z->path, strerror(errno));
+		if (z->fd >= 0)
+			close(z->fd);
+		z->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+static ssize_t lazy_read(void *c, char *buf, size_t n)
+{
+	struct lazy *z = c;
+	if (lazy_fd(z))
+		return -1;
+	ssize_t r;
+	do
+		r = read(z->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	if (r > 0)
+		z->pos += r;
+	return r;
+}
+
+static int lazy_seek(void *c, off64_t *off, int whence)
+{
+	struct lazy *z = c;
+	if (whence == SEEK_END) {
+		if (lazy_fd(z))
+			return -1;
+		off64_t e = lseek64(z->fd, *off, SEEK_END);
+		if (e < 0)
+			return -1;
+		*off = z->pos = e;
+		return 0;
+	}
+	off64_t to = whence == SEEK_SET ? *off : z->pos + *off;
+	if (to < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (z->fd >= 0 && lseek64(z->fd, to, SEEK_SET) < 0)
+		return -1;
+	*off = z->pos = to;
+	return 0;
+}
+
+static int lazy_close(void *c)
+{
+	struct lazy *z = c;
+	int rc = z->fd >= 0 ? close(z->fd) : 0;
+	free(z->path);
+	free(z);
+	return rc;
+}
+
+/* Gives back the descriptor of a file just opened (header read, no block
+ * yet): the stream reopens the file at its first block when read. */
+static void park(struct ct_file *f)
+{
+	if (!f->f || f->p)
+		return;
+	struct lazy *z = calloc(1, sizeof *z);
+	FILE *s = NULL;
+	if (z && (z->path = strdup(f->path))) {
+		z->fd = -1;
+		z->pos = (off64_t)f->offset;
+		s = fopencookie(z, "rb",
+				(cookie_io_functions_t){lazy_read, NULL, lazy_seek, lazy_close});
+	}
+	if (!s) { /* keep the descriptor: correct, only less frugal */
+		if (z)
+			free(z->path);
+		free(z);
+		return;
+	}
+	fclose(f->f);
+	f->f = s;
+}
+
+/* A job of thousands of ranks needs more than the usual soft limit of
+ * descriptors only where something keeps files open; raise it to the
+ * hard limit anyway, it costs nothing. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+struct name {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	size_t order; /* position on the command line, directories expanded */
+};
+
 struct names {
-	char **v;
+	struct name *v;
 	size_t n, cap;
 };
 
-static void add_name(struct names *nm, const char *path)
+static void add_name(struct names *nm, const char *path, const struct stat *st)
 {
 	if (nm->n == nm->cap) {
 		nm->cap = nm->cap ? nm->cap * 2 : 16;
-		char **v = realloc(nm->v, nm->cap * sizeof *v);
+		struct name *v = realloc(nm->v, nm->cap * sizeof *v);
 		if (!v)
 			exit(1);
 		nm->v = v;
 	}
-	nm->v[nm->n++] = strdup(path);
+	char *p = strdup(path);
+	if (!p)
+		exit(1);
+	nm->v[nm->n] = (struct name){p, st->st_dev, st->st_ino, nm->n};
+	nm->n++;
+}
+
+/* The unusable inputs met so far: "PATH: why" each. */
+struct problems {
+	char **v;
+	size_t n, cap;
+};
+
+static void problem(struct problems *pb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void problem(struct problems *pb, const char *fmt, ...)
+{
+	if (pb->n == pb->cap) {
+		pb->cap = pb->cap ? pb->cap * 2 : 8;
+		char **v = realloc(pb->v, pb->cap * sizeof *v);
+		if (!v)
+			exit(1);
+		pb->v = v;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&pb->v[pb->n], fmt, ap) < 0)
+		exit(1);
+	va_end(ap);
+	pb->n++;
 }
 
 /* What a file holds, by its first bytes: a trace (magic), an NCCL log
@@ -49,26 +197,35 @@ static enum content content_of(const char *path)
 }
 
 /* Collects *.ctr files below dir (recursively, in name order), and NCCL
- * logs when logs is set. */
-static void scan_dir(struct names *nm, struct names *logs, const char *dir, int depth)
+ * logs when logs is set. A *.ctr entry that cannot be used (a dangling
+ * link, not a regular file) is a problem. */
+static void scan_dir(struct names *nm, struct names *logs, struct problems *pb, const char *dir,
+		     int depth)
 {
 	struct dirent **ents;
 	int n = scandir(dir, &ents, NULL, alphasort);
-	if (n < 0)
+	if (n < 0) {
+		problem(pb, "%s: %s", dir, strerror(errno));
 		return;
+	}
 	for (int i = 0; i < n; i++) {
 		const char *name = ents[i]->d_name;
 		if (name[0] != '.') {
 			char path[4096];
 			snprintf(path, sizeof path, "%s/%s", dir, name);
 			struct stat st;
-			if (!stat(path, &st)) {
-				if (S_ISDIR(st.st_mode) && depth < 8)
-					scan_dir(nm, logs, path, depth + 1);
-				else if (S_ISREG(st.st_mode) && ends_with(name, ".ctr"))
-					add_name(nm, path);
-				else if (S_ISREG(st.st_mode) && logs && content_of(path) == C_LOG)
-					add_name(logs, path);
+			int ctr = ends_with(name, ".ctr");
+			if (stat(path, &st)) {
+				if (ctr)
+					problem(pb, "%s: %s", path, strerror(errno));
+			} else if (S_ISDIR(st.st_mode) && depth < 8) {
+				scan_dir(nm, logs, pb, path, depth + 1);
+			} else if (ctr && S_ISREG(st.st_mode)) {
+				add_name(nm, path, &st);
+			} else if (ctr) {
+				problem(pb, "%s: not a regular file", path);
+			} else if (S_ISREG(st.st_mode) && logs && content_of(path) == C_LOG) {
+				add_name(logs, path, &st);
 			}
 		}
 		free(ents[i]);
@@ -90,55 +247,194 @@ static int cmp_files(const void *a, const void *b)
 	return x->f.h.pid < y->f.h.pid ? -1 : x->f.h.pid > y->f.h.pid;
 }
 
-static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs)
+/* Same file (device and inode: the same path twice, a hard or symbolic
+ * link), then command-line order. */
+static int cmp_inode(const void *a, const void *b)
+{
+	const struct name *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct name *x = a, *y = b;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Drops names that are the same file as an earlier one, with a warning. */
+static void drop_same_files(struct names *nm)
+{
+	if (nm->n < 2)
+		return;
+	qsort(nm->v, nm->n, sizeof *nm->v, cmp_inode);
+	size_t k = 0;
+	for (size_t i = 0; i < nm->n; i++) {
+		if (k && nm->v[i].dev == nm->v[k - 1].dev && nm->v[i].ino == nm->v[k - 1].ino) {
+			fprintf(stderr, "cuptrace: warning: %s: duplicate of %s (the same file); ignored\n",
+				nm->v[i].path, nm->v[k - 1].path);
+			free(nm->v[i].path);
+			continue;
+		}
+		nm->v[k++] = nm->v[i];
+	}
+	nm->n = k;
+	qsort(nm->v, nm->n, sizeof *nm->v, cmp_order);
+}
+
+/* The identity of the process that wrote a file: a copy of a rank's file
+ * has the same. index: position in in->v (command-line order). */
+static int cmp_identity(const void *a, const void *b, void *arg)
+{
+	const struct tfile *v = arg;
+	const struct ct_header *x = &v[*(const size_t *)a].f.h, *y = &v[*(const size_t *)b].f.h;
+	int c = strcmp(x->host, y->host);
+	if (c)
+		return c;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->rt_anchor != y->rt_anchor)
+		return x->rt_anchor < y->rt_anchor ? -1 : 1;
+	if (x->mono_anchor != y->mono_anchor)
+		return x->mono_anchor < y->mono_anchor ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	return i < j ? -1 : i > j;
+}
+
+static int same_process(const struct ct_header *x, const struct ct_header *y)
+{
+	return !strcmp(x->host, y->host) && x->pid == y->pid && x->rt_anchor == y->rt_anchor &&
+	       x->mono_anchor == y->mono_anchor && x->rank == y->rank;
+}
+
+/* Drops files written by the same process as an earlier one (a copy of a
+ * rank's file under another name), with a warning. */
+static void drop_same_process(struct inputs *in)
+{
+	if (in->n < 2)
+		return;
+	size_t *ix = malloc(in->n * sizeof *ix);
+	char *dup = calloc(in->n, 1);
+	if (!ix || !dup)
+		exit(1);
+	for (size_t i = 0; i < in->n; i++)
+		ix[i] = i;
+	qsort_r(ix, in->n, sizeof *ix, cmp_identity, in->v);
+	for (size_t i = 1, first = 0; i < in->n; i++) {
+		if (!same_process(&in->v[ix[i]].f.h, &in->v[ix[first]].f.h)) {
+			first = i;
+			continue;
+		}
+		const struct tfile *t = &in->v[ix[i]], *o = &in->v[ix[first]];
+		fprintf(stderr,
+			"cuptrace: warning: %s: duplicate of %s (the same process: host %s, pid %llu); ignored\n",
+			t->f.path, o->f.path, t->f.h.host, (unsigned long long)t->f.h.pid);
+		dup[ix[i]] = 1;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < in->n; i++) {
+		if (dup[i]) {
+			ct_file_close(&in->v[i].f);
+			continue;
+		}
+		if (k != i)
+			in->v[k] = in->v[i];
+		k++;
+	}
+	in->n = k;
+	free(ix);
+	free(dup);
+}
+
+/* Says what became of the unusable inputs. 0: go on with the rest; -1:
+ * stop (nothing usable, or --strict). */
+static int report_problems(const struct problems *pb, size_t usable, int strict)
+{
+	size_t total = usable + pb->n;
+	if (!pb->n)
+		return 0;
+	if (strict || !usable) {
+		for (size_t i = 0; i < pb->n; i++)
+			fprintf(stderr, "cuptrace: %s\n", pb->v[i]);
+		if (strict && usable)
+			fprintf(stderr, "cuptrace: %zu of %zu inputs unusable (--strict); nothing written\n",
+				pb->n, total);
+		else if (pb->n > 1)
+			fprintf(stderr, "cuptrace: no usable input (%zu unusable)\n", pb->n);
+		return -1;
+	}
+	for (size_t i = 0; i < pb->n; i++)
+		fprintf(stderr, "cuptrace: warning: %s (skipped)\n", pb->v[i]);
+	fprintf(stderr, "cuptrace: warning: %zu of %zu input files skipped as unusable; the rest are used "
+			"(--strict makes this an error)\n",
+		pb->n, total);
+	return 0;
+}
+
+static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs, int strict)
 {
 	memset(in, 0, sizeof *in);
+	raise_nofile();
 	struct names nm = {0}, logs = {0};
-	int bad = 0;
+	struct problems pb = {0};
 	for (int i = 0; i < nargs; i++) {
 		struct stat st;
 		if (stat(args[i], &st)) {
-			fprintf(stderr, "cuptrace: %s: %s\n", args[i], strerror(errno));
-			bad = 1;
+			problem(&pb, "%s: %s", args[i], strerror(errno));
 		} else if (S_ISDIR(st.st_mode)) {
-			size_t before = nm.n + logs.n;
-			scan_dir(&nm, with_logs ? &logs : NULL, args[i], 0);
-			if (nm.n + logs.n == before) {
-				fprintf(stderr, "cuptrace: %s: no .ctr trace files in this directory\n", args[i]);
-				bad = 1;
-			}
+			size_t before = nm.n + logs.n, pbefore = pb.n;
+			scan_dir(&nm, with_logs ? &logs : NULL, &pb, args[i], 0);
+			if (nm.n + logs.n == before && pb.n == pbefore)
+				problem(&pb, "%s: no .ctr trace files in this directory", args[i]);
 		} else if (!S_ISREG(st.st_mode)) {
-			fprintf(stderr, "cuptrace: %s: not a regular file\n", args[i]);
-			bad = 1;
+			problem(&pb, "%s: not a regular file", args[i]);
 		} else if (with_logs && content_of(args[i]) == C_LOG) {
-			add_name(&logs, args[i]);
+			add_name(&logs, args[i], &st);
 		} else {
-			add_name(&nm, args[i]);
+			add_name(&nm, args[i], &st);
 		}
 	}
-	if (nm.n && !bad) {
+	drop_same_files(&nm);
+	if (nm.n) {
 		in->v = calloc(nm.n, sizeof *in->v);
 		if (!in->v)
 			exit(1);
-		for (size_t i = 0; i < nm.n; i++) {
-			struct tfile *t = &in->v[in->n];
-			if (ct_file_open(&t->f, nm.v[i])) {
-				fprintf(stderr, "cuptrace: %s\n", t->f.err);
-				bad = 1;
-				continue;
-			}
-			t->rank = t->f.h.rank;
-			in->n++;
+	}
+	for (size_t i = 0; i < nm.n; i++) {
+		struct tfile *t = &in->v[in->n];
+		if (ct_file_open(&t->f, nm.v[i].path)) {
+			problem(&pb, "%s", t->f.err);
+			continue;
 		}
+		park(&t->f);
+		t->rank = t->f.h.rank;
+		in->n++;
 	}
 	for (size_t i = 0; i < nm.n; i++)
-		free(nm.v[i]);
+		free(nm.v[i].path);
 	free(nm.v);
-	in->logs = logs.v;
+	in->logs = malloc((logs.n ? logs.n : 1) * sizeof *in->logs);
+	if (!in->logs)
+		exit(1);
+	for (size_t i = 0; i < logs.n; i++)
+		in->logs[i] = logs.v[i].path;
 	in->nlogs = logs.n;
-	if (bad || (!in->n && !in->nlogs)) {
-		if (!bad)
-			fprintf(stderr, "cuptrace: no input files\n");
+	free(logs.v);
+	drop_same_process(in);
+	int rc = report_problems(&pb, in->n + in->nlogs, strict);
+	if (!rc && !in->n && !in->nlogs) {
+		fprintf(stderr, "cuptrace: no input files\n");
+		rc = -1;
+	}
+	for (size_t i = 0; i < pb.n; i++)
+		free(pb.v[i]);
+	free(pb.v);
+	if (rc) {
 		inputs_close(in);
 		return -1;
 	}
@@ -169,14 +465,14 @@ static void free_esc(struct tfile *t)
 	strcache_free(&t->esc);
 }
 
-int inputs_open(struct inputs *in, char **args, int nargs)
+int inputs_open(struct inputs *in, char **args, int nargs, int strict)
 {
-	return open_inputs(in, args, nargs, 0);
+	return open_inputs(in, args, nargs, 0, strict);
 }
 
-int inputs_open_logs(struct inputs *in, char **args, int nargs)
+int inputs_open_logs(struct inputs *in, char **args, int nargs, int strict)
 {
-	return open_inputs(in, args, nargs, 1);
+	return open_inputs(in, args, nargs, 1, strict);
 }
 
 void inputs_close(struct inputs *in)
@@ -209,6 +505,7 @@ int inputs_rewind(struct inputs *in, size_t i)
 		fprintf(stderr, "cuptrace: %s\n", t->f.err);
 		return -1;
 	}
+	park(&t->f);
 	return 0;
 }
 

@@ -28,18 +28,28 @@ struct inputs {
 	int64_t world_size;
 };
 
-/* Expands args into files. On any unusable input prints one line per
- * problem and returns -1 (exit status 1 for the caller). */
-int inputs_open(struct inputs *in, char **args, int nargs);
+/* Expands args into files (directories: their *.ctr files, recursively)
+ * and reads their headers. An unusable input (missing, unreadable, empty,
+ * not a trace, a damaged header, a directory without traces) is skipped
+ * with one warning each and a summary line; the same file twice, or two
+ * files of the same process (a copy), are read once, with a warning.
+ * Returns -1 (exit status 1 for the caller) when nothing usable is left,
+ * or, with strict, when any input was unusable; the lines are printed.
+ * The files hold no descriptor until read: a file is opened when its
+ * first block is read and closed by tfile_release, so that any number of
+ * inputs works under a small limit of open files. */
+int inputs_open(struct inputs *in, char **args, int nargs, int strict);
 /* The same, but inputs that are NCCL_DEBUG logs (by content) go to
  * in->logs; directories contribute their logs too. Logs alone are
  * enough. */
-int inputs_open_logs(struct inputs *in, char **args, int nargs);
+int inputs_open_logs(struct inputs *in, char **args, int nargs, int strict);
 void inputs_close(struct inputs *in);
-/* Frees what reading file t needed (buffers, strings, the escape cache)
- * once it has been read to its end; header, status and counts stay. */
+/* Frees what reading file t needed (buffers, strings, the escape cache,
+ * its descriptor) once it has been read to its end; header, status and
+ * counts stay. Every reader of many files calls it after each. */
 void tfile_release(struct tfile *t);
-/* Closes and reopens file i at its first event (for a second pass). */
+/* Closes and reopens file i at its first event (for a second pass); as
+ * after inputs_open, it holds no descriptor until read. */
 int inputs_rewind(struct inputs *in, size_t i);
 
 /* Escaped JSON text of a string reference (cached for interned strings). */

@@ -1,5 +1,6 @@
 #include "report/table.h"
 #include "util/json_escape.h"
+#include "util/term_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -149,13 +150,19 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 		}
 		return;
 	}
+	/* Text from the traced program is escaped for the terminal (a newline
+	 * would break the row, an ESC drive the terminal); widths in columns. */
 	size_t *w = calloc((size_t)t->ncols, sizeof *w);
+	char **esc = calloc(t->n ? t->n : 1, sizeof *esc);
+	size_t *ew = calloc(t->n ? t->n : 1, sizeof *ew);
+	if (!w || !esc || !ew)
+		exit(1);
 	for (int c = 0; c < t->ncols; c++)
 		w[c] = strlen(t->cols[c]);
 	for (size_t i = 0; i < t->n; i++) {
-		size_t l = strlen(t->cells[i].text);
-		if (l > w[i % (size_t)t->ncols])
-			w[i % (size_t)t->ncols] = l;
+		esc[i] = term_escape(t->cells[i].text, strlen(t->cells[i].text), &ew[i]);
+		if (ew[i] > w[i % (size_t)t->ncols])
+			w[i % (size_t)t->ncols] = ew[i];
 	}
 	if (!first)
 		fputc('\n', f);
@@ -171,19 +178,24 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 	fputc('\n', f);
 	for (size_t r = 0; r < rows; r++) {
 		for (int c = 0; c < t->ncols; c++) {
-			struct cell *x = &t->cells[r * (size_t)t->ncols + (size_t)c];
+			size_t i = r * (size_t)t->ncols + (size_t)c;
+			size_t pad = w[c] - ew[i];
+			fputs(c ? "  " : " ", f);
 			/* numbers right-aligned, text left-aligned (last column unpadded) */
-			if (x->numeric)
-				fprintf(f, "%s%*s", c ? "  " : " ", (int)w[c], x->text);
-			else if (c == t->ncols - 1)
-				fprintf(f, "%s%s", c ? "  " : " ", x->text);
-			else
-				fprintf(f, "%s%*s", c ? "  " : " ", -(int)w[c], x->text);
+			if (t->cells[i].numeric)
+				fprintf(f, "%*s", (int)pad, "");
+			fputs(esc[i], f);
+			if (!t->cells[i].numeric && c < t->ncols - 1)
+				fprintf(f, "%*s", (int)pad, "");
 		}
 		fputc('\n', f);
 	}
 	if (!rows)
 		fprintf(f, " (no rows)\n");
+	for (size_t i = 0; i < t->n; i++)
+		free(esc[i]);
+	free(esc);
+	free(ew);
 	free(w);
 }
 

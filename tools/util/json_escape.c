@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t utf8_seq(const unsigned char *p, size_t n)
+size_t utf8_seq(const unsigned char *p, size_t n)
 {
 	unsigned c = p[0];
 	if (c < 0x80)

@@ -1,0 +1,130 @@
+"""What the tool writes (issue 17, items 7 and 11): outputs complete or
+absent, "wrote" only when true, every write checked; traced programs'
+names escaped in tables."""
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import PROGS, TOOL, base_env, ctr_files, load_json, run, tool, traced_env
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    d = tmp_path_factory.mktemp("demo")
+    p = run([PROGS / "demo_train", 30], env=traced_env(d / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(d / "o")
+    return f
+
+
+FSIZE = 2 << 10
+
+
+def small_disk():
+    """A disk that fills after FSIZE bytes: writes past it fail (EFBIG)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
+
+
+def full_run(args, cwd=None):
+    return run([TOOL, *args], env=base_env(), preexec_fn=small_disk, cwd=cwd)
+
+
+# ---- item 7: no false success, no half-written output
+
+def test_missing_directory_is_not_wrote(demo, tmp_path):
+    p = tool("convert", "-o", tmp_path / "no" / "such" / "x.json", demo)
+    assert p.returncode == 1
+    assert "No such file or directory" in p.stderr and "wrote" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("name", ["x.json", "x.json.gz"])
+def test_a_full_disk_leaves_no_half_file(demo, tmp_path, name):
+    out = tmp_path / "outdir"
+    out.mkdir()
+    good = tool("convert", "-o", tmp_path / ("whole." + name), demo, check=True)
+    assert os.path.getsize(tmp_path / ("whole." + name)) > 2 * FSIZE and "wrote" in good.stderr
+    p = full_run(["convert", "-o", out / name, demo])
+    assert p.returncode == 1, p.stderr
+    assert "wrote" not in p.stderr and "File too large" in p.stderr, p.stderr
+    assert os.listdir(out) == []  # neither the output nor a temporary file
+    # An older output of the same name stays as it was.
+    (out / name).write_text("older")
+    p = full_run(["convert", "-o", out / name, demo])
+    assert p.returncode == 1 and "wrote" not in p.stderr
+    assert os.listdir(out) == [name] and (out / name).read_text() == "older"
+
+
+def test_split_ranks_on_a_full_disk(demo, tmp_path):
+    d = tmp_path / "split"
+    p = full_run(["convert", "--split-ranks", d, demo])
+    assert p.returncode == 1 and "wrote" not in p.stderr, p.stderr
+    assert os.listdir(d) == []
+
+
+def test_outputs_appear_whole(demo, tmp_path):
+    p = tool("convert", "-o", tmp_path / "x.json", demo, check=True)
+    assert p.stderr.strip().endswith(f"wrote {tmp_path / 'x.json'}")
+    assert sorted(os.listdir(tmp_path)) == ["x.json"]
+    assert load_json(tmp_path / "x.json")["traceEvents"]
+    assert oct(os.stat(tmp_path / "x.json").st_mode & 0o777) == oct(0o666 & ~current_umask())
+
+
+def current_umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def test_permission_denied_as_a_user(demo):
+    if os.getuid() != 0:
+        pytest.skip("needs root to switch to an unprivileged user")
+    top = tempfile.mkdtemp(prefix="ct-perm-")
+    try:
+        os.chmod(top, 0o755)  # not writable by the user
+        shutil.copy(demo, f"{top}/t.ctr")
+        os.chmod(f"{top}/t.ctr", 0o644)
+        p = run([TOOL, "convert", "-o", f"{top}/t.json", f"{top}/t.ctr"], env=base_env(),
+                user=65534, group=65534, extra_groups=[])
+        assert p.returncode == 1
+        assert "Permission denied" in p.stderr and "wrote" not in p.stderr, p.stderr
+        assert sorted(os.listdir(top)) == ["t.ctr"]
+    finally:
+        shutil.rmtree(top)
+
+
+@pytest.mark.parametrize("cmd", [["stats"], ["info"], ["events"],
+                                 ["stats", "--format", "json"], ["convert", "-o", "-"]])
+def test_a_full_stdout_is_an_error(demo, cmd):
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([str(TOOL), *cmd, str(demo)], stdout=full, stderr=subprocess.PIPE,
+                           text=True, timeout=60, env=base_env())
+    assert p.returncode == 1, (cmd, p.stderr)
+    assert "No space left on device" in p.stderr
+
+
+# ---- item 11: names from the traced program are escaped in tables
+
+def test_table_output_escapes_control_bytes(tmp_path):
+    p = run([PROGS / "hostile"], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    t = tool("stats", "--report", "nvtx_sum", f, check=True).stdout
+    # Nothing but printable text, spaces and line ends reaches the terminal.
+    bad = {c for c in t if (ord(c) < 0x20 and c != "\n") or 0x7f <= ord(c) < 0xa0}
+    assert not bad, sorted(map(hex, map(ord, bad)))
+    lines = t.splitlines()
+    head = next(i for i, l in enumerate(lines) if "Range" in l)
+    rows = lines[head + 2:]
+    # Every row is one line: it starts with the numbers of the row.
+    assert rows and all(re.match(r"\s*\d+\.\d\s+\d+\s+\d+", r) for r in rows if r.strip()), t
+    assert "\\n" in t and "\\x1b" in t  # shown, not obeyed
+    # csv and json keep the exact bytes (quoted / escaped in their own way).
+    j = tool("stats", "--report", "nvtx_sum", "--format", "json", f, check=True).stdout
+    assert "\\u001b" in j

@@ -1,0 +1,78 @@
+"""Checks made before anything runs or is read (issue 17, item 12): the
+launcher's output location, unknown variables warned about once, unknown
+options of info, --steps on a file without steps."""
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from conftest import PROGS, TOOL, base_env, ctr_files, launcher_env, run, tool, traced_env
+
+
+def launch(args, env=None, **kw):
+    return run([TOOL, "run", *args], env=env or launcher_env(), **kw)
+
+
+@pytest.mark.parametrize("where", ["file-as-dir", "dev-null"])
+def test_impossible_output_location_exits_2_before_launching(tmp_path, where):
+    (tmp_path / "plain").write_text("a file, not a directory")
+    out = {"file-as-dir": tmp_path / "plain" / "sub" / "r%r.ctr",
+           "dev-null": "/dev/null/t/%p.ctr"}[where]
+    marker = tmp_path / "ran"
+    p = launch(["-o", out, "--", "sh", "-c", f"touch {marker}"])
+    assert p.returncode == 2, p.stderr
+    assert not marker.exists()  # the program never started
+    assert "CUPTRACE_OUTPUT=" in p.stderr and "not started" in p.stderr, p.stderr
+
+
+def test_unwritable_output_directory_as_a_user(tmp_path):
+    if os.getuid() != 0:
+        pytest.skip("needs root to switch to an unprivileged user")
+    top = tempfile.mkdtemp(prefix="ct-ro-")
+    try:
+        os.chmod(top, 0o755)  # the user may not write here
+        p = run([TOOL, "run", "-o", f"{top}/traces/%p.ctr", "--", "true"], env=launcher_env(),
+                user=65534, group=65534, extra_groups=[], cwd="/")
+        assert p.returncode == 2, p.stderr
+        assert "Permission denied" in p.stderr, p.stderr
+        assert os.listdir(top) == []
+    finally:
+        shutil.rmtree(top)
+
+
+def test_output_directory_is_created_and_escapes_left_to_the_library(tmp_path):
+    out = tmp_path / "a" / "b" / "%h" / "r%r-%p.ctr"
+    p = launch(["-o", out, "--", PROGS / "demo_train", "2"])
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "a" / "b").is_dir()
+    assert len(ctr_files(tmp_path / "a")) == 1
+    assert not [n for n in os.listdir(tmp_path / "a" / "b") if n.startswith(".cuptrace-probe")]
+
+
+def test_unknown_variable_warned_once(tmp_path):
+    env = launcher_env(CUPTRACE_OUTPT="x", CUPTRACE_BUFER_MB="8")
+    p = launch(["-o", tmp_path / "o" / "%p.ctr", "--", PROGS / "demo_train", "2"], env=env)
+    assert p.returncode == 0, p.stderr
+    for name in ("CUPTRACE_OUTPT", "CUPTRACE_BUFER_MB"):
+        assert sum(name in l for l in p.stderr.splitlines()) == 1, p.stderr
+    # Without the launcher, the library still warns (once).
+    p = run([PROGS / "demo_train", "2"], env=traced_env(tmp_path / "p", CUPTRACE_OUTPT="x"))
+    assert p.returncode == 0
+    assert sum("CUPTRACE_OUTPT" in l for l in p.stderr.splitlines()) == 1, p.stderr
+
+
+def test_info_rejects_unknown_options(tmp_path):
+    p = tool("info", "--bogus")
+    assert p.returncode == 2 and "usage: cuptrace info" in p.stderr, p.stderr
+    assert "No such file" not in p.stderr
+
+
+def test_steps_on_a_file_without_steps(tmp_path):
+    p = run([PROGS / "demo_train", "3"], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    p = tool("stats", "--steps", "3-7", f)
+    assert p.returncode == 1
+    assert "holds no steps" in p.stderr and str(f) in p.stderr, p.stderr
+    assert "(no rows)" not in p.stdout
