@@ -12,10 +12,6 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	e->fn = fn;
 	e->ctx = ctx;
 	e->free = -1;
-	e->nbucket = 1024;
-	e->bucket = xrealloc(NULL, e->nbucket * sizeof *e->bucket);
-	for (size_t i = 0; i < e->nbucket; i++)
-		e->bucket[i] = -1;
 	e->horizon = HORIZON_NS;
 	e->kkind = 0;
 	/* The GPU kernel kind, wherever the CUPTI source put it. */
@@ -80,7 +76,8 @@ void nccl_ops_free(struct nccl_ops *e)
 		return;
 	for (size_t i = 0; i < e->nkern; i++)
 		free(e->kern[i].k.name);
-	free(e->n), free(e->bucket), free(e->comm), free(e->kern), free(e->sm), free(e->steps);
+	hmap_free(&e->ids);
+	free(e->n), free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
 	free(e->is_nccl);
 	free(e);

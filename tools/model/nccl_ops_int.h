@@ -11,6 +11,7 @@
 #define CT_NCCL_OPS_INT_H
 
 #include "model/nccl_ops.h"
+#include "util/hmap.h"
 
 #include <stdint.h>
 
@@ -22,7 +23,7 @@ enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
 
 struct node {
 	uint64_t id;
-	int32_t next;       /* hash chain, or free list */
+	int32_t next;       /* free list */
 	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
 	uint8_t kind, flags;
 	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
@@ -53,8 +54,7 @@ struct nccl_ops {
 	struct node *n;
 	size_t nn, cap;
 	int32_t free;
-	int32_t *bucket;
-	size_t nbucket, live;
+	struct hmap ids; /* node id -> its index in n, plus 1 */
 	struct nccl_comm *comm;
 	size_t ncomm, commcap;
 	struct kern *kern;
@@ -79,22 +79,10 @@ struct nccl_ops {
 	size_t opcap;
 };
 
-static inline size_t hash64(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	return (size_t)v;
-}
-
 static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
 {
-	if (!id)
-		return NULL;
-	for (int32_t i = e->bucket[hash64(id) & (e->nbucket - 1)]; i >= 0; i = e->n[i].next)
-		if (e->n[i].id == id)
-			return &e->n[i];
-	return NULL;
+	uintptr_t i = id ? (uintptr_t)hmap_get(&e->ids, id) : 0;
+	return i ? &e->n[i - 1] : NULL;
 }
 
 /* The node of id, created empty when new. Pointers into e->n stay valid

@@ -4,22 +4,6 @@
 
 #include <string.h>
 
-static void rehash(struct nccl_ops *e)
-{
-	e->nbucket *= 2;
-	e->bucket = xrealloc(e->bucket, e->nbucket * sizeof *e->bucket);
-	for (size_t i = 0; i < e->nbucket; i++)
-		e->bucket[i] = -1;
-	for (size_t i = 0; i < e->nn; i++) {
-		struct node *x = &e->n[i];
-		if (!x->id)
-			continue;
-		int32_t *b = &e->bucket[hash64(x->id) & (e->nbucket - 1)];
-		x->next = *b;
-		*b = (int32_t)i;
-	}
-}
-
 struct node *nops_get(struct nccl_ops *e, uint64_t id)
 {
 	struct node *x = nops_find(e, id);
@@ -42,28 +26,19 @@ struct node *nops_get(struct nccl_ops *e, uint64_t id)
 	x->tasks = x->sib = -1;
 	x->rank = x->root = -1;
 	x->gmin = UINT64_MAX;
-	int32_t *b = &e->bucket[hash64(id) & (e->nbucket - 1)];
-	x->next = *b;
-	*b = i;
-	if (++e->live > e->nbucket * 2)
-		rehash(e);
+	hmap_put(&e->ids, id, (void *)(uintptr_t)(i + 1));
 	return &e->n[i];
 }
 
 void nops_drop(struct nccl_ops *e, struct node *x)
 {
 	int32_t i = (int32_t)(x - e->n);
-	for (int32_t *p = &e->bucket[hash64(x->id) & (e->nbucket - 1)]; *p >= 0; p = &e->n[*p].next)
-		if (*p == i) {
-			*p = x->next;
-			break;
-		}
+	hmap_del(&e->ids, x->id);
 	if (x->has_kernel)
 		free(x->kernel.name);
 	x->id = 0;
 	x->next = e->free;
 	e->free = i;
-	e->live--;
 }
 
 int nops_cmp_ts(const void *a, const void *b)
