@@ -51,6 +51,7 @@ struct spans {
 	size_t nt, tcap;
 	struct hmap tidx; /* tid + 1 -> index in t, plus 1 */
 	size_t tid_m1;    /* the same for tid -1 (key 0 is hmap's) */
+	size_t last;      /* index plus 1 of the last thread looked up */
 	struct astart *a;
 	size_t na, acap;
 	int32_t *abucket, afree;
@@ -128,10 +129,15 @@ void spans_free(struct spans *sp)
 
 static struct tstate *thread(struct spans *sp, int64_t tid)
 {
+	/* A file holds blocks of one thread's events: mostly the last one. */
+	if (sp->last && sp->t[sp->last - 1].tid == tid)
+		return &sp->t[sp->last - 1];
 	uint64_t key = (uint64_t)tid + 1;
 	uintptr_t i = key ? (uintptr_t)hmap_get(&sp->tidx, key) : sp->tid_m1;
-	if (i)
+	if (i) {
+		sp->last = i;
 		return &sp->t[i - 1];
+	}
 	if (sp->nt == sp->tcap) {
 		sp->tcap = sp->tcap ? sp->tcap * 2 : 16;
 		sp->t = xrealloc(sp->t, sp->tcap * sizeof *sp->t);
@@ -144,6 +150,7 @@ static struct tstate *thread(struct spans *sp, int64_t tid)
 		hmap_put(&sp->tidx, key, (void *)(uintptr_t)sp->nt);
 	else
 		sp->tid_m1 = sp->nt;
+	sp->last = sp->nt;
 	return t;
 }
 
