@@ -97,8 +97,10 @@ static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
 		x->last = ts;
 }
 
-/* Nodes (through pointers) by start time, then id. */
-int nops_cmp_ts(const void *a, const void *b);
+/* The live nodes for which want(x, limit) holds, by start time, then id;
+ * *n of them. The caller frees the array. */
+struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, uint64_t limit),
+                          uint64_t limit, size_t *n);
 
 /* A GPU kernel event: an NCCL kernel is kept for the join. */
 void nops_kernel_event(struct nccl_ops *e, const struct ct_event *ev);

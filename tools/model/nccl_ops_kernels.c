@@ -111,6 +111,11 @@ static int stream_taken(struct nccl_ops *e, uint64_t device, uint64_t stream)
 	return 0;
 }
 
+static int unmatched_launch(const struct node *x, uint64_t limit)
+{
+	return x->kind == CT_EV_NCCL_LAUNCH && !(x->flags & F_MATCHED) && x->ts <= limit;
+}
+
 /* Each launch gets the earliest free NCCL kernel that started after it on
  * a stream consistent with what earlier matches taught: kernels of a
  * stream run in launch order, so on one stream this pairs them in order.
@@ -122,18 +127,8 @@ void nops_match_kernels(struct nccl_ops *e, uint64_t limit)
 	if (e->nkern > 1)
 		qsort(e->kern, e->nkern, sizeof *e->kern, cmp_kern);
 	plan_masks(e);
-	size_t nl = 0;
-	struct node **l = NULL;
-	for (size_t i = 0; i < e->nn; i++) {
-		struct node *x = &e->n[i];
-		if (x->id && x->kind == CT_EV_NCCL_LAUNCH && !(x->flags & F_MATCHED) &&
-		    x->ts <= limit) {
-			l = xrealloc(l, (nl + 1) * sizeof *l);
-			l[nl++] = x;
-		}
-	}
-	if (nl)
-		qsort(l, nl, sizeof *l, nops_cmp_ts);
+	size_t nl;
+	struct node **l = nops_sorted(e, unmatched_launch, limit, &nl);
 	for (size_t i = 0; i < nl; i++) {
 		struct node *x = l[i];
 		struct smap *m = stream_of_ptr(e, x->stream);

@@ -2,6 +2,7 @@
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 struct node *nops_get(struct nccl_ops *e, uint64_t id)
@@ -41,10 +42,28 @@ void nops_drop(struct nccl_ops *e, struct node *x)
 	e->free = i;
 }
 
-int nops_cmp_ts(const void *a, const void *b)
+static int cmp_ts(const void *a, const void *b)
 {
 	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, uint64_t limit),
+                          uint64_t limit, size_t *n)
+{
+	size_t k = 0;
+	struct node **v = NULL;
+	for (size_t i = 0; i < e->nn; i++) {
+		struct node *x = &e->n[i];
+		if (x->id && want(x, limit)) {
+			v = xrealloc(v, (k + 1) * sizeof *v);
+			v[k++] = x;
+		}
+	}
+	if (k)
+		qsort(v, k, sizeof *v, cmp_ts);
+	*n = k;
+	return v;
 }

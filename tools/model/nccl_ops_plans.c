@@ -163,6 +163,12 @@ static int is_task(const struct node *x)
 	return x->kind == CT_EV_NCCL_COLL || x->kind == CT_EV_NCCL_P2P;
 }
 
+/* A plan, or a task without one, untouched since limit. */
+static int quiet_plan(const struct node *x, uint64_t limit)
+{
+	return x->last <= limit && (x->tasks >= 0 || (is_task(x) && !x->link));
+}
+
 /* Hands out plans quiet since before the horizon (all when final), then
  * forgets other nodes twice as old and kernels nobody claimed. */
 void nops_sweep(struct nccl_ops *e, int final)
@@ -172,19 +178,8 @@ void nops_sweep(struct nccl_ops *e, int final)
 		return;
 	nops_match_kernels(e, limit);
 	/* Plans in the order they were made, so output is stable. */
-	size_t np = 0;
-	struct node **ps = NULL;
-	for (size_t i = 0; i < e->nn; i++) {
-		struct node *x = &e->n[i];
-		if (!x->id || x->last > limit)
-			continue;
-		if (x->tasks >= 0 || (is_task(x) && !x->link)) {
-			ps = xrealloc(ps, (np + 1) * sizeof *ps);
-			ps[np++] = x;
-		}
-	}
-	if (np)
-		qsort(ps, np, sizeof *ps, nops_cmp_ts);
+	size_t np;
+	struct node **ps = nops_sorted(e, quiet_plan, limit, &np);
 	/* Indices, not pointers: emitting frees nodes (it never grows the
 	 * array, so the pointers above stay valid). */
 	for (size_t i = 0; i < np; i++) {
