@@ -1,4 +1,5 @@
 #include "model/spans.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -48,8 +49,9 @@ struct spans {
 	void *ctx;
 	struct tstate *t;
 	size_t nt, tcap;
-	int32_t *tidx; /* open addressing: tid -> index + 1 */
-	size_t tidx_cap;
+	struct hmap tidx; /* tid + 1 -> index in t, plus 1 */
+	size_t tid_m1;    /* the same for tid -1 (key 0 is hmap's) */
+	size_t last;      /* index plus 1 of the last thread looked up */
 	struct astart *a;
 	size_t na, acap;
 	int32_t *abucket, afree;
@@ -120,52 +122,35 @@ void spans_free(struct spans *sp)
 			drop(&sp->a[i].fr.name);
 	for (size_t i = 0; i < sp->ncat; i++)
 		drop(&sp->cat[i].name);
-	free(sp->t), free(sp->tidx), free(sp->a), free(sp->abucket), free(sp->cat);
+	hmap_free(&sp->tidx);
+	free(sp->t), free(sp->a), free(sp->abucket), free(sp->cat);
 	free(sp);
-}
-
-static size_t hash64(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	return (size_t)v;
 }
 
 static struct tstate *thread(struct spans *sp, int64_t tid)
 {
-	if (sp->tidx_cap) {
-		size_t m = sp->tidx_cap - 1;
-		for (size_t i = hash64((uint64_t)tid) & m; sp->tidx[i]; i = (i + 1) & m)
-			if (sp->t[sp->tidx[i] - 1].tid == tid)
-				return &sp->t[sp->tidx[i] - 1];
+	/* A file holds blocks of one thread's events: mostly the last one. */
+	if (sp->last && sp->t[sp->last - 1].tid == tid)
+		return &sp->t[sp->last - 1];
+	uint64_t key = (uint64_t)tid + 1;
+	uintptr_t i = key ? (uintptr_t)hmap_get(&sp->tidx, key) : sp->tid_m1;
+	if (i) {
+		sp->last = i;
+		return &sp->t[i - 1];
 	}
 	if (sp->nt == sp->tcap) {
 		sp->tcap = sp->tcap ? sp->tcap * 2 : 16;
 		sp->t = xrealloc(sp->t, sp->tcap * sizeof *sp->t);
 	}
-	if ((sp->nt + 1) * 2 > sp->tidx_cap) {
-		size_t ncap = sp->tidx_cap ? sp->tidx_cap * 2 : 64;
-		free(sp->tidx);
-		sp->tidx = calloc(ncap, sizeof *sp->tidx);
-		if (!sp->tidx)
-			exit(1);
-		sp->tidx_cap = ncap;
-		for (size_t k = 0; k < sp->nt; k++) {
-			size_t i = hash64((uint64_t)sp->t[k].tid) & (ncap - 1);
-			while (sp->tidx[i])
-				i = (i + 1) & (ncap - 1);
-			sp->tidx[i] = (int32_t)k + 1;
-		}
-	}
-	struct tstate *t = &sp->t[sp->nt];
+	struct tstate *t = &sp->t[sp->nt++];
 	memset(t, 0, sizeof *t);
 	t->tid = tid;
 	t->name.s = "";
-	size_t m = sp->tidx_cap - 1, i = hash64((uint64_t)tid) & m;
-	while (sp->tidx[i])
-		i = (i + 1) & m;
-	sp->tidx[i] = (int32_t)++sp->nt;
+	if (key)
+		hmap_put(&sp->tidx, key, (void *)(uintptr_t)sp->nt);
+	else
+		sp->tid_m1 = sp->nt;
+	sp->last = sp->nt;
 	return t;
 }
 
@@ -245,7 +230,7 @@ static void read_frame(struct frame *f, const struct ct_event *ev, unsigned firs
 
 static int32_t *abucket(struct spans *sp, uint64_t id)
 {
-	return &sp->abucket[hash64(id) & (sp->nbucket - 1)];
+	return &sp->abucket[hmap_mix(id) & (sp->nbucket - 1)];
 }
 
 static void emit_async(struct spans *sp, const struct frame *fr, uint64_t id, int64_t tid,

@@ -13,22 +13,16 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static void put_index(struct durations *s, size_t k)
-{
-	size_t m = s->icap - 1, i = hash_str(s->v[k].key) & m;
-	while (s->index[i])
-		i = (i + 1) & m;
-	s->index[i] = k + 1;
-}
-
 static struct dur_agg *find(struct durations *s, const char *key, const char *style)
 {
-	if (s->icap)
-		for (size_t m = s->icap - 1, i = hash_str(key) & m; s->index[i]; i = (i + 1) & m) {
-			struct dur_agg *a = &s->v[s->index[i] - 1];
-			if (a->style == style && !strcmp(a->key, key))
-				return a;
-		}
+	uint64_t h = hash_str(key);
+	h += !h; /* hmap's key 0 is reserved */
+	size_t first = (uintptr_t)hmap_get(&s->index, h);
+	for (size_t i = first; i; i = s->v[i - 1].next) {
+		struct dur_agg *a = &s->v[i - 1];
+		if (a->style == style && !strcmp(a->key, key))
+			return a;
+	}
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 64;
 		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
@@ -38,17 +32,8 @@ static struct dur_agg *find(struct durations *s, const char *key, const char *st
 	a->key = strdup(key);
 	a->style = style;
 	a->min = UINT64_MAX;
-	if (s->n * 2 > s->icap) {
-		free(s->index);
-		s->icap = s->icap ? s->icap * 2 : 256;
-		s->index = calloc(s->icap, sizeof *s->index);
-		if (!s->index)
-			exit(1);
-		for (size_t k = 0; k < s->n; k++)
-			put_index(s, k);
-	} else {
-		put_index(s, s->n - 1);
-	}
+	a->next = first;
+	hmap_put(&s->index, h, (void *)(uintptr_t)s->n);
 	return a;
 }
 
@@ -122,7 +107,7 @@ struct table *dur_table(struct durations *s, const char *title, const char *coun
 		free(a->key);
 	}
 	free(s->v);
-	free(s->index);
+	hmap_free(&s->index);
 	memset(s, 0, sizeof *s);
 	return t;
 }

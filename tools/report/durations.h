@@ -4,6 +4,7 @@
 #define CT_DURATIONS_H
 
 #include "report/table.h"
+#include "util/hmap.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,12 +15,13 @@ struct dur_agg {
 	uint64_t *d;
 	size_t n, cap;
 	uint64_t total, min, max;
+	size_t next; /* the next aggregate whose key hashes alike, plus 1 */
 };
 
 struct durations {
 	struct dur_agg *v;
 	size_t n, cap;
-	size_t *index, icap;
+	struct hmap index; /* key's hash -> its first aggregate, plus 1 */
 };
 
 /* Adds one duration under (key, style); style is compared by pointer. */

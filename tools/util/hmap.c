@@ -37,6 +37,31 @@ void hmap_put(struct hmap *m, uint64_t key, void *val)
 	m->vals[i] = val;
 }
 
+void hmap_del(struct hmap *m, uint64_t key)
+{
+	if (!m->cap || !key)
+		return;
+	size_t mask = m->cap - 1, i = hmap_mix(key) & mask;
+	while (m->keys[i] != key) {
+		if (!m->keys[i])
+			return;
+		i = (i + 1) & mask;
+	}
+	/* Entries after the hole that probed past it move back into it, so
+	 * that no lookup stops at the hole too early. */
+	for (size_t j = (i + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+		size_t home = hmap_mix(m->keys[j]) & mask;
+		if (i < j ? i < home && home <= j : i < home || home <= j)
+			continue; /* its home is after the hole: it stays */
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
+	m->keys[i] = 0;
+	m->vals[i] = NULL;
+	m->n--;
+}
+
 void hmap_free(struct hmap *m)
 {
 	free(m->keys);

@@ -36,6 +36,8 @@ static inline void *hmap_get(const struct hmap *m, uint64_t key)
 
 /* Sets key to val (replacing what was there). */
 void hmap_put(struct hmap *m, uint64_t key, void *val);
+/* Removes key, if there. */
+void hmap_del(struct hmap *m, uint64_t key);
 void hmap_free(struct hmap *m);
 
 #endif

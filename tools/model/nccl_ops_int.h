@@ -1,0 +1,111 @@
+/* Internals shared by the files of the NCCL join: nccl_ops.c (the API and
+ * the events) -> nccl_ops_plans.c (handing out plans) ->
+ * nccl_ops_kernels.c (NCCL kernels to launches) -> nccl_ops_nodes.c (the
+ * nodes by id). Calls go that way only. */
+/* Events arrive in file order, which is per-thread order only: the proxy
+ * thread's kernel-channel events can come before the task they belong to,
+ * a plan's events before its launch. So every id names a node, created on
+ * first mention (as a placeholder when only referenced), filled in as its
+ * events come, and plans are put together only when handed out. */
+#ifndef CT_NCCL_OPS_INT_H
+#define CT_NCCL_OPS_INT_H
+
+#include "model/nccl_ops.h"
+#include "util/hmap.h"
+
+#include <stdint.h>
+
+#define HORIZON_NS  (30ull * 1000000000ull)
+#define SWEEP_EVERY 8192
+
+enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
+enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
+
+struct node {
+	uint64_t id;
+	int32_t next;       /* free list */
+	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
+	uint8_t kind, flags;
+	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
+	uint64_t ts, end, last;
+	int64_t tid;
+	char func[NCCL_NAME], dtype[NCCL_NAME], algo[NCCL_NAME], proto[NCCL_NAME];
+	uint64_t count, seq, stream, depth;
+	int64_t root, rank;
+	unsigned nch, nwarps, members, gch;
+	uint64_t gmin, gmax; /* task: GPU timer span; channel: its start */
+	unsigned fmask;      /* launch: operations of its plan (func_bit) */
+	int has_kernel;      /* launch: the NCCL kernel that ran it */
+	struct nccl_kernel kernel;
+};
+
+struct kern {
+	struct nccl_kernel k;
+	int used;
+};
+
+struct smap { /* cudaStream_t value <-> CUPTI (device, stream) */
+	uint64_t ptr, device, stream;
+};
+
+struct nccl_ops {
+	nccl_plan_fn fn;
+	void *ctx;
+	struct node *n;
+	size_t nn, cap;
+	int32_t free;
+	struct hmap ids; /* node id -> its index in n, plus 1 */
+	struct nccl_comm *comm;
+	size_t ncomm, commcap;
+	struct kern *kern;
+	size_t nkern, kerncap;
+	struct smap *sm;
+	size_t nsm;
+	struct {
+		uint64_t ts;
+		int64_t step;
+	} * steps;
+	size_t nsteps, stepcap;
+	int step_range;
+	unsigned kkind;
+	int kf[KF_N];
+	uint8_t *is_nccl; /* per kernel-name string id: 0 not yet seen, 1 NCCL's, 2 not */
+	size_t nis;
+	int64_t gpu_offset; /* tracer clock - GPU timer, best estimate */
+	int have_offset;
+	uint64_t now, horizon;
+	unsigned since_sweep;
+	struct nccl_op *ops;
+	size_t opcap;
+};
+
+static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
+{
+	uintptr_t i = id ? (uintptr_t)hmap_get(&e->ids, id) : 0;
+	return i ? &e->n[i - 1] : NULL;
+}
+
+/* The node of id, created empty when new. Pointers into e->n stay valid
+ * until the next call (the array may move). */
+struct node *nops_get(struct nccl_ops *e, uint64_t id);
+void nops_drop(struct nccl_ops *e, struct node *x);
+
+static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
+{
+	struct node *x = nops_find(e, id);
+	if (x && ts > x->last)
+		x->last = ts;
+}
+
+/* The live nodes for which want(x, limit) holds, by start time, then id;
+ * *n of them. The caller frees the array. */
+struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, uint64_t limit),
+                          uint64_t limit, size_t *n);
+
+/* A GPU kernel event: an NCCL kernel is kept for the join. */
+void nops_kernel_event(struct nccl_ops *e, const struct ct_event *ev);
+void nops_match_kernels(struct nccl_ops *e, uint64_t limit);
+
+void nops_sweep(struct nccl_ops *e, int final);
+
+#endif

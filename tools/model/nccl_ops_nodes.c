@@ -1,0 +1,69 @@
+/* The nodes of the NCCL join by id. */
+#include "model/nccl_ops_int.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct node *nops_get(struct nccl_ops *e, uint64_t id)
+{
+	struct node *x = nops_find(e, id);
+	if (x || !id)
+		return x;
+	int32_t i;
+	if (e->free >= 0) {
+		i = e->free;
+		e->free = e->n[i].next;
+	} else {
+		if (e->nn == e->cap) {
+			e->cap = e->cap ? e->cap * 2 : 256;
+			e->n = xrealloc(e->n, e->cap * sizeof *e->n);
+		}
+		i = (int32_t)e->nn++;
+	}
+	x = &e->n[i];
+	memset(x, 0, sizeof *x);
+	x->id = id;
+	x->tasks = x->sib = -1;
+	x->rank = x->root = -1;
+	x->gmin = UINT64_MAX;
+	hmap_put(&e->ids, id, (void *)(uintptr_t)(i + 1));
+	return &e->n[i];
+}
+
+void nops_drop(struct nccl_ops *e, struct node *x)
+{
+	int32_t i = (int32_t)(x - e->n);
+	hmap_del(&e->ids, x->id);
+	if (x->has_kernel)
+		free(x->kernel.name);
+	x->id = 0;
+	x->next = e->free;
+	e->free = i;
+}
+
+static int cmp_ts(const void *a, const void *b)
+{
+	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, uint64_t limit),
+                          uint64_t limit, size_t *n)
+{
+	size_t k = 0;
+	struct node **v = NULL;
+	for (size_t i = 0; i < e->nn; i++) {
+		struct node *x = &e->n[i];
+		if (x->id && want(x, limit)) {
+			v = xrealloc(v, (k + 1) * sizeof *v);
+			v[k++] = x;
+		}
+	}
+	if (k)
+		qsort(v, k, sizeof *v, cmp_ts);
+	*n = k;
+	return v;
+}

@@ -1,0 +1,216 @@
+/* Plans handed out once quiet, with their operations filled in. */
+#include "model/nccl_ops_int.h"
+#include "util/xalloc.h"
+#include "read/nccl_names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- handing out plans ---- */
+
+static const struct nccl_comm *comm_of(const struct nccl_ops *e, uint64_t ctx)
+{
+	for (size_t i = 0; i < e->ncomm; i++)
+		if (e->comm[i].ctx == ctx)
+			return &e->comm[i];
+	return NULL;
+}
+
+static int64_t step_of(const struct nccl_ops *e, uint64_t ts)
+{
+	int64_t s = e->step_range ? -1 : 0;
+	uint64_t best = 0;
+	for (size_t i = 0; i < e->nsteps; i++)
+		if (e->steps[i].ts <= ts && e->steps[i].ts >= best) {
+			best = e->steps[i].ts;
+			s = e->steps[i].step;
+		}
+	return s;
+}
+
+static uint64_t to_host(const struct nccl_ops *e, uint64_t raw)
+{
+	return raw && e->have_offset ? (uint64_t)((int64_t)raw + e->gpu_offset) : 0;
+}
+
+static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struct node *plan,
+                    struct node *launch)
+{
+	memset(o, 0, sizeof *o);
+	o->id = t->id;
+	o->comm = comm_of(e, t->ctx);
+	struct node *api = nops_find(e, t->parent);
+	if (api && api->kind != CT_EV_NCCL_COLL_API && api->kind != CT_EV_NCCL_P2P_API)
+		api = NULL;
+	/* The user's view of the call when there is one: the task of an
+	 * AllGather or Broadcast counts bytes of ncclInt8. */
+	const struct node *src = api && api->func[0] ? api : t;
+	memcpy(o->func, src->func, NCCL_NAME);
+	memcpy(o->datatype, src->dtype, NCCL_NAME);
+	o->count = src->count;
+	memcpy(o->algo, t->algo, NCCL_NAME);
+	memcpy(o->proto, t->proto, NCCL_NAME);
+	o->is_p2p = t->kind == CT_EV_NCCL_P2P;
+	o->root = o->is_p2p ? -1 : t->root;
+	o->peer = o->is_p2p ? t->root : -1;
+	if (api && !o->is_p2p)
+		o->root = api->root;
+	o->has_seq = t->kind == CT_EV_NCCL_COLL;
+	o->seq = t->seq;
+	o->channels = t->nch;
+	o->warps = t->nwarps;
+	o->rank = t->rank >= 0 ? t->rank : o->comm ? o->comm->rank : -1;
+	o->type_size = nccl_type_size(o->datatype);
+	o->bytes = nccl_msg_bytes(o->func, o->count, o->type_size, o->comm ? o->comm->nranks : 0);
+	o->stream = api ? api->stream : launch ? launch->stream : 0;
+	o->tid = api ? api->tid : t->tid;
+	if (api) {
+		o->api_start = api->ts;
+		o->api_end = api->flags & F_STOPPED ? api->end : 0;
+	}
+	o->enqueue_start = api ? api->ts : plan ? plan->ts : t->ts;
+	o->enqueue_end = launch && (launch->flags & F_STOPPED) ? launch->end
+	                 : o->api_end                          ? o->api_end
+	                                                       : t->ts;
+	if (t->gmin != UINT64_MAX && t->gmax >= t->gmin) {
+		o->gpu_raw_start = t->gmin;
+		o->gpu_raw_end = t->gmax;
+		o->gpu_start = to_host(e, t->gmin);
+		o->gpu_end = to_host(e, t->gmax);
+	}
+	o->gpu_channels = t->gch;
+	uint64_t gid = api ? api->parent : launch ? launch->parent : 0;
+	struct node *g = nops_find(e, gid);
+	if (g && g->kind == CT_EV_NCCL_GROUP_API) {
+		o->group = g->id;
+		o->group_start = g->ts;
+		o->group_end = g->flags & F_STOPPED ? g->end : 0;
+		o->group_size = g->members;
+		o->group_depth = (unsigned)g->depth;
+		o->group_first = !(g->flags & F_REPORTED);
+		g->flags |= F_REPORTED;
+	}
+	o->step = step_of(e, o->enqueue_start);
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct nccl_op *x = a, *y = b;
+	uint64_t gx = x->gpu_start ? x->gpu_start : UINT64_MAX;
+	uint64_t gy = y->gpu_start ? y->gpu_start : UINT64_MAX;
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	if (x->enqueue_start != y->enqueue_start)
+		return x->enqueue_start < y->enqueue_start ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Hands out plan p (or the lone task t) and forgets its tasks and itself. */
+static void emit(struct nccl_ops *e, struct node *p, struct node *lone)
+{
+	size_t n = 0;
+	for (int32_t i = p ? p->tasks : (int32_t)(lone - e->n); i >= 0; i = p ? e->n[i].sib : -1)
+		n++;
+	if (n > e->opcap) {
+		e->opcap = n * 2;
+		e->ops = xrealloc(e->ops, e->opcap * sizeof *e->ops);
+	}
+	struct node *launch = p ? nops_find(e, p->link) : NULL;
+	if (launch && launch->kind != CT_EV_NCCL_LAUNCH)
+		launch = NULL;
+	struct nccl_plan pl;
+	memset(&pl, 0, sizeof pl);
+	size_t k = 0;
+	for (int32_t i = p ? p->tasks : (int32_t)(lone - e->n); i >= 0; i = p ? e->n[i].sib : -1) {
+		struct nccl_op *o = &e->ops[k++];
+		fill_op(e, o, &e->n[i], p, launch);
+		if (o->gpu_start && (!pl.gpu_start || o->gpu_start < pl.gpu_start))
+			pl.gpu_start = o->gpu_start;
+		if (o->gpu_end > pl.gpu_end)
+			pl.gpu_end = o->gpu_end;
+	}
+	if (n > 1)
+		qsort(e->ops, n, sizeof *e->ops, cmp_op);
+	struct node *t0 = p ? &e->n[p->tasks] : lone;
+	pl.comm = comm_of(e, p ? p->ctx : t0->ctx);
+	pl.id = p ? p->id : 0;
+	pl.ops = e->ops;
+	pl.n = n;
+	if (launch) {
+		pl.launch = launch->id;
+		pl.launch_start = launch->ts;
+		pl.launch_end = launch->flags & F_STOPPED ? launch->end : 0;
+		pl.stream = launch->stream;
+		pl.has_kernel = launch->has_kernel;
+		pl.kernel = launch->kernel;
+	}
+	e->fn(e->ctx, &pl);
+	/* Forget the tasks, the plan, and the launch with its kernel. */
+	int32_t i = p ? p->tasks : (int32_t)(lone - e->n);
+	while (i >= 0) {
+		int32_t nx = p ? e->n[i].sib : -1;
+		nops_drop(e, &e->n[i]);
+		i = nx;
+	}
+	if (launch)
+		nops_drop(e, launch);
+	if (p)
+		nops_drop(e, p);
+}
+
+static int is_task(const struct node *x)
+{
+	return x->kind == CT_EV_NCCL_COLL || x->kind == CT_EV_NCCL_P2P;
+}
+
+/* A plan, or a task without one, untouched since limit. */
+static int quiet_plan(const struct node *x, uint64_t limit)
+{
+	return x->last <= limit && (x->tasks >= 0 || (is_task(x) && !x->link));
+}
+
+/* Hands out plans quiet since before the horizon (all when final), then
+ * forgets other nodes twice as old and kernels nobody claimed. */
+void nops_sweep(struct nccl_ops *e, int final)
+{
+	uint64_t limit = final ? UINT64_MAX : e->now > e->horizon ? e->now - e->horizon : 0;
+	if (!final && !limit)
+		return;
+	nops_match_kernels(e, limit);
+	/* Plans in the order they were made, so output is stable. */
+	size_t np;
+	struct node **ps = nops_sorted(e, quiet_plan, limit, &np);
+	/* Indices, not pointers: emitting frees nodes (it never grows the
+	 * array, so the pointers above stay valid). */
+	for (size_t i = 0; i < np; i++) {
+		struct node *x = ps[i];
+		if (!x->id)
+			continue;
+		if (x->tasks >= 0) {
+			/* Tasks of a plan that is still busy wait with it. */
+			int busy = 0;
+			for (int32_t t = x->tasks; t >= 0; t = e->n[t].sib)
+				busy |= e->n[t].last > limit;
+			if (!busy)
+				emit(e, x, NULL);
+		} else {
+			emit(e, NULL, x);
+		}
+	}
+	free(ps);
+	uint64_t old = final ? UINT64_MAX : limit > e->horizon ? limit - e->horizon : 0;
+	for (size_t i = 0; i < e->nn; i++) {
+		struct node *x = &e->n[i];
+		if (x->id && x->last <= old && !is_task(x) && x->tasks < 0)
+			nops_drop(e, x);
+	}
+	/* Kernels nobody claimed for that long never will be. */
+	size_t w = 0;
+	for (size_t k = 0; k < e->nkern; k++) {
+		if (e->kern[k].k.ts > old)
+			e->kern[w++] = e->kern[k];
+		else
+			free(e->kern[k].k.name);
+	}
+	e->nkern = w;
+}
