@@ -8,6 +8,7 @@
  * this loop writes hundreds of MB of JSON per second. */
 #include "out/chrome_int.h"
 #include "read/gpu.h"
+#include "util/hmap.h"
 
 #include <stdlib.h>
 
@@ -27,14 +28,6 @@ struct api_head {
 	char *text, *mid;
 	uint32_t len, mid_len;
 };
-
-static inline size_t mix(uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdull;
-	v ^= v >> 33;
-	return (size_t)v;
-}
 
 static struct cfile *caches(struct chrome *c)
 {
@@ -144,7 +137,7 @@ void chrome_kernel(struct chrome *c, const struct m_event *ev)
 	                    k->grid[1],  k->grid[2],  k->block[0], k->block[1], k->block[2],
 	                    k->regs,     k->ssmem,    k->dsmem,    k->graph,  k->sms};
 	/* a few fields pick the slot (the whole key is compared) */
-	uint64_t h = mix(key[0] * 0x9e3779b97f4a7c15ull ^ key[3] * 0xc2b2ae3d27d4eb4full ^
+	uint64_t h = hmap_mix(key[0] * 0x9e3779b97f4a7c15ull ^ key[3] * 0xc2b2ae3d27d4eb4full ^
 	                 key[4] * 0x165667b19e3779f9ull ^ key[7] ^ key[10] << 20 ^ key[1] << 40);
 	struct shape tmp, *sh = &cf->shapes[h & (SHAPE_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
@@ -319,7 +312,7 @@ void chrome_api(struct chrome *c, const struct m_event *ev)
 	uint64_t key[4] = {a->name.sid, ev->track->id, a->cbid, ev->cat};
 	struct api_head tmp;
 	struct api_head *h =
-	    &cf->heads[mix(key[0] ^ mix(key[1] ^ mix(key[2] ^ key[3]))) & (HEAD_SLOTS - 1)];
+	    &cf->heads[hmap_mix(key[0] ^ hmap_mix(key[1] ^ hmap_mix(key[2] ^ key[3]))) & (HEAD_SLOTS - 1)];
 	int cacheable = key[0] >= CT_SID_FIRST;
 	if (!cacheable)
 		memset(&tmp, 0, sizeof tmp), h = &tmp;
