@@ -160,3 +160,13 @@ def test_flood_with_a_large_buffer_keeps_blocks_small_and_the_file_clean(tmp_pat
     assert blocks >= 2 and raw / blocks < 2.5e6, out
     events = int(re.search(r"events:\s+(\d+)", out).group(1))
     assert events > 1_000_000
+
+
+def test_signals_while_forking_do_not_wait_on_the_forking_thread(tmp_path):
+    p = subprocess.run([str(PROGS / "fork_signals")], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    worst_ms, seen = p.stdout.split()
+    assert float(worst_ms) < 1000 and int(seen) > 0, p.stdout
+    [f] = ctr_files(tmp_path / "o")
+    assert status_of(f) == "clean"
