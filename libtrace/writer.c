@@ -222,12 +222,40 @@ static void on_def_record(void *ctx, int tid, const struct ct_rec *r)
 
 static const struct ct_defs_sink defs_sink = {on_def_handle, on_def_record, NULL};
 
+/* Drops of the slot's thread since the last report: DROPS items carry the
+ * current thread's own cumulative count. */
+static void report_drops(struct ct_thread *t)
+{
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		uint64_t d = atomic_load_explicit(&t->drops[k], memory_order_relaxed);
+		if (d != t->drops_reported[k]) {
+			writer_st.drops[k] += d - t->drops_reported[k];
+			t->drops_reported[k] = d;
+			ct_enc_drops(&writer_st.enc, k, d - t->drops_base[k]);
+		}
+	}
+}
+
+/* A thread took the slot over from one that exited (thread.c): its
+ * records follow. Drops counted so far go to the one before (the split
+ * is as of now, not exact). */
+static void new_owner(struct ct_thread *t, int tid)
+{
+	report_drops(t);
+	memcpy(t->drops_base, t->drops_reported, sizeof t->drops_base);
+	t->wtid = tid;
+	ct_enc_thread(&writer_st.enc, tid);
+}
+
 /* A definition made before a record was written is visible by the time the
  * writer reads that record, so fetching pending definitions first puts
  * every definition ahead of the records that use it. */
 static void on_record(void *ctx, const struct ct_rec *r)
 {
-	(void)ctx;
+	if (r->kind == CT_K_THREAD) {
+		new_owner(ctx, (int)r->f[0]);
+		return;
+	}
 	if (ct_defs_pending())
 		ct_defs_drain(&defs_sink);
 	encode(r);
@@ -240,31 +268,36 @@ static size_t cycle(void)
 	ct_defs_drain(&defs_sink);
 	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next) {
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
-		if (st != CT_T_ACTIVE && st != CT_T_EXITED)
+		/* An exited thread's last chunks come back to the pool, unless
+		 * a new thread took the slot over first (then it is ACTIVE or
+		 * CLAIMING, and read on as a live one). */
+		if (st == CT_T_EXITED &&
+		    atomic_compare_exchange_strong_explicit(&t->state, &st, CT_T_DRAINING,
+							    memory_order_acquire, memory_order_acquire))
+			st = CT_T_DRAINING;
+		if (st != CT_T_ACTIVE && st != CT_T_DRAINING)
 			continue;
-		ct_enc_thread(&writer_st.enc, t->tid);
+		/* tid0 stays put until the slot is FREE again (adopters announce
+		 * themselves in the ring); t->tid is the live owner's. */
+		if (t->wtid < 0)
+			t->wtid = t->tid0;
+		ct_enc_thread(&writer_st.enc, t->wtid);
 		/* At most one pool's worth per thread and cycle: a thread that
 		 * records faster than we encode must not keep us from the other
 		 * threads, from flush requests or from exiting. */
 		size_t got, taken = 0, budget = (size_t)ct_pool.nchunks * CT_CHUNK_SIZE;
 		do {
-			n += ct_drain_max(t, on_record, NULL, st == CT_T_EXITED, DRAIN_STEP, &got);
+			n += ct_drain_max(t, on_record, t, st == CT_T_DRAINING, DRAIN_STEP, &got);
 			taken += got;
 			if (ct_enc_size(&writer_st.enc) >= BLOCK_TARGET)
 				write_block();
 		} while (got >= DRAIN_STEP && taken < budget);
-		for (unsigned k = 0; k < CT_NKINDS; k++) {
-			uint64_t d = atomic_load_explicit(&t->drops[k], memory_order_relaxed);
-			if (d != t->drops_reported[k]) {
-				writer_st.drops[k] += d - t->drops_reported[k];
-				t->drops_reported[k] = d;
-				ct_enc_drops(&writer_st.enc, k, d);
-			}
-		}
-		/* An exited thread's slot is reused only once its last chunk is
-		 * back in the pool. */
-		if (st == CT_T_EXITED && t->rhead < 0)
-			atomic_store_explicit(&t->state, CT_T_FREE, memory_order_release);
+		report_drops(t);
+		/* An exited thread's slot is free only once its last chunk is
+		 * back in the pool; until then it can still be taken over. */
+		if (st == CT_T_DRAINING)
+			atomic_store_explicit(&t->state, t->rhead < 0 ? CT_T_FREE : CT_T_EXITED,
+					      memory_order_release);
 		if (ct_enc_size(&writer_st.enc) >= BLOCK_TARGET)
 			write_block();
 	}
