@@ -11,6 +11,7 @@
 #include "writer.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,12 +23,27 @@ static uint64_t ms_now(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void *release_later(void *arg)
+static sem_t held;
+
+/* Holds the writer up for 300 ms (from its own thread: a mutex is unlocked
+ * by the thread that locked it). */
+static void *hold_writer(void *arg)
 {
 	(void)arg;
+	ct_defs_fork_prepare();
+	sem_post(&held);
 	usleep(300 * 1000);
 	ct_defs_fork_parent();
 	return NULL;
+}
+
+static pthread_t hold(void)
+{
+	pthread_t th;
+	CHECK_EQ(pthread_create(&th, NULL, hold_writer, NULL), 0);
+	while (sem_wait(&held))
+		;
+	return th;
 }
 
 int main(void)
@@ -39,6 +55,7 @@ int main(void)
 	ct.rank.source = "";
 	snprintf(ct.cfg.output, sizeof ct.cfg.output, "%s/t.ctr", dir);
 	CHECK_EQ(ct_pool_init(8 * CT_CHUNK_SIZE), 0);
+	sem_init(&held, 0, 0);
 	struct ct_thread *t = ct_thread_register();
 	CHECK(t);
 	ct_writer_ensure();
@@ -46,17 +63,15 @@ int main(void)
 	CHECK_EQ(ct_writer_flush(CT_FLUSH_BLOCK, 0, 0, 5000), 0);
 
 	/* A request that times out while the writer is held up... */
-	ct_defs_fork_prepare();
+	pthread_t th = hold();
 	ct_rec_thread_name(t, 2, "two", 3, 1);
 	CHECK_EQ(ct_writer_flush(CT_FLUSH_BLOCK, 0, 0, 100), -1);
-	ct_defs_fork_parent();
+	pthread_join(th, NULL);
 	usleep(200 * 1000); /* ...is served late */
 
 	/* The next request waits for its own answer: the footer is there
 	 * when it returns. */
-	ct_defs_fork_prepare();
-	pthread_t th;
-	CHECK_EQ(pthread_create(&th, NULL, release_later, NULL), 0);
+	th = hold();
 	ct_rec_thread_name(t, 3, "three", 5, 1);
 	uint64_t t0 = ms_now();
 	CHECK_EQ(ct_writer_flush(CT_FLUSH_FOOTER, CT_END_SIGNAL, 15, 5000), 0);
