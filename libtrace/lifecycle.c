@@ -8,6 +8,8 @@
  *           child: state, definitions, writer, pool, threads, capture
  *   signal  flush through the writer, then the program's own handler or
  *           the default action
+ *   exec    (execve and its siblings) the writer's footer, fsync; then exec
+ *   _exit   (_exit, _Exit) the writer's footer, fsync, close; then _exit
  *   exit    the writer's last block and footer
  * and the environment that makes one LD_PRELOAD enough
  * (NVTX_INJECTION64_PATH and the others point back here). */
@@ -20,11 +22,14 @@
 #include "trace.h"
 #include "writer.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Set when ct_start found this process traced: only then is there a
@@ -32,32 +37,54 @@
 static int started;
 
 /* Termination requests: flush, then the program's handler or the default
- * action. Fatal signals: best effort, only where the program left the
- * default action (a program that handles SIGSEGV itself keeps it). */
+ * action. Every other signal whose default action ends the process, and
+ * the fatal ones: best effort, only where the program left the default
+ * action (a program that handles SIGSEGV or SIGUSR1 itself keeps it). The
+ * real-time signals, whose default action ends the process too, are added
+ * in install_all. */
 static const int term_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static const int default_sigs[] = {SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
+				   SIGVTALRM, SIGPROF, SIGSTKFLT, SIGPWR, SIGSYS, SIGTRAP,
+				   SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 
 static struct sigaction prev[NSIG];
-static volatile sig_atomic_t in_handler;
+/* Per thread: a flush from a handler that interrupted this thread's own
+ * flush would wait on itself. Other threads' handlers flush on their own:
+ * the writer serves every request (ct_writer_flush). */
+static __thread int in_handler __attribute__((tls_model("initial-exec")));
+
+/* How long a handler waits for the writer. */
+#define SIGNAL_FLUSH_MS 3000
 
 static void handler(int sig, siginfo_t *info, void *uc)
 {
 	int saved = errno;
-	const struct sigaction *p = &prev[sig];
+	struct sigaction *p = &prev[sig];
 	int dies = !(p->sa_flags & SA_SIGINFO) && p->sa_handler == SIG_DFL;
-	if (!in_handler) {
+	/* In a vfork child (the parent's memory): not ours to flush. */
+	if (!in_handler && syscall(SYS_getpid) == ct.pid) {
 		in_handler = 1;
-		ct_writer_flush_from_signal(dies, 3000);
+		ct_writer_flush(dies ? CT_FLUSH_FOOTER : CT_FLUSH_BLOCK, CT_END_SIGNAL,
+				(uint32_t)sig, SIGNAL_FLUSH_MS);
 		in_handler = 0;
 	}
 	if (dies) {
 		/* Default action: re-deliver once this handler returns. */
 		signal(sig, SIG_DFL);
 		raise(sig);
-	} else if (p->sa_flags & SA_SIGINFO) {
-		p->sa_sigaction(sig, info, uc);
-	} else if (p->sa_handler != SIG_IGN) {
-		p->sa_handler(sig);
+	} else {
+		/* The kernel applied the previous handler's mask and flags to
+		 * ours (install); SA_RESETHAND is done here, as the kernel
+		 * would have done it on entry. */
+		struct sigaction call = *p;
+		if (call.sa_flags & SA_RESETHAND) {
+			signal(sig, SIG_DFL);
+			p->sa_handler = SIG_DFL, p->sa_flags = 0;
+		}
+		if (call.sa_flags & SA_SIGINFO)
+			call.sa_sigaction(sig, info, uc);
+		else if (call.sa_handler != SIG_IGN && call.sa_handler != SIG_DFL)
+			call.sa_handler(sig);
 	}
 	errno = saved;
 }
@@ -74,8 +101,15 @@ static void install(int sig, int only_if_default)
 	prev[sig] = old;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | (old.sa_flags & SA_ONSTACK);
-	sigemptyset(&sa.sa_mask);
+	if (is_default) {
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | (old.sa_flags & SA_ONSTACK);
+		sigemptyset(&sa.sa_mask);
+	} else {
+		/* The program's handler runs inside ours: with its own mask,
+		 * and its restart, nodefer and stack choices. */
+		sa.sa_flags = SA_SIGINFO | (old.sa_flags & (SA_ONSTACK | SA_RESTART | SA_NODEFER));
+		sa.sa_mask = old.sa_mask;
+	}
 	sigaction(sig, &sa, NULL);
 }
 
@@ -83,8 +117,11 @@ static void install_all(void)
 {
 	for (size_t i = 0; i < sizeof term_sigs / sizeof *term_sigs; i++)
 		install(term_sigs[i], 0);
-	for (size_t i = 0; i < sizeof fatal_sigs / sizeof *fatal_sigs; i++)
-		install(fatal_sigs[i], 1);
+	for (size_t i = 0; i < sizeof default_sigs / sizeof *default_sigs; i++)
+		install(default_sigs[i], 1);
+	/* glibc keeps the first few for itself; SIGRTMIN is past them. */
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		install(sig, 1);
 }
 
 static pthread_once_t sig_once = PTHREAD_ONCE_INIT;
@@ -99,8 +136,16 @@ static void on_thread_registered(void)
 	pthread_once(&sig_once, install_all);
 }
 
+/* Signals stay blocked from prepare to parent/child: a handler that ran in
+ * between would wait for a writer that waits on the locks this thread
+ * holds (and, in the child, for a writer that does not exist). */
+static __thread sigset_t fork_mask __attribute__((tls_model("initial-exec")));
+
 static void fork_prepare(void)
 {
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
 	ct_writer_fork_prepare();
 	ct_defs_fork_prepare();
 }
@@ -109,6 +154,7 @@ static void fork_parent(void)
 {
 	ct_defs_fork_parent();
 	ct_writer_fork_parent();
+	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
 static void fork_child(void)
@@ -121,10 +167,163 @@ static void fork_child(void)
 	ct_pool_reset();
 	ct_threads_fork_child();
 	ct_capture_fork_child();
+	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
+}
+
+/* ---- exec and _exit: the process leaves without running its exit
+ * handlers, so the file gets its footer (and fsync) here. Interposed where
+ * the library is preloaded; the real functions are looked up at start,
+ * since _exit may be called from a signal handler, where dlsym may not. */
+#define LEAVE_FLUSH_MS 5000
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+typedef void (*exit_fn)(int);
+
+static struct {
+	execve_fn execve, execvpe;
+	execv_fn execv, execvp;
+	fexecve_fn fexecve;
+	execveat_fn execveat;
+	exit_fn exit_now, exit_now2;
+} real;
+
+static void *next_sym(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static void resolve_real(void)
+{
+	real.execve = (execve_fn)next_sym("execve");
+	real.execvpe = (execve_fn)next_sym("execvpe");
+	real.execv = (execv_fn)next_sym("execv");
+	real.execvp = (execv_fn)next_sym("execvp");
+	real.fexecve = (fexecve_fn)next_sym("fexecve");
+	real.execveat = (execveat_fn)next_sym("execveat");
+	real.exit_now = (exit_fn)next_sym("_exit");
+	real.exit_now2 = (exit_fn)next_sym("_Exit");
+}
+
+/* Only the process that owns the writer flushes: not a vfork child, which
+ * runs in its parent's memory (Python's subprocess execs from one). */
+static int owns_writer(void)
+{
+	return started && ct.active && syscall(SYS_getpid) == ct.pid;
+}
+
+static void before_exec(void)
+{
+	/* The file stays open (O_CLOEXEC closes it): a failed exec goes on
+	 * recording into it, and a later footer says how it ended after all. */
+	if (owns_writer())
+		ct_writer_flush(CT_FLUSH_SYNC, CT_END_EXEC, 0, LEAVE_FLUSH_MS);
+}
+
+#define CALL_REAL(fn, ...)                                                                         \
+	do {                                                                                       \
+		if (!real.fn)                                                                      \
+			real.fn = next_sym(#fn);                                                   \
+		if (!real.fn) {                                                                    \
+			errno = ENOSYS;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+		before_exec();                                                                     \
+		return real.fn(__VA_ARGS__);                                                       \
+	} while (0)
+
+CT_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	CALL_REAL(execve, path, argv, envp);
+}
+
+CT_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	CALL_REAL(execvpe, file, argv, envp);
+}
+
+CT_API int execv(const char *path, char *const argv[])
+{
+	CALL_REAL(execv, path, argv);
+}
+
+CT_API int execvp(const char *file, char *const argv[])
+{
+	CALL_REAL(execvp, file, argv);
+}
+
+CT_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	CALL_REAL(fexecve, fd, argv, envp);
+}
+
+CT_API int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	CALL_REAL(execveat, dirfd, path, argv, envp, flags);
+}
+
+/* execl, execlp, execle: the arguments into an array, then the v form. */
+#define COLLECT_ARGS(argv, arg, last)                                                              \
+	size_t n_ = 1;                                                                             \
+	va_list ap_;                                                                               \
+	va_start(ap_, last);                                                                       \
+	while (va_arg(ap_, char *))                                                                \
+		n_++;                                                                              \
+	va_end(ap_);                                                                               \
+	char *argv[n_ + 1];                                                                        \
+	argv[0] = (char *)(arg);                                                                   \
+	va_start(ap_, last);                                                                       \
+	for (size_t i_ = 1; i_ <= n_; i_++)                                                        \
+		argv[i_] = va_arg(ap_, char *);
+
+CT_API int execl(const char *path, const char *arg, ...)
+{
+	COLLECT_ARGS(argv, arg, arg)
+	va_end(ap_);
+	return execv(path, argv);
+}
+
+CT_API int execlp(const char *file, const char *arg, ...)
+{
+	COLLECT_ARGS(argv, arg, arg)
+	va_end(ap_);
+	return execvp(file, argv);
+}
+
+CT_API int execle(const char *path, const char *arg, ...)
+{
+	COLLECT_ARGS(argv, arg, arg)
+	char *const *envp = va_arg(ap_, char *const *);
+	va_end(ap_);
+	return execve(path, argv, envp);
+}
+
+static _Noreturn void leave_now(exit_fn fn, int status)
+{
+	if (owns_writer())
+		ct_writer_flush(CT_FLUSH_CLOSE, CT_END_EXIT_NOW, (uint32_t)status & 0xff,
+				LEAVE_FLUSH_MS);
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+CT_API void _exit(int status)
+{
+	leave_now(real.exit_now, status);
+}
+
+CT_API void _Exit(int status)
+{
+	leave_now(real.exit_now2, status);
 }
 
 static void start_once(void)
 {
+	resolve_real();
 	/* The hooks first: a thread may record as soon as ct_init made the
 	 * process active. */
 	atomic_store(&ct_thread_hook, on_thread_registered);

@@ -89,8 +89,16 @@ static inline uint8_t *ct_chunk_data(int32_t idx)
 	return ct_pool.mem + (size_t)idx * CT_CHUNK_SIZE;
 }
 
-/* Thread states in the registry. */
-enum { CT_T_FREE, CT_T_CLAIMING, CT_T_ACTIVE, CT_T_EXITED };
+/* Thread states in the registry (thread.c claims and hands back, the
+ * writer drains):
+ *   FREE -> CLAIMING -> ACTIVE      a new thread takes a slot with no chunk
+ *   ACTIVE -> EXITED                its thread exited
+ *   EXITED -> CLAIMING -> ACTIVE    a new thread goes on in the exited one's
+ *                                   chunk, after a CT_K_THREAD ring record
+ *                                   with its tid (the writer reads on)
+ *   EXITED -> DRAINING -> FREE      the writer takes the last chunks back
+ *                                   (-> EXITED again if it could not) */
+enum { CT_T_FREE, CT_T_CLAIMING, CT_T_ACTIVE, CT_T_EXITED, CT_T_DRAINING };
 
 struct ct_thread {
 	/* Producer side: only the owning thread writes these. */
@@ -109,10 +117,13 @@ struct ct_thread {
 	uint32_t rpos;
 	uint32_t rgen; /* generation of rhead that rpos counts in */
 	uint64_t drops_reported[CT_NKINDS];
+	uint64_t drops_base[CT_NKINDS]; /* drops_reported when wtid took over */
+	int wtid; /* thread of the records at the read position; -1: tid0 */
 
 	_Atomic int32_t first; /* first chunk, published once for the writer */
 	_Atomic int state;
 	int tid;
+	int tid0; /* tid of the slot's first thread since it was FREE */
 	struct ct_thread *next; /* registry list */
 };
 

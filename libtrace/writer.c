@@ -44,7 +44,15 @@ static struct {
 	_Atomic int started;
 	pthread_t th;
 	_Atomic int stop;
-	_Atomic int flush_req; /* 1: write now, 2: write now with a footer */
+	/* Flush requests (ct_writer_flush), from any thread or signal handler:
+	 * `req` holds the strongest kind asked for, req_seq counts requests and
+	 * done_seq is the last one served, so that a waiter that timed out
+	 * leaves nothing behind that a later waiter could take for its own
+	 * answer (`flushed` only wakes waiters up; each checks done_seq). */
+	_Atomic int req;
+	_Atomic uint32_t req_seq, done_seq;
+	_Atomic int waiters;
+	_Atomic uint64_t ending; /* how << 32 | detail, for the footer */
 	sem_t wake, flushed;
 	int fd; /* -1 until the first block, -2 after a failure */
 	uint64_t off; /* bytes written to the file */
@@ -214,12 +222,40 @@ static void on_def_record(void *ctx, int tid, const struct ct_rec *r)
 
 static const struct ct_defs_sink defs_sink = {on_def_handle, on_def_record, NULL};
 
+/* Drops of the slot's thread since the last report: DROPS items carry the
+ * current thread's own cumulative count. */
+static void report_drops(struct ct_thread *t)
+{
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		uint64_t d = atomic_load_explicit(&t->drops[k], memory_order_relaxed);
+		if (d != t->drops_reported[k]) {
+			writer_st.drops[k] += d - t->drops_reported[k];
+			t->drops_reported[k] = d;
+			ct_enc_drops(&writer_st.enc, k, d - t->drops_base[k]);
+		}
+	}
+}
+
+/* A thread took the slot over from one that exited (thread.c): its
+ * records follow. Drops counted so far go to the one before (the split
+ * is as of now, not exact). */
+static void new_owner(struct ct_thread *t, int tid)
+{
+	report_drops(t);
+	memcpy(t->drops_base, t->drops_reported, sizeof t->drops_base);
+	t->wtid = tid;
+	ct_enc_thread(&writer_st.enc, tid);
+}
+
 /* A definition made before a record was written is visible by the time the
  * writer reads that record, so fetching pending definitions first puts
  * every definition ahead of the records that use it. */
 static void on_record(void *ctx, const struct ct_rec *r)
 {
-	(void)ctx;
+	if (r->kind == CT_K_THREAD) {
+		new_owner(ctx, (int)r->f[0]);
+		return;
+	}
 	if (ct_defs_pending())
 		ct_defs_drain(&defs_sink);
 	encode(r);
@@ -232,31 +268,36 @@ static size_t cycle(void)
 	ct_defs_drain(&defs_sink);
 	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next) {
 		int st = atomic_load_explicit(&t->state, memory_order_acquire);
-		if (st != CT_T_ACTIVE && st != CT_T_EXITED)
+		/* An exited thread's last chunks come back to the pool, unless
+		 * a new thread took the slot over first (then it is ACTIVE or
+		 * CLAIMING, and read on as a live one). */
+		if (st == CT_T_EXITED &&
+		    atomic_compare_exchange_strong_explicit(&t->state, &st, CT_T_DRAINING,
+							    memory_order_acquire, memory_order_acquire))
+			st = CT_T_DRAINING;
+		if (st != CT_T_ACTIVE && st != CT_T_DRAINING)
 			continue;
-		ct_enc_thread(&writer_st.enc, t->tid);
+		/* tid0 stays put until the slot is FREE again (adopters announce
+		 * themselves in the ring); t->tid is the live owner's. */
+		if (t->wtid < 0)
+			t->wtid = t->tid0;
+		ct_enc_thread(&writer_st.enc, t->wtid);
 		/* At most one pool's worth per thread and cycle: a thread that
 		 * records faster than we encode must not keep us from the other
 		 * threads, from flush requests or from exiting. */
 		size_t got, taken = 0, budget = (size_t)ct_pool.nchunks * CT_CHUNK_SIZE;
 		do {
-			n += ct_drain_max(t, on_record, NULL, st == CT_T_EXITED, DRAIN_STEP, &got);
+			n += ct_drain_max(t, on_record, t, st == CT_T_DRAINING, DRAIN_STEP, &got);
 			taken += got;
 			if (ct_enc_size(&writer_st.enc) >= BLOCK_TARGET)
 				write_block();
 		} while (got >= DRAIN_STEP && taken < budget);
-		for (unsigned k = 0; k < CT_NKINDS; k++) {
-			uint64_t d = atomic_load_explicit(&t->drops[k], memory_order_relaxed);
-			if (d != t->drops_reported[k]) {
-				writer_st.drops[k] += d - t->drops_reported[k];
-				t->drops_reported[k] = d;
-				ct_enc_drops(&writer_st.enc, k, d);
-			}
-		}
-		/* An exited thread's slot is reused only once its last chunk is
-		 * back in the pool. */
-		if (st == CT_T_EXITED && t->rhead < 0)
-			atomic_store_explicit(&t->state, CT_T_FREE, memory_order_release);
+		report_drops(t);
+		/* An exited thread's slot is free only once its last chunk is
+		 * back in the pool; until then it can still be taken over. */
+		if (st == CT_T_DRAINING)
+			atomic_store_explicit(&t->state, t->rhead < 0 ? CT_T_FREE : CT_T_EXITED,
+					      memory_order_release);
 		if (ct_enc_size(&writer_st.enc) >= BLOCK_TARGET)
 			write_block();
 	}
@@ -272,6 +313,9 @@ static void write_footer(void)
 	writer_st.enc.trunc_str = atomic_load_explicit(&ct.truncated_strings, memory_order_relaxed);
 	/* The footer in a block of its own, found through the trailer. */
 	write_block();
+	uint64_t end = atomic_load(&writer_st.ending);
+	writer_st.enc.end_how = (uint32_t)(end >> 32);
+	writer_st.enc.end_detail = (uint32_t)end;
 	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
 	uint64_t at = writer_st.off;
 	write_block();
@@ -283,6 +327,22 @@ static void write_footer(void)
 		if (ct_write_all(writer_st.fd, buf, sizeof buf) == 0)
 			writer_st.off += sizeof buf;
 	}
+}
+
+/* Parallel file systems report write errors late: at fsync or close. */
+static void sync_file(void)
+{
+	if (writer_st.fd >= 0 && fsync(writer_st.fd) && errno != EINVAL && errno != EROFS)
+		ct_log_error("writing %s: %s; the trace may be incomplete", writer_st.path,
+			     strerror(errno));
+}
+
+static void close_file(void)
+{
+	if (writer_st.fd >= 0 && close(writer_st.fd) && errno != EINTR)
+		ct_log_error("writing %s: %s; the trace may be incomplete", writer_st.path,
+			     strerror(errno));
+	writer_st.fd = -2;
 }
 
 static void *writer_main(void *arg)
@@ -302,24 +362,36 @@ static void *writer_main(void *arg)
 			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
 		while (sem_timedwait(&writer_st.wake, &ts) && errno == EINTR)
 			;
+		/* Requests first, then the rings: what a requester recorded
+		 * before asking is drained by this cycle. */
+		uint32_t seq = atomic_load(&writer_st.req_seq);
+		int req = atomic_exchange(&writer_st.req, 0);
+		if (!req && seq != atomic_load_explicit(&writer_st.done_seq, memory_order_relaxed))
+			req = CT_FLUSH_BLOCK; /* counted, its kind taken by the last pass */
 		uint64_t now = ct_now();
 		void (*tick)(uint64_t) = atomic_load(&ct_writer_tick_hook);
 		if (tick)
 			tick(now);
 		cycle();
-		int req = atomic_exchange(&writer_st.flush_req, 0);
-		if (req == 2)
+		if (req >= CT_FLUSH_FOOTER)
 			write_footer();
 		else if (req || (writer_st.enc.len && now - writer_st.last_write >= FLUSH_NS))
 			write_block();
-		if (req)
-			sem_post(&writer_st.flushed);
+		if (req >= CT_FLUSH_SYNC)
+			sync_file();
+		if (req >= CT_FLUSH_CLOSE)
+			close_file();
+		if (req) {
+			atomic_store(&writer_st.done_seq, seq);
+			int w = atomic_load(&writer_st.waiters);
+			for (int i = 0; i < w; i++)
+				sem_post(&writer_st.flushed);
+		}
 	}
 	cycle();
 	write_footer();
-	if (writer_st.fd >= 0)
-		close(writer_st.fd);
-	writer_st.fd = -2;
+	sync_file();
+	close_file();
 	return NULL;
 }
 
@@ -362,17 +434,25 @@ void ct_writer_finish(void)
 	pthread_mutex_unlock(&writer_st.start_lock);
 	if (!started || pthread_equal(pthread_self(), writer_st.th))
 		return;
+	atomic_store(&writer_st.ending, (uint64_t)CT_END_EXIT << 32);
 	atomic_store(&writer_st.stop, 1);
 	sem_post(&writer_st.wake);
 	pthread_join(writer_st.th, NULL);
 	atomic_store(&writer_st.started, 0);
 }
 
-void ct_writer_flush_from_signal(int footer, int timeout_ms)
+int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms)
 {
 	if (!atomic_load(&writer_st.started) || pthread_equal(pthread_self(), writer_st.th))
-		return;
-	atomic_store(&writer_st.flush_req, footer ? 2 : 1);
+		return -1;
+	int saved = errno;
+	if (what >= CT_FLUSH_FOOTER)
+		atomic_store(&writer_st.ending, (uint64_t)how << 32 | detail);
+	int cur = atomic_load(&writer_st.req);
+	while (cur < what && !atomic_compare_exchange_weak(&writer_st.req, &cur, what))
+		;
+	uint32_t seq = atomic_fetch_add(&writer_st.req_seq, 1) + 1;
+	atomic_fetch_add(&writer_st.waiters, 1);
 	sem_post(&writer_st.wake);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -380,8 +460,14 @@ void ct_writer_flush_from_signal(int footer, int timeout_ms)
 	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L)
 		ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-	while (sem_timedwait(&writer_st.flushed, &ts) && errno == EINTR)
-		;
+	int done;
+	/* Served once done_seq reaches seq (counted modulo 2^32). */
+	while (!(done = (int32_t)(atomic_load(&writer_st.done_seq) - seq) >= 0))
+		if (sem_timedwait(&writer_st.flushed, &ts) && errno == ETIMEDOUT)
+			break;
+	atomic_fetch_sub(&writer_st.waiters, 1);
+	errno = saved;
+	return done ? 0 : -1;
 }
 
 void ct_writer_fork_prepare(void)
@@ -409,7 +495,11 @@ void ct_writer_fork_child(void)
 	memset(writer_st.drops, 0, sizeof writer_st.drops);
 	atomic_store(&writer_st.started, 0);
 	atomic_store(&writer_st.stop, 0);
-	atomic_store(&writer_st.flush_req, 0);
+	atomic_store(&writer_st.req, 0);
+	atomic_store(&writer_st.req_seq, 0);
+	atomic_store(&writer_st.done_seq, 0);
+	atomic_store(&writer_st.waiters, 0);
+	atomic_store(&writer_st.ending, 0);
 	writer_st.finished = 0;
 	pthread_mutex_init(&writer_st.start_lock, NULL);
 }

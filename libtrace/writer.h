@@ -13,9 +13,19 @@ extern void (*_Atomic ct_writer_tick_hook)(uint64_t now);
 void ct_writer_ensure(void);
 /* Normal exit: final drain, footer, close. Joins the writer thread. */
 void ct_writer_finish(void);
-/* From a signal handler: asks the writer to write everything recorded so
- * far (and a footer when `footer`), waiting at most timeout_ms. */
-void ct_writer_flush_from_signal(int footer, int timeout_ms);
+/* What ct_writer_flush asks for; each kind does what the ones before it do. */
+enum {
+	CT_FLUSH_BLOCK = 1,  /* everything recorded so far into a block */
+	CT_FLUSH_FOOTER = 2, /* ... then a footer saying how the process ends */
+	CT_FLUSH_SYNC = 3,   /* ... then fsync (exec: the file stays open) */
+	CT_FLUSH_CLOSE = 4,  /* ... then close (_exit) */
+};
+/* Asks the writer to write everything recorded so far (ring records
+ * committed before the call), as `what` says, with `how` and `detail`
+ * (enum ct_end) in the footer, and waits at most timeout_ms. Returns 0
+ * when served, -1 on timeout or when no writer runs. Async-signal-safe:
+ * only atomics and semaphores. */
+int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms);
 
 void ct_writer_fork_prepare(void);
 void ct_writer_fork_parent(void);

@@ -35,7 +35,16 @@ build/tests/progs/mpi_%: tests/progs/mpi/mpi_%.c
 	@$(if $(Q),echo "  MPICC   $<")
 	$(Q)$(MPICC) $(TEST_CFLAGS) $< -o $@ -ldl
 
-test-progs: $(PROGS) $(MPI_PROGS)
+# Libraries preloaded ahead of libcuptrace.so by some tests (tests/progs/preload).
+PRELOAD_SRC := $(wildcard tests/progs/preload/*.c)
+PRELOADS := $(patsubst tests/progs/preload/%.c,build/tests/progs/lib%.so,$(PRELOAD_SRC))
+
+build/tests/progs/lib%.so: tests/progs/preload/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) -shared -fPIC $< -o $@ -ldl
+
+test-progs: $(PROGS) $(MPI_PROGS) $(PRELOADS)
 
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

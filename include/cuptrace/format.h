@@ -21,7 +21,7 @@
 
 #define CT_MAGIC "CUPTRACE"
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 0
+#define CT_FORMAT_MINOR 1 /* 1.1: the footer says how the process ended (CT_FT_END) */
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
  * of that footer block (which holds the FOOTER item alone), so that tools
@@ -53,7 +53,7 @@ enum ct_htag {
 /* Item kinds inside a block. Values below CT_EV_FIRST are structural. */
 enum ct_kind {
 	CT_K_NONE = 0,
-	CT_K_STR = 1,	 /* varint len, bytes: defines the next string id */
+	CT_K_STR = 1,	 /* varint id, varint len, bytes: defines string id `id` */
 	CT_K_THREAD = 2, /* varint tid, varint base ts: following events belong to tid */
 	CT_K_FOOTER = 3, /* TLV fields, see ct_ftag; last item of the file */
 	CT_K_DROPS = 4,	 /* varint kind, varint cumulative count for the current thread */
@@ -165,6 +165,18 @@ enum ct_ftag {
 	CT_FT_RT_END = 3,    /* u: CLOCK_REALTIME ns at close */
 	CT_FT_MONO_END = 4,  /* u: tracer clock ns at close */
 	CT_FT_TRUNC_STR = 5, /* u: strings cut to CT_MAX_STR */
+	/* Since 1.1, optional: varint how (ct_end), varint detail. Absent in
+	 * older files and where the writer did not know. */
+	CT_FT_END = 6,
+};
+
+/* How the process ended, as the footer's CT_FT_END records it. */
+enum ct_end {
+	CT_END_UNKNOWN = 0,
+	CT_END_EXIT = 1,     /* exit() or a return from main; detail 0 */
+	CT_END_EXIT_NOW = 2, /* _exit() or _Exit(); detail: the status */
+	CT_END_EXEC = 3,     /* execve() or a sibling; detail 0 */
+	CT_END_SIGNAL = 4,   /* killed by a signal; detail: its number */
 };
 
 #endif

@@ -172,6 +172,7 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
 {
 	memset(f->f_events, 0, sizeof f->f_events);
 	memset(f->f_drops, 0, sizeof f->f_drops);
+	f->end_how = f->end_detail = 0;
 	while (p < end) {
 		uint64_t tag, len, a, b;
 		if (ct_get_varint(&p, end, &tag) || ct_get_varint(&p, end, &len) ||
@@ -185,6 +186,11 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
 			if (ct_get_varint(&v, vend, &a) || ct_get_varint(&v, vend, &b) || a >= CT_NKINDS)
 				return -1;
 			(tag == CT_FT_EVENTS ? f->f_events : f->f_drops)[a] = b;
+			break;
+		case CT_FT_END:
+			if (ct_get_varint(&v, vend, &a) || ct_get_varint(&v, vend, &b))
+				return -1;
+			f->end_how = a, f->end_detail = b;
 			break;
 		case CT_FT_RT_END:
 		case CT_FT_MONO_END:

@@ -292,6 +292,8 @@ int ct_enc_footer(struct ct_enc *e, const uint64_t *drops, uint64_t rt_end, uint
 	p = ct_tlv_u(p, CT_FT_RT_END, rt_end);
 	p = ct_tlv_u(p, CT_FT_MONO_END, mono_end);
 	p = ct_tlv_u(p, CT_FT_TRUNC_STR, e->trunc_str);
+	if (e->end_how)
+		p = tlv_pair(p, CT_FT_END, e->end_how, e->end_detail);
 	size_t n = (size_t)(p - body);
 	if (reserve(e, n + 24))
 		return -1;

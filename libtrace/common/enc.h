@@ -25,6 +25,7 @@ struct ct_enc {
 	uint64_t last_ts;
 	uint64_t events[CT_NKINDS];
 	uint64_t trunc_str;
+	uint32_t end_how, end_detail; /* the footer's CT_FT_END, when end_how != 0 */
 	uint64_t *delta; /* [kind][field]: last value of each CT_F_DELTA field in the block */
 };
 

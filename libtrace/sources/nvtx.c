@@ -66,15 +66,29 @@ static void read_attr(const nvtxEventAttributes_t *a, struct attr *o)
 	}
 }
 
-/* UTF-8 length of a wide string (code points beyond Unicode become U+FFFD). */
-static size_t wide_len(const wchar_t *w)
+/* UTF-8 length of a wide string (code points beyond Unicode become U+FFFD),
+ * counting only the characters that fit whole in max bytes; *cut says
+ * whether some did not. */
+static size_t wide_len_max(const wchar_t *w, size_t max, int *cut)
 {
 	size_t n = 0;
+	*cut = 0;
 	for (; *w; w++) {
 		uint32_t c = (uint32_t)*w;
-		n += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 || c > 0x10ffff ? 3 : 4;
+		size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 || c > 0x10ffff ? 3 : 4;
+		if (n + k > max) {
+			*cut = 1;
+			break;
+		}
+		n += k;
 	}
 	return n;
+}
+
+static size_t wide_len(const wchar_t *w)
+{
+	int cut;
+	return wide_len_max(w, SIZE_MAX, &cut);
 }
 
 static void wide_put(char *o, const wchar_t *w, size_t max)
@@ -105,11 +119,23 @@ static void wide_put(char *o, const wchar_t *w, size_t max)
 
 static size_t msg_len(const struct attr *a)
 {
-	size_t n = a->msg ? strlen(a->msg) : a->wmsg ? wide_len(a->wmsg) : 0;
-	if (n > MSG_MAX) {
-		atomic_fetch_add_explicit(&ct.truncated_strings, 1, memory_order_relaxed);
-		n = MSG_MAX;
+	if (a->msg) {
+		size_t n = strlen(a->msg);
+		if (n > MSG_MAX) {
+			atomic_fetch_add_explicit(&ct.truncated_strings, 1, memory_order_relaxed);
+			n = MSG_MAX;
+		}
+		return n;
 	}
+	if (!a->wmsg)
+		return 0;
+	/* Cut at a character boundary: the record holds exactly the bytes
+	 * wide_put writes (a cut inside a character left up to 3 bytes of
+	 * whatever the ring held before). */
+	int cut;
+	size_t n = wide_len_max(a->wmsg, MSG_MAX, &cut);
+	if (cut)
+		atomic_fetch_add_explicit(&ct.truncated_strings, 1, memory_order_relaxed);
 	return n;
 }
 

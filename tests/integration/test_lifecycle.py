@@ -160,3 +160,40 @@ def test_flood_with_a_large_buffer_keeps_blocks_small_and_the_file_clean(tmp_pat
     assert blocks >= 2 and raw / blocks < 2.5e6, out
     events = int(re.search(r"events:\s+(\d+)", out).group(1))
     assert events > 1_000_000
+
+
+def test_thread_churn_keeps_every_event_within_the_buffer(tmp_path):
+    # 2000 threads one after another, 100 ranges each, default 64 MB: each
+    # used to keep a 128 KiB chunk until the writer's next pass, so only
+    # the first 512 were recorded. (100,000 threads: docs/CHOICES.md.)
+    p = subprocess.run([str(PROGS / "churn"), "2000", "100"], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout == "200000\n" and p.stderr == "", p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    out = tool("info", f).stdout
+    assert "status:      clean" in out and re.search(r"dropped:\s+0\n", out), out
+    per_tid = {}
+    for tid, rs in ranges_by_tid(convert([f], tmp_path / "t.json")).items():
+        per_tid[tid] = sum(r["name"] == "churn" for r in rs)
+    assert len(per_tid) == 2000 and set(per_tid.values()) == {100}
+
+
+def test_fork_from_a_thread_does_not_free_a_slot_in_use(tmp_path):
+    p = subprocess.run([str(PROGS / "fork_thread")], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stdout == "child status 0\n", p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 2
+    child = [names(convert([f], tmp_path / f"{i}.json")) for i, f in enumerate(files)]
+    child = next(n for n in child if "U-before" in n)
+    assert child.count("U-before") == 10 and child.count("U-after") == 100
+
+
+def test_signals_while_forking_do_not_wait_on_the_forking_thread(tmp_path):
+    p = subprocess.run([str(PROGS / "fork_signals")], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    worst_ms, seen = p.stdout.split()
+    assert float(worst_ms) < 1000 and int(seen) > 0, p.stdout
+    [f] = ctr_files(tmp_path / "o")
+    assert status_of(f) == "clean"

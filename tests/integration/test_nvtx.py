@@ -188,3 +188,13 @@ def test_user_nvtx_injection_is_respected(tmp_path):
     assert p.returncode == 0
     assert "NVTX_INJECTION64_PATH is set to /nonexistent/libother.so" in p.stderr
     assert ctr_files(tmp_path / "o") == []
+
+
+def test_wide_message_cut_at_a_character_boundary(tmp_path):
+    p = run([PROGS / "wide_cut"], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    assert "cut strings: 1" in tool("info", f).stdout
+    [r] = [e for e in convert([f], tmp_path / "t.json")["traceEvents"]
+           if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+    assert r["name"] == "a" + "\u4e2d" * 32767, (len(r["name"]), r["name"][-4:])

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,30 @@ static void put_esc(const char *fmt, const char *s, size_t n)
 	char *e = term_escape(s, n, NULL);
 	printf(fmt, e);
 	free(e);
+}
+
+/* The footer's CT_FT_END (format 1.1): how the process ended. */
+static void print_ending(const struct ct_file *f)
+{
+	uint64_t d = f->end_detail;
+	switch (f->end_how) {
+	case CT_END_EXIT:
+		printf("ended:       exit\n");
+		break;
+	case CT_END_EXIT_NOW:
+		printf("ended:       _exit(%llu)\n", (unsigned long long)d);
+		break;
+	case CT_END_EXEC:
+		printf("ended:       exec\n");
+		break;
+	case CT_END_SIGNAL:
+		printf("ended:       signal %llu (%s)\n", (unsigned long long)d,
+		       d > 0 && d < 65 ? strsignal((int)d) : "unknown");
+		break;
+	default:
+		if (f->end_how)
+			printf("ended:       unknown (%llu)\n", (unsigned long long)f->end_how);
+	}
 }
 
 static void detail(struct tfile *t)
@@ -82,6 +107,8 @@ static void detail(struct tfile *t)
 	if (t->f.trunc_str)
 		printf("cut strings: %llu (longer than the recorder keeps)\n",
 		       (unsigned long long)t->f.trunc_str);
+	if (t->f.have_footer)
+		print_ending(&t->f);
 	printf("status:      %s%s%s\n", ct_status_name(t->f.status), t->f.err[0] ? ": " : "",
 	       t->f.status == CT_CLEAN ? "" : t->f.err);
 }
