@@ -56,9 +56,11 @@ void ct_file_release(struct ct_file *f)
 		free(f->str[i]);
 	free(f->str);
 	free(f->slen);
+	free(f->seg);
 	free(f->zbuf);
 	free(f->raw);
 	ZSTD_freeDCtx(f->dctx);
+	f->seg = NULL, f->nseg = f->segcap = 0;
 	f->str = NULL, f->slen = NULL, f->zbuf = f->raw = NULL, f->dctx = NULL;
 	f->nstr = f->strcap = f->zcap = f->rawcap = 0;
 	f->p = f->end = NULL;
@@ -108,37 +110,92 @@ static int corrupt(struct ct_file *f, const char *what)
 	return 0;
 }
 
+/* What a string costs the budget besides its text: its slots in str and
+ * slen (and their spare half after a doubling), the copy's malloc header. */
+#define STR_COST 48
+
+/* Takes n bytes from f's memory budget: 0, or -1 when they do not fit. */
+static int charge(struct ct_file *f, uint64_t n)
+{
+	if (n > f->mem_max - f->mem)
+		return -1;
+	f->mem += n;
+	return 0;
+}
+
+/* The id the next string gets when no id is skipped. */
+static uint64_t next_sid(const struct ct_file *f)
+{
+	if (!f->nseg)
+		return CT_SID_FIRST + f->nstr;
+	const struct ct_sseg *g = &f->seg[f->nseg - 1];
+	return g->id + (f->nstr - g->at);
+}
+
 /* Defines string id. Ids only grow; ids a writer skipped (a block it
- * could not write) stay undefined, and referring to one is an error. */
-#define MAX_ID_GAP (1u << 16)
+ * could not write) stay undefined and cost nothing: where the ids jump, a
+ * segment says so. 0, or ADD_ORDER, ADD_BUDGET, ADD_NOMEM. */
+enum { ADD_ORDER = 1, ADD_BUDGET, ADD_NOMEM };
 
 static int add_string(struct ct_file *f, uint64_t id, const uint8_t *s, size_t n)
 {
-	if (id < CT_SID_FIRST + f->nstr || id - CT_SID_FIRST - f->nstr > MAX_ID_GAP)
-		return -1;
-	while (f->nstr < id - CT_SID_FIRST) {
-		if (add_string(f, CT_SID_FIRST + f->nstr, NULL, 0))
-			return -1;
+	uint64_t next = next_sid(f);
+	if (id < next || id > UINT32_MAX)
+		return ADD_ORDER;
+	if (charge(f, n + STR_COST + (id > next ? sizeof *f->seg : 0)))
+		return ADD_BUDGET;
+	if (id > next) {
+		if (f->nseg == f->segcap) {
+			size_t ncap = f->segcap ? f->segcap * 2 : 16;
+			struct ct_sseg *g = realloc(f->seg, ncap * sizeof *g);
+			if (!g)
+				return ADD_NOMEM;
+			f->seg = g, f->segcap = ncap;
+		}
+		f->seg[f->nseg++] = (struct ct_sseg){id, f->nstr};
 	}
 	if (f->nstr == f->strcap) {
 		size_t ncap = f->strcap ? f->strcap * 2 : 256;
 		char **ns = realloc(f->str, ncap * sizeof *ns);
 		if (!ns)
-			return -1;
+			return ADD_NOMEM;
 		f->str = ns;
 		uint32_t *nl = realloc(f->slen, ncap * sizeof *nl);
 		if (!nl)
-			return -1;
+			return ADD_NOMEM;
 		f->slen = nl;
 		f->strcap = ncap;
 	}
-	char *c = NULL;
-	if (s && !(c = ct_dec_dup(s, n)))
-		return -1;
+	char *c = ct_dec_dup(s, n);
+	if (!c)
+		return ADD_NOMEM;
 	f->str[f->nstr] = c;
 	f->slen[f->nstr] = (uint32_t)n;
 	f->nstr++;
 	return 0;
+}
+
+/* Where string id ref is stored, or -1 when no string has that id. */
+static ptrdiff_t sid_index(const struct ct_file *f, uint64_t ref)
+{
+	uint64_t id0 = CT_SID_FIRST;
+	size_t at0 = 0, end = f->nstr;
+	if (f->nseg) {
+		size_t lo = 0, hi = f->nseg; /* segments whose first id is <= ref */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (f->seg[mid].id <= ref)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo)
+			id0 = f->seg[lo - 1].id, at0 = f->seg[lo - 1].at;
+		end = lo < f->nseg ? f->seg[lo].at : f->nstr;
+	}
+	if (ref < id0 || ref - id0 >= end - at0)
+		return -1;
+	return (ptrdiff_t)(at0 + (ref - id0));
 }
 
 static uint64_t *drop_slot(struct ct_file *f, int64_t tid)
@@ -149,9 +206,10 @@ static uint64_t *drop_slot(struct ct_file *f, int64_t tid)
 	for (size_t i = 0; i < d->n; i++)
 		if (d->tid[i] == tid)
 			return d->cnt[i];
+	if ((d->n == d->cap && d->cap >= MAX_THREADS_TRACKED) ||
+	    charge(f, sizeof *d->tid + sizeof *d->cnt))
+		return NULL;
 	if (d->n == d->cap) {
-		if (d->cap >= MAX_THREADS_TRACKED)
-			return NULL;
 		size_t ncap = d->cap ? d->cap * 2 : 16;
 		int64_t *t = realloc(d->tid, ncap * sizeof *t);
 		if (!t)
@@ -204,14 +262,16 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
-/* A string ref: sets text and length. */
-static int read_sref(struct ct_file *f, uint64_t ref, const char **s, uint32_t *len)
+/* A string ref: sets text and length. A string id becomes the index of
+ * its string plus CT_SID_FIRST: the ids handed out are dense (tools index
+ * their caches by them), however far the file's ids jump. */
+static int read_sref(struct ct_file *f, uint64_t *ref, const char **s, uint32_t *len)
 {
-	if (ref == CT_SREF_NONE) {
+	if (*ref == CT_SREF_NONE) {
 		*s = "", *len = 0;
 		return 0;
 	}
-	if (ref == CT_SREF_INLINE) {
+	if (*ref == CT_SREF_INLINE) {
 		uint64_t n;
 		if (ct_get_varint(&f->p, f->end, &n) || n > (uint64_t)(f->end - f->p))
 			return -1;
@@ -219,10 +279,12 @@ static int read_sref(struct ct_file *f, uint64_t ref, const char **s, uint32_t *
 		f->p += n;
 		return 0;
 	}
-	if (ref - CT_SID_FIRST >= f->nstr || !f->str[ref - CT_SID_FIRST])
+	ptrdiff_t i = sid_index(f, *ref);
+	if (i < 0)
 		return -1;
-	*s = f->str[ref - CT_SID_FIRST];
-	*len = f->slen[ref - CT_SID_FIRST];
+	*ref = CT_SID_FIRST + (uint64_t)i;
+	*s = f->str[i];
+	*len = f->slen[i];
 	return 0;
 }
 
@@ -280,7 +342,7 @@ static int decode_fields(struct ct_file *f, const struct ct_plan *pl, struct ct_
 		case CT_F_SID:
 		case CT_F_STR:
 			ev->v[i] = v;
-			if (read_sref(f, v, &ev->s[i], &ev->sl[i]))
+			if (read_sref(f, &ev->v[i], &ev->s[i], &ev->sl[i]))
 				return DEC_BADREF;
 			break;
 		default:
@@ -333,8 +395,12 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 			if (ct_get_varint(&f->p, f->end, &b) || ct_get_varint(&f->p, f->end, &a) ||
 			    a > (uint64_t)(f->end - f->p))
 				return corrupt(f, "string length");
-			if (add_string(f, b, f->p, a))
-				return corrupt(f, "string id out of order");
+			switch (add_string(f, b, f->p, a)) {
+			case 0: break;
+			case ADD_ORDER: return corrupt(f, "string id out of order");
+			case ADD_BUDGET: return corrupt(f, "more strings than a file of its size holds");
+			default: return corrupt(f, "out of memory");
+			}
 			f->p += a;
 			continue;
 		case CT_K_THREAD:

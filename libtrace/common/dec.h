@@ -35,10 +35,20 @@ enum ct_status {
 
 struct ct_dtab; /* per-thread drop counters */
 
+/* String ids from id on are stored from str[at] on (until the next
+ * segment): ids jump where a writer lost a block with definitions. */
+struct ct_sseg {
+	uint64_t id;
+	size_t at;
+};
+
 struct ct_plan {
 	const struct ct_schema *s; /* NULL until the kind's first event */
 	uint8_t ufrom;		   /* fields ufrom.. are all CT_F_U */
 };
+
+#define CT_DEC_MEM_BASE (16u << 20)
+#define CT_DEC_MEM_PER_BYTE 16
 
 struct ct_file {
 	FILE *f;
@@ -46,10 +56,18 @@ struct ct_file {
 	struct ct_header h;
 	enum ct_status status;
 	char err[512];
-	/* strings, index sid - CT_SID_FIRST */
+	/* strings in the order defined; their ids: CT_SID_FIRST on, jumping
+	 * where seg says */
 	char **str;
 	uint32_t *slen;
 	size_t nstr, strcap;
+	struct ct_sseg *seg;
+	size_t nseg, segcap;
+	/* What the tables that grow with the file's contents (strings, drop
+	 * counters) may take: CT_DEC_MEM_BASE + CT_DEC_MEM_PER_BYTE x the
+	 * file's size. A decompressed block may be 16 MB out of a few hundred
+	 * bytes; memory must not grow with that ratio (issue 17). */
+	uint64_t mem, mem_max;
 	/* current block */
 	void *dctx;
 	uint8_t *zbuf, *raw;

@@ -197,6 +197,10 @@ int ct_dec_open(struct ct_file *f, const char *path)
 	}
 	f->h.major = major, f->h.minor = minor;
 	f->offset = 16 + (uint64_t)hlen;
+	struct stat st;
+	f->mem_max = CT_DEC_MEM_BASE;
+	if (!fstat(fileno(f->f), &st) && st.st_size > 0)
+		f->mem_max += CT_DEC_MEM_PER_BYTE * (uint64_t)st.st_size;
 	f->dctx = ZSTD_createDCtx();
 	if (!f->dctx) {
 		ct_dec_seterr(f->err, sizeof f->err, "out of memory");

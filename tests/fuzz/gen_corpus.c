@@ -214,6 +214,36 @@ static void variants(struct trace *t, const char *base)
 	}
 }
 
+/* String ids with the largest gap the reader allows between each: a few
+ * KB once compressed, and a reader that fills the gaps with empty entries
+ * takes most of a GB for them (issue 17, item 9). */
+static void strgap(struct trace *t)
+{
+	start(t, 0, 3);
+	static uint8_t raw[1 << 14];
+	uint8_t *p = raw;
+	for (uint64_t i = 0; i < 1000; i++) {
+		p = ct_put_varint(p, CT_K_STR);
+		p = ct_put_varint(p, CT_SID_FIRST + i * 65537);
+		p = ct_put_varint(p, 0);
+	}
+	t->e.len = 0;
+	size_t n = (size_t)(p - raw);
+	uint8_t z[1 << 15];
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 19);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	size_t zn = ZSTD_compress2(cctx, z, sizeof z, raw, n);
+	ZSTD_freeCCtx(cctx);
+	if (ZSTD_isError(zn))
+		abort();
+	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)zn, (uint32_t)n};
+	put(t, h, 12);
+	put(t, z, zn);
+	save("fuzz_file", "strgap.ctr", t->file, t->len);
+	save("fuzz_items", "strgap.bin", raw, n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -248,6 +278,9 @@ int main(int argc, char **argv)
 
 	save("fuzz_file", "empty.ctr", "", 0);
 	save("fuzz_file", "magic-only.ctr", CT_MAGIC, 8);
+
+	strgap(&t);
+	ct_enc_free(&t.e);
 
 	/* Header fields a later version might add, and damaged ones. */
 	uint8_t tlv[64], *p = tlv;

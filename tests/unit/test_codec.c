@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -661,6 +663,142 @@ static void test_bad_items(void)
 	expect_corrupt(raw, len, "item kind", 3);
 }
 
+/* ---- memory bounded by the file's size (issue 17, item 9) */
+
+static long peak_rss_kb(void)
+{
+	struct rusage ru;
+	CHECK_EQ(getrusage(RUSAGE_SELF, &ru), 0);
+	return ru.ru_maxrss;
+}
+
+/* Reads the file at `path` to its end in a child process; returns how much
+ * its peak RSS grew, in MB (a child's peak starts at its size at fork). */
+static long read_rss_growth_mb(void)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		long before = peak_rss_kb();
+		struct ct_file f;
+		struct ct_event ev;
+		if (ct_file_open(&f, path) == 0) {
+			while (ct_file_next(&f, &ev))
+				;
+			ct_file_close(&f);
+		}
+		long mb = (peak_rss_kb() - before) / 1024;
+		_exit(mb > 250 ? 250 : (int)mb);
+	}
+	int st;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+/* String ids that jump (a writer that lost blocks of definitions skips
+ * their ids) cost nothing: 1000 jumps of 65537 took 771 MB when the gaps
+ * were filled with empty entries (a 2.8 KB file, tests/fuzz/corpus/
+ * fuzz_file/strgap.ctr). The ids handed out are dense. */
+static void test_string_gaps(void)
+{
+	static uint8_t raw[1 << 16];
+	size_t len = 0;
+	for (uint64_t i = 0; i < 1000; i++)
+		ITEM(CT_K_STR, CT_SID_FIRST + i * 65537, 1, 'a' + i % 26);
+	struct buf b = {0};
+	start_file(&b);
+	put_block(&b, raw, len);
+	write_file(b.p, b.len);
+	long mb = read_rss_growth_mb();
+	if (mb > 32) {
+		fprintf(stderr, "string id gaps: reading a %zu-byte file took %ld MB\n", b.len, mb);
+		exit(1);
+	}
+
+	ITEM(CT_K_STR, 0xffffffffull, 2, 'z', 'z');
+	ITEM(CT_K_THREAD, 2, 100);
+	/* nvtx_pop: TS, domain. The first, 500th and last strings. */
+	ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST);
+	ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST + 500 * 65537);
+	ITEM(CT_EV_NVTX_POP, 0, 0xffffffffull);
+	ITEM(CT_K_FOOTER, 0);
+	b.len = 0;
+	start_file(&b);
+	uint64_t at = b.len;
+	put_block(&b, raw, len);
+	put_trailer(&b, at);
+	write_file(b.p, b.len);
+	CHECK(b.len < 8192);
+	free(b.p);
+
+	struct ct_file f;
+	struct ct_event ev;
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(ct_file_next(&f, &ev), 1);
+	CHECK_EQ(ev.v[1], CT_SID_FIRST);
+	CHECK_MEM(ev.s[1], ev.sl[1], "a", 1);
+	CHECK_EQ(ct_file_next(&f, &ev), 1);
+	CHECK_EQ(ev.v[1], CT_SID_FIRST + 500);
+	CHECK_MEM(ev.s[1], ev.sl[1], "g", 1); /* 'a' + 500 % 26 */
+	CHECK_EQ(ct_file_next(&f, &ev), 1);
+	CHECK_EQ(ev.v[1], CT_SID_FIRST + 1000);
+	CHECK_MEM(ev.s[1], ev.sl[1], "zz", 2);
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	CHECK_EQ(f.status, CT_CLEAN);
+	CHECK_EQ(f.nstr, 1001);
+	ct_file_close(&f);
+
+	/* An id between two runs, and one past the last. */
+	len = 0;
+	ITEM(CT_K_STR, CT_SID_FIRST, 1, 'a', CT_K_STR, CT_SID_FIRST + 10, 1, 'b');
+	ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST + 5);
+	expect_corrupt(raw, len, "bad string reference", 0);
+	len = 0;
+	ITEM(CT_K_STR, CT_SID_FIRST, 1, 'a', CT_K_STR, CT_SID_FIRST + 10, 1, 'b');
+	ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_NVTX_POP, 0, CT_SID_FIRST + 11);
+	expect_corrupt(raw, len, "bad string reference", 0);
+	/* Writers number strings with 32 bits. */
+	len = 0, ITEM(CT_K_STR, 1ull << 32, 1, 'a');
+	expect_corrupt(raw, len, "string id out of order", 0);
+}
+
+/* Strings compress to almost nothing: 40 strings of 1 MB of zeros are a
+ * few KB on disk. The string table stops at 16 MB plus 16 bytes per byte
+ * of file, with a message, where it took 40 MB. */
+static void test_string_budget(void)
+{
+	const uint32_t n = 1 << 20;
+	uint8_t *raw = calloc(1, 12 * (size_t)n + 64);
+	CHECK(raw != NULL);
+	struct buf b = {0};
+	start_file(&b);
+	uint64_t id = CT_SID_FIRST;
+	for (int blk = 0; blk < 4; blk++) {
+		size_t len = 0;
+		for (int i = 0; i < 10; i++) {
+			ITEM(CT_K_STR, id++, n);
+			len += n; /* n zero bytes */
+		}
+		put_block(&b, raw, len);
+	}
+	write_file(b.p, b.len);
+	CHECK(b.len < 65536);
+	struct ct_file f;
+	struct ct_event ev;
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	if (f.status != CT_CORRUPT || !strstr(f.err, "more strings than a file of its size holds")) {
+		fprintf(stderr, "40 MB of strings in a %zu-byte file: %s, %zu strings (%s)\n", b.len,
+			ct_status_name(f.status), f.nstr, f.err);
+		exit(1);
+	}
+	CHECK(f.nstr < 17);
+	ct_file_close(&f);
+	free(b.p);
+	free(raw);
+}
+
 /* ---- the header on its own */
 
 static void test_header_parse(void)
@@ -911,6 +1049,8 @@ int main(void)
 	test_open_errors();
 	test_enc_rejects();
 	test_bad_items();
+	test_string_gaps();
+	test_string_budget();
 	/* Interning limits: tiny (most strings inline), none, roomy. */
 	test_round_trip(1, 20000, 20, 600);
 	test_round_trip(2, 3000, 3, 0);
