@@ -1,6 +1,7 @@
 /* The .ctr reader's lower half: the file, its header and its blocks (the
  * trailer and the final footer block found from the end); dec.c decodes
  * the items inside the blocks. */
+#include "crc32c.h"
 #include "dec.h"
 #include "dec_int.h"
 #include "varint.h"
@@ -186,6 +187,23 @@ int ct_dec_open(struct ct_file *f, const char *path)
 	if (!hb || fread(hb, 1, hlen, f->f) != hlen) {
 		free(hb);
 		ct_dec_seterr(f->err, sizeof f->err, "%s: truncated inside the header", path);
+		goto fail;
+	}
+	/* The checksum first: a flipped bit anywhere in the header (the
+	 * minor version included) is "header corrupt", before any field is
+	 * believed. Files of format 1.0 have none. */
+	if (hlen >= CT_HEADER_CRC_SIZE && hb[hlen - 6] == CT_H_CRC && hb[hlen - 5] == 4) {
+		uint32_t want = 0;
+		for (int i = 0; i < 4; i++)
+			want |= (uint32_t)hb[hlen - 4 + i] << 8 * i;
+		if (ct_crc32c(ct_crc32c(0, hdr, 16), hb, hlen - 4) != want) {
+			free(hb);
+			ct_dec_seterr(f->err, sizeof f->err, "%s: header corrupt (checksum mismatch)", path);
+			goto fail;
+		}
+	} else if (minor >= 1) {
+		free(hb);
+		ct_dec_seterr(f->err, sizeof f->err, "%s: header corrupt (no checksum)", path);
 		goto fail;
 	}
 	char e[256];

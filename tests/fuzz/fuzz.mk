@@ -29,6 +29,7 @@ FUZZ_CORPUS := tests/fuzz/corpus
 SCHEMA_SRC := libtrace/common/schema.c libtrace/common/schema_cupti.c libtrace/common/schema_nccl.c
 FUZZ_DEC_SRC := libtrace/common/dec.c libtrace/common/dec_block.c $(SCHEMA_SRC)
 FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/common/dec.h libtrace/common/dec_int.h libtrace/common/varint.h \
+	libtrace/common/crc32c.h \
 	include/cuptrace/format.h tests/fuzz/fuzz.mk
 FUZZ_CPPFLAGS := -std=gnu11 -Iinclude -Ilibtrace -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -81,7 +82,7 @@ fuzz-merge: fuzz-build-lf
 	done
 
 $(FUZZ_OUT)/gen_corpus: tests/fuzz/gen_corpus.c libtrace/common/enc.c libtrace/common/strtab.c \
-		$(SCHEMA_SRC) libtrace/common/enc.h
+		$(SCHEMA_SRC) libtrace/common/enc.h libtrace/common/crc32c.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(FUZZ_CPPFLAGS) $< libtrace/common/enc.c libtrace/common/strtab.c \
 		$(SCHEMA_SRC) -o $@ -lzstd

@@ -75,14 +75,8 @@ static size_t header_tlv(uint8_t *p0, int rank)
 static void start(struct trace *t, size_t strtab_max, int rank)
 {
 	memset(t, 0, sizeof *t);
-	uint8_t tlv[512];
-	uint32_t hlen = (uint32_t)header_tlv(tlv, rank);
-	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
-	put(t, CT_MAGIC, 8);
-	put(t, &major, 2);
-	put(t, &minor, 2);
-	put(t, &hlen, 4);
-	put(t, tlv, hlen);
+	uint8_t hdr[512];
+	put(t, hdr, ct_header_seal(hdr, hdr + 16 + header_tlv(hdr + 16, rank)));
 	t->hdr_end = t->len;
 	if (ct_enc_init(&t->e, strtab_max))
 		abort();
@@ -205,6 +199,9 @@ static void variants(struct trace *t, const char *base)
 		{"bad-checksum", t->block_end[1] - 2, 0x80},
 		{"bad-version", 8, 0x03},
 		{"bad-hlen", 13, 0x01},
+		{"bad-minor", 10, 0x01},
+		{"bad-config", t->hdr_end - 20, 0x04},
+		{"bad-crc", t->hdr_end - 1, 0x20},
 	};
 	for (size_t i = 0; i < sizeof flips / sizeof *flips; i++) {
 		memcpy(copy, t->file, t->len);

@@ -121,6 +121,27 @@ def test_bad_inputs_give_one_line_and_exit_1(tmp_path, content, why):
         assert p.stderr.count("\n") == 1 and why in p.stderr, p.stderr
 
 
+def test_a_flipped_bit_in_the_header_is_caught(demo, tmp_path):
+    """Issue 17, item 8: a flipped bit in the header went unnoticed (the
+    version read "0.5.0", config lines changed). Format 1.1 checksums it."""
+    d, f = demo
+    data = f.read_bytes()
+    assert data[10:12] == b"\x01\x00"  # format 1.1
+    hlen = 16 + int.from_bytes(data[12:16], "little")
+    info = tool("info", f, check=True).stdout
+    assert re.search(r"format:\s+1\.1 ", info)
+    cfg = data.index(b"CUPTRACE_", 16)
+    for at, bit in ((10, 0), (17, 1), (cfg + 2, 3), (hlen - 30, 6), (hlen - 1, 7)):
+        bad = bytearray(data)
+        bad[at] ^= 1 << bit
+        g = tmp_path / "flipped.ctr"
+        g.write_bytes(bytes(bad))
+        for cmd in (["info"], ["convert", "-o", str(tmp_path / "o.json")]):
+            p = tool(*cmd, g)
+            assert p.returncode == 1, (at, p.stdout)
+            assert "header corrupt" in p.stderr and p.stderr.count("\n") == 1, (at, p.stderr)
+
+
 def test_directory_without_traces_and_wrong_types(tmp_path):
     (tmp_path / "empty").mkdir()
     p = tool("info", tmp_path / "empty")

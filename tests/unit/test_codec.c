@@ -6,6 +6,7 @@
  * read as a prefix of whole blocks with status CT_TRUNCATED, and damaged
  * blocks must stop the reader with CT_CORRUPT and a message. */
 #include "check.h"
+#include "common/crc32c.h"
 #include "common/dec.h"
 #include "common/enc.h"
 #include "common/varint.h"
@@ -107,16 +108,35 @@ static void check_header(const struct ct_header *h)
 	CHECK_STR(h->job_id, "");
 }
 
+/* The header as writer.c writes it, checksum and all (format 1.1). */
 static void start_file(struct buf *b)
+{
+	uint8_t hdr[1024];
+	size_t n = ct_header_seal(hdr, hdr + 16 + header_fields(hdr + 16));
+	put(b, hdr, n);
+}
+
+/* A header of format 1.0: no checksum. */
+static void start_file_1_0(struct buf *b)
 {
 	uint8_t tlv[1024];
 	uint32_t hlen = (uint32_t)header_fields(tlv);
-	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
+	uint16_t major = 1, minor = 0;
 	put(b, CT_MAGIC, 8);
 	put(b, &major, 2);
 	put(b, &minor, 2);
 	put(b, &hlen, 4);
 	put(b, tlv, hlen);
+}
+
+/* Puts the checksum of a header that a test changed right again. */
+static void reseal(struct buf *b)
+{
+	uint32_t hl;
+	memcpy(&hl, b->p + 12, 4);
+	uint32_t c = ct_crc32c(0, b->p, 16 + hl - 4);
+	for (int i = 0; i < 4; i++)
+		b->p[16 + hl - 4 + i] = (uint8_t)(c >> 8 * i);
 }
 
 /* One block as writer.c frames it: magic, compressed and raw lengths,
@@ -901,6 +921,7 @@ static void test_open_errors(void)
 	b = (struct buf){0};
 	start_file(&b);
 	memcpy(b.p + 10, &(uint16_t){CT_FORMAT_MINOR + 5}, 2);
+	reseal(&b);
 	write_file(b.p, b.len);
 	CHECK_EQ(ct_file_open(&f, path), 0);
 	CHECK_EQ(f.h.minor, CT_FORMAT_MINOR + 5);
@@ -936,6 +957,87 @@ static void test_open_errors(void)
 	CHECK_EQ(ct_file_next(&f, &ev), 0);
 	CHECK(f.status == CT_TRUNCATED || f.status == CT_CORRUPT);
 	ct_file_close(&f);
+	free(b.p);
+}
+
+/* The header's checksum (format 1.1; issue 17, item 8): one flipped bit
+ * anywhere in the header is a clear error. Without it a flipped bit went
+ * unnoticed: a version that read "0.5.0", a config line changed. Files of
+ * format 1.0 (no checksum) still read. */
+static void test_header_checksum(void)
+{
+	CHECK_EQ(ct_crc32c(0, "123456789", 9), 0xe3069283u); /* CRC-32C check value */
+	CHECK_EQ(ct_crc32c(ct_crc32c(0, "1234", 4), "56789", 5), 0xe3069283u);
+
+	struct buf b = {0};
+	start_file(&b);
+	uint32_t hl;
+	memcpy(&hl, b.p + 12, 4);
+	size_t hend = 16 + hl;
+	CHECK_EQ(b.p[hend - 6], CT_H_CRC);
+	uint8_t raw[64];
+	size_t len = 0;
+	ITEM(CT_K_THREAD, 2, 100), ITEM(CT_EV_RESET, 4), ITEM(CT_K_FOOTER, 0);
+	uint64_t at = b.len;
+	put_block(&b, raw, len);
+	put_trailer(&b, at);
+	write_file(b.p, b.len);
+	struct ct_file f;
+	struct ct_event ev;
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	check_header(&f.h);
+	CHECK_EQ(f.h.minor, 1);
+	CHECK_EQ(ct_file_next(&f, &ev), 1);
+	ct_file_close(&f);
+
+	int opened = 0; /* or failed with the wrong message */
+	for (size_t i = 0; i < hend; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			b.p[i] ^= (uint8_t)(1 << bit);
+			write_file(b.p, b.len);
+			b.p[i] ^= (uint8_t)(1 << bit);
+			if (ct_file_open(&f, path) == 0) {
+				fprintf(stderr, "bit %d of header byte %zu flipped: opens (version %s)\n", bit,
+					i, f.h.version);
+				ct_file_close(&f);
+				opened++;
+				continue;
+			}
+			/* The magic and the major version say what they are; a
+			 * length that runs past the file or the limit too. */
+			const char *want = i < 8 ? "not a cuptrace file" : i < 10 ? "format version" : "header corrupt";
+			if (!strstr(f.err, want) && !(i >= 12 && i < 16 && (strstr(f.err, "truncated inside the header") ||
+									     strstr(f.err, "damaged header (length")))) {
+				fprintf(stderr, "bit %d of header byte %zu flipped: %s\n", bit, i, f.err);
+				opened++;
+			}
+		}
+	}
+	if (opened) {
+		fprintf(stderr, "%d of %zu one-bit flips of the header opened or gave the wrong error\n",
+			opened, 8 * hend);
+		exit(1);
+	}
+
+	/* Format 1.0: no checksum, reads; 1.1 without one does not. */
+	free(b.p);
+	b = (struct buf){0};
+	start_file_1_0(&b);
+	at = b.len;
+	put_block(&b, raw, len);
+	put_trailer(&b, at);
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	check_header(&f.h);
+	CHECK_EQ(f.h.minor, 0);
+	CHECK_EQ(ct_file_next(&f, &ev), 1);
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	CHECK_EQ(f.status, CT_CLEAN);
+	ct_file_close(&f);
+	b.p[10] = 1;
+	write_file(b.p, b.len);
+	CHECK_EQ(ct_file_open(&f, path), -1);
+	CHECK(strstr(f.err, "header corrupt (no checksum)") != NULL);
 	free(b.p);
 }
 
@@ -1047,6 +1149,7 @@ int main(void)
 
 	test_header_parse();
 	test_open_errors();
+	test_header_checksum();
 	test_enc_rejects();
 	test_bad_items();
 	test_string_gaps();
