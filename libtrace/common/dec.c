@@ -102,12 +102,16 @@ static int get_ts(struct ct_file *f, uint64_t *v)
 	return ct_get_varint(&f->p, f->end, v);
 }
 
-static int corrupt(struct ct_file *f, const char *what)
+/* Bad items in a block that decompressed fine (its checksum holds: a
+ * writer's bug, or a crafted file): the rest of the block is skipped and
+ * counted as damaged; reading goes on with the next block. */
+static void corrupt(struct ct_file *f, const char *what)
 {
-	f->status = CT_CORRUPT;
-	ct_dec_seterr(f->err, sizeof f->err, "%s: corrupt data in block %llu: %s", f->path,
-	       (unsigned long long)f->nblocks, what);
-	return 0;
+	char why[160];
+	snprintf(why, sizeof why, "corrupt data in block %llu at offset %llu: %s",
+		 (unsigned long long)f->nblocks, (unsigned long long)f->blk_at, what);
+	ct_dec_damage(f, f->offset - f->blk_at, why);
+	f->p = f->end;
 }
 
 /* What a string costs the budget besides its text: its slots in str and
@@ -264,7 +268,8 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
 
 /* A string ref: sets text and length. A string id becomes the index of
  * its string plus CT_SID_FIRST: the ids handed out are dense (tools index
- * their caches by them), however far the file's ids jump. */
+ * their caches by them), however far the file's ids jump. An id no string
+ * has is an error, unless a block was skipped as damaged. */
 static int read_sref(struct ct_file *f, uint64_t *ref, const char **s, uint32_t *len)
 {
 	if (*ref == CT_SREF_NONE) {
@@ -280,6 +285,15 @@ static int read_sref(struct ct_file *f, uint64_t *ref, const char **s, uint32_t 
 		return 0;
 	}
 	ptrdiff_t i = sid_index(f, *ref);
+	if (i < 0 && f->damaged) {
+		/* Most likely defined in a damaged block: its text is lost.
+		 * Handed out as an uninterned "?", so that no tool keys a
+		 * cache by an id no string has. */
+		f->lost_refs++;
+		*ref = CT_SREF_INLINE;
+		*s = "?", *len = 1;
+		return 0;
+	}
 	if (i < 0)
 		return -1;
 	*ref = CT_SID_FIRST + (uint64_t)i;
@@ -387,32 +401,40 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 			continue;
 		}
 		uint64_t kind, a, b;
-		if (ct_get_varint(&f->p, f->end, &kind))
-			return corrupt(f, "item kind");
+		if (ct_get_varint(&f->p, f->end, &kind)) {
+			corrupt(f, "item kind");
+			continue;
+		}
 		f->footer_last = 0;
 		switch (kind) {
 		case CT_K_STR:
 			if (ct_get_varint(&f->p, f->end, &b) || ct_get_varint(&f->p, f->end, &a) ||
-			    a > (uint64_t)(f->end - f->p))
-				return corrupt(f, "string length");
+			    a > (uint64_t)(f->end - f->p)) {
+				corrupt(f, "string length");
+				continue;
+			}
 			switch (add_string(f, b, f->p, a)) {
 			case 0: break;
-			case ADD_ORDER: return corrupt(f, "string id out of order");
-			case ADD_BUDGET: return corrupt(f, "more strings than a file of its size holds");
-			default: return corrupt(f, "out of memory");
+			case ADD_ORDER: corrupt(f, "string id out of order"); continue;
+			case ADD_BUDGET: return ct_dec_stop(f, "more strings than a file of its size holds");
+			default: return ct_dec_stop(f, "out of memory");
 			}
 			f->p += a;
 			continue;
 		case CT_K_THREAD:
-			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b))
-				return corrupt(f, "thread item");
+			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b)) {
+				corrupt(f, "thread item");
+				continue;
+			}
 			f->tid = ct_unzigzag(a);
 			f->last_ts = b;
 			continue;
 		case CT_K_DROPS: {
 			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b) ||
-			    a >= CT_NKINDS)
-				return corrupt(f, "drops item");
+			    a >= CT_NKINDS) {
+				corrupt(f, "drops item");
+				continue;
+			}
 			uint64_t *slot = drop_slot(f, f->tid);
 			if (slot && b > slot[a]) {
 				f->drops[a] += b - slot[a];
@@ -422,8 +444,10 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		}
 		case CT_K_FOOTER:
 			if (ct_get_varint(&f->p, f->end, &a) || a > (uint64_t)(f->end - f->p) ||
-			    read_footer(f, f->p, f->p + a))
-				return corrupt(f, "footer");
+			    read_footer(f, f->p, f->p + a)) {
+				corrupt(f, "footer");
+				continue;
+			}
 			f->p += a;
 			f->footer_last = 1;
 			continue;
@@ -431,17 +455,23 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		/* Range first: the cast must not turn 2^32 + 25 into kind 25,
 		 * and kind indexes f->events below. */
 		const struct ct_plan *pl = kind < CT_NKINDS ? plan_of(f, (unsigned)kind) : NULL;
-		if (!pl)
-			return corrupt(f, "unknown event kind");
-		if (f->tid < 0)
-			return corrupt(f, "event outside a thread section");
+		if (!pl) {
+			corrupt(f, "unknown event kind");
+			continue;
+		}
+		if (f->tid < 0) {
+			corrupt(f, "event outside a thread section");
+			continue;
+		}
 		ev->kind = (unsigned)kind;
 		ev->tid = f->tid;
 		int why = decode_fields(f, pl, ev);
-		if (why)
-			return corrupt(f, why == DEC_BADREF  ? "bad string reference"
-					  : why == DEC_NOMEM ? "out of memory"
-							     : "truncated event");
+		if (why == DEC_NOMEM)
+			return ct_dec_stop(f, "out of memory");
+		if (why) {
+			corrupt(f, why == DEC_BADREF ? "bad string reference" : "truncated event");
+			continue;
+		}
 		f->events[kind]++;
 		return 1;
 	}

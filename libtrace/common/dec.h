@@ -1,6 +1,8 @@
 /* Reader of .ctr files for the tools: header, then events one by one.
- * Every length and index read from the file is checked; a damaged file
- * ends the stream with a message, never a crash. */
+ * Every length and index read from the file is checked; damaged blocks
+ * are skipped and counted, and reading goes on at the next intact block
+ * (status CT_DAMAGED); damage it cannot get past ends the stream with a
+ * message (CT_CORRUPT), never a crash. */
 #ifndef CT_DEC_H
 #define CT_DEC_H
 
@@ -30,7 +32,10 @@ enum ct_status {
 	CT_READING = 0,
 	CT_CLEAN,     /* ended with a footer */
 	CT_TRUNCATED, /* ended early: cut inside a block or no footer */
-	CT_CORRUPT,   /* a block failed to decode; reading stopped there */
+	CT_CORRUPT,   /* reading stopped at damage it could not get past (no
+		       * intact block within reach, over the memory budget) */
+	CT_DAMAGED,   /* read to the end, but damaged blocks were skipped
+		       * (f->damaged; f->err says which and how it ended) */
 };
 
 struct ct_dtab; /* per-thread drop counters */
@@ -76,6 +81,8 @@ struct ct_file {
 	const uint8_t *tsp; /* TS planes of the block, or NULL: TS values inline */
 	size_t nts, ti;
 	uint64_t offset; /* file offset of the next block */
+	uint64_t first_block; /* ... and of the first (after the header) */
+	uint64_t blk_at; /* file offset of the current block */
 	uint64_t nblocks, bytes;
 	int64_t tid;
 	uint64_t last_ts;
@@ -90,6 +97,14 @@ struct ct_file {
 	uint64_t drops[CT_NKINDS];
 	struct ct_dtab *dtab;
 	uint64_t events[CT_NKINDS]; /* events decoded so far */
+	/* Damage read past: blocks that did not decompress or held bad items
+	 * are skipped (the rest of the block, for items) and reading goes on
+	 * at the next intact block. Strings defined in them are lost: later
+	 * references to them read as "?" (an uninterned string). */
+	uint64_t damaged;	/* blocks skipped, whole or in part */
+	uint64_t damaged_bytes; /* the file bytes they spanned */
+	uint64_t lost_refs;	/* references read as "?" */
+	char damage[224];	/* the first damage: what and where */
 	uint64_t *delta; /* [kind][field] of CT_F_DELTA fields, per block; made on first use */
 	struct ct_plan plan[CT_NKINDS];
 };
