@@ -94,14 +94,9 @@ static int write_header(int fd)
 		job = secure_getenv("PBS_JOBID");
 	if (job)
 		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
-	uint32_t hlen = (uint32_t)(p - buf - 16);
-	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
-	memcpy(buf, CT_MAGIC, 8);
-	memcpy(buf + 8, &major, 2);
-	memcpy(buf + 10, &minor, 2);
-	memcpy(buf + 12, &hlen, 4);
-	int rc = ct_write_all(fd, buf, (size_t)(p - buf));
-	writer_st.off = (uint64_t)(p - buf);
+	size_t len = ct_header_seal(buf, p);
+	int rc = ct_write_all(fd, buf, len);
+	writer_st.off = len;
 	free(buf);
 	return rc;
 }

@@ -5,7 +5,8 @@
  *
  * File layout (docs/FORMAT.md has the long version):
  *   header   "CUPTRACE" u16 major u16 minor u32 len, then len bytes of TLV
- *            fields (varint tag, varint length, bytes), uncompressed
+ *            fields (varint tag, varint length, bytes), uncompressed, the
+ *            last of them a checksum of the header (CT_H_CRC, from 1.1)
  *   blocks   u32 magic CT_BLOCK_MAGIC, u32 compressed length, u32 raw length,
  *            then one zstd frame (with content checksum) of `raw length`
  *            bytes of items
@@ -21,7 +22,9 @@
 
 #define CT_MAGIC "CUPTRACE"
 #define CT_FORMAT_MAJOR 1
-#define CT_FORMAT_MINOR 1 /* 1.1: the footer says how the process ended (CT_FT_END) */
+/* 1.1: the header ends with a checksum (CT_H_CRC) and the footer says how the
+ * process ended (CT_FT_END); 1.0 files still read. */
+#define CT_FORMAT_MINOR 1
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
  * of that footer block (which holds the FOOTER item alone), so that tools
@@ -48,7 +51,14 @@ enum ct_htag {
 	CT_H_RANK_SOURCE = 12,	 /* string: the variable the rank came from */
 	CT_H_PPID = 13,		 /* u */
 	CT_H_JOB_ID = 14,	 /* string, may be empty */
+	/* From format 1.1, the last field, always the CT_HEADER_CRC_SIZE
+	 * bytes 0x0f 0x04 c0 c1 c2 c3: the CRC-32C (little endian) of every
+	 * byte of the file before c0 (magic, versions, length, fields). A
+	 * reader checks it whatever the minor version says (a flipped bit
+	 * there must not turn the check off) and requires it from 1.1 on. */
+	CT_H_CRC = 15,
 };
+#define CT_HEADER_CRC_SIZE 6
 
 /* Item kinds inside a block. Values below CT_EV_FIRST are structural. */
 enum ct_kind {

@@ -56,9 +56,11 @@ void ct_file_release(struct ct_file *f)
 		free(f->str[i]);
 	free(f->str);
 	free(f->slen);
+	free(f->seg);
 	free(f->zbuf);
 	free(f->raw);
 	ZSTD_freeDCtx(f->dctx);
+	f->seg = NULL, f->nseg = f->segcap = 0;
 	f->str = NULL, f->slen = NULL, f->zbuf = f->raw = NULL, f->dctx = NULL;
 	f->nstr = f->strcap = f->zcap = f->rawcap = 0;
 	f->p = f->end = NULL;
@@ -100,45 +102,104 @@ static int get_ts(struct ct_file *f, uint64_t *v)
 	return ct_get_varint(&f->p, f->end, v);
 }
 
-static int corrupt(struct ct_file *f, const char *what)
+/* Bad items in a block that decompressed fine (its checksum holds: a
+ * writer's bug, or a crafted file): the rest of the block is skipped and
+ * counted as damaged; reading goes on with the next block. */
+static void corrupt(struct ct_file *f, const char *what)
 {
-	f->status = CT_CORRUPT;
-	ct_dec_seterr(f->err, sizeof f->err, "%s: corrupt data in block %llu: %s", f->path,
-	       (unsigned long long)f->nblocks, what);
+	char why[160];
+	snprintf(why, sizeof why, "corrupt data in block %llu at offset %llu: %s",
+		 (unsigned long long)f->nblocks, (unsigned long long)f->blk_at, what);
+	ct_dec_damage(f, f->offset - f->blk_at, why);
+	f->p = f->end;
+}
+
+/* What a string costs the budget besides its text: its slots in str and
+ * slen (and their spare half after a doubling), the copy's malloc header. */
+#define STR_COST 48
+
+/* Takes n bytes from f's memory budget: 0, or -1 when they do not fit. */
+static int charge(struct ct_file *f, uint64_t n)
+{
+	if (n > f->mem_max - f->mem)
+		return -1;
+	f->mem += n;
 	return 0;
 }
 
+/* The id the next string gets when no id is skipped. */
+static uint64_t next_sid(const struct ct_file *f)
+{
+	if (!f->nseg)
+		return CT_SID_FIRST + f->nstr;
+	const struct ct_sseg *g = &f->seg[f->nseg - 1];
+	return g->id + (f->nstr - g->at);
+}
+
 /* Defines string id. Ids only grow; ids a writer skipped (a block it
- * could not write) stay undefined, and referring to one is an error. */
-#define MAX_ID_GAP (1u << 16)
+ * could not write) stay undefined and cost nothing: where the ids jump, a
+ * segment says so. 0, or ADD_ORDER, ADD_BUDGET, ADD_NOMEM. */
+enum { ADD_ORDER = 1, ADD_BUDGET, ADD_NOMEM };
 
 static int add_string(struct ct_file *f, uint64_t id, const uint8_t *s, size_t n)
 {
-	if (id < CT_SID_FIRST + f->nstr || id - CT_SID_FIRST - f->nstr > MAX_ID_GAP)
-		return -1;
-	while (f->nstr < id - CT_SID_FIRST) {
-		if (add_string(f, CT_SID_FIRST + f->nstr, NULL, 0))
-			return -1;
+	uint64_t next = next_sid(f);
+	if (id < next || id > UINT32_MAX)
+		return ADD_ORDER;
+	if (charge(f, n + STR_COST + (id > next ? sizeof *f->seg : 0)))
+		return ADD_BUDGET;
+	if (id > next) {
+		if (f->nseg == f->segcap) {
+			size_t ncap = f->segcap ? f->segcap * 2 : 16;
+			struct ct_sseg *g = realloc(f->seg, ncap * sizeof *g);
+			if (!g)
+				return ADD_NOMEM;
+			f->seg = g, f->segcap = ncap;
+		}
+		f->seg[f->nseg++] = (struct ct_sseg){id, f->nstr};
 	}
 	if (f->nstr == f->strcap) {
 		size_t ncap = f->strcap ? f->strcap * 2 : 256;
 		char **ns = realloc(f->str, ncap * sizeof *ns);
 		if (!ns)
-			return -1;
+			return ADD_NOMEM;
 		f->str = ns;
 		uint32_t *nl = realloc(f->slen, ncap * sizeof *nl);
 		if (!nl)
-			return -1;
+			return ADD_NOMEM;
 		f->slen = nl;
 		f->strcap = ncap;
 	}
-	char *c = NULL;
-	if (s && !(c = ct_dec_dup(s, n)))
-		return -1;
+	char *c = ct_dec_dup(s, n);
+	if (!c)
+		return ADD_NOMEM;
 	f->str[f->nstr] = c;
 	f->slen[f->nstr] = (uint32_t)n;
 	f->nstr++;
 	return 0;
+}
+
+/* Where string id ref is stored, or -1 when no string has that id. */
+static ptrdiff_t sid_index(const struct ct_file *f, uint64_t ref)
+{
+	uint64_t id0 = CT_SID_FIRST;
+	size_t at0 = 0, end = f->nstr;
+	if (f->nseg) {
+		size_t lo = 0, hi = f->nseg; /* segments whose first id is <= ref */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (f->seg[mid].id <= ref)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo)
+			id0 = f->seg[lo - 1].id, at0 = f->seg[lo - 1].at;
+		end = lo < f->nseg ? f->seg[lo].at : f->nstr;
+	}
+	if (ref < id0 || ref - id0 >= end - at0)
+		return -1;
+	return (ptrdiff_t)(at0 + (ref - id0));
 }
 
 static uint64_t *drop_slot(struct ct_file *f, int64_t tid)
@@ -149,9 +210,10 @@ static uint64_t *drop_slot(struct ct_file *f, int64_t tid)
 	for (size_t i = 0; i < d->n; i++)
 		if (d->tid[i] == tid)
 			return d->cnt[i];
+	if ((d->n == d->cap && d->cap >= MAX_THREADS_TRACKED) ||
+	    charge(f, sizeof *d->tid + sizeof *d->cnt))
+		return NULL;
 	if (d->n == d->cap) {
-		if (d->cap >= MAX_THREADS_TRACKED)
-			return NULL;
 		size_t ncap = d->cap ? d->cap * 2 : 16;
 		int64_t *t = realloc(d->tid, ncap * sizeof *t);
 		if (!t)
@@ -210,14 +272,17 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
-/* A string ref: sets text and length. */
-static int read_sref(struct ct_file *f, uint64_t ref, const char **s, uint32_t *len)
+/* A string ref: sets text and length. A string id becomes the index of
+ * its string plus CT_SID_FIRST: the ids handed out are dense (tools index
+ * their caches by them), however far the file's ids jump. An id no string
+ * has is an error, unless a block was skipped as damaged. */
+static int read_sref(struct ct_file *f, uint64_t *ref, const char **s, uint32_t *len)
 {
-	if (ref == CT_SREF_NONE) {
+	if (*ref == CT_SREF_NONE) {
 		*s = "", *len = 0;
 		return 0;
 	}
-	if (ref == CT_SREF_INLINE) {
+	if (*ref == CT_SREF_INLINE) {
 		uint64_t n;
 		if (ct_get_varint(&f->p, f->end, &n) || n > (uint64_t)(f->end - f->p))
 			return -1;
@@ -225,10 +290,21 @@ static int read_sref(struct ct_file *f, uint64_t ref, const char **s, uint32_t *
 		f->p += n;
 		return 0;
 	}
-	if (ref - CT_SID_FIRST >= f->nstr || !f->str[ref - CT_SID_FIRST])
+	ptrdiff_t i = sid_index(f, *ref);
+	if (i < 0 && f->damaged) {
+		/* Most likely defined in a damaged block: its text is lost.
+		 * Handed out as an uninterned "?", so that no tool keys a
+		 * cache by an id no string has. */
+		f->lost_refs++;
+		*ref = CT_SREF_INLINE;
+		*s = "?", *len = 1;
+		return 0;
+	}
+	if (i < 0)
 		return -1;
-	*s = f->str[ref - CT_SID_FIRST];
-	*len = f->slen[ref - CT_SID_FIRST];
+	*ref = CT_SID_FIRST + (uint64_t)i;
+	*s = f->str[i];
+	*len = f->slen[i];
 	return 0;
 }
 
@@ -286,7 +362,7 @@ static int decode_fields(struct ct_file *f, const struct ct_plan *pl, struct ct_
 		case CT_F_SID:
 		case CT_F_STR:
 			ev->v[i] = v;
-			if (read_sref(f, v, &ev->s[i], &ev->sl[i]))
+			if (read_sref(f, &ev->v[i], &ev->s[i], &ev->sl[i]))
 				return DEC_BADREF;
 			break;
 		default:
@@ -331,28 +407,40 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 			continue;
 		}
 		uint64_t kind, a, b;
-		if (ct_get_varint(&f->p, f->end, &kind))
-			return corrupt(f, "item kind");
+		if (ct_get_varint(&f->p, f->end, &kind)) {
+			corrupt(f, "item kind");
+			continue;
+		}
 		f->footer_last = 0;
 		switch (kind) {
 		case CT_K_STR:
 			if (ct_get_varint(&f->p, f->end, &b) || ct_get_varint(&f->p, f->end, &a) ||
-			    a > (uint64_t)(f->end - f->p))
-				return corrupt(f, "string length");
-			if (add_string(f, b, f->p, a))
-				return corrupt(f, "string id out of order");
+			    a > (uint64_t)(f->end - f->p)) {
+				corrupt(f, "string length");
+				continue;
+			}
+			switch (add_string(f, b, f->p, a)) {
+			case 0: break;
+			case ADD_ORDER: corrupt(f, "string id out of order"); continue;
+			case ADD_BUDGET: return ct_dec_stop(f, "more strings than a file of its size holds");
+			default: return ct_dec_stop(f, "out of memory");
+			}
 			f->p += a;
 			continue;
 		case CT_K_THREAD:
-			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b))
-				return corrupt(f, "thread item");
+			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b)) {
+				corrupt(f, "thread item");
+				continue;
+			}
 			f->tid = ct_unzigzag(a);
 			f->last_ts = b;
 			continue;
 		case CT_K_DROPS: {
 			if (ct_get_varint(&f->p, f->end, &a) || ct_get_varint(&f->p, f->end, &b) ||
-			    a >= CT_NKINDS)
-				return corrupt(f, "drops item");
+			    a >= CT_NKINDS) {
+				corrupt(f, "drops item");
+				continue;
+			}
 			uint64_t *slot = drop_slot(f, f->tid);
 			if (slot && b > slot[a]) {
 				f->drops[a] += b - slot[a];
@@ -362,8 +450,10 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		}
 		case CT_K_FOOTER:
 			if (ct_get_varint(&f->p, f->end, &a) || a > (uint64_t)(f->end - f->p) ||
-			    read_footer(f, f->p, f->p + a))
-				return corrupt(f, "footer");
+			    read_footer(f, f->p, f->p + a)) {
+				corrupt(f, "footer");
+				continue;
+			}
 			f->p += a;
 			f->footer_last = 1;
 			continue;
@@ -371,17 +461,23 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		/* Range first: the cast must not turn 2^32 + 25 into kind 25,
 		 * and kind indexes f->events below. */
 		const struct ct_plan *pl = kind < CT_NKINDS ? plan_of(f, (unsigned)kind) : NULL;
-		if (!pl)
-			return corrupt(f, "unknown event kind");
-		if (f->tid < 0)
-			return corrupt(f, "event outside a thread section");
+		if (!pl) {
+			corrupt(f, "unknown event kind");
+			continue;
+		}
+		if (f->tid < 0) {
+			corrupt(f, "event outside a thread section");
+			continue;
+		}
 		ev->kind = (unsigned)kind;
 		ev->tid = f->tid;
 		int why = decode_fields(f, pl, ev);
-		if (why)
-			return corrupt(f, why == DEC_BADREF  ? "bad string reference"
-					  : why == DEC_NOMEM ? "out of memory"
-							     : "truncated event");
+		if (why == DEC_NOMEM)
+			return ct_dec_stop(f, "out of memory");
+		if (why) {
+			corrupt(f, why == DEC_BADREF ? "bad string reference" : "truncated event");
+			continue;
+		}
 		f->events[kind]++;
 		return 1;
 	}

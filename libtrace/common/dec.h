@@ -1,6 +1,8 @@
 /* Reader of .ctr files for the tools: header, then events one by one.
- * Every length and index read from the file is checked; a damaged file
- * ends the stream with a message, never a crash. */
+ * Every length and index read from the file is checked; damaged blocks
+ * are skipped and counted, and reading goes on at the next intact block
+ * (status CT_DAMAGED); damage it cannot get past ends the stream with a
+ * message (CT_CORRUPT), never a crash. */
 #ifndef CT_DEC_H
 #define CT_DEC_H
 
@@ -30,15 +32,28 @@ enum ct_status {
 	CT_READING = 0,
 	CT_CLEAN,     /* ended with a footer */
 	CT_TRUNCATED, /* ended early: cut inside a block or no footer */
-	CT_CORRUPT,   /* a block failed to decode; reading stopped there */
+	CT_CORRUPT,   /* reading stopped at damage it could not get past (no
+		       * intact block within reach, over the memory budget) */
+	CT_DAMAGED,   /* read to the end, but damaged blocks were skipped
+		       * (f->damaged; f->err says which and how it ended) */
 };
 
 struct ct_dtab; /* per-thread drop counters */
+
+/* String ids from id on are stored from str[at] on (until the next
+ * segment): ids jump where a writer lost a block with definitions. */
+struct ct_sseg {
+	uint64_t id;
+	size_t at;
+};
 
 struct ct_plan {
 	const struct ct_schema *s; /* NULL until the kind's first event */
 	uint8_t ufrom;		   /* fields ufrom.. are all CT_F_U */
 };
+
+#define CT_DEC_MEM_BASE (16u << 20)
+#define CT_DEC_MEM_PER_BYTE 16
 
 struct ct_file {
 	FILE *f;
@@ -46,10 +61,18 @@ struct ct_file {
 	struct ct_header h;
 	enum ct_status status;
 	char err[512];
-	/* strings, index sid - CT_SID_FIRST */
+	/* strings in the order defined; their ids: CT_SID_FIRST on, jumping
+	 * where seg says */
 	char **str;
 	uint32_t *slen;
 	size_t nstr, strcap;
+	struct ct_sseg *seg;
+	size_t nseg, segcap;
+	/* What the tables that grow with the file's contents (strings, drop
+	 * counters) may take: CT_DEC_MEM_BASE + CT_DEC_MEM_PER_BYTE x the
+	 * file's size. A decompressed block may be 16 MB out of a few hundred
+	 * bytes; memory must not grow with that ratio (issue 17). */
+	uint64_t mem, mem_max;
 	/* current block */
 	void *dctx;
 	uint8_t *zbuf, *raw;
@@ -58,6 +81,8 @@ struct ct_file {
 	const uint8_t *tsp; /* TS planes of the block, or NULL: TS values inline */
 	size_t nts, ti;
 	uint64_t offset; /* file offset of the next block */
+	uint64_t first_block; /* ... and of the first (after the header) */
+	uint64_t blk_at; /* file offset of the current block */
 	uint64_t nblocks, bytes;
 	int64_t tid;
 	uint64_t last_ts;
@@ -73,6 +98,14 @@ struct ct_file {
 	uint64_t drops[CT_NKINDS];
 	struct ct_dtab *dtab;
 	uint64_t events[CT_NKINDS]; /* events decoded so far */
+	/* Damage read past: blocks that did not decompress or held bad items
+	 * are skipped (the rest of the block, for items) and reading goes on
+	 * at the next intact block. Strings defined in them are lost: later
+	 * references to them read as "?" (an uninterned string). */
+	uint64_t damaged;	/* blocks skipped, whole or in part */
+	uint64_t damaged_bytes; /* the file bytes they spanned */
+	uint64_t lost_refs;	/* references read as "?" */
+	char damage[224];	/* the first damage: what and where */
 	uint64_t *delta; /* [kind][field] of CT_F_DELTA fields, per block; made on first use */
 	struct ct_plan plan[CT_NKINDS];
 };

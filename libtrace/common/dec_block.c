@@ -1,6 +1,7 @@
 /* The .ctr reader's lower half: the file, its header and its blocks (the
  * trailer and the final footer block found from the end); dec.c decodes
  * the items inside the blocks. */
+#include "crc32c.h"
 #include "dec.h"
 #include "dec_int.h"
 #include "varint.h"
@@ -19,6 +20,7 @@ const char *ct_status_name(enum ct_status s)
 	case CT_CLEAN: return "clean";
 	case CT_TRUNCATED: return "truncated";
 	case CT_CORRUPT: return "corrupt";
+	case CT_DAMAGED: return "damaged";
 	default: return "reading";
 	}
 }
@@ -188,6 +190,23 @@ int ct_dec_open(struct ct_file *f, const char *path)
 		ct_dec_seterr(f->err, sizeof f->err, "%s: truncated inside the header", path);
 		goto fail;
 	}
+	/* The checksum first: a flipped bit anywhere in the header (the
+	 * minor version included) is "header corrupt", before any field is
+	 * believed. Files of format 1.0 have none. */
+	if (hlen >= CT_HEADER_CRC_SIZE && hb[hlen - 6] == CT_H_CRC && hb[hlen - 5] == 4) {
+		uint32_t want = 0;
+		for (int i = 0; i < 4; i++)
+			want |= (uint32_t)hb[hlen - 4 + i] << 8 * i;
+		if (ct_crc32c(ct_crc32c(0, hdr, 16), hb, hlen - 4) != want) {
+			free(hb);
+			ct_dec_seterr(f->err, sizeof f->err, "%s: header corrupt (checksum mismatch)", path);
+			goto fail;
+		}
+	} else if (minor >= 1) {
+		free(hb);
+		ct_dec_seterr(f->err, sizeof f->err, "%s: header corrupt (no checksum)", path);
+		goto fail;
+	}
 	char e[256];
 	int rc = ct_header_parse(&f->h, hb, hlen, e, sizeof e);
 	free(hb);
@@ -196,7 +215,11 @@ int ct_dec_open(struct ct_file *f, const char *path)
 		goto fail;
 	}
 	f->h.major = major, f->h.minor = minor;
-	f->offset = 16 + (uint64_t)hlen;
+	f->offset = f->first_block = 16 + (uint64_t)hlen;
+	struct stat st;
+	f->mem_max = CT_DEC_MEM_BASE;
+	if (!fstat(fileno(f->f), &st) && st.st_size > 0)
+		f->mem_max += CT_DEC_MEM_PER_BYTE * (uint64_t)st.st_size;
 	f->dctx = ZSTD_createDCtx();
 	if (!f->dctx) {
 		ct_dec_seterr(f->err, sizeof f->err, "out of memory");
@@ -218,89 +241,268 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
 	return 0;
 }
 
-/* Loads the next block. 1 loaded, 0 end of input (status set). */
-int ct_dec_load_block(struct ct_file *f)
+/* Reads up to n bytes at off: how many there were (fewer at the end). */
+static size_t read_at(struct ct_file *f, uint64_t off, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fileno(f->f), (uint8_t *)buf + got, n - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+/* What starts at a file offset. */
+enum frame {
+	FR_BLOCK,   /* a block, decompressed into f->raw */
+	FR_TRAILER, /* a trailer */
+	FR_END,	    /* the end of the file */
+	FR_CUT,	    /* the file ends inside a frame */
+	FR_BAD,	    /* a damaged block: its header, or its zstd frame */
+	FR_NOMEM,
+};
+
+/* Reads the frame at `at`. *next: where the next frame starts (for FR_BAD,
+ * where the block's header says it ends, 0 when the header itself is
+ * implausible); *rlen: the block's raw length; why: what was wrong. */
+static enum frame read_frame(struct ct_file *f, uint64_t at, uint64_t *next, uint32_t *rlen_out,
+			     char *why, size_t wlen)
 {
 	uint8_t bh[12];
-	size_t got = fread(bh, 1, sizeof bh, f->f);
-	if (got == 0) {
-		/* Clean only when the file ends exactly after a footer's trailer. */
-		f->status = f->trailer_last ? CT_CLEAN : CT_TRUNCATED;
-		if (!f->trailer_last)
-			ct_dec_seterr(f->err, sizeof f->err, "%s: truncated: %s (the process did not exit cleanly)",
-			       f->path, f->footer_last ? "no trailer after the footer" : "no footer");
-		return 0;
-	}
+	unsigned long long o = at;
+	*next = 0;
+	size_t got = read_at(f, at, bh, sizeof bh);
+	if (got == 0)
+		return FR_END;
 	if (got < sizeof bh) {
-		f->status = CT_TRUNCATED;
-		ct_dec_seterr(f->err, sizeof f->err, "%s: truncated inside a block header at offset %llu",
-		       f->path, (unsigned long long)f->offset);
-		return 0;
+		ct_dec_seterr(why, wlen, "truncated inside a block header at offset %llu", o);
+		return FR_CUT;
 	}
 	uint32_t magic, zlen, rlen;
 	memcpy(&magic, bh, 4), memcpy(&zlen, bh + 4, 4), memcpy(&rlen, bh + 8, 4);
 	if (magic == CT_TRAILER_MAGIC && zlen == 0) {
-		/* A trailer: 4 more bytes, then blocks may go on. */
 		uint8_t rest[CT_TRAILER_SIZE - sizeof bh];
-		if (fread(rest, 1, sizeof rest, f->f) != sizeof rest) {
-			f->status = CT_TRUNCATED;
-			ct_dec_seterr(f->err, sizeof f->err, "%s: truncated inside a trailer at offset %llu",
-			       f->path, (unsigned long long)f->offset);
-			return 0;
+		if (read_at(f, at + sizeof bh, rest, sizeof rest) != sizeof rest) {
+			ct_dec_seterr(why, wlen, "truncated inside a trailer at offset %llu", o);
+			return FR_CUT;
 		}
-		f->offset += CT_TRAILER_SIZE;
-		f->trailer_last = f->footer_last;
-		return ct_dec_load_block(f);
+		*next = at + CT_TRAILER_SIZE;
+		return FR_TRAILER;
 	}
 	if (magic != CT_BLOCK_MAGIC || rlen > CT_BLOCK_RAW_MAX || zlen > ZSTD_compressBound(rlen)) {
-		f->status = CT_CORRUPT;
-		ct_dec_seterr(f->err, sizeof f->err, "%s: corrupt block header at offset %llu", f->path,
-		       (unsigned long long)f->offset);
-		return 0;
+		ct_dec_seterr(why, wlen, "corrupt block header at offset %llu", o);
+		return FR_BAD;
 	}
-	if (grow(&f->zbuf, &f->zcap, zlen ? zlen : 1) || grow(&f->raw, &f->rawcap, rlen ? rlen : 1)) {
-		f->status = CT_CORRUPT;
-		ct_dec_seterr(f->err, sizeof f->err, "%s: out of memory", f->path);
-		return 0;
-	}
-	if (fread(f->zbuf, 1, zlen, f->f) != zlen) {
-		f->status = CT_TRUNCATED;
-		ct_dec_seterr(f->err, sizeof f->err, "%s: truncated inside the block at offset %llu", f->path,
-		       (unsigned long long)f->offset);
-		return 0;
+	*next = at + sizeof bh + zlen;
+	if (grow(&f->zbuf, &f->zcap, zlen ? zlen : 1) || grow(&f->raw, &f->rawcap, rlen ? rlen : 1))
+		return FR_NOMEM;
+	if (read_at(f, at + sizeof bh, f->zbuf, zlen) != zlen) {
+		ct_dec_seterr(why, wlen, "truncated inside the block at offset %llu", o);
+		return FR_CUT;
 	}
 	size_t n = ZSTD_decompressDCtx(f->dctx, f->raw, rlen, f->zbuf, zlen);
 	if (ZSTD_isError(n) || n != rlen) {
-		f->status = CT_CORRUPT;
-		ct_dec_seterr(f->err, sizeof f->err, "%s: corrupt block at offset %llu (%s)", f->path,
-		       (unsigned long long)f->offset,
-		       ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
+		ct_dec_seterr(why, wlen, "corrupt block at offset %llu (%s)", o,
+			      ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
+		return FR_BAD;
+	}
+	*rlen_out = rlen;
+	return FR_BLOCK;
+}
+
+/* An intact frame at c, checked all the way: a block that decompresses
+ * and passes its checksum, or a trailer that points back at a block. */
+static int frame_ok(struct ct_file *f, uint64_t c)
+{
+	uint64_t next, back;
+	uint32_t rlen;
+	char why[8];
+	switch (read_frame(f, c, &next, &rlen, why, sizeof why)) {
+	case FR_BLOCK:
+		return 1;
+	case FR_TRAILER:
+		return read_at(f, c + 8, &back, 8) == 8 && back >= f->first_block && back < c;
+	default:
 		return 0;
 	}
-	f->offset += sizeof bh + zlen;
+}
+
+/* How far past damage a reader looks for the next intact frame: one block
+ * of the largest size and a trailer. Damage longer than that is not one
+ * damaged block; reading stops there. */
+#define RESYNC_MAX (12 + ZSTD_COMPRESSBOUND(CT_BLOCK_RAW_MAX) + CT_TRAILER_SIZE)
+enum { RS_FOUND, RS_END, RS_GAVE_UP };
+
+/* The first intact frame at or after `from`, within RESYNC_MAX. */
+static int find_frame(struct ct_file *f, uint64_t from, uint64_t *found)
+{
+	uint8_t buf[16384];
+	uint64_t pos = from, limit = from + RESYNC_MAX;
+	for (;;) {
+		if (pos >= limit)
+			return RS_GAVE_UP;
+		size_t want = sizeof buf;
+		size_t got = read_at(f, pos, buf, want);
+		for (size_t i = 0; i + 4 <= got && pos + i < limit; i++) {
+			uint32_t m;
+			memcpy(&m, buf + i, 4);
+			if ((m == CT_BLOCK_MAGIC || m == CT_TRAILER_MAGIC) && frame_ok(f, pos + i)) {
+				*found = pos + i;
+				return RS_FOUND;
+			}
+		}
+		if (got < want)
+			return RS_END;
+		pos += got - 3; /* a magic across the chunk's end */
+	}
+}
+
+/* Is there a frame's magic, or the file's end, at `at`? (Where a damaged
+ * block's own header says the next frame starts.) */
+static int frame_starts(struct ct_file *f, uint64_t at)
+{
+	uint32_t m;
+	size_t got = read_at(f, at, &m, 4);
+	return got == 0 || (got == 4 && (m == CT_BLOCK_MAGIC || m == CT_TRAILER_MAGIC));
+}
+
+void ct_dec_damage(struct ct_file *f, uint64_t span, const char *why)
+{
+	if (!f->damaged++)
+		snprintf(f->damage, sizeof f->damage, "the first: %s", why);
+	f->damaged_bytes += span;
+}
+
+int ct_dec_stop(struct ct_file *f, const char *why)
+{
+	f->status = CT_CORRUPT;
+	if (f->damaged)
+		ct_dec_seterr(f->err, sizeof f->err, "%s: %s; reading stopped there (%llu damaged block%s skipped before: %s)",
+			      f->path, why, (unsigned long long)f->damaged, f->damaged > 1 ? "s" : "", f->damage);
+	else
+		ct_dec_seterr(f->err, sizeof f->err, "%s: %s; reading stopped there", f->path, why);
+	return 0;
+}
+
+/* The end of the input; cut: why the file ended inside a frame, or NULL. */
+static int end_of_input(struct ct_file *f, const char *cut)
+{
+	/* Clean only when the file ends exactly after a footer's trailer. */
+	int clean = !cut && f->trailer_last;
+	char tail[256];
+	if (cut)
+		snprintf(tail, sizeof tail, "%s", cut);
+	else
+		snprintf(tail, sizeof tail, "truncated: %s (the process did not exit cleanly)",
+			 f->footer_last ? "no trailer after the footer" : "no footer");
+	if (!f->damaged) {
+		f->status = clean ? CT_CLEAN : CT_TRUNCATED;
+		if (!clean)
+			ct_dec_seterr(f->err, sizeof f->err, "%s: %s", f->path, tail);
+		return 0;
+	}
+	f->status = CT_DAMAGED;
+	ct_dec_seterr(f->err, sizeof f->err, "%s: %llu damaged block%s skipped (%s)%s%s", f->path,
+		      (unsigned long long)f->damaged, f->damaged > 1 ? "s" : "", f->damage,
+		      clean ? "" : "; then ", clean ? "" : tail);
+	return 0;
+}
+
+/* Sets up the block just decompressed at `at` (rlen bytes, the next frame
+ * at f->offset). 0 when its timestamp planes are damaged: skipped. */
+static int start_block(struct ct_file *f, uint64_t at, uint32_t rlen)
+{
+	const uint8_t *raw = f->raw, *end = f->raw + rlen, *q = raw;
+	const uint8_t *tsp = NULL;
+	uint64_t kind, nts = 0;
+	if (!ct_get_varint(&q, end, &kind) && kind == CT_K_TSPLANES) {
+		if (ct_get_varint(&q, end, &nts) || nts > (uint64_t)(end - q) / 4) {
+			char why[96];
+			snprintf(why, sizeof why, "corrupt timestamp planes in the block at offset %llu",
+				 (unsigned long long)at);
+			ct_dec_damage(f, f->offset - at, why);
+			return 0;
+		}
+		tsp = q;
+		raw = q + 4 * nts;
+	}
+	f->blk_at = at;
 	f->bytes += rlen;
 	f->nblocks++;
-	f->p = f->raw;
-	f->end = f->raw + rlen;
+	f->p = raw;
+	f->end = end;
+	f->tsp = tsp;
+	f->nts = nts;
+	f->ti = 0;
 	f->tid = -1;
 	f->footer_last = 0;
 	f->trailer_last = 0;
-	f->tsp = NULL;
-	f->nts = f->ti = 0;
-	const uint8_t *q = f->p;
-	uint64_t kind, nts;
-	if (!ct_get_varint(&q, f->end, &kind) && kind == CT_K_TSPLANES) {
-		if (ct_get_varint(&q, f->end, &nts) || nts > (uint64_t)(f->end - q) / 4) {
-			f->status = CT_CORRUPT;
-			ct_dec_seterr(f->err, sizeof f->err, "%s: corrupt timestamp planes in block %llu",
-			       f->path, (unsigned long long)f->nblocks);
-			return 0;
-		}
-		f->tsp = q;
-		f->nts = nts;
-		f->p = q + 4 * nts;
-	}
 	if (f->delta)
 		memset(f->delta, 0, (size_t)CT_NKINDS * CT_MAX_FIELDS * sizeof *f->delta);
 	return 1;
+}
+
+/* Loads the next intact block: a damaged one (a block that does not
+ * decompress, a header that makes no sense) is counted and skipped, and
+ * reading goes on at the next intact frame: where the damaged block's
+ * header says it ends, or else the first one found searching forward. 1
+ * loaded, 0 end of input (status set). */
+int ct_dec_load_block(struct ct_file *f)
+{
+	for (;;) {
+		uint64_t at = f->offset, next, found = 0;
+		uint32_t rlen = 0;
+		char why[192];
+		enum frame r = read_frame(f, at, &next, &rlen, why, sizeof why);
+		switch (r) {
+		case FR_BLOCK:
+			f->offset = next;
+			if (start_block(f, at, rlen))
+				return 1;
+			continue;
+		case FR_TRAILER:
+			/* Blocks may go on after it. */
+			f->offset = next;
+			f->trailer_last = f->footer_last;
+			continue;
+		case FR_END:
+			return end_of_input(f, NULL);
+		case FR_NOMEM:
+			return ct_dec_stop(f, "out of memory");
+		case FR_CUT:
+		case FR_BAD:
+			break;
+		}
+		int rs = RS_FOUND;
+		if (r == FR_BAD && next && frame_starts(f, next))
+			found = next;
+		else
+			rs = find_frame(f, at + 1, &found);
+		if (rs == RS_FOUND) {
+			ct_dec_damage(f, found - at, why);
+			f->offset = found;
+			f->footer_last = 0;
+			continue;
+		}
+		/* Nothing intact after it: a file cut inside its last frame
+		 * (a killed process), or damage up to the end. */
+		if (r == FR_CUT)
+			return end_of_input(f, why);
+		if (rs == RS_END) {
+			struct stat st;
+			uint64_t size = fstat(fileno(f->f), &st) ? at : (uint64_t)st.st_size;
+			ct_dec_damage(f, size > at ? size - at : 0, why);
+			f->footer_last = 0;
+			return end_of_input(f, NULL);
+		}
+		ct_dec_damage(f, RESYNC_MAX, why);
+		char msg[320];
+		snprintf(msg, sizeof msg, "%s, and no intact block in the %u bytes after it", why,
+			 (unsigned)RESYNC_MAX);
+		return ct_dec_stop(f, msg);
+	}
 }

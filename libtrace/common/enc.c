@@ -1,4 +1,5 @@
 #include "enc.h"
+#include "crc32c.h"
 #include "varint.h"
 
 #include <stdlib.h>
@@ -311,4 +312,20 @@ uint8_t *ct_tlv_str(uint8_t *p, unsigned tag, const char *s, size_t n)
 	p = ct_put_varint(p, n);
 	memcpy(p, s, n);
 	return p + n;
+}
+
+size_t ct_header_seal(uint8_t *buf, uint8_t *p)
+{
+	uint32_t hlen = (uint32_t)(p - buf - 16) + CT_HEADER_CRC_SIZE;
+	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
+	memcpy(buf, CT_MAGIC, 8);
+	memcpy(buf + 8, &major, 2);
+	memcpy(buf + 10, &minor, 2);
+	memcpy(buf + 12, &hlen, 4);
+	*p++ = CT_H_CRC;
+	*p++ = 4;
+	uint32_t c = ct_crc32c(0, buf, (size_t)(p - buf));
+	for (int i = 0; i < 4; i++)
+		*p++ = (uint8_t)(c >> 8 * i);
+	return (size_t)(p - buf);
 }

@@ -57,5 +57,10 @@ int ct_enc_footer(struct ct_enc *e, const uint64_t *drops, uint64_t rt_end, uint
  * The caller makes room: 20 bytes plus the string. */
 uint8_t *ct_tlv_u(uint8_t *p, unsigned tag, uint64_t v);
 uint8_t *ct_tlv_str(uint8_t *p, unsigned tag, const char *s, size_t n);
+/* Finishes a header: buf starts with 16 bytes of room, the fields follow
+ * up to p, then CT_HEADER_CRC_SIZE bytes of room. Writes the magic,
+ * versions and length in front and the checksum field after; returns the
+ * header's whole length. */
+size_t ct_header_seal(uint8_t *buf, uint8_t *p);
 
 #endif

@@ -5,8 +5,8 @@
 #                (reaches the item decoder, which checksums hide from fuzz_file)
 #
 #   make test-fuzz               replays tests/fuzz/corpus/<target>/* once
-#                                (libFuzzer binaries from clang; without
-#                                clang, a gcc-built replay driver, ASan+UBSan)
+#                                (replay.c, any compiler, ASan+UBSan, one
+#                                process per input with an RSS limit)
 #   make fuzz FUZZ_SECONDS=60    fuzzes each target that long, adding new
 #                                inputs to its corpus directory
 #   make fuzz-merge              shrinks each corpus to the inputs that add
@@ -17,19 +17,22 @@
 
 CLANG ?= clang
 FUZZ_SECONDS ?= 60
+# Memory limits: a reader's memory is bounded by the file's size (16 MB +
+# 16x the file for its tables, plus one block's buffers); more is a finding.
+# Fuzzing adds libFuzzer's and ASan's own (quarantine, corpus) to the RSS.
+FUZZ_RSS_MB ?= 512
+FUZZ_REPLAY_RSS_MB ?= 256
+FUZZ_MALLOC_MB ?= 256
 FUZZ_OUT := build/fuzz
 FUZZ_TARGETS := fuzz_file fuzz_header fuzz_items
 FUZZ_CORPUS := tests/fuzz/corpus
 SCHEMA_SRC := libtrace/common/schema.c libtrace/common/schema_cupti.c libtrace/common/schema_nccl.c
 FUZZ_DEC_SRC := libtrace/common/dec.c libtrace/common/dec_block.c $(SCHEMA_SRC)
 FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/common/dec.h libtrace/common/dec_int.h libtrace/common/varint.h \
+	libtrace/common/crc32c.h \
 	include/cuptrace/format.h tests/fuzz/fuzz.mk
 FUZZ_CPPFLAGS := -std=gnu11 -Iinclude -Ilibtrace -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# Evaluated only when used: does $(CLANG) link a libFuzzer target?
-FUZZ_HAVE_LIBFUZZER = $(shell printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n)\n{ (void)d; (void)n; return 0; }\n' | \
-	$(CLANG) -x c - -fsanitize=fuzzer -o /dev/null >/dev/null 2>&1 && echo yes)
-
 # libFuzzer binaries (clang): fuzzing and replay.
 $(FUZZ_OUT)/lf/%: tests/fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(dir $@)
@@ -45,16 +48,16 @@ $(FUZZ_OUT)/replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(FUZZ_DEPS)
 fuzz-build-lf: $(addprefix $(FUZZ_OUT)/lf/,$(FUZZ_TARGETS))
 fuzz-build-replay: $(addprefix $(FUZZ_OUT)/replay/,$(FUZZ_TARGETS))
 
-test-fuzz:
+# The replay runs each input in a process of its own and fails on a crash,
+# a hang or a peak RSS over FUZZ_REPLAY_RSS_MB: a corpus input that blows
+# memory up is a finding like a crash (issue 17).
+test-fuzz: fuzz-build-replay
 	$(Q)set -e; \
-	if [ -n "$(FUZZ_HAVE_LIBFUZZER)" ]; then kind=lf; args="-timeout=20 -rss_limit_mb=2048"; \
-	else kind=replay; args=; \
-		echo "  FUZZ    $(CLANG) cannot build libFuzzer targets: replaying with a $(CC) driver"; fi; \
-	$(MAKE) --no-print-directory fuzz-build-$$kind; \
 	for t in $(FUZZ_TARGETS); do \
 		n=$$(ls $(FUZZ_CORPUS)/$$t | wc -l); \
-		echo "  FUZZ    $$t: replaying $$n inputs"; \
-		if ! $(FUZZ_OUT)/$$kind/$$t $$args $(FUZZ_CORPUS)/$$t/* > $(FUZZ_OUT)/$$t.log 2>&1; then \
+		echo "  FUZZ    $$t: replaying $$n inputs (RSS limit $(FUZZ_REPLAY_RSS_MB) MB)"; \
+		if ! $(FUZZ_OUT)/replay/$$t -timeout=20 -rss_limit_mb=$(FUZZ_REPLAY_RSS_MB) \
+				$(FUZZ_CORPUS)/$$t/* > $(FUZZ_OUT)/$$t.log 2>&1; then \
 			tail -40 $(FUZZ_OUT)/$$t.log; echo "  FUZZ    $$t FAILED (log: $(FUZZ_OUT)/$$t.log)"; exit 1; \
 		fi; \
 	done
@@ -62,7 +65,8 @@ test-fuzz:
 fuzz: fuzz-build-lf
 	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
 		echo "  FUZZ    $$t for $(FUZZ_SECONDS) s"; \
-		$(FUZZ_OUT)/lf/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=2048 \
+		$(FUZZ_OUT)/lf/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+			-rss_limit_mb=$(FUZZ_RSS_MB) -malloc_limit_mb=$(FUZZ_MALLOC_MB) \
 			-dict=tests/fuzz/ctr.dict -print_final_stats=1 \
 			-artifact_prefix=$(FUZZ_OUT)/crash-$$t- $(FUZZ_CORPUS)/$$t; \
 	done
@@ -78,7 +82,7 @@ fuzz-merge: fuzz-build-lf
 	done
 
 $(FUZZ_OUT)/gen_corpus: tests/fuzz/gen_corpus.c libtrace/common/enc.c libtrace/common/strtab.c \
-		$(SCHEMA_SRC) libtrace/common/enc.h
+		$(SCHEMA_SRC) libtrace/common/enc.h libtrace/common/crc32c.h
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(FUZZ_CPPFLAGS) $< libtrace/common/enc.c libtrace/common/strtab.c \
 		$(SCHEMA_SRC) -o $@ -lzstd

@@ -4,6 +4,7 @@
  * each part is compressed into a valid block of a valid file, and the file
  * is read as a tool reads it. This reaches the item decoder: string table,
  * thread sections, drops, footer, every event kind. */
+#include "common/crc32c.h"
 #include "common/varint.h"
 #include "read_all.h"
 
@@ -35,13 +36,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	t = ct_put_varint(t, CT_H_PID);
 	t = ct_put_varint(t, 1);
 	t = ct_put_varint(t, 7);
+	t = ct_put_varint(t, CT_H_CRC);
+	t = ct_put_varint(t, 4);
 	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
-	uint32_t hlen = (uint32_t)(t - tlv);
+	uint32_t hlen = (uint32_t)(t + 4 - tlv);
 	put(&p, CT_MAGIC, 8);
 	put(&p, &major, 2);
 	put(&p, &minor, 2);
 	put(&p, &hlen, 4);
-	put(&p, tlv, hlen);
+	put(&p, tlv, (size_t)(t - tlv));
+	uint32_t crc = ct_crc32c(0, file, (size_t)(p - file));
+	for (int i = 0; i < 4; i++)
+		*p++ = (uint8_t)(crc >> 8 * i);
 	const uint8_t *d = data, *end = data + size;
 	for (;;) {
 		const uint8_t *m = memmem(d, (size_t)(end - d), "BLK\n", 4);

@@ -75,14 +75,8 @@ static size_t header_tlv(uint8_t *p0, int rank)
 static void start(struct trace *t, size_t strtab_max, int rank)
 {
 	memset(t, 0, sizeof *t);
-	uint8_t tlv[512];
-	uint32_t hlen = (uint32_t)header_tlv(tlv, rank);
-	uint16_t major = CT_FORMAT_MAJOR, minor = CT_FORMAT_MINOR;
-	put(t, CT_MAGIC, 8);
-	put(t, &major, 2);
-	put(t, &minor, 2);
-	put(t, &hlen, 4);
-	put(t, tlv, hlen);
+	uint8_t hdr[512];
+	put(t, hdr, ct_header_seal(hdr, hdr + 16 + header_tlv(hdr + 16, rank)));
 	t->hdr_end = t->len;
 	if (ct_enc_init(&t->e, strtab_max))
 		abort();
@@ -205,6 +199,9 @@ static void variants(struct trace *t, const char *base)
 		{"bad-checksum", t->block_end[1] - 2, 0x80},
 		{"bad-version", 8, 0x03},
 		{"bad-hlen", 13, 0x01},
+		{"bad-minor", 10, 0x01},
+		{"bad-config", t->hdr_end - 20, 0x04},
+		{"bad-crc", t->hdr_end - 1, 0x20},
 	};
 	for (size_t i = 0; i < sizeof flips / sizeof *flips; i++) {
 		memcpy(copy, t->file, t->len);
@@ -212,6 +209,36 @@ static void variants(struct trace *t, const char *base)
 		snprintf(name, sizeof name, "%s-%s.ctr", base, flips[i].what);
 		save("fuzz_file", name, copy, t->len);
 	}
+}
+
+/* String ids with the largest gap the reader allows between each: a few
+ * KB once compressed, and a reader that fills the gaps with empty entries
+ * takes most of a GB for them (issue 17, item 9). */
+static void strgap(struct trace *t)
+{
+	start(t, 0, 3);
+	static uint8_t raw[1 << 14];
+	uint8_t *p = raw;
+	for (uint64_t i = 0; i < 1000; i++) {
+		p = ct_put_varint(p, CT_K_STR);
+		p = ct_put_varint(p, CT_SID_FIRST + i * 65537);
+		p = ct_put_varint(p, 0);
+	}
+	t->e.len = 0;
+	size_t n = (size_t)(p - raw);
+	uint8_t z[1 << 15];
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 19);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	size_t zn = ZSTD_compress2(cctx, z, sizeof z, raw, n);
+	ZSTD_freeCCtx(cctx);
+	if (ZSTD_isError(zn))
+		abort();
+	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)zn, (uint32_t)n};
+	put(t, h, 12);
+	put(t, z, zn);
+	save("fuzz_file", "strgap.ctr", t->file, t->len);
+	save("fuzz_items", "strgap.bin", raw, n);
 }
 
 int main(int argc, char **argv)
@@ -248,6 +275,9 @@ int main(int argc, char **argv)
 
 	save("fuzz_file", "empty.ctr", "", 0);
 	save("fuzz_file", "magic-only.ctr", CT_MAGIC, 8);
+
+	strgap(&t);
+	ct_enc_free(&t.e);
 
 	/* Header fields a later version might add, and damaged ones. */
 	uint8_t tlv[64], *p = tlv;

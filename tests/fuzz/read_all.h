@@ -43,6 +43,10 @@ static inline void fuzz_read_all(const uint8_t *data, size_t size)
 		/* The reader always says how it ended, and why when not clean. */
 		if (f.status == CT_READING || (f.status != CT_CLEAN && !f.err[0]))
 			__builtin_trap();
+		/* Damage skipped is counted, and a clean file had none. */
+		if ((f.status == CT_DAMAGED && !f.damaged) || (f.status == CT_CLEAN && f.damaged) ||
+		    (f.lost_refs && !f.damaged))
+			__builtin_trap();
 		sum += strlen(ct_status_name(f.status)) + strlen(f.h.host) + f.h.cmdline_len;
 		fuzz_sink = sum;
 		ct_file_close(&f);

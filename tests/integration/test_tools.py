@@ -121,6 +121,27 @@ def test_bad_inputs_give_one_line_and_exit_1(tmp_path, content, why):
         assert p.stderr.count("\n") == 1 and why in p.stderr, p.stderr
 
 
+def test_a_flipped_bit_in_the_header_is_caught(demo, tmp_path):
+    """Issue 17, item 8: a flipped bit in the header went unnoticed (the
+    version read "0.5.0", config lines changed). Format 1.1 checksums it."""
+    d, f = demo
+    data = f.read_bytes()
+    assert data[10:12] == b"\x01\x00"  # format 1.1
+    hlen = 16 + int.from_bytes(data[12:16], "little")
+    info = tool("info", f, check=True).stdout
+    assert re.search(r"format:\s+1\.1 ", info)
+    cfg = data.index(b"CUPTRACE_", 16)
+    for at, bit in ((10, 0), (17, 1), (cfg + 2, 3), (hlen - 30, 6), (hlen - 1, 7)):
+        bad = bytearray(data)
+        bad[at] ^= 1 << bit
+        g = tmp_path / "flipped.ctr"
+        g.write_bytes(bytes(bad))
+        for cmd in (["info"], ["convert", "-o", str(tmp_path / "o.json")]):
+            p = tool(*cmd, g)
+            assert p.returncode == 1, (at, p.stdout)
+            assert "header corrupt" in p.stderr and p.stderr.count("\n") == 1, (at, p.stderr)
+
+
 def test_directory_without_traces_and_wrong_types(tmp_path):
     (tmp_path / "empty").mkdir()
     p = tool("info", tmp_path / "empty")
@@ -189,6 +210,66 @@ def test_truncated_files_convert_up_to_the_last_block(tmp_path):
         counts.append(n)
         assert doc["cuptrace"]["files"][0]["status"] == "truncated"
     assert counts == sorted(counts) and counts[-1] <= nfull and counts[-1] > 0
+
+
+def _blocks(data):
+    """(start, end) of each block of a .ctr file, trailers left out."""
+    at, out = 16 + int.from_bytes(data[12:16], "little"), []
+    while at + 12 <= len(data):
+        magic, zlen = data[at:at + 4], int.from_bytes(data[at + 4:at + 8], "little")
+        if magic == b"CTND":
+            at += 16
+            continue
+        assert magic == b"CTBK"
+        out.append((at, at + 12 + zlen))
+        at += 12 + zlen
+    return out
+
+
+def _info_events(path):
+    p = tool("info", path)
+    return p, int(re.search(r"^events:\s+(\d+)", p.stdout, re.M).group(1))
+
+
+def test_a_damaged_block_is_skipped_and_reading_goes_on(tmp_path):
+    """Issue 17, item 8: one flipped bit in a middle block stopped the file
+    there (100,001 of 490,001 events kept) though the later blocks were
+    intact. The damaged block is skipped and counted, reading goes on."""
+    p = run([PROGS / "demo_train", 10000], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0
+    [f] = ctr_files(tmp_path / "o")
+    data = f.read_bytes()
+    blocks = _blocks(data)
+    assert len(blocks) >= 4  # 2.4 MB of items in blocks of 1 MB at most, and the footer's
+    _, full = _info_events(f)
+    g = tmp_path / "damaged.ctr"
+    for b in (1, 0):  # a middle block; the first (definitions, thread names)
+        start, end = blocks[b]
+        g.write_bytes(data[:start])
+        _, before = _info_events(g)
+        g.write_bytes(data[:end])
+        _, upto = _info_events(g)
+        lost = upto - before
+        assert lost > 0
+        flips = [(start + 12 + (end - start) // 2, 0x10),  # its payload: a zstd checksum fails
+                 (start + 5, 0x01),                        # its length: found by searching
+                 (start + 1, 0x20)]                        # its magic
+        for at, bit in flips:
+            bad = bytearray(data)
+            bad[at] ^= bit
+            g.write_bytes(bytes(bad))
+            info, n = _info_events(g)
+            assert info.returncode == 1, info.stderr
+            assert n == full - lost and n > before, (b, at, info.stdout)
+            assert "damaged:     1 damaged block skipped" in info.stdout, info.stdout
+            assert f"{lost} of {full} events lost" in info.stdout
+            assert re.search(r"^status:\s+damaged: .*1 damaged block skipped \(the first: corrupt block",
+                             info.stdout, re.M), info.stdout
+            conv = tool("convert", "-o", tmp_path / "d.json", g)
+            assert conv.returncode == 0, conv.stderr
+            doc = load_json(tmp_path / "d.json")
+            assert doc["cuptrace"]["files"][0]["status"] == "damaged"
+            assert tool("stats", g).returncode == 0
 
 
 def test_stats_nvtx_sum_matches_the_trace(demo, tmp_path):

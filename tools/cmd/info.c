@@ -14,9 +14,9 @@ static void help(FILE *f)
 {
 	fputs("usage: cuptrace info [--strict] INPUT...\n\n"
 	      "For one file: its header, configuration, events and drops per kind, and\n"
-	      "whether it ended cleanly or is truncated. For several: one row per file,\n"
-	      "and the ranks missing from the job. --strict: an unusable input is an\n"
-	      "error (default: skipped with a warning).\n",
+	      "whether it ended cleanly, is truncated or had damaged blocks skipped. For\n"
+	      "several: one row per file, and the ranks missing from the job. --strict:\n"
+	      "an unusable input is an error (default: skipped with a warning).\n",
 	      f);
 }
 
@@ -109,6 +109,18 @@ static void detail(struct tfile *t)
 		       (unsigned long long)t->f.trunc_str);
 	if (t->f.have_footer)
 		print_ending(&t->f);
+	if (t->f.damaged) {
+		uint64_t want = sum(t->f.f_events), got = sum(t->f.events);
+		printf("damaged:     %llu damaged block%s skipped (%llu bytes)", (unsigned long long)t->f.damaged,
+		       t->f.damaged > 1 ? "s" : "", (unsigned long long)t->f.damaged_bytes);
+		if (t->f.final_footer && want > got)
+			printf(", %llu of %llu events lost", (unsigned long long)(want - got),
+			       (unsigned long long)want);
+		if (t->f.lost_refs)
+			printf(", %llu references to strings lost with them (read as \"?\")",
+			       (unsigned long long)t->f.lost_refs);
+		printf("\n");
+	}
 	printf("status:      %s%s%s\n", ct_status_name(t->f.status), t->f.err[0] ? ": " : "",
 	       t->f.status == CT_CLEAN ? "" : t->f.err);
 }
@@ -175,7 +187,7 @@ int cmd_info(int argc, char **argv)
 		struct ct_event ev;
 		while (ct_file_next(&in.v[i].f, &ev) == 1)
 			;
-		if (in.v[i].f.status == CT_CORRUPT)
+		if (in.v[i].f.status == CT_CORRUPT || in.v[i].f.status == CT_DAMAGED)
 			rc = 1;
 		tfile_release(&in.v[i]);
 	}
