@@ -115,28 +115,56 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 	return 0;
 }
 
+/* The file is read through its stdio stream only, never its descriptor:
+ * the tools may hand the reader a stream that holds no descriptor until it
+ * reads (tools/read/inputs.c opens files lazily for jobs of many ranks). */
+static int stream_size(FILE *fp, uint64_t *size)
+{
+	off_t pos = ftello(fp);
+	if (pos < 0 || fseeko(fp, 0, SEEK_END))
+		return -1;
+	off_t end = ftello(fp);
+	if (end < 0 || fseeko(fp, pos, SEEK_SET))
+		return -1;
+	*size = (uint64_t)end;
+	return 0;
+}
+
+/* Reads up to n bytes at off: how many there were (fewer at the end). The
+ * stream's position is kept. */
+static size_t read_at(struct ct_file *f, uint64_t off, void *buf, size_t n)
+{
+	off_t pos = ftello(f->f);
+	if (pos < 0 || fseeko(f->f, (off_t)off, SEEK_SET))
+		return 0;
+	size_t got = fread(buf, 1, n, f->f);
+	clearerr(f->f);
+	if (fseeko(f->f, pos, SEEK_SET))
+		return 0;
+	return got;
+}
+
 int ct_dec_final_block(struct ct_file *f, uint8_t **out, size_t *out_len)
 {
-	struct stat st;
 	uint8_t t[CT_TRAILER_SIZE], bh[12];
-	if (fstat(fileno(f->f), &st) || (uint64_t)st.st_size < f->offset + CT_TRAILER_SIZE + 12)
+	uint64_t size, at;
+	if (stream_size(f->f, &size) || size < f->offset + CT_TRAILER_SIZE + 12)
 		return -1;
-	uint64_t size = (uint64_t)st.st_size, at;
 	uint32_t magic, zlen, rlen;
-	if (pread(fileno(f->f), t, sizeof t, (off_t)(size - sizeof t)) != (ssize_t)sizeof t)
+	if (read_at(f, size - sizeof t, t, sizeof t) != sizeof t)
 		return -1;
 	memcpy(&magic, t, 4);
 	memcpy(&at, t + 8, 8);
 	if (magic != CT_TRAILER_MAGIC || at < f->offset || at + 12 > size - sizeof t)
 		return -1;
-	if (pread(fileno(f->f), bh, sizeof bh, (off_t)at) != (ssize_t)sizeof bh)
+	if (read_at(f, at, bh, sizeof bh) != sizeof bh)
 		return -1;
 	memcpy(&magic, bh, 4), memcpy(&zlen, bh + 4, 4), memcpy(&rlen, bh + 8, 4);
 	if (magic != CT_BLOCK_MAGIC || rlen > 65536 || at + 12 + zlen != size - sizeof t)
 		return -1;
 	int rc = -1;
 	uint8_t *z = malloc(zlen ? zlen : 1), *raw = malloc(rlen ? rlen : 1);
-	if (z && raw && pread(fileno(f->f), z, zlen, (off_t)(at + 12)) == (ssize_t)zlen) {
+	if (z && raw && read_at(f, at + 12, z, zlen) == zlen) {
 		size_t n = ZSTD_decompressDCtx(f->dctx, raw, rlen, z, zlen);
 		if (!ZSTD_isError(n) && n == rlen) {
 			*out = raw, *out_len = n;
@@ -216,10 +244,10 @@ int ct_dec_open(struct ct_file *f, const char *path)
 	}
 	f->h.major = major, f->h.minor = minor;
 	f->offset = f->first_block = 16 + (uint64_t)hlen;
-	struct stat st;
+	uint64_t fsize;
 	f->mem_max = CT_DEC_MEM_BASE;
-	if (!fstat(fileno(f->f), &st) && st.st_size > 0)
-		f->mem_max += CT_DEC_MEM_PER_BYTE * (uint64_t)st.st_size;
+	if (!stream_size(f->f, &fsize) && fsize > 0)
+		f->mem_max += CT_DEC_MEM_PER_BYTE * fsize;
 	f->dctx = ZSTD_createDCtx();
 	if (!f->dctx) {
 		ct_dec_seterr(f->err, sizeof f->err, "out of memory");
@@ -239,21 +267,6 @@ static int grow(uint8_t **buf, size_t *cap, size_t need)
 		return -1;
 	*buf = b, *cap = need;
 	return 0;
-}
-
-/* Reads up to n bytes at off: how many there were (fewer at the end). */
-static size_t read_at(struct ct_file *f, uint64_t off, void *buf, size_t n)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fileno(f->f), (uint8_t *)buf + got, n - got, (off_t)(off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	return got;
 }
 
 /* What starts at a file offset. */
@@ -493,8 +506,9 @@ int ct_dec_load_block(struct ct_file *f)
 		if (r == FR_CUT)
 			return end_of_input(f, why);
 		if (rs == RS_END) {
-			struct stat st;
-			uint64_t size = fstat(fileno(f->f), &st) ? at : (uint64_t)st.st_size;
+			uint64_t size;
+			if (stream_size(f->f, &size))
+				size = at;
 			ct_dec_damage(f, size > at ? size - at : 0, why);
 			f->footer_last = 0;
 			return end_of_input(f, NULL);

@@ -171,6 +171,19 @@ def _zigzag(v):
 H_PID, H_RANK, H_LOCAL_RANK, H_WORLD_SIZE, H_RT_ANCHOR = 3, 4, 5, 6, 9
 
 
+H_CRC = 15  # CT_H_CRC
+
+
+def _crc32c(data):
+    """CRC-32C (Castagnoli, reflected), as libtrace/common/crc32c.h."""
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
+    return crc ^ 0xffffffff
+
+
 def rewrite_header(data, **fields):
     """A copy of trace `data` with header fields replaced (pid, rank,
     local_rank, world_size, rt_anchor): a file of another process of the
@@ -182,18 +195,25 @@ def rewrite_header(data, **fields):
     hlen = int.from_bytes(data[12:16], "little")
     tlv, body = data[16:16 + hlen], data[16 + hlen:]
     want = {tags[k][0]: (_zigzag(v) if tags[k][1] else v) for k, v in fields.items()}
-    out, i = bytearray(), 0
+    out, i, sealed = bytearray(), 0, False
     while i < len(tlv):
         tag, j = _get_varint(tlv, i)
         n, j = _get_varint(tlv, j)
         val = tlv[j:j + n]
+        i = j + n
+        if tag == H_CRC:  # sealed again below, last
+            sealed = True
+            continue
         if tag in want:
             val = _varint(want.pop(tag))
         out += _varint(tag) + _varint(len(val)) + val
-        i = j + n
     for tag, v in want.items():
         val = _varint(v)
         out += _varint(tag) + _varint(len(val)) + val
+    if sealed:  # format 1.1: CRC-32C of everything before its 4 bytes
+        out += bytes([H_CRC, 4])
+        head = data[:12] + (len(out) + 4).to_bytes(4, "little")
+        out += _crc32c(head + bytes(out)).to_bytes(4, "little")
     body = bytearray(body)
     delta = len(out) - hlen
     if len(body) >= 16 and body[-16:-12] == (0x444e5443).to_bytes(4, "little"):
