@@ -72,12 +72,27 @@ static void drops(struct model *m, uint64_t last_ts)
 	model_emit(m, &ev);
 }
 
+/* The NVTX range that marks steps, from the file's configuration. */
+static void step_range(struct model *m)
+{
+	const char *cfg = m->t->f.h.config, *k = "CUPTRACE_STEP_RANGE=";
+	for (const char *p = cfg; p && (p = strstr(p, k)); p++)
+		if (p == cfg || p[-1] == '\n') {
+			p += strlen(k);
+			size_t n = strcspn(p, "\n");
+			if (n)
+				spans_step_range(m->spans, p, n);
+			return;
+		}
+}
+
 int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh)
 {
 	struct model m;
 	memset(&m, 0, sizeof m);
 	m.t = t, m.c = c, m.ctx = ctx, m.mine = 1;
 	m.spans = spans_new(on_span, &m);
+	step_range(&m);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
 	unsigned k = sh && sh->nshares > 1 ? sh->nshares : 1, share = sh ? sh->share : 0;

@@ -5,6 +5,7 @@
  * events come, and plans are put together only when handed out. */
 #include "model/nccl_ops.h"
 #include "util/xalloc.h"
+#include "read/gpu.h"
 #include "read/nccl_names.h"
 
 #include <stdio.h>
@@ -388,9 +389,8 @@ static void kernel_event(struct nccl_ops *e, const struct ct_event *ev)
 	k->k.context = f[KF_CONTEXT] >= 0 ? ev->v[f[KF_CONTEXT]] : 0;
 	k->k.stream = f[KF_STREAM] >= 0 ? ev->v[f[KF_STREAM]] : 0;
 	k->k.correlation = f[KF_CORR] >= 0 ? ev->v[f[KF_CORR]] : 0;
-	k->k.name = xrealloc(NULL, len + 1);
-	memcpy(k->k.name, name, len);
-	k->k.name[len] = 0;
+	size_t dn;
+	k->k.name = gpu_demangle(name, len, &dn); /* as the kernel's slice names it */
 	if (k->k.end > e->now)
 		e->now = k->k.end;
 }

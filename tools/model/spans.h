@@ -35,6 +35,9 @@ struct spans; /* opaque */
 struct spans *spans_new(span_fn fn, void *ctx);
 void spans_free(struct spans *sp);
 void spans_event(struct spans *sp, const struct ct_event *ev);
+/* Steps are marked by NVTX range `name` (CUPTRACE_STEP_RANGE): a step
+ * ends when the range that began it ends (else at the next step mark). */
+void spans_step_range(struct spans *sp, const char *name, size_t len);
 /* Closes what is still open (at each thread's last timestamp) and reports
  * thread names (SP_THREAD). */
 void spans_finish(struct spans *sp);
