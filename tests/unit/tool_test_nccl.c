@@ -120,7 +120,7 @@ static void test_attribution(void)
 	comm(e, 1, "world");
 	/* kernels first (CUPTI's buffers may come early or late) */
 	kernel(e, 1300, 1900, 7, 101,
-	       "_Z28ncclDevKernel_AllReduce_Sum_f32_RING_LLP24ncclDevKernelArgs");
+	       "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LLP17ncclDevKernelArgs");
 	kernel(e, 1250, 1260, 7, 100, "my_gemm_kernel");
 	kernel(e, 1210, 1800, 9, 102,
 	       "void ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)");

@@ -2,6 +2,7 @@
  * parts that match them (spans.c, model_gpu.c, model_nccl.c); NVTX spans
  * and drops as events. */
 #include "model/model_int.h"
+#include "read/gpu.h"
 #include <string.h>
 
 const char *const m_cat_name[MC_N] = {
@@ -11,6 +12,7 @@ const char *const m_cat_name[MC_N] = {
     [MC_DRIVER] = "driver",      [MC_GPU_MEMORY] = "gpu_memory", [MC_NCCL] = "nccl",
     [MC_NCCL_GROUP] = "nccl_group", [MC_NCCL_GPU] = "nccl_gpu", [MC_DROPS] = "drops",
     [MC_LAUNCH] = "launch",      [MC_NCCL_FLOW] = "nccl_flow", [MC_NONE] = "none",
+    [MC_GPU_ANNOTATION] = "gpu_annotation",
 };
 
 /* ---- NVTX spans */
@@ -54,6 +56,8 @@ static void on_span(void *ctx, const struct span *s)
 	}
 	ev.track = model_thread(m, s->tid);
 	model_emit(m, &ev);
+	if (s->kind == SP_RANGE && m->project)
+		model_annot_range(m, s);
 }
 
 /* ---- the file */
@@ -93,6 +97,7 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 	m.t = t, m.c = c, m.ctx = ctx, m.mine = 1;
 	m.spans = spans_new(on_span, &m);
 	step_range(&m);
+	m.project = gpu_file_traces_cuda(&t->f.h);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
 	unsigned k = sh && sh->nshares > 1 ? sh->nshares : 1, share = sh ? sh->share : 0;
@@ -120,6 +125,7 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 	}
 	m.mine = share == 0; /* what the file's end produces */
 	spans_finish(m.spans);
+	model_annot_end(&m);
 	model_gpu_end(&m);
 	model_nccl_end(&m);
 	drops(&m, spans_last_ts(m.spans));

@@ -13,6 +13,7 @@
 
 struct model_gpu;
 struct model_nccl;
+struct model_annot;
 
 struct model {
 	struct tfile *t;
@@ -29,6 +30,8 @@ struct model {
 	uint8_t dev_named[MODEL_MAXDEV]; /* 1: process announced, 2: with its name */
 	struct model_gpu *gpu;   /* NULL until the first CUDA record */
 	struct model_nccl *nccl; /* NULL until the first NCCL record */
+	struct model_annot *annot; /* NULL until the first range with GPU work */
+	int project;               /* the file traces CUDA: NVTX ranges are projected */
 };
 
 /* The common part of an event. The union is left as it is: it is large
@@ -75,5 +78,13 @@ void model_gpu_record(struct model *m, const struct ct_event *ev);
 void model_gpu_end(struct model *m);
 void model_nccl_record(struct model *m, const struct ct_event *ev);
 void model_nccl_end(struct model *m);
+
+/* The NVTX GPU projection (model_annot.c): GPU work [ts, end] on track tr,
+ * launched by a call at call_ts on thread tid; a push/pop range that
+ * closed. */
+void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const struct m_track *tr,
+                        uint64_t ts, uint64_t end);
+void model_annot_range(struct model *m, const struct span *s);
+void model_annot_end(struct model *m);
 
 #endif

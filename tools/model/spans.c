@@ -520,6 +520,26 @@ void spans_finish(struct spans *sp)
 	}
 }
 
+uint64_t spans_open_at(const struct spans *sp, int64_t tid, uint64_t ts,
+                       void (*fn)(void *ctx, uint64_t domain, int depth, uint64_t ts), void *ctx)
+{
+	if (!sp->tidx_cap)
+		return 0;
+	size_t m = sp->tidx_cap - 1;
+	const struct tstate *t = NULL;
+	for (size_t i = hash64((uint64_t)tid) & m; sp->tidx[i]; i = (i + 1) & m)
+		if (sp->t[sp->tidx[i] - 1].tid == tid) {
+			t = &sp->t[sp->tidx[i] - 1];
+			break;
+		}
+	if (!t)
+		return 0;
+	for (size_t d = 0; fn && d < t->nds; d++)
+		for (size_t k = 0; k < t->ds[d].n && t->ds[d].v[k].ts <= ts; k++)
+			fn(ctx, t->ds[d].domain, (int)k, t->ds[d].v[k].ts);
+	return t->last_ts;
+}
+
 uint64_t spans_last_ts(const struct spans *sp)
 {
 	return sp->last_ts;
