@@ -96,6 +96,7 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 	memset(&m, 0, sizeof m);
 	m.t = t, m.c = c, m.ctx = ctx, m.mine = 1;
 	m.spans = spans_new(on_span, &m);
+	m.quiet_n = UINT64_MAX;
 	step_range(&m);
 	m.project = gpu_file_traces_cuda(&t->f.h);
 	if (c->begin_file)
@@ -119,6 +120,7 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 			model_nccl_record(&m, &ev);
 		} else {
 			spans_event(m.spans, &ev);
+			m.nspans++;
 			if (ev.kind == CT_EV_STEP)
 				model_nccl_record(&m, &ev);
 		}

@@ -185,8 +185,11 @@ void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const st
                         uint64_t ts, uint64_t end)
 {
 	uint64_t known = spans_open_at(m->spans, tid, 0, NULL, NULL);
-	if (!known)
-		return; /* no NVTX on that thread (so far): nothing to project */
+	if (!known) { /* no NVTX on that thread (so far): nothing to project */
+		m->quiet_tid = tid;
+		m->quiet_n = m->nspans;
+		return;
+	}
 	struct athread *t = athread(state(m), tid);
 	struct launch l = {call_ts, ts, end, tr};
 	if (call_ts > known) {

@@ -28,9 +28,8 @@ struct api_slot { /* a call GPU work may point back to */
 };
 
 struct pend_slot { /* GPU work whose call has not been seen yet */
-	uint64_t corr, ts, end;
+	uint64_t corr, ts, end; /* end 0: work no NVTX range projects (syncs) */
 	const struct m_track *track;
-	int proj; /* work an NVTX range projects onto its stream */
 };
 
 struct dname { /* a kernel's demangled name */
@@ -112,7 +111,7 @@ static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const s
 	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
 	if (a->corr == corr) {
 		model_flow(m, MC_LAUNCH, a->track, a->ts, tr, ts);
-		if (proj && m->project)
+		if (proj && model_annot_wants(m, a->track->tid))
 			model_annot_launch(m, a->track->tid, a->ts, tr, ts, end);
 		return;
 	}
@@ -121,13 +120,13 @@ static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const s
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (!e->corr) {
-			*e = (struct pend_slot){corr, ts, end, tr, proj};
+			*e = (struct pend_slot){corr, ts, proj ? end : 0, tr};
 			g->npend++;
 			return;
 		}
 	}
 	/* full around here: the oldest guess is overwritten, its arrow lost */
-	g->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, ts, end, tr, proj};
+	g->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, ts, proj ? end : 0, tr};
 }
 
 static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
@@ -144,7 +143,7 @@ static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (e->corr == corr) {
 			model_flow(m, MC_LAUNCH, tr, ts, e->track, e->ts);
-			if (e->proj && m->project)
+			if (e->end && model_annot_wants(m, tr->tid))
 				model_annot_launch(m, tr->tid, ts, e->track, e->ts, e->end);
 			e->corr = 0;
 			g->npend--;
