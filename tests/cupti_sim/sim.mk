@@ -8,7 +8,7 @@ SIM_LIB := $(SIM_OUT)/libcupti_sim.so
 # The same without what CUPTI before 12.4/13 lacks (timestamp callback,
 # cuptiSubscribe_v2, per-call enabling); preloaded in place of the above.
 SIM_OLD := $(SIM_OUT)/old/libcupti_sim.so
-SIM_PROGS := $(SIM_OUT)/sim_train
+SIM_PROGS := $(SIM_OUT)/sim_train $(SIM_OUT)/nccl_harness_sim
 
 $(SIM_LIB): $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(dir $@)
@@ -26,6 +26,12 @@ $(SIM_OUT)/%: $(SIM_DIR)/%.c $(SIM_LIB) tests/progs/truth.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -L$(SIM_OUT) -lcupti_sim -Wl,-rpath,'$$ORIGIN' -ldl -lm
+
+# The NCCL harness launching its kernels on the simulated GPU.
+$(SIM_OUT)/nccl_harness_sim: tests/progs/nccl_harness.c $(SIM_LIB) tests/progs/truth.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(TEST_CFLAGS) -DHARNESS_SIM $< -o $@ -L$(SIM_OUT) -lcupti_sim -Wl,-rpath,'$$ORIGIN' -ldl -lm
 
 test-progs: $(SIM_LIB) $(SIM_OLD) $(SIM_PROGS)
 

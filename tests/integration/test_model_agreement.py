@@ -127,11 +127,11 @@ def trace(request, tmp_path_factory):
 SLICE_CAT = {"kernel": "kernel", "memcpy": "gpu_memcpy", "memset": "gpu_memset",
              "sync": "cuda_sync", "runtime": "cuda_runtime", "driver": "cuda_driver",
              "nvtx": "user_annotation", "step": "user_annotation", "nccl": "nccl",
-             "nccl_group": "nccl", "nccl_gpu": "nccl"}
+             "nccl_group": "nccl", "nccl_gpu": "nccl", "gpu_annotation": "gpu_user_annotation"}
 FLOW_CAT = {"launch": "ac2g", "nccl_flow": "nccl"}
 # Categories whose slices carry the same name in both (the others are named
 # by the Chrome writer alone: copies, memsets, syncs, fused NCCL kernels).
-NAMED = {"kernel", "runtime", "driver", "nvtx", "step", "nccl", "nccl_group"}
+NAMED = {"kernel", "runtime", "driver", "nvtx", "step", "nccl", "nccl_group", "gpu_annotation"}
 
 
 def ns(ts_us):
@@ -219,7 +219,8 @@ def test_traces_are_rich_enough(trace):
     k = trace.kinds()
     want = {"cupti": [("slice", "kernel"), ("slice", "memcpy"), ("slice", "memset"),
                       ("slice", "sync"), ("slice", "runtime"), ("slice", "driver"),
-                      ("slice", "nvtx"), ("flow", "launch"), ("counter", "gpu_memory")],
+                      ("slice", "nvtx"), ("flow", "launch"), ("counter", "gpu_memory"),
+                      ("slice", "gpu_annotation")],
             "nccl": [("slice", "nccl"), ("slice", "nccl_group"), ("slice", "nccl_gpu"),
                      ("slice", "step"), ("flow", "nccl_flow")],
             "nvtx": [("slice", "nvtx"), ("async", "nvtx"), ("instant", "mark")]}[trace.name]

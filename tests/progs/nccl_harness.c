@@ -22,8 +22,18 @@
  * env:   RANK/OMPI_COMM_WORLD_RANK, WORLD_SIZE/OMPI_COMM_WORLD_SIZE (even,
  *        default 4), HARNESS_ABI (5, 6 or 4), HARNESS_STEPS=1 (cuptrace_step
  *        before each iteration), CT_TEST_TRUTH (JSON lines of what was
- *        done, for the tests). */
+ *        done, for the tests).
+ * Built a second time with -DHARNESS_SIM (build/tests/cupti_sim/nccl_harness_sim,
+ * linked with the CUPTI simulator): each plan's kernel is also launched on
+ * a simulated GPU (one stream per communicator, mangled NCCL kernel names),
+ * each iteration launches two compute kernels, records a CUDA event that
+ * the communication stream waits for and ends with a stream sync, inside an
+ * NVTX range "step" (so CUPTRACE_STEP_RANGE=step marks steps). */
 #include "truth.h"
+#ifdef HARNESS_SIM
+#include "../cupti_sim/cupti_sim.h"
+#include <nvtx3/nvToolsExt.h>
+#endif
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -393,6 +403,26 @@ static void write_op(const struct task *t, int group_size)
 	      (unsigned long long)t->api_t0, (unsigned long long)t->api_t1, group_size, t->seq);
 }
 
+#ifdef HARNESS_SIM
+static uint32_t sim_compute, sim_stream[2]; /* per communicator: world, pair */
+
+static void sim_nccl_launch(const struct plan *p)
+{
+	char base[96], name[160];
+	int f = p->t[0].func;
+	if (f == F_SEND || f == F_RECV)
+		snprintf(base, sizeof base, "ncclDevKernel_SendRecv");
+	else
+		snprintf(base, sizeof base, "ncclDevKernel_%s_Sum_f32_RING_LL", fname[f]);
+	snprintf(name, sizeof name, "_Z%zu%sP17ncclDevKernelArgs", strlen(base), base);
+	uint64_t dur = 0;
+	for (int i = 0; i < p->n; i++)
+		dur += 10000 + p->t[i].size / 50;
+	uint32_t s = sim_stream[strcmp(p->c->name, "world") != 0];
+	sim_launch(s, name, (struct sim_dim){2, 1, 1}, (struct sim_dim){512, 1, 1}, 96, 0, 0, dur);
+}
+#endif
+
 static void run_plan(struct plan *p)
 {
 	/* The kernel runs its tasks one after the other, each for a time
@@ -606,6 +636,9 @@ static void launch_plans(void)
 			start(c->ctx, &p->launch, &d);
 		}
 		/* cuLaunchKernel would be here */
+#ifdef HARNESS_SIM
+		sim_nccl_launch(p);
+#endif
 		if (p->launch)
 			stop(p->launch);
 		/* hostStreamPlanTask */
@@ -740,11 +773,27 @@ int main(int argc, char **argv)
 	comm_init(&pair_c, 0x9a170000ull + (uint64_t)(rank / 2), "pair", rank % 2, 2);
 
 	int next = (rank + 1) % world, prev = (rank + world - 1) % world;
+#ifdef HARNESS_SIM
+	sim_init(1);
+	sim_compute = sim_stream_create(0);
+	sim_stream[0] = sim_stream_create(0);
+	sim_stream[1] = sim_stream_create(0);
+#endif
 	for (int it = 0; it < iters; it++) {
 		if (use_steps && step) {
 			step();
 			cur_step = it + 1;
 		}
+#ifdef HARNESS_SIM
+		nvtxRangePushA("step");
+		nvtxRangePushA("forward");
+		sim_launch(sim_compute, "_Z4gemmPKfS0_Pfi", (struct sim_dim){64, 1, 1},
+		           (struct sim_dim){256, 1, 1}, 64, 0, 0, 30000);
+		sim_launch(sim_compute, "_Z7softmaxPKfPfi", (struct sim_dim){32, 1, 1},
+		           (struct sim_dim){128, 1, 1}, 32, 0, 0, 8000);
+		nvtxRangePop();
+		sim_stream_wait_event(sim_stream[0], sim_event_record(sim_compute));
+#endif
 		coll(&world_c, F_ALLREDUCE, 1024, T_F32, 0);
 		coll(&world_c, F_ALLREDUCE, 262144, T_F32, 0);
 		coll(&world_c, F_ALLGATHER, 32768, T_BF16, 0);
@@ -762,6 +811,10 @@ int main(int argc, char **argv)
 		enqueue(&world_c, F_ALLREDUCE, 2049, T_F16, 0);
 		group_end();
 		coll(&pair_c, F_ALLREDUCE, 8, T_INT32, 0);
+#ifdef HARNESS_SIM
+		sim_stream_sync(sim_stream[0]);
+		nvtxRangePop();
+#endif
 	}
 
 	pthread_mutex_lock(&qlock);

@@ -2,6 +2,7 @@
  * parts that match them (spans.c, model_gpu.c, model_nccl.c); NVTX spans
  * and drops as events. */
 #include "model/model_int.h"
+#include "read/gpu.h"
 #include <string.h>
 
 const char *const m_cat_name[MC_N] = {
@@ -11,6 +12,7 @@ const char *const m_cat_name[MC_N] = {
     [MC_DRIVER] = "driver",      [MC_GPU_MEMORY] = "gpu_memory", [MC_NCCL] = "nccl",
     [MC_NCCL_GROUP] = "nccl_group", [MC_NCCL_GPU] = "nccl_gpu", [MC_DROPS] = "drops",
     [MC_LAUNCH] = "launch",      [MC_NCCL_FLOW] = "nccl_flow", [MC_NONE] = "none",
+    [MC_GPU_ANNOTATION] = "gpu_annotation",
 };
 
 /* ---- NVTX spans */
@@ -54,6 +56,8 @@ static void on_span(void *ctx, const struct span *s)
 	}
 	ev.track = model_thread(m, s->tid);
 	model_emit(m, &ev);
+	if (s->kind == SP_RANGE && m->project)
+		model_annot_range(m, s);
 }
 
 /* ---- the file */
@@ -72,12 +76,29 @@ static void drops(struct model *m, uint64_t last_ts)
 	model_emit(m, &ev);
 }
 
+/* The NVTX range that marks steps, from the file's configuration. */
+static void step_range(struct model *m)
+{
+	const char *cfg = m->t->f.h.config, *k = "CUPTRACE_STEP_RANGE=";
+	for (const char *p = cfg; p && (p = strstr(p, k)); p++)
+		if (p == cfg || p[-1] == '\n') {
+			p += strlen(k);
+			size_t n = strcspn(p, "\n");
+			if (n)
+				spans_step_range(m->spans, p, n);
+			return;
+		}
+}
+
 int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh)
 {
 	struct model m;
 	memset(&m, 0, sizeof m);
 	m.t = t, m.c = c, m.ctx = ctx, m.mine = 1;
 	m.spans = spans_new(on_span, &m);
+	m.quiet_n = UINT64_MAX;
+	step_range(&m);
+	m.project = gpu_file_traces_cuda(&t->f.h);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
 	unsigned k = sh && sh->nshares > 1 ? sh->nshares : 1, share = sh ? sh->share : 0;
@@ -99,12 +120,14 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 			model_nccl_record(&m, &ev);
 		} else {
 			spans_event(m.spans, &ev);
+			m.nspans++;
 			if (ev.kind == CT_EV_STEP)
 				model_nccl_record(&m, &ev);
 		}
 	}
 	m.mine = share == 0; /* what the file's end produces */
 	spans_finish(m.spans);
+	model_annot_end(&m);
 	model_gpu_end(&m);
 	model_nccl_end(&m);
 	drops(&m, spans_last_ts(m.spans));

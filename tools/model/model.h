@@ -65,6 +65,9 @@ enum m_cat {
 	MC_DROPS,      /* instant at the file's end: events the tracer dropped */
 	MC_LAUNCH,     /* flow: a CUDA call to the GPU work it made */
 	MC_NCCL_FLOW,  /* flow: an NCCL call to its GPU time or to its kernel */
+	MC_GPU_ANNOTATION, /* an NVTX range's GPU work on one stream (span: the range's
+	                    * name, depth; ts/end: the first start and last end of the
+	                    * work launched inside it) */
 	MC_NONE,       /* processes and tracks */
 	MC_N
 };
@@ -99,7 +102,7 @@ struct m_event {
 	const struct m_track *end_track; /* ME_ASYNC: where the range ended */
 	uint64_t ts, end; /* tracer clock of the file, ns */
 	union {
-		const struct span *span; /* MC_NVTX, MC_STEP, MC_MARK, MC_CAPTURE */
+		const struct span *span; /* MC_NVTX, MC_STEP, MC_MARK, MC_CAPTURE, MC_GPU_ANNOTATION */
 		struct m_gpu gpu;
 		struct m_api api;
 		struct {

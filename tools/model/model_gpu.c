@@ -28,7 +28,7 @@ struct api_slot { /* a call GPU work may point back to */
 };
 
 struct pend_slot { /* GPU work whose call has not been seen yet */
-	uint64_t corr, ts;
+	uint64_t corr, ts, end; /* end 0: work no NVTX range projects (syncs) */
 	const struct m_track *track;
 };
 
@@ -104,13 +104,15 @@ static const struct m_track *gpu_track(struct model *m, struct model_gpu *g, uin
 /* ---- launch flows */
 
 static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const struct m_track *tr,
-                    uint64_t ts)
+                    uint64_t ts, uint64_t end, int proj)
 {
 	if (!corr)
 		return;
 	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
 	if (a->corr == corr) {
 		model_flow(m, MC_LAUNCH, a->track, a->ts, tr, ts);
+		if (proj && model_annot_wants(m, a->track->tid))
+			model_annot_launch(m, a->track->tid, a->ts, tr, ts, end);
 		return;
 	}
 	/* The call comes later in the file: wait for it. */
@@ -118,13 +120,13 @@ static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const s
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (!e->corr) {
-			*e = (struct pend_slot){corr, ts, tr};
+			*e = (struct pend_slot){corr, ts, proj ? end : 0, tr};
 			g->npend++;
 			return;
 		}
 	}
 	/* full around here: the oldest guess is overwritten, its arrow lost */
-	g->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, ts, tr};
+	g->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, ts, proj ? end : 0, tr};
 }
 
 static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
@@ -141,6 +143,8 @@ static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (e->corr == corr) {
 			model_flow(m, MC_LAUNCH, tr, ts, e->track, e->ts);
+			if (e->end && model_annot_wants(m, tr->tid))
+				model_annot_launch(m, tr->tid, ts, e->track, e->ts, e->end);
 			e->corr = 0;
 			g->npend--;
 		}
@@ -186,7 +190,7 @@ static void kernel(struct model *m, struct model_gpu *g, const struct ct_event *
 	k->comm = dn->comm;
 	e.track = gpu_track(m, g, k->device, gpu_stream_tid(k->stream));
 	model_emit(m, &e);
-	flow_to(m, g, k->corr, e.track, e.ts);
+	flow_to(m, g, k->corr, e.track, e.ts, e.end, 1);
 	if (dn == &tmp)
 		free(tmp.s);
 }
@@ -205,7 +209,7 @@ static void memcpy_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	c->src_dev = v[f->m.src_dev], c->dst_dev = v[f->m.dst_dev];
 	e.track = gpu_track(m, g, c->device, gpu_stream_tid(c->stream));
 	model_emit(m, &e);
-	flow_to(m, g, c->corr, e.track, e.ts);
+	flow_to(m, g, c->corr, e.track, e.ts, e.end, 1);
 }
 
 static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
@@ -221,7 +225,7 @@ static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	s->mem_kind = v[f->s.mem_kind];
 	e.track = gpu_track(m, g, s->device, gpu_stream_tid(s->stream));
 	model_emit(m, &e);
-	flow_to(m, g, s->corr, e.track, e.ts);
+	flow_to(m, g, s->corr, e.track, e.ts, e.end, 1);
 }
 
 static uint64_t device_of_context(struct model_gpu *g, uint64_t ctx)
@@ -248,7 +252,7 @@ static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event
 		tid += GPU_TID_SYNC;
 	e.track = gpu_track(m, g, y->device, tid);
 	model_emit(m, &e);
-	flow_to(m, g, y->corr, e.track, e.ts);
+	flow_to(m, g, y->corr, e.track, e.ts, e.end, 0);
 }
 
 static void api_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)

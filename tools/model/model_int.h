@@ -13,6 +13,7 @@
 
 struct model_gpu;
 struct model_nccl;
+struct model_annot;
 
 struct model {
 	struct tfile *t;
@@ -29,6 +30,11 @@ struct model {
 	uint8_t dev_named[MODEL_MAXDEV]; /* 1: process announced, 2: with its name */
 	struct model_gpu *gpu;   /* NULL until the first CUDA record */
 	struct model_nccl *nccl; /* NULL until the first NCCL record */
+	struct model_annot *annot; /* NULL until the first range with GPU work */
+	int project;               /* the file traces CUDA: NVTX ranges are projected */
+	uint64_t nspans;           /* records handed to spans so far */
+	int64_t quiet_tid;         /* a thread of no NVTX record when spans had quiet_n records */
+	uint64_t quiet_n;
 };
 
 /* The common part of an event. The union is left as it is: it is large
@@ -75,5 +81,19 @@ void model_gpu_record(struct model *m, const struct ct_event *ev);
 void model_gpu_end(struct model *m);
 void model_nccl_record(struct model *m, const struct ct_event *ev);
 void model_nccl_end(struct model *m);
+
+/* The NVTX GPU projection (model_annot.c): GPU work [ts, end] on track tr,
+ * launched by a call at call_ts on thread tid; a push/pop range that
+ * closed. */
+void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const struct m_track *tr,
+                        uint64_t ts, uint64_t end);
+/* Whether work launched from thread tid may be projected (the answer for a
+ * thread without NVTX is kept until spans gets its next record). */
+static inline int model_annot_wants(const struct model *m, int64_t tid)
+{
+	return m->project && !(tid == m->quiet_tid && m->nspans == m->quiet_n);
+}
+void model_annot_range(struct model *m, const struct span *s);
+void model_annot_end(struct model *m);
 
 #endif

@@ -1,6 +1,7 @@
 /* NCCL kernels recorded by CUPTI, kept until a launch claims them. */
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"
+#include "read/gpu.h"
 #include "read/nccl_names.h"
 
 #include <stdlib.h>
@@ -42,9 +43,10 @@ void nops_kernel_event(struct nccl_ops *e, const struct ct_event *ev)
 	k->k.context = f[KF_CONTEXT] >= 0 ? ev->v[f[KF_CONTEXT]] : 0;
 	k->k.stream = f[KF_STREAM] >= 0 ? ev->v[f[KF_STREAM]] : 0;
 	k->k.correlation = f[KF_CORR] >= 0 ? ev->v[f[KF_CORR]] : 0;
-	k->k.name = xrealloc(NULL, len + 1);
-	memcpy(k->k.name, name, len);
-	k->k.name[len] = 0;
+	size_t dn;
+	k->k.name = gpu_demangle(name, len, &dn); /* as the kernel's slice names it */
+	if (!k->k.name)
+		xoom();
 	if (k->k.end > e->now)
 		e->now = k->k.end;
 }

@@ -10,6 +10,8 @@ struct frame {
 	uint64_t ts;
 	struct sref name, domain;
 	uint64_t category, color, ptype, payload;
+	uint64_t step_no; /* step: this range began step step_no (CUPTRACE_STEP_RANGE) */
+	int step;
 };
 
 struct dstack {
@@ -26,7 +28,7 @@ struct tstate {
 	size_t nds;
 	struct sref name;
 	int name_user, has_name;
-	int step_open;
+	int step_open, step_await; /* step_await: its range not seen yet */
 	uint64_t step_ts, step_no;
 };
 
@@ -59,6 +61,8 @@ struct spans {
 	struct catname *cat;
 	size_t ncat, catcap;
 	uint64_t last_ts;
+	char *step_name; /* CUPTRACE_STEP_RANGE: a step ends with its range */
+	size_t step_len;
 };
 
 /* Inline (uninterned) strings live in the block buffer; keep a copy. */
@@ -124,6 +128,7 @@ void spans_free(struct spans *sp)
 		drop(&sp->cat[i].name);
 	hmap_free(&sp->tidx);
 	free(sp->t), free(sp->a), free(sp->abucket), free(sp->cat);
+	free(sp->step_name);
 	free(sp);
 }
 
@@ -203,6 +208,43 @@ static void emit_range(struct spans *sp, struct tstate *t, struct frame *f, uint
 	sp->fn(sp->ctx, &s);
 }
 
+void spans_step_range(struct spans *sp, const char *name, size_t len)
+{
+	free(sp->step_name);
+	sp->step_name = xrealloc(NULL, len + 1);
+	memcpy(sp->step_name, name, len);
+	sp->step_name[len] = 0;
+	sp->step_len = len;
+}
+
+/* A range that begins right after a step mark, named as the step range,
+ * is that step's: the step ends when it ends. */
+static void step_claim(struct spans *sp, struct tstate *t, struct frame *f)
+{
+	f->step = 0;
+	if (!t->step_await || !t->step_open || f->name.len != sp->step_len ||
+	    memcmp(f->name.s, sp->step_name, sp->step_len))
+		return;
+	f->step = 1;
+	f->step_no = t->step_no;
+	t->step_await = 0;
+}
+
+static void step_end(struct spans *sp, struct tstate *t, const struct frame *f, uint64_t end)
+{
+	if (!f->step || !t->step_open || t->step_no != f->step_no)
+		return;
+	struct span s;
+	memset(&s, 0, sizeof s);
+	s.kind = SP_STEP;
+	s.tid = s.end_tid = t->tid;
+	s.ts = t->step_ts;
+	s.end = end < t->step_ts ? t->step_ts : end;
+	s.id = t->step_no;
+	t->step_open = 0;
+	sp->fn(sp->ctx, &s);
+}
+
 /* Closes every open range of t at its last timestamp. */
 static void cut(struct spans *sp, struct tstate *t)
 {
@@ -210,6 +252,7 @@ static void cut(struct spans *sp, struct tstate *t)
 		struct dstack *ds = &t->ds[d];
 		while (ds->n) {
 			struct frame *f = &ds->v[--ds->n];
+			step_end(sp, t, f, t->last_ts);
 			emit_range(sp, t, f, t->last_ts, (int)ds->n, 1);
 			drop(&f->name);
 		}
@@ -292,8 +335,10 @@ static void async_start(struct spans *sp, const struct ct_event *ev)
 	struct frame fr;
 	fr.ts = ev->v[0];
 	read_frame(&fr, ev, 2);
+	step_claim(sp, thread(sp, ev->tid), &fr);
 	int32_t e = async_take(sp, ev->v[1], 1);
 	if (e >= 0) {
+		step_end(sp, thread(sp, ev->tid), &fr, sp->a[e].fr.ts);
 		emit_async(sp, &fr, ev->v[1], ev->tid, sp->a[e].fr.ts, sp->a[e].tid, 0);
 		async_release(sp, e);
 		return;
@@ -309,6 +354,7 @@ static void async_end(struct spans *sp, const struct ct_event *ev)
 	uint64_t id = ev->v[1];
 	int32_t i = async_take(sp, id, 0);
 	if (i >= 0) {
+		step_end(sp, thread(sp, sp->a[i].tid), &sp->a[i].fr, ev->v[0]);
 		emit_async(sp, &sp->a[i].fr, id, sp->a[i].tid, ev->v[0], ev->tid, 0);
 		async_release(sp, i);
 		return;
@@ -318,6 +364,7 @@ static void async_end(struct spans *sp, const struct ct_event *ev)
 	a->tid = ev->tid;
 	a->fr.ts = ev->v[0];
 	a->fr.name.s = "";
+	a->fr.step = 0;
 }
 
 void spans_event(struct spans *sp, const struct ct_event *ev)
@@ -339,12 +386,14 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 		f->ts = ts;
 		read_frame(f, ev, 1);
 		f->name = keep(f->name);
+		step_claim(sp, t, f);
 		break;
 	}
 	case CT_EV_NVTX_POP: {
 		struct dstack *d = dstack(t, ev->v[1]);
 		if (d->n) { /* a pop without its push (dropped or before capture) is ignored */
 			struct frame *f = &d->v[--d->n];
+			step_end(sp, t, f, ts);
 			emit_range(sp, t, f, ts, (int)d->n, 0);
 			drop(&f->name);
 		}
@@ -411,6 +460,7 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 			sp->fn(sp->ctx, &s);
 		}
 		t->step_open = 1;
+		t->step_await = sp->step_name != NULL;
 		t->step_ts = ts;
 		t->step_no = ev->v[1];
 		break;
@@ -433,8 +483,10 @@ void spans_finish(struct spans *sp)
 		for (int32_t i = sp->abucket[b]; i >= 0;) {
 			struct astart *a = &sp->a[i];
 			int32_t next = a->next;
-			if (!a->is_end)
+			if (!a->is_end) {
+				step_end(sp, thread(sp, a->tid), &a->fr, sp->last_ts);
 				emit_async(sp, &a->fr, a->id, a->tid, sp->last_ts, a->tid, 1);
+			}
 			async_release(sp, i);
 			i = next;
 		}
@@ -451,6 +503,20 @@ void spans_finish(struct spans *sp)
 		s.id = (uint64_t)t->seen;
 		sp->fn(sp->ctx, &s);
 	}
+}
+
+uint64_t spans_open_at(const struct spans *sp, int64_t tid, uint64_t ts,
+                       void (*fn)(void *ctx, uint64_t domain, int depth, uint64_t ts), void *ctx)
+{
+	uint64_t key = (uint64_t)tid + 1;
+	uintptr_t i = key ? (uintptr_t)hmap_get(&sp->tidx, key) : sp->tid_m1;
+	if (!i)
+		return 0;
+	const struct tstate *t = &sp->t[i - 1];
+	for (size_t d = 0; fn && d < t->nds; d++)
+		for (size_t k = 0; k < t->ds[d].n && t->ds[d].v[k].ts <= ts; k++)
+			fn(ctx, t->ds[d].domain, (int)k, t->ds[d].v[k].ts);
+	return t->last_ts;
 }
 
 uint64_t spans_last_ts(const struct spans *sp)

@@ -35,6 +35,15 @@ struct spans; /* opaque */
 struct spans *spans_new(span_fn fn, void *ctx);
 void spans_free(struct spans *sp);
 void spans_event(struct spans *sp, const struct ct_event *ev);
+/* Steps are marked by NVTX range `name` (CUPTRACE_STEP_RANGE): a step
+ * ends when the range that began it ends (else at the next step mark). */
+void spans_step_range(struct spans *sp, const char *name, size_t len);
+/* Thread tid's NVTX as far as the file told so far: calls fn (when not
+ * NULL) for each push/pop range open on it that began at or before ts,
+ * with its domain, depth and start; returns the thread's last timestamp,
+ * 0 when the file holds nothing of that thread yet. */
+uint64_t spans_open_at(const struct spans *sp, int64_t tid, uint64_t ts,
+                       void (*fn)(void *ctx, uint64_t domain, int depth, uint64_t ts), void *ctx);
 /* Closes what is still open (at each thread's last timestamp) and reports
  * thread names (SP_THREAD). */
 void spans_finish(struct spans *sp);

@@ -91,7 +91,7 @@ static void op_args(struct chrome *c, const struct nccl_op *op, const struct ncc
 	}
 	if (p->has_kernel && p->kernel.name) {
 		STR("kernel", p->kernel.name);
-		NUM("correlation", p->kernel.correlation);
+		NUM("kernel correlation", p->kernel.correlation);
 	}
 	if (op->step >= 0)
 		NUM("step", op->step);
@@ -124,7 +124,7 @@ void chrome_nccl(struct chrome *c, const struct m_event *ev)
 		out_u64(o, p->n);
 		if (p->has_kernel && p->kernel.name) {
 			STR("kernel", p->kernel.name);
-			NUM("correlation", p->kernel.correlation);
+			NUM("kernel correlation", p->kernel.correlation);
 		}
 		out_lit(o, "}}");
 	}

@@ -81,7 +81,10 @@ void chrome_span(struct chrome *c, const struct m_event *ev)
 	case SP_RANGE:
 		if (!chrome_sep(c))
 			return;
-		out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+		if (ev->cat == MC_GPU_ANNOTATION) /* Kineto's category for the projection */
+			out_lit(o, "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":");
+		else
+			out_lit(o, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
 		chrome_sref(c, &s->name);
 		chrome_track_pt(c, ev->track);
 		chrome_ts(c, s->ts);

@@ -22,6 +22,7 @@ static void name_of(FILE *f, const struct m_event *ev)
 	switch (ev->cat) {
 	case MC_NVTX:
 	case MC_MARK:
+	case MC_GPU_ANNOTATION:
 		field(f, ev->span->name.s, ev->span->name.len);
 		break;
 	case MC_STEP:

@@ -1,0 +1,165 @@
+"""What Holistic Trace Analysis (HTA) reads: a 4-rank job of the NCCL
+harness launching its kernels on the CUPTI simulator (nccl_harness_sim:
+CUPTI kernels, syncs and calls, NCCL operations from the profiler plugin,
+NVTX "step" ranges marking steps), converted with --split-ranks. The
+Kineto conventions HTA relies on are checked on the JSON itself, then
+every HTA analysis that applies is run on it (skipped with the reason
+when the holistictraceanalysis package is not installed)."""
+import json
+import os
+import subprocess
+from collections import Counter
+
+import pytest
+
+from conftest import BUILD, convert, ctr_files, tool, traced_env
+
+HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
+WORLD = 4
+ITERS = 5
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    d = tmp_path_factory.mktemp("hta")
+    out = d / "out"
+    procs = []
+    for r in range(WORLD):
+        env = dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
+                   CUPTRACE_TRACE="cuda,nvtx,nccl", CUPTRACE_STEP_RANGE="step", RANK=str(r),
+                   WORLD_SIZE=str(WORLD), CT_TEST_TRUTH=str(d / f"truth{r}.jsonl"))
+        procs.append(subprocess.Popen([str(HARNESS_SIM), str(ITERS)], env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for r, p in enumerate(procs):
+        o, e = p.communicate(timeout=120)
+        assert p.returncode == 0, e
+        assert f"rank {r} done" in o
+    files = ctr_files(out)
+    assert len(files) == WORLD
+    split = d / "split"
+    p = tool("convert", "--split-ranks", split, out)
+    assert p.returncode == 0, p.stderr
+    docs = [json.loads((split / f"rank{r}.json").read_text()) for r in range(WORLD)]
+    return d, files, split, docs
+
+
+def xs(doc, cat=None):
+    return [e for e in doc["traceEvents"] if e.get("ph") == "X" and (cat is None or e["cat"] == cat)]
+
+
+def test_only_cuda_calls_and_gpu_work_carry_correlation(job):
+    """HTA joins each GPU kernel to every CPU event with args.correlation:
+    NCCL slices that named their kernel's correlation id so made HTA see
+    each NCCL kernel several times."""
+    for doc in job[3]:
+        cats = Counter(e["cat"] for e in xs(doc) if "correlation" in e.get("args", {}))
+        assert set(cats) <= {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "cuda_runtime",
+                             "cuda_driver"}, cats
+        nccl = [e for e in xs(doc, "nccl") if "kernel" in e.get("args", {})]
+        assert nccl
+        corr = {e["args"]["correlation"] for e in xs(doc, "kernel")}
+        assert all(e["args"]["kernel correlation"] in corr for e in nccl)
+        # CPU-side events with a kernel's correlation id: its launch call only
+        cpu = Counter(e["args"]["correlation"] for e in xs(doc) if e["cat"] in (
+            "cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}))
+        assert all(cpu[c] == 1 for c in corr)
+
+
+def test_nccl_kernel_named_as_its_slice(job):
+    for doc in job[3]:
+        by_corr = {e["args"]["correlation"]: e["name"] for e in xs(doc, "kernel")}
+        nccl = [e for e in xs(doc, "nccl") if "kernel" in e.get("args", {})]
+        assert nccl
+        for e in nccl:
+            assert e["args"]["kernel"] == by_corr[e["args"]["kernel correlation"]]
+            assert not e["args"]["kernel"].startswith("_Z")
+
+
+def test_every_step_range_is_a_step(job):
+    """N NVTX step ranges give N ProfilerStep# slices, each ending with its
+    range (the last one was never closed)."""
+    for doc in job[3]:
+        steps = sorted((e for e in xs(doc, "user_annotation") if e["name"].startswith("ProfilerStep#")),
+                       key=lambda e: e["ts"])
+        ranges = sorted((e for e in xs(doc, "user_annotation") if e["name"] == "step"),
+                        key=lambda e: e["ts"])
+        assert len(ranges) == ITERS
+        assert [e["name"] for e in steps] == [f"ProfilerStep#{i}" for i in range(ITERS)]
+        for s, r in zip(steps, ranges):
+            assert s["ts"] <= r["ts"] <= s["ts"] + 50
+            assert abs((s["ts"] + s["dur"]) - (r["ts"] + r["dur"])) < 0.002
+
+
+def test_gpu_user_annotations_span_the_work_launched_inside(job):
+    """Each NVTX range projects onto each stream it launched work on: from
+    the first start to the last end of that work (Kineto's
+    gpu_user_annotation, nsys's NVTX GPU projection)."""
+    for doc in job[3]:
+        ann = xs(doc, "gpu_user_annotation")
+        kern = xs(doc, "kernel")
+        by = Counter((e["name"], e["tid"]) for e in ann)
+        streams = {e["tid"] for e in kern}
+        assert {t for (n, t) in by if n == "step"} == streams
+        assert all(by[("step", t)] == ITERS for t in streams)
+        fwd = sorted((e for e in ann if e["name"] == "forward"), key=lambda e: e["ts"])
+        assert len(fwd) == ITERS and len({e["tid"] for e in fwd}) == 1
+        for e in fwd:  # gemm (30 us) then softmax (8 us), back to back
+            assert abs(e["dur"] - 38.0) < 0.002
+            inside = [k for k in kern if k["tid"] == e["tid"] and e["ts"] <= k["ts"]
+                      and k["ts"] + k["dur"] <= e["ts"] + e["dur"] + 0.001]
+            assert sorted(k["name"].split("(")[0] for k in inside) == ["gemm", "softmax"]
+
+
+HTA_SCRIPT = """
+import json, os, sys, warnings
+warnings.filterwarnings("ignore")
+os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+from hta.trace_analysis import TraceAnalysis
+split, world, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ta = TraceAnalysis(trace_dir=split, include_last_profiler_step=True)
+sym = ta.t.symbol_table.get_sym_id_map()
+res = {"kernels": [int((ta.t.get_trace(r)["cat"] == sym["kernel"]).sum()) for r in range(world)],
+       "steps": ta.get_profiler_steps()}
+ranks = list(range(world))
+res["temporal_breakdown"] = ta.get_temporal_breakdown(visualize=False).to_dict("records")
+res["comm_comp_overlap"] = ta.get_comm_comp_overlap(visualize=False).to_dict("records")
+kt, kd = ta.get_gpu_kernel_breakdown(visualize=False)
+res["kernel_types"] = kt.to_dict("records")
+res["kernel_rows"] = len(kd)
+ta.get_frequent_cuda_kernel_sequences(operator_name="cudaLaunchKernel", output_dir=out)
+res["launch_stats_ranks"] = sorted(ta.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False))
+res["idle_rows"] = len(ta.get_idle_time_breakdown(ranks=ranks, visualize=False)[0])
+res["queue_rows"] = len(ta.get_queue_length_summary(ranks=ranks))
+ann = ta.get_gpu_user_annotation_breakdown(visualize=False)
+res["annotations"] = sorted(ann["name"]) if ann is not None else None
+cp, ok = ta.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=1)
+res["critical_path"] = ok
+res["critical_path_edges"] = cp.critical_path_edges_set and len(cp.critical_path_edges_set)
+ta.get_memory_bw_summary()
+print(json.dumps(res, default=str))
+"""
+
+
+def test_hta_analyses(job):
+    """Every HTA analysis that applies runs on the split-rank files, and HTA
+    sees each rank's kernels once each (HTA runs in build/venv, where
+    tests/install-deps.sh installs it)."""
+    venv = BUILD / "venv" / "bin" / "python"
+    if not venv.exists() or subprocess.run([str(venv), "-c", "import hta"],
+                                          capture_output=True).returncode:
+        pytest.skip("holistictraceanalysis not installed in build/venv (tests/install-deps.sh "
+                    "installs it: pip install holistictraceanalysis 'pandas<3')")
+    d, files, split, docs = job
+    p = subprocess.run([str(venv), "-c", HTA_SCRIPT, str(split), str(WORLD), str(d / "seq")],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    print(json.dumps(res, indent=1))
+    assert res["kernels"] == [len(xs(doc, "kernel")) for doc in docs] == [ITERS * 11] * WORLD
+    assert [int(s) for s in res["steps"]] == list(range(ITERS))
+    assert len(res["temporal_breakdown"]) == WORLD and len(res["comm_comp_overlap"]) == WORLD
+    assert {r["kernel_type"] for r in res["kernel_types"]} >= {"COMMUNICATION", "COMPUTATION"}
+    assert res["launch_stats_ranks"] == list(range(WORLD))
+    assert res["idle_rows"] > 0 and res["queue_rows"] > 0
+    assert res["annotations"] and {"forward", "step"} <= set(res["annotations"])
+    assert res["critical_path"] is True

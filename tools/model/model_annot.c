@@ -1,0 +1,254 @@
+/* The NVTX GPU projection (Kineto's gpu_user_annotation): for each NVTX
+ * push/pop range, on each GPU stream, one MC_GPU_ANNOTATION slice from the
+ * start of the first to the end of the last GPU work (kernels, copies,
+ * memsets) launched inside it: the launching call started within the range,
+ * on the range's thread.
+ *
+ * model_gpu.c reports each call paired with its GPU work; the call's time
+ * is then looked up in the thread's ranges: those still open (spans.c keeps
+ * their stack) and those closed lately (kept here). Calls come from CUPTI's
+ * buffers, usually after the thread's NVTX records in the file; a call
+ * later than the thread's NVTX so far waits until its NVTX catches up. A
+ * closed range is handed out once the file's NVTX clock has moved
+ * HORIZON_NS past its end (or its thread keeps too many), so memory holds
+ * a window of the trace, not all of it; work paired later than that is
+ * not projected. */
+#include "model/model_int.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HORIZON_NS  (10ull * 1000000000ull)
+#define MAX_CLOSED  65536 /* closed ranges a thread keeps */
+#define MAX_WAITING 65536 /* calls a thread keeps waiting for its NVTX */
+#define MAX_SCAN    4096  /* closed ranges looked at per call */
+
+struct ext { /* one stream's part of a range's projection */
+	const struct m_track *tr;
+	uint64_t ts, end;
+};
+
+struct arange {
+	uint64_t ts, end, domain;
+	int depth;
+	struct sref name; /* closed ranges; inline names are copies */
+	struct ext *x;
+	unsigned nx;
+};
+
+struct launch {
+	uint64_t call_ts, ts, end;
+	const struct m_track *tr;
+};
+
+struct athread {
+	int64_t tid;
+	struct arange *open; /* open ranges that hold work so far */
+	size_t nopen;
+	struct arange *closed; /* in the order they closed (by end) */
+	size_t head, nclosed, capclosed;
+	struct launch *wait;
+	size_t nwait;
+};
+
+struct model_annot {
+	struct hmap threads; /* tid + 1 -> struct athread */
+	struct athread **all;
+	size_t nall;
+};
+
+static struct model_annot *state(struct model *m)
+{
+	if (!m->annot)
+		m->annot = xcalloc(1, sizeof *m->annot);
+	return m->annot;
+}
+
+static struct athread *athread(struct model_annot *a, int64_t tid)
+{
+	struct athread *t = hmap_get(&a->threads, (uint64_t)tid + 1);
+	if (t)
+		return t;
+	t = xcalloc(1, sizeof *t);
+	t->tid = tid;
+	hmap_put(&a->threads, (uint64_t)tid + 1, t);
+	a->all = xrealloc(a->all, (a->nall + 1) * sizeof *a->all);
+	a->all[a->nall++] = t;
+	return t;
+}
+
+static void extend(struct arange *r, const struct launch *l)
+{
+	for (unsigned i = 0; i < r->nx; i++)
+		if (r->x[i].tr == l->tr) {
+			if (l->ts < r->x[i].ts)
+				r->x[i].ts = l->ts;
+			if (l->end > r->x[i].end)
+				r->x[i].end = l->end;
+			return;
+		}
+	r->x = xrealloc(r->x, (r->nx + 1) * sizeof *r->x);
+	r->x[r->nx++] = (struct ext){l->tr, l->ts, l->end};
+}
+
+struct open_ctx {
+	struct athread *t;
+	const struct launch *l;
+};
+
+static void on_open(void *ctx, uint64_t domain, int depth, uint64_t ts)
+{
+	struct open_ctx *c = ctx;
+	struct athread *t = c->t;
+	for (size_t i = 0; i < t->nopen; i++) {
+		struct arange *r = &t->open[i];
+		if (r->ts == ts && r->domain == domain && r->depth == depth) {
+			extend(r, c->l);
+			return;
+		}
+	}
+	t->open = xrealloc(t->open, (t->nopen + 1) * sizeof *t->open);
+	struct arange *r = &t->open[t->nopen++];
+	memset(r, 0, sizeof *r);
+	r->ts = ts, r->domain = domain, r->depth = depth;
+	extend(r, c->l);
+}
+
+/* The ranges of t holding call time l->call_ts (its NVTX is known there). */
+static void place(struct model *m, struct athread *t, const struct launch *l)
+{
+	size_t lo = t->head, hi = t->nclosed; /* first closed range ending at or after the call */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->closed[mid].end < l->call_ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, n = 0; i < t->nclosed && n < MAX_SCAN; i++, n++)
+		if (t->closed[i].ts <= l->call_ts)
+			extend(&t->closed[i], l);
+	struct open_ctx c = {t, l};
+	spans_open_at(m->spans, t->tid, l->call_ts, on_open, &c);
+}
+
+static void hand_out(struct model *m, struct athread *t, struct arange *r)
+{
+	for (unsigned i = 0; i < r->nx; i++) {
+		struct span s;
+		memset(&s, 0, sizeof s);
+		s.kind = SP_RANGE;
+		s.tid = s.end_tid = t->tid;
+		s.ts = r->x[i].ts, s.end = r->x[i].end;
+		s.name = r->name;
+		s.depth = r->depth;
+		struct m_event ev;
+		model_head(&ev, ME_SLICE, MC_GPU_ANNOTATION, r->x[i].tr, s.ts, s.end, NULL);
+		ev.span = &s;
+		model_emit(m, &ev);
+	}
+	free(r->x);
+	if (r->name.sid == CT_SREF_INLINE)
+		free((char *)r->name.s);
+}
+
+/* Hands out the closed ranges of t that nothing can reach any more. */
+static void expire(struct model *m, struct athread *t, uint64_t now, int all)
+{
+	while (t->head < t->nclosed &&
+	       (all || t->nclosed - t->head > MAX_CLOSED || t->closed[t->head].end + HORIZON_NS < now))
+		hand_out(m, t, &t->closed[t->head++]);
+	if (t->head == t->nclosed) {
+		t->head = t->nclosed = 0;
+	} else if (t->head > t->nclosed / 2 && t->head > 64) {
+		memmove(t->closed, t->closed + t->head, (t->nclosed - t->head) * sizeof *t->closed);
+		t->nclosed -= t->head;
+		t->head = 0;
+	}
+}
+
+/* Calls that waited for their thread's NVTX, placed once it is known. */
+static void release(struct model *m, struct athread *t, uint64_t known, int all)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < t->nwait; i++) {
+		if (all || t->wait[i].call_ts <= known)
+			place(m, t, &t->wait[i]);
+		else
+			t->wait[w++] = t->wait[i];
+	}
+	t->nwait = w;
+}
+
+void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const struct m_track *tr,
+                        uint64_t ts, uint64_t end)
+{
+	uint64_t known = spans_open_at(m->spans, tid, 0, NULL, NULL);
+	if (!known) { /* no NVTX on that thread (so far): nothing to project */
+		m->quiet_tid = tid;
+		m->quiet_n = m->nspans;
+		return;
+	}
+	struct athread *t = athread(state(m), tid);
+	struct launch l = {call_ts, ts, end, tr};
+	if (call_ts > known) {
+		if (t->nwait == MAX_WAITING) /* the oldest waits too long: placed as things are */
+			release(m, t, t->wait[0].call_ts, 0);
+		t->wait = xrealloc(t->wait, (t->nwait + 1) * sizeof *t->wait);
+		t->wait[t->nwait++] = l;
+		return;
+	}
+	place(m, t, &l);
+}
+
+void model_annot_range(struct model *m, const struct span *s)
+{
+	struct athread *t = athread(state(m), s->tid);
+	struct arange r;
+	memset(&r, 0, sizeof r);
+	for (size_t i = 0; i < t->nopen; i++)
+		if (t->open[i].ts == s->ts && t->open[i].domain == s->domain.sid &&
+		    t->open[i].depth == s->depth) {
+			r = t->open[i];
+			t->open[i] = t->open[--t->nopen];
+			break;
+		}
+	r.ts = s->ts, r.end = s->end, r.domain = s->domain.sid, r.depth = s->depth;
+	r.name = s->name;
+	if (r.name.sid == CT_SREF_INLINE) {
+		char *c = xrealloc(NULL, r.name.len + 1);
+		memcpy(c, r.name.s, r.name.len);
+		c[r.name.len] = 0;
+		r.name.s = c;
+	}
+	if (t->nclosed == t->capclosed) {
+		t->capclosed = t->capclosed ? t->capclosed * 2 : 64;
+		t->closed = xrealloc(t->closed, t->capclosed * sizeof *t->closed);
+	}
+	t->closed[t->nclosed++] = r;
+	uint64_t known = spans_open_at(m->spans, t->tid, 0, NULL, NULL);
+	if (t->nwait)
+		release(m, t, known, 0);
+	expire(m, t, spans_last_ts(m->spans), 0);
+}
+
+void model_annot_end(struct model *m)
+{
+	struct model_annot *a = m->annot;
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->nall; i++) {
+		struct athread *t = a->all[i];
+		release(m, t, 0, 1);
+		expire(m, t, 0, 1);
+		for (size_t k = 0; k < t->nopen; k++)
+			free(t->open[k].x); /* never closed: the file ended inside */
+		free(t->open), free(t->closed), free(t->wait);
+		free(t);
+	}
+	free(a->all);
+	hmap_free(&a->threads);
+	free(a);
+	m->annot = NULL;
+}
