@@ -52,9 +52,11 @@ UNITS := $(patsubst tests/unit/%.c,build/tests/unit/%,$(UNIT_SRC))
 UNIT_OBJ := $(filter-out $(OBJ)/libtrace/init.o,$(LIB_OBJ)) $(OBJ)/libtrace/common/dec.o $(OBJ)/libtrace/common/dec_block.o \
 	$(OBJ)/libtrace/unit_init.o
 
+# (-MMD: rebuilt when the headers it includes change, struct ct above all)
 $(OBJ)/libtrace/unit_init.o: tests/unit/unit_init.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+-include $(OBJ)/libtrace/unit_init.d
 
 build/tests/unit/%: tests/unit/%.c $(UNIT_OBJ) tests/unit/check.h build/.variant
 	@mkdir -p $(dir $@)

@@ -267,9 +267,13 @@ def test_a_damaged_block_is_skipped_and_reading_goes_on(tmp_path):
                              info.stdout, re.M), info.stdout
             conv = tool("convert", "-o", tmp_path / "d.json", g)
             assert conv.returncode == 0, conv.stderr
+            # the damage is said, not only recorded in the document
+            assert "warning:" in conv.stderr and "damaged block" in conv.stderr, conv.stderr
             doc = load_json(tmp_path / "d.json")
             assert doc["cuptrace"]["files"][0]["status"] == "damaged"
-            assert tool("stats", g).returncode == 0
+            st = tool("stats", g)
+            assert st.returncode == 0
+            assert "warning:" in st.stderr and "damaged block" in st.stderr, st.stderr
 
 
 def test_stats_nvtx_sum_matches_the_trace(demo, tmp_path):

@@ -111,7 +111,7 @@ int cmd_convert(int argc, char **argv)
 	int rc = split ? convert_split(&in, split, gz, jobs, &written)
 		       : convert_merged(&in, outpath, jobs, &written);
 	for (size_t i = 0; i < in.n; i++)
-		if (in.v[i].f.status == CT_TRUNCATED)
+		if (in.v[i].f.status == CT_TRUNCATED || in.v[i].f.status == CT_DAMAGED)
 			fprintf(stderr, "cuptrace: warning: %s\n", in.v[i].f.err);
 	/* "wrote" only for what is complete under its name. */
 	if (outpath && strcmp(outpath, "-") && written)

@@ -193,7 +193,7 @@ int cmd_stats(int argc, char **argv)
 		if (run.t->f.status == CT_CORRUPT) {
 			fprintf(stderr, "cuptrace: %s\n", run.t->f.err);
 			rc = 1;
-		} else if (run.t->f.status == CT_TRUNCATED) {
+		} else if (run.t->f.status == CT_TRUNCATED || run.t->f.status == CT_DAMAGED) {
 			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
 		}
 		tfile_release(run.t);
