@@ -61,7 +61,7 @@ $(LIB): $(LIB_OBJ) build/.variant libtrace/exports.map
 $(TOOL): $(TOOL_OBJ) build/.variant
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(LDFLAGS) -lzstd -lz -lpthread -lm -lstdc++
+	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(LDFLAGS) -lsqlite3 -lzstd -lz -lpthread -lm -lstdc++
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
 

@@ -89,7 +89,7 @@ TOOL_UNIT_OBJ := $(filter-out $(OBJ)/tools/main.o,$(TOOL_OBJ))
 build/tests/unit/tool_test_%: tests/unit/tool_test_%.c $(TOOL_UNIT_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $< $(TOOL_UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lz -lpthread -lm -lstdc++
+	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $< $(TOOL_UNIT_OBJ) -o $@ $(LDFLAGS) -lsqlite3 -lzstd -lz -lpthread -lm -lstdc++
 
 test-unit: $(UNITS) $(TOOL_UNITS)
 	@set -e; for t in $(UNITS) $(TOOL_UNITS); do echo "  UNIT    $$t"; $$t; done

@@ -16,7 +16,7 @@ static void help(FILE *f)
 	      "       cuptrace convert --split-ranks DIR [-z] [-j N] INPUT...\n\n"
 	      "Merges the .ctr files (or directories of them) onto one timeline.\n"
 	      "OUT's extension picks the format: .json or .json.gz (Chrome trace for\n"
-	      "Perfetto, chrome://tracing and HTA). Default OUT: the input's name with\n"
+	      "Perfetto, chrome://tracing and HTA), .sqlite (as cuptrace export). Default OUT: the input's name with\n"
 	      ".json, or cuptrace.json for several inputs. \"-\" writes to stdout.\n\n"
 	      "  --split-ranks DIR  one Kineto-style DIR/rank<R>.json per rank instead\n"
 	      "                     (the layout Holistic Trace Analysis reads)\n"
@@ -98,7 +98,8 @@ int cmd_convert(int argc, char **argv)
 		default_out(defpath, sizeof defpath, argv + optind, argc - optind);
 		outpath = defpath;
 	}
-	if (outpath && !ends_with(outpath, ".json") && !ends_with(outpath, ".json.gz") &&
+	int sqlite = outpath && ends_with(outpath, ".sqlite");
+	if (outpath && !sqlite && !ends_with(outpath, ".json") && !ends_with(outpath, ".json.gz") &&
 	    strcmp(outpath, "-")) {
 		fprintf(stderr, "cuptrace convert: %s: unsupported output format (use .json or .json.gz)\n",
 			outpath);
@@ -107,6 +108,11 @@ int cmd_convert(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
+	if (sqlite) { /* cuptrace export */
+		int rc = cmd_export_to(&in, outpath, NULL);
+		inputs_close(&in);
+		return rc;
+	}
 	size_t written = 0;
 	int rc = split ? convert_split(&in, split, gz, jobs, &written)
 		       : convert_merged(&in, outpath, jobs, &written);

@@ -1,0 +1,328 @@
+"""`cuptrace export` (SQLite with Nsight Systems' tables, docs/SQLITE.md):
+the queries people run against nsys exports, run on exports of the CUPTI
+simulator's training run, an NVTX program and the 4-rank NCCL harness, and
+each answer checked against `cuptrace stats --format json` of the same
+trace. Plus: a failed export leaves no file."""
+import json
+import resource
+import signal
+import sqlite3
+import statistics
+import subprocess
+from collections import defaultdict
+
+import pytest
+
+from conftest import PROGS, TOOL, base_env, ctr_files, read_truth, run, tool, traced_env
+from test_cupti import SIM_TRAIN, kinds, sim_env
+from test_nccl import WORLD, ITERS, ops_of, run_ranks
+
+
+def export(inputs, out, *args):
+    p = tool("export", "-o", str(out), *args, *map(str, inputs))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().endswith(f"wrote {out}"), p.stderr
+    return sqlite3.connect(str(out))
+
+
+def stats(inputs, report):
+    p = tool("stats", "--format", "json", "--report", report, *map(str, inputs))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    [key] = [k for k in doc if k.startswith(report + ":")]
+    return doc[key]
+
+
+@pytest.fixture(scope="module")
+def train(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sqlite_train")
+    p = run([SIM_TRAIN, "train", 40], env=sim_env(d / "out", d), timeout=120)
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(d / "out")
+    assert len(files) == 1
+    return files, export(files, d / "t.sqlite"), read_truth(d / "sim.jsonl"), d
+
+
+def test_tables_and_columns_as_nsys_names_them(train):
+    _, db, _, _ = train
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    for t in ("StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_GPU", "NVTX_EVENTS",
+              "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+              "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
+              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "ENUM_CUDA_MEMCPY_OPER",
+              "ENUM_CUDA_MEM_KIND", "ENUM_CUPTI_SYNC_TYPE", "ENUM_NSYS_EVENT_TYPE",
+              "CUPTRACE_RANKS", "CUPTRACE_STEPS", "CUPTRACE_NCCL_OPERATIONS"):
+        assert t in tables
+    cols = [r[1] for r in db.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)")]
+    for c in ("start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+              "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX",
+              "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
+              "dynamicSharedMemory", "graphNodeId"):
+        assert c in cols
+    # every kernel as the simulator ran it, its names through StringIds
+    n = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    assert n == len(kinds(train[2], "kernel"))
+    names = dict(db.execute(
+        "SELECT d.value, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN StringIds d ON d.id = k.demangledName JOIN StringIds s ON s.id = k.shortName"))
+    assert names["triton_poi_fused_add_0"] == "triton_poi_fused_add_0"
+    assert any(v == "vectorized_elementwise_kernel" for v in names.values())
+    # nsys's decoding of globalTid gives the pid back
+    pid = db.execute("SELECT pid FROM CUPTRACE_RANKS").fetchone()[0]
+    assert {r[0] for r in db.execute(
+        "SELECT DISTINCT globalTid / 0x1000000 % 0x1000000 FROM CUPTI_ACTIVITY_KIND_RUNTIME")} == {pid}
+
+
+def test_total_kernel_time_by_short_name(train):
+    files, db, _, _ = train
+    got = dict(db.execute(
+        "SELECT s.value, sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN StringIds s ON s.id = k.shortName GROUP BY s.value"))
+    short_of = dict(db.execute(
+        "SELECT DISTINCT d.value, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN StringIds d ON d.id = k.demangledName JOIN StringIds s ON s.id = k.shortName"))
+    want = defaultdict(int)
+    for r in stats(files, "cuda_gpu_kern_sum"):
+        want[short_of[r["Name"]]] += r["Total Time (ns)"]
+    assert got == dict(want)
+
+
+def test_top_kernels_joined_with_string_ids(train):
+    files, db, _, _ = train
+    got = db.execute(
+        "SELECT s.value AS name, count(*), sum(k.end - k.start) AS total "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName "
+        "GROUP BY name ORDER BY total DESC, name LIMIT 5").fetchall()
+    rows = sorted(stats(files, "cuda_gpu_kern_sum"), key=lambda r: (-r["Total Time (ns)"], r["Name"]))
+    assert got == [(r["Name"], r["Instances"], r["Total Time (ns)"]) for r in rows[:5]]
+
+
+def test_nccl_kernel_time_via_like(train):
+    files, db, _, _ = train
+    got = db.execute(
+        "SELECT count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN StringIds s ON s.id = k.demangledName WHERE s.value LIKE '%nccl%'").fetchone()
+    rows = [r for r in stats(files, "cuda_gpu_kern_sum") if "nccl" in r["Name"].lower()]
+    assert rows and got == (sum(r["Instances"] for r in rows), sum(r["Total Time (ns)"] for r in rows))
+
+
+def test_memcpy_bytes_by_copy_kind(train):
+    files, db, sim, _ = train
+    got = {r[0]: r[1:] for r in db.execute(
+        "SELECT e.label, count(*), sum(m.bytes), sum(m.end - m.start) "
+        "FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN ENUM_CUDA_MEMCPY_OPER e ON e.id = m.copyKind "
+        "GROUP BY e.label")}
+    want = {r["Operation"]: r for r in stats(files, "cuda_gpu_mem_time_sum")}
+    for label, (n, _, total) in got.items():
+        r = want[f"[CUDA memcpy {label}]"]
+        assert (n, total) == (r["Count"], r["Total Time (ns)"])
+    # the bytes as the simulator copied them
+    labels = dict(db.execute("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"))
+    by_kind = defaultdict(int)
+    for t in kinds(sim, "memcpy"):
+        by_kind[labels[t["copy_kind"]]] += t["bytes"]
+    assert {k: v[1] for k, v in got.items()} == dict(by_kind)
+    # memsets, with the memory kinds' table
+    n, total = db.execute("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_MEMSET m "
+                          "JOIN ENUM_CUDA_MEM_KIND e ON e.id = m.memKind").fetchone()
+    assert (n, total) == (want["[CUDA memset]"]["Count"], want["[CUDA memset]"]["Total Time (ns)"])
+
+
+def test_runtime_to_kernel_join_on_correlation_id(train):
+    files, db, _, _ = train
+    calls = {r[0]: r[1:] for r in db.execute(
+        "SELECT s.value, count(*), sum(r.end - r.start) FROM "
+        "(SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT * FROM CUPTI_ACTIVITY_KIND_DRIVER) r "
+        "JOIN StringIds s ON s.id = r.nameId GROUP BY s.value")}
+    want = {r["Name"]: (r["Num Calls"], r["Total Time (ns)"]) for r in stats(files, "cuda_api_sum")}
+    assert calls == want
+    # (the simulator launches its Triton kernels through the driver API)
+    joined = db.execute(
+        "SELECT count(*), sum(k.start >= r.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN (SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL "
+        "SELECT * FROM CUPTI_ACTIVITY_KIND_DRIVER) r ON r.correlationId = k.correlationId "
+        "AND r.globalTid / 0x1000000 = k.globalPid / 0x1000000").fetchone()
+    kernels = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    assert joined[0] == kernels and joined[1] == kernels  # every kernel after its launch
+    # the launching call's names, as nsys's recipe shows them
+    launches = {r[0] for r in db.execute(
+        "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+        "ON r.correlationId = k.correlationId JOIN StringIds s ON s.id = r.nameId")}
+    assert any(n.startswith("cudaLaunchKernel") for n in launches)
+
+
+class Median:
+    def __init__(self):
+        self.v = []
+
+    def step(self, x):
+        self.v.append(x)
+
+    def finalize(self):
+        return float(statistics.median(self.v))
+
+
+class Stdev:
+    def __init__(self):
+        self.v = []
+
+    def step(self, x):
+        self.v.append(x)
+
+    def finalize(self):
+        return statistics.stdev(self.v) if len(self.v) > 1 else 0.0
+
+
+# The shape of nsys stats' cuda_gpu_kern_sum query (median and stdev are
+# functions its runner registers; so do we).
+KERN_SUM = """
+WITH summary AS (
+    SELECT demangledName AS nameId, sum(end - start) AS total, count(*) AS num,
+           avg(end - start) AS avg, median(end - start) AS med, min(end - start) AS min,
+           max(end - start) AS max, stdev(end - start) AS stddev
+    FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1),
+totals AS (SELECT sum(total) AS total FROM summary)
+SELECT round(summary.total * 100.0 / (SELECT total FROM totals), 1) AS "Time (%)",
+       summary.total AS "Total Time (ns)", summary.num AS "Instances",
+       round(summary.avg, 1) AS "Avg (ns)", round(summary.med, 1) AS "Med (ns)",
+       summary.min AS "Min (ns)", summary.max AS "Max (ns)",
+       round(summary.stddev, 1) AS "StdDev (ns)", ids.value AS "Name"
+FROM summary LEFT JOIN StringIds AS ids ON ids.id = summary.nameId
+ORDER BY 2 DESC, 9
+"""
+
+
+def test_nsys_stats_cuda_gpu_kern_sum_sql(train):
+    files, db, _, _ = train
+    db.create_aggregate("median", 1, Median)
+    db.create_aggregate("stdev", 1, Stdev)
+    cur = db.execute(KERN_SUM)
+    cols = [c[0] for c in cur.description]
+    got = [dict(zip(cols, r)) for r in cur]
+    want = sorted(stats(files, "cuda_gpu_kern_sum"), key=lambda r: (-r["Total Time (ns)"], r["Name"]))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        for c in cols:
+            if isinstance(w[c], float):
+                assert abs(g[c] - w[c]) <= 0.11, (c, g, w)
+            else:
+                assert g[c] == w[c], (c, g, w)
+
+
+@pytest.fixture(scope="module")
+def nvtx_trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sqlite_nvtx")
+    p = run([PROGS / "nvtx_threads", 4, 25, 10], env=traced_env(d / "out"))
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(d / "out")
+    return files, export(files, d / "n.sqlite")
+
+
+def test_nvtx_ranges_by_text(nvtx_trace, train):
+    for files, db in (nvtx_trace, train[:2]):
+        # the domain's name comes from its NvtxDomainCreate row
+        got = {(r[0], r[1]): r[2:] for r in db.execute(
+            "SELECT coalesce(d.text || ':', '') || coalesce(n.text, s.value), "
+            "CASE n.eventType WHEN 59 THEN 'PushPop' ELSE 'StartEnd' END, count(*), "
+            "sum(n.end - n.start) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+            "LEFT JOIN NVTX_EVENTS d ON d.eventType = 75 AND d.domainId = n.domainId "
+            "AND d.globalTid / 0x1000000 = n.globalTid / 0x1000000 "
+            "WHERE n.eventType IN (59, 60) GROUP BY 1, 2")}
+        want = {(r["Range"], r["Style"]): (r["Instances"], r["Total Time (ns)"])
+                for r in stats(files, "nvtx_sum") if r["Style"] != "Step"}
+        assert got == want
+    files, db = nvtx_trace
+    types = {r[0] for r in db.execute("SELECT DISTINCT eventType FROM NVTX_EVENTS")}
+    assert {34, 59, 60} <= types  # marks, push/pop, start/end
+    assert db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 60 "
+                      "AND globalTid != endGlobalTid").fetchone()[0] > 0
+    assert db.execute("SELECT count(*) FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId"
+                      ).fetchone()[0] > 0
+
+
+@pytest.fixture(scope="module")
+def nccl_job(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sqlite_nccl")
+    out = d / "out"
+    truth = run_ranks(d, lambda r: dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
+                                        HARNESS_STEPS="1"))
+    files = ctr_files(out)
+    assert len(files) == WORLD
+    return files, export(files, d / "job.sqlite"), truth, d
+
+
+def test_every_rank_in_one_database(nccl_job):
+    files, db, truth, _ = nccl_job
+    ranks = db.execute("SELECT rank, worldSize, globalPid, pid, clockOffset FROM CUPTRACE_RANKS "
+                       "ORDER BY rank").fetchall()
+    assert [r[0] for r in ranks] == list(range(WORLD)) and {r[1] for r in ranks} == {WORLD}
+    assert len({r[2] for r in ranks}) == WORLD
+    assert all(r[2] // 0x1000000 % 0x1000000 == r[3] for r in ranks)
+    # one row per operation and rank, told apart by globalPid
+    per_rank = dict(db.execute("SELECT r.rank, count(*) FROM CUPTRACE_NCCL_OPERATIONS o "
+                               "JOIN CUPTRACE_RANKS r USING (globalPid) GROUP BY r.rank"))
+    assert per_rank == {r: ITERS * 11 for r in range(WORLD)}
+    assert len(ops_of(truth)) == WORLD * ITERS * 11
+    steps = db.execute("SELECT count(DISTINCT globalPid), count(*) FROM CUPTRACE_STEPS").fetchone()
+    assert steps[0] == WORLD and steps[1] >= WORLD
+
+
+def test_nccl_operations_against_nccl_sum(nccl_job):
+    files, db, _, _ = nccl_job
+    got = {(r[0], r[1]): r[2:] for r in db.execute(
+        "SELECT s.value, o.datatype, count(*), sum(o.bytes), sum(o.gpuEnd - o.gpuStart) "
+        "FROM CUPTRACE_NCCL_OPERATIONS o JOIN StringIds s ON s.id = o.nameId GROUP BY 1, 2")}
+    want = {(r["Operation"], r["Datatype"]): (r["Calls"], r["Total Bytes"], r["Total Time (ns)"])
+            for r in stats(files, "nccl_sum")}
+    assert got == want
+    # the plugin's fields are all there
+    row = db.execute("SELECT commHash, nRanks, algorithm, protocol, channels, seq, groupId "
+                     "FROM CUPTRACE_NCCL_OPERATIONS WHERE nameId = "
+                     "(SELECT id FROM StringIds WHERE value = 'AllReduce') LIMIT 1").fetchone()
+    assert row[0] and row[1] == WORLD and row[2] and row[3] and row[4] > 0 and row[5] is not None
+
+
+def test_split_ranks_and_convert(nccl_job, tmp_path):
+    files, _, _, _ = nccl_job
+    p = tool("export", "--split-ranks", str(tmp_path / "split"), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    dbs = sorted((tmp_path / "split").iterdir())
+    assert [f.name for f in dbs] == [f"rank{r}.sqlite" for r in range(WORLD)]
+    for r, f in enumerate(dbs):
+        c = sqlite3.connect(str(f))
+        assert c.execute("SELECT rank FROM CUPTRACE_RANKS").fetchall() == [(r,)]
+    p = tool("convert", "-o", str(tmp_path / "c.sqlite"), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    c = sqlite3.connect(str(tmp_path / "c.sqlite"))
+    assert c.execute("SELECT count(*) FROM CUPTRACE_RANKS").fetchone()[0] == WORLD
+
+
+def leftovers(d):
+    return sorted(f.name for f in d.iterdir())
+
+
+def test_failed_export_leaves_nothing(train, tmp_path):
+    files = train[0]
+    # no such directory
+    p = tool("export", "-o", str(tmp_path / "nodir" / "t.sqlite"), *map(str, files))
+    assert p.returncode != 0 and "wrote" not in p.stderr
+    assert not (tmp_path / "nodir").exists()
+    # the disk fills up (a file size limit; SIGXFSZ ignored, so writes fail)
+    full = tmp_path / "full"
+    full.mkdir()
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200000, 200000))
+
+    p = subprocess.run([str(TOOL), "export", "-o", str(full / "t.sqlite"), *map(str, files)],
+                       env=base_env(), capture_output=True, text=True, preexec_fn=limit, timeout=60)
+    assert p.returncode == 1, p.stderr
+    assert "wrote" not in p.stderr and "cuptrace: writing" in p.stderr
+    assert leftovers(full) == []
+    # the name is taken by a directory: the rename fails, nothing is left
+    busy = tmp_path / "busy"
+    (busy / "t.sqlite").mkdir(parents=True)
+    p = tool("export", "-o", str(busy / "t.sqlite"), *map(str, files))
+    assert p.returncode == 1 and "wrote" not in p.stderr
+    assert leftovers(busy) == ["t.sqlite"]

@@ -1,0 +1,105 @@
+/* cuptrace export: the traces as an SQLite database with Nsight Systems'
+ * export tables (docs/SQLITE.md), for the SQL people run on nsys exports. */
+#include "cmd/cmd.h"
+#include "out/sqlite.h"
+#include "read/inputs.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static void help(FILE *f)
+{
+	fputs("usage: cuptrace export [-o OUT.sqlite] [--strict] INPUT...\n"
+	      "       cuptrace export --split-ranks DIR [--strict] INPUT...\n\n"
+	      "Writes the .ctr files (or directories of them) into one SQLite database\n"
+	      "with Nsight Systems' export tables (StringIds, CUPTI_ACTIVITY_KIND_KERNEL,\n"
+	      "..._MEMCPY, ..._MEMSET, ..._RUNTIME, ..._SYNCHRONIZATION, NVTX_EVENTS, ...)\n"
+	      "and cuptrace's own (CUPTRACE_RANKS, CUPTRACE_STEPS,\n"
+	      "CUPTRACE_NCCL_OPERATIONS); docs/SQLITE.md lists them. Every rank goes into\n"
+	      "the one database (globalPid tells them apart). Times are ns on the job's\n"
+	      "timeline. Default OUT: the input's name with .sqlite, or cuptrace.sqlite\n"
+	      "for several inputs. The file is complete or absent.\n\n"
+	      "  --split-ranks DIR  one DIR/rank<R>.sqlite per rank instead\n"
+	      "  --strict           an unusable input is an error (default: skipped with\n"
+	      "                     a warning; exit 1 only when no input is usable)\n",
+	      f);
+}
+
+int cmd_export_to(struct inputs *in, const char *outpath, const char *split)
+{
+	size_t written = 0;
+	int rc = split ? export_sqlite_split(in, split, &written)
+		       : export_sqlite(in, outpath, &written);
+	for (size_t i = 0; i < in->n; i++)
+		if (in->v[i].f.status == CT_TRUNCATED)
+			fprintf(stderr, "cuptrace: warning: %s\n", in->v[i].f.err);
+	if (!split && written)
+		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
+	else if (split && written == in->n)
+		fprintf(stderr, "cuptrace: wrote one database per rank into %s\n", split);
+	else if (split && written)
+		fprintf(stderr, "cuptrace: %zu of %zu rank databases could not be written into %s\n",
+			in->n - written, in->n, split);
+	return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
+					   {"split-ranks", required_argument, NULL, 's'},
+					   {"strict", no_argument, NULL, 'S'},
+					   {"help", no_argument, NULL, 'h'},
+					   {0, 0, 0, 0}};
+	const char *outpath = NULL, *split = NULL;
+	int c, strict = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+		if (c == 'o')
+			outpath = optarg;
+		else if (c == 's')
+			split = optarg;
+		else if (c == 'S')
+			strict = 1;
+		else if (c == 'h') {
+			help(stdout);
+			return 0;
+		} else {
+			help(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		help(stderr);
+		return 2;
+	}
+	if (split && outpath) {
+		fprintf(stderr, "cuptrace export: -o and --split-ranks exclude each other\n");
+		return 2;
+	}
+	char defpath[4096];
+	if (!outpath && !split) {
+		if (argc - optind == 1) {
+			snprintf(defpath, sizeof defpath, "%s", argv[optind]);
+			size_t l = strlen(defpath);
+			while (l > 1 && defpath[l - 1] == '/')
+				defpath[--l] = 0;
+			if (l > 4 && !strcmp(defpath + l - 4, ".ctr"))
+				defpath[l - 4] = 0;
+			strncat(defpath, ".sqlite", sizeof defpath - strlen(defpath) - 1);
+		} else {
+			snprintf(defpath, sizeof defpath, "cuptrace.sqlite");
+		}
+		outpath = defpath;
+	}
+	if (outpath && !strcmp(outpath, "-")) {
+		fprintf(stderr, "cuptrace export: a database cannot go to stdout\n");
+		return 2;
+	}
+	struct inputs in;
+	if (inputs_open(&in, argv + optind, argc - optind, strict))
+		return 1;
+	int rc = cmd_export_to(&in, outpath, split);
+	inputs_close(&in);
+	return rc;
+}
