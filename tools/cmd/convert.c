@@ -16,7 +16,8 @@ static void help(FILE *f)
 	      "       cuptrace convert --split-ranks DIR [-z] [-j N] INPUT...\n\n"
 	      "Merges the .ctr files (or directories of them) onto one timeline.\n"
 	      "OUT's extension picks the format: .json or .json.gz (Chrome trace for\n"
-	      "Perfetto, chrome://tracing and HTA). Default OUT: the input's name with\n"
+	      "Perfetto, chrome://tracing and HTA), .pftrace (Perfetto's protobuf\n"
+	      "TrackEvent format: a fifth of the JSON's size). Default OUT: the input's name with\n"
 	      ".json, or cuptrace.json for several inputs. \"-\" writes to stdout.\n\n"
 	      "  --split-ranks DIR  one Kineto-style DIR/rank<R>.json per rank instead\n"
 	      "                     (the layout Holistic Trace Analysis reads)\n"
@@ -98,9 +99,10 @@ int cmd_convert(int argc, char **argv)
 		default_out(defpath, sizeof defpath, argv + optind, argc - optind);
 		outpath = defpath;
 	}
-	if (outpath && !ends_with(outpath, ".json") && !ends_with(outpath, ".json.gz") &&
+	int pftrace = outpath && ends_with(outpath, ".pftrace");
+	if (outpath && !ends_with(outpath, ".json") && !ends_with(outpath, ".json.gz") && !pftrace &&
 	    strcmp(outpath, "-")) {
-		fprintf(stderr, "cuptrace convert: %s: unsupported output format (use .json or .json.gz)\n",
+		fprintf(stderr, "cuptrace convert: %s: unsupported output format (use .json, .json.gz or .pftrace)\n",
 			outpath);
 		return 2;
 	}
@@ -108,8 +110,9 @@ int cmd_convert(int argc, char **argv)
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
 	size_t written = 0;
-	int rc = split ? convert_split(&in, split, gz, jobs, &written)
-		       : convert_merged(&in, outpath, jobs, &written);
+	int rc = split     ? convert_split(&in, split, gz, jobs, &written)
+		 : pftrace ? convert_pftrace(&in, outpath, jobs, &written)
+		           : convert_merged(&in, outpath, jobs, &written);
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED)
 			fprintf(stderr, "cuptrace: warning: %s\n", in.v[i].f.err);
