@@ -18,16 +18,17 @@ if [ ! -d /usr/local/cuda/include/nvtx3 ] && [ ! -d "${CUDA_HOME:-/usr/local/cud
 	echo "warning: no CUDA toolkit at \${CUDA_HOME:-/usr/local/cuda}; NVTX headers are needed" >&2
 fi
 
-# Python packages for the tests: NVIDIA's nvtx annotations and Holistic
-# Trace Analysis (HTA 0.5 needs pandas < 3), in a venv that also sees
-# Debian's packages (pytest, torch). Best effort: without network the tests
-# that need them say they are skipped.
+# Python packages for the tests: NVIDIA's nvtx annotations, Holistic Trace
+# Analysis (HTA 0.5 needs pandas < 3) and perfetto (its generated protobuf
+# classes decode .pftrace files), in a venv that also sees Debian's packages
+# (pytest, torch). Best effort: without network the tests that need them say
+# they are skipped.
 root=$(cd "$(dirname "$0")/.." && pwd)
-if [ ! -x "$root/build/venv/bin/python" ] || ! "$root/build/venv/bin/python" -c "import nvtx" 2>/dev/null; then
+if [ ! -x "$root/build/venv/bin/python" ] || ! "$root/build/venv/bin/python" -c "import nvtx, perfetto" 2>/dev/null; then
 	mkdir -p "$root/build"
 	/usr/bin/python3 -m venv --system-site-packages "$root/build/venv" &&
-		"$root/build/venv/bin/pip" install -q nvtx ||
-		echo "warning: could not install the nvtx package; its tests will be skipped" >&2
+		"$root/build/venv/bin/pip" install -q nvtx perfetto ||
+		echo "warning: could not install the nvtx or perfetto package; their tests will be skipped" >&2
 fi
 if [ -x "$root/build/venv/bin/python" ] && ! "$root/build/venv/bin/python" -c "import hta" 2>/dev/null; then
 	"$root/build/venv/bin/pip" install -q holistictraceanalysis 'pandas<3' ||

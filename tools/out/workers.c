@@ -1,5 +1,6 @@
 #include "out/workers.h"
 #include "out/chrome.h"
+#include "out/pftrace.h"
 #include "util/progress.h"
 #include "out/sink.h"
 
@@ -18,6 +19,7 @@ struct job {
 	struct sink *sink; /* merged output, or NULL for split */
 	const char *dir;   /* split output */
 	int gz;
+	int pftrace; /* merged output as Perfetto protobuf */
 	unsigned nshares; /* workers per file (merged output, fewer files than workers) */
 	_Atomic size_t next;
 	_Atomic int rc;
@@ -51,7 +53,8 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 	c.share = share;
 	c.nshares = j->nshares;
 	if (share == 0) {
-		int rc = chrome_file(&c, t);
+		int rc = j->pftrace ? pftrace_file(o, j->in, t, 0, j->nshares, &j->progress)
+		                    : chrome_file(&c, t);
 		/* Memory follows the workers, not the number of files. */
 		tfile_release(t);
 		return rc;
@@ -66,7 +69,10 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 		fprintf(stderr, "cuptrace: %s\n", u.f.err); /* its blocks would be missing */
 		return 1;
 	}
-	chrome_file(&c, &u);
+	if (j->pftrace)
+		pftrace_file(o, j->in, &u, share, j->nshares, &j->progress);
+	else
+		chrome_file(&c, &u);
 	tfile_release(&u);
 	ct_file_close(&u.f);
 	return 0;
@@ -147,7 +153,7 @@ static void run_workers(struct job *j, int jobs)
 	progress("converting", (unsigned long long)atomic_load(&j->progress), 1);
 }
 
-int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *written)
+static int merged(struct inputs *in, const char *outpath, int jobs, size_t *written, int pftrace)
 {
 	*written = 0;
 	struct sink *s = sink_open(outpath);
@@ -164,13 +170,17 @@ int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *wri
 	 * writing thread (measured, bench/RESULTS.md). */
 	size_t cores = (size_t)convert_jobs(jobs, (size_t)-1);
 	unsigned k = in->n && cores > in->n + 1 ? (unsigned)((cores - 1) / in->n) : 1;
-	struct job j = {.in = in, .sink = s, .nshares = k};
+	struct job j = {.in = in, .sink = s, .nshares = k, .pftrace = pftrace};
 	struct out o;
 	out_init_sink(&o, s);
-	chrome_head(&o, in, NULL, 0);
+	if (pftrace)
+		pftrace_head(&o, in);
+	else
+		chrome_head(&o, in, NULL, 0);
 	out_chunk(&o, 0);
 	run_workers(&j, convert_jobs(jobs, in->n * k));
-	chrome_tail(&o, in, NULL);
+	if (!pftrace)
+		chrome_tail(&o, in, NULL);
 	out_close(&o);
 	int rc = atomic_load(&j.rc);
 	sink_thread_done();
@@ -181,6 +191,16 @@ int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *wri
 		*written = 1;
 	}
 	return rc;
+}
+
+int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *written)
+{
+	return merged(in, outpath, jobs, written, 0);
+}
+
+int convert_pftrace(struct inputs *in, const char *outpath, int jobs, size_t *written)
+{
+	return merged(in, outpath, jobs, written, 1);
 }
 
 int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written)

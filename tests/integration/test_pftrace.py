@@ -1,0 +1,291 @@
+"""cuptrace convert -o *.pftrace: Perfetto's protobuf, decoded with the
+`perfetto` package's generated classes and compared event for event with
+the Chrome JSON of the same trace (names, times to the nanosecond,
+durations, args, flows, track and process names)."""
+import glob
+import os
+import subprocess
+import sys
+from collections import Counter, defaultdict
+
+import pytest
+
+from conftest import PROGS, convert, ctr_files, run, tool, traced_env
+
+# The perfetto package lives in the tests' venv (tests/install-deps.sh).
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path += glob.glob(os.path.join(ROOT, "build", "venv", "lib", "python3*", "site-packages"))
+pb = pytest.importorskip(
+    "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+    reason="the perfetto package is not installed (tests/install-deps.sh installs it)")
+
+import test_cupti  # noqa: E402  (the simulator's training run)
+import test_nccl  # noqa: E402  (the NCCL harness)
+
+TE = pb.TrackEvent
+
+
+def ann_value(a):
+    kind = a.WhichOneof("value")
+    if a.array_values:
+        return tuple(ann_value(v) for v in a.array_values)
+    if kind in ("uint_value", "int_value", "string_value", "bool_value"):
+        return getattr(a, kind)
+    if kind == "double_value":
+        return round(a.double_value, 3)
+    raise AssertionError(f"unexpected annotation {a}")
+
+
+def json_value(v):
+    if isinstance(v, list):
+        return tuple(v)
+    return round(v, 3) if isinstance(v, float) else v
+
+
+def decode(path):
+    """The trace as plain records: slices, instants, counters, flows, tracks."""
+    trace = pb.Trace()
+    with open(path, "rb") as f:
+        trace.ParseFromString(f.read())
+    names, cats, anns = defaultdict(dict), defaultdict(dict), defaultdict(dict)
+    tracks, procs = {}, {}
+    events = []  # (seq, packet, order)
+    cleared = set()
+    for i, p in enumerate(trace.packet):
+        seq = p.trusted_packet_sequence_id
+        assert seq, "every packet belongs to a sequence"
+        if p.incremental_state_cleared:
+            assert p.sequence_flags & 1
+            cleared.add(seq)
+            names[seq].clear(), cats[seq].clear(), anns[seq].clear()
+        if p.HasField("interned_data"):
+            d = p.interned_data
+            for e in d.event_names:
+                names[seq][e.iid] = e.name
+            for e in d.event_categories:
+                cats[seq][e.iid] = e.name
+            for e in d.debug_annotation_names:
+                anns[seq][e.iid] = e.name
+        if p.HasField("track_descriptor"):
+            t = p.track_descriptor
+            if t.HasField("process"):
+                procs[t.process.pid] = t.process.process_name
+                tracks[t.uuid] = dict(proc=t.process.pid, name=None, kind="process",
+                                      rank=t.sibling_order_rank)
+            else:
+                old = tracks.get(t.uuid, {})
+                name = t.thread.thread_name if t.HasField("thread") else t.name
+                tracks[t.uuid] = dict(parent=t.parent_uuid, name=name or old.get("name"),
+                                      kind="thread" if t.HasField("thread") else
+                                      "counter" if t.HasField("counter") else "named",
+                                      tid=t.thread.tid if t.HasField("thread") else None,
+                                      pid=t.thread.pid if t.HasField("thread") else None,
+                                      rank=t.sibling_order_rank)
+        if p.HasField("track_event"):
+            assert seq in cleared, "events come after their sequence's state is cleared"
+            e = p.track_event
+            ev = dict(seq=seq, ts=p.timestamp, type=e.type, track=e.track_uuid,
+                      name=names[seq][e.name_iid] if e.name_iid else (e.name or None),
+                      cat=",".join(cats[seq][c] for c in e.category_iids) or None,
+                      args={(anns[seq][a.name_iid] if a.name_iid else a.name): ann_value(a)
+                            for a in e.debug_annotations},
+                      flows=list(e.flow_ids), terms=list(e.terminating_flow_ids),
+                      value=e.counter_value)
+            events.append(ev)
+    # slices: a BEGIN's END is the next event of its sequence, on its track
+    slices, instants, counters = [], [], []
+    last = {}
+    for ev in events:
+        if ev["type"] == TE.TYPE_SLICE_BEGIN:
+            assert ev["seq"] not in last
+            last[ev["seq"]] = ev
+        elif ev["type"] == TE.TYPE_SLICE_END:
+            b = last.pop(ev["seq"])
+            assert b["track"] == ev["track"]
+            b["dur"] = ev["ts"] - b["ts"]
+            slices.append(b)
+        elif ev["type"] == TE.TYPE_INSTANT:
+            instants.append(ev)
+        elif ev["type"] == TE.TYPE_COUNTER:
+            counters.append(ev)
+    assert not last, "every slice ends"
+    return dict(tracks=tracks, procs=procs, slices=slices, instants=instants, counters=counters)
+
+
+def where(d, uuid):
+    """(process name, track name without its lane) of a track."""
+    t = d["tracks"][uuid]
+    if t["kind"] == "process":
+        return d["procs"][t["proc"]], None
+    parent = d["tracks"][t["parent"]]
+    name = t["name"]
+    if name and name.endswith("]") and " [" in name:
+        name = name[:name.rindex(" [")]
+    return d["procs"][parent["proc"]], name
+
+
+def json_view(doc):
+    ev = doc["traceEvents"]
+    pname = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "process_name"}
+    tname = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+             if e.get("ph") == "M" and e["name"] == "thread_name"}
+    ns = lambda us: round(us * 1000)  # noqa: E731
+    slices, instants, counters, flows = Counter(), Counter(), Counter(), defaultdict(dict)
+    opened = {}
+    for e in ev:
+        ph = e.get("ph")
+        args = tuple(sorted((k, json_value(v)) for k, v in e.get("args", {}).items()))
+        if ph == "X":
+            slices[(pname[e["pid"]], tname.get((e["pid"], e["tid"])), e["name"], e["cat"],
+                    ns(e["ts"]), ns(e["dur"]), args)] += 1
+        elif ph == "b":
+            opened[(e["id2"]["local"], e["name"])] = (e, args)
+        elif ph == "e":
+            b, args = opened.pop((e["id2"]["local"], e["name"]))
+            slices[(pname[b["pid"]], "NVTX start/end ranges", b["name"], b["cat"], ns(b["ts"]),
+                    ns(e["ts"]) - ns(b["ts"]), args)] += 1
+        elif ph == "i":
+            where_ = None if e["s"] == "p" else tname.get((e["pid"], e["tid"]))
+            instants[(pname[e["pid"]], where_, e["name"], e["cat"], ns(e["ts"]), args)] += 1
+        elif ph == "C":
+            counters[(pname[e["pid"]], e["name"], ns(e["ts"]), e["args"]["bytes"])] += 1
+        elif ph in ("s", "f"):
+            flows[e["id"]][ph] = (pname[e["pid"]], tname.get((e["pid"], e["tid"])), ns(e["ts"]), e["cat"])
+    assert not opened
+    flows = Counter((f["s"], f["f"]) for f in flows.values())
+    return dict(slices=slices, instants=instants, counters=counters, flows=flows, pname=pname, tname=tname)
+
+
+def pf_view(d):
+    slices, instants, counters = Counter(), Counter(), Counter()
+    src, dst = {}, {}
+    for s in d["slices"]:
+        p, t = where(d, s["track"])
+        slices[(p, t, s["name"], s["cat"], s["ts"], s["dur"], tuple(sorted(s["args"].items())))] += 1
+    for s in d["instants"]:
+        p, t = where(d, s["track"])
+        if s["cat"] not in ("ac2g", "nccl") or not (s["flows"] or s["terms"]):
+            instants[(p, t, s["name"], s["cat"], s["ts"], tuple(sorted(s["args"].items())))] += 1
+    for s in d["slices"] + d["instants"]:
+        p, t = where(d, s["track"])
+        cat = "nccl" if s["cat"] == "nccl" else "ac2g"
+        for f in s["flows"]:
+            assert f not in src
+            src[f] = (p, t, s["ts"])
+        for f in s["terms"]:
+            assert f not in dst
+            dst[f] = (p, t, s["ts"], cat)
+    assert set(src) == set(dst), "both ends of every flow"
+    flows = Counter(((*src[f], dst[f][3]), dst[f]) for f in src)
+    for c in d["counters"]:
+        t = d["tracks"][c["track"]]
+        counters[(d["procs"][d["tracks"][t["parent"]]["proc"]], t["name"], c["ts"], c["value"])] += 1
+    return dict(slices=slices, instants=instants, counters=counters, flows=flows)
+
+
+def nests(d):
+    """No two slices of a track overlap without nesting (Perfetto drops those)."""
+    by = defaultdict(list)
+    for s in d["slices"]:
+        by[s["track"]].append((s["ts"], -s["dur"], s["ts"] + s["dur"]))
+    for v in by.values():
+        v.sort()
+        stack = []
+        for b, _, e in v:
+            while stack and stack[-1] <= b:
+                stack.pop()
+            assert not stack or e <= stack[-1], "slices of a track nest"
+            stack.append(e)
+
+
+def same_as_json(ctrs, tmp, jobs=None):
+    doc = convert(ctrs, tmp / "t.json")
+    args = ["convert", "-o", tmp / "t.pftrace", *ctrs] + (["-j", str(jobs)] if jobs else [])
+    p = tool(*args)
+    assert p.returncode == 0, p.stderr
+    d = decode(tmp / "t.pftrace")
+    j, f = json_view(doc), pf_view(d)
+    for k in ("slices", "instants", "counters", "flows"):
+        assert f[k] == j[k], f"{k}: only in pftrace {list((f[k] - j[k]).items())[:3]}, " \
+                             f"only in JSON {list((j[k] - f[k]).items())[:3]}"
+    # every process and thread of the JSON, with its name
+    assert set(d["procs"].values()) == set(j["pname"].values())
+    names = {t["name"] for t in d["tracks"].values() if t["kind"] != "process"}
+    assert set(j["tname"].values()) <= names
+    nests(d)
+    return d, doc
+
+
+def test_training_run_as_json(train_ctr, tmp_path):
+    d, doc = same_as_json([train_ctr], tmp_path)
+    assert sum(1 for s in d["slices"] if s["cat"] == "kernel") > 100
+    assert any(s["flows"] for s in d["slices"]), "launch flows leave the calls"
+    # ordering: the GPU process after the rank's, streams in the JSON's order
+    ranks = {t["proc"]: t["rank"] for t in d["tracks"].values() if t["kind"] == "process"}
+    assert sorted(ranks, key=ranks.get) == sorted(ranks)
+
+
+def test_shared_file_same_events(train_ctr, tmp_path):
+    """Several workers on one file: each share its own sequence, same events."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    d1, _ = same_as_json([train_ctr], a, jobs=1)
+    d3, _ = same_as_json([train_ctr], b, jobs=3)
+    assert pf_view(d1) == pf_view(d3)
+
+
+def test_nccl_job_as_json(nccl_job, tmp_path):
+    d, doc = same_as_json(nccl_job, tmp_path)
+    assert any(s["cat"] == "nccl" for s in d["slices"])
+    assert any(s["cat"] == "nccl" and s["terms"] for s in d["slices"] + d["instants"])
+
+
+def test_nvtx_program_as_json(tmp_path):
+    p = run([PROGS / "nvtx_threads", 4, 25, 10], env=traced_env(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    d, doc = same_as_json(ctr_files(tmp_path / "out"), tmp_path)
+    assert any(t["name"] == "NVTX start/end ranges" for t in d["tracks"].values())
+    assert any("payload" in s["args"] for s in d["slices"])
+
+
+def test_truncated_input_gives_a_valid_file(train_ctr, tmp_path):
+    data = train_ctr.read_bytes()
+    cut = tmp_path / "cut.ctr"
+    cut.write_bytes(data[:len(data) - 64])  # the footer and the end of the last block
+    p = tool("convert", "-o", tmp_path / "cut.pftrace", cut)
+    assert p.returncode == 0, p.stderr
+    assert "truncated" in p.stderr
+    d = decode(tmp_path / "cut.pftrace")
+    assert d["slices"]
+    same_as_json([cut], tmp_path)
+
+
+def test_failed_conversion_leaves_nothing(tmp_path):
+    bad = tmp_path / "bad.ctr"
+    bad.write_bytes(b"not a trace")
+    p = tool("convert", "-o", tmp_path / "x.pftrace", bad)
+    assert p.returncode != 0
+    assert not os.path.exists(tmp_path / "x.pftrace")
+
+
+@pytest.fixture(scope="module")
+def train_ctr(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pftrace_train")
+    env = test_cupti.sim_env(d / "out", d)
+    p = run([test_cupti.SIM_TRAIN, "train", 40], env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    (f,) = ctr_files(d / "out")
+    return f
+
+
+@pytest.fixture(scope="module")
+def nccl_job(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pftrace_nccl")
+    out = d / "out"
+    test_nccl.run_ranks(d, lambda r: dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
+                                          HARNESS_STEPS="1"))
+    return ctr_files(out)
+
+
+if __name__ == "__main__":
+    subprocess.run(["pytest", __file__])

@@ -1,0 +1,1036 @@
+/* Perfetto TrackEvent protobuf (.pftrace) from the resolved events of the
+ * model: a consumer that formats, like the Chrome writer it mirrors (names,
+ * args, tracks and their order are the JSON's). Field numbers are those of
+ * Perfetto's protos/perfetto/trace (trace_packet.proto, track_event/).
+ *
+ * - Every (file, share) is one trusted packet sequence: its first packet
+ *   clears the incremental state; event names, categories and arg names are
+ *   interned on first use (interned_data in the packet that needs them).
+ * - Tracks: a process per rank (pftrace_head) and per GPU of a rank, a
+ *   thread track per CPU thread, named tracks under the processes for
+ *   streams, syncs and NCCL communicators, a counter track per GPU.
+ *   child_ordering EXPLICIT with sibling_order_rank keeps the JSON's order.
+ * - A slice is a SLICE_BEGIN and a SLICE_END packet. A slice that overlaps
+ *   one on its track without nesting (NVTX ranges of two domains on one
+ *   thread), and every async range, goes to a lane track of its own: the
+ *   JSON's overlapping slices, which Perfetto would drop or misnest.
+ * - Flows: the model hands a flow right after the slice of one of its ends;
+ *   the flow id is added to that slice's event (still the last packet
+ *   written); the other end, written long before, gets an instant with the
+ *   flow id.
+ * Lane choices use every event of the file, not only this share's, so that
+ * all shares choose alike. */
+#include "out/pftrace.h"
+#include "model/model.h"
+#include "model/nccl_ops.h"
+#include "out/pb.h"
+#include "read/gpu.h"
+#include "util/hmap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PF_CHUNK (1u << 20) /* bytes of whole packets handed to the sink at once */
+
+/* ---- field numbers (Perfetto's protos) */
+enum {
+	TRACE_PACKET = 1,
+	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
+	TP_SEQ_FLAGS = 13, TP_INCR_CLEARED = 41, TP_TRACK_DESCRIPTOR = 60,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+	TD_CHILD_ORDERING = 11, TD_SIBLING_RANK = 12, ORDER_EXPLICIT = 3,
+	PD_PID = 1, PD_NAME = 6,
+	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+	CD_UNIT = 3, UNIT_SIZE_BYTES = 3,
+	TE_CATEGORY_IIDS = 3, TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
+	TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, IID = 1, IID_NAME = 2,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
+	DA_NAME = 10, DA_ARRAY = 12,
+};
+
+/* ---- interned categories and arg names (iid: index + 1) */
+enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_NCCL, C_CUPTRACE,
+	   C_AC2G, C_N };
+static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
+					   "cuda_runtime", "cuda_driver",  "user_annotation",
+					   "nccl",         "cuptrace",     "ac2g"};
+
+#define ANNOTATIONS(X)                                                                             \
+	X(A_CORR, "correlation") X(A_DEVICE, "device") X(A_CONTEXT, "context") X(A_STREAM, "stream")  \
+	X(A_COMM, "communication") X(A_REGS, "registers per thread") X(A_SMEM, "shared memory")       \
+	X(A_BPSM, "blocks per SM") X(A_WPSM, "warps per SM") X(A_GRID, "grid") X(A_BLOCK, "block")    \
+	X(A_GRAPH, "graph id") X(A_NODE, "graph node") X(A_BYTES, "bytes")                            \
+	X(A_BW, "memory bandwidth (GB/s)") X(A_KIND, "kind") X(A_SRC_DEV, "src device")              \
+	X(A_DST_DEV, "dst device") X(A_VALUE, "value") X(A_EVENT, "cuda event") X(A_CBID, "cbid")     \
+	X(A_RETURN, "return") X(A_DOMAIN, "domain") X(A_CATEGORY, "category") X(A_COLOR, "color")     \
+	X(A_PAYLOAD, "payload") X(A_UNFINISHED, "unfinished") X(A_OP, "op") X(A_SEQ, "seq")           \
+	X(A_COUNT, "count") X(A_DATATYPE, "datatype") X(A_PEER, "peer") X(A_ROOT, "root")             \
+	X(A_COMMH, "comm") X(A_COMM_NAME, "comm_name") X(A_NRANKS, "nranks") X(A_NNODES, "nnodes")    \
+	X(A_RANK, "rank") X(A_ALGO, "algorithm") X(A_PROTO, "protocol") X(A_CHANNELS, "channels")     \
+	X(A_WARPS, "warps") X(A_ENQUEUE, "enqueue (us)") X(A_GPU_TIME, "gpu time (us)")               \
+	X(A_GPU_CHANNELS, "gpu channels") X(A_GROUP, "group") X(A_GROUP_SIZE, "group size")           \
+	X(A_KERNEL, "kernel") X(A_STEP, "step") X(A_CALLS, "calls") X(A_OPS, "ops")
+#define X_ENUM(e, s) e,
+#define X_NAME(e, s) s,
+enum ann { ANNOTATIONS(X_ENUM) A_N };
+static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
+#define BIT(a) (1ull << (a))
+
+#define ANN_ALL (~0ull >> (64 - A_N))
+
+/* ---- tracks and lanes */
+#define STACK 8  /* recent outermost slices of a track, to find overlaps */
+#define LANES 16 /* lane tracks of a track (or of the async ranges of a file) */
+#define NAMES_MAX (1u << 20) /* interned names per sequence; then written inline */
+
+struct lanes {
+	uint64_t b[LANES], e[LANES]; /* what each lane holds spans [b, e] */
+	uint32_t n, announced;
+};
+
+struct ptrack {
+	uint64_t sb[STACK], se[STACK];
+	uint32_t ns;
+	uint8_t announced;
+	struct lanes l;
+};
+
+struct pft {
+	struct out *o;
+	struct inputs *in;
+	struct tfile *t;
+	uint32_t seq;
+	uint64_t cats_done, anns_done, devs_done; /* interned / counter tracks written */
+	struct hmap by_sid, by_text;
+	uint64_t next_iid;
+	struct ptrack *tr;
+	size_t ntr;
+	struct lanes async;
+	/* The last slice written, whose END is not yet: a flow may add to it. */
+	struct {
+		int on;
+		const struct m_track *track;
+		uint64_t ts, end, uuid;
+		size_t pkt_at, te_at; /* where the packet's and the event's lengths are */
+		unsigned pkt_size, te_size;
+	} open;
+};
+
+static uint64_t proc_uuid(uint64_t pid)
+{
+	return 1ull << 62 | pid;
+}
+
+static uint64_t gpu_pid(const struct pft *p, uint64_t dev)
+{
+	return p->t->pid + 1 + (dev < 999998 ? dev : 999998);
+}
+
+static uint64_t track_proc_uuid(const struct pft *p, const struct m_track *tr)
+{
+	return proc_uuid(tr->on_gpu ? gpu_pid(p, tr->device) : p->t->pid);
+}
+
+/* Small for the first file's tracks: they are written with every event. */
+static uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane)
+{
+	return ((uint64_t)p->t->index << 24 | (uint64_t)(tr->id & 0x3ffff) << 5 | lane) + 1;
+}
+
+static uint64_t async_uuid(const struct pft *p, unsigned lane)
+{
+	return 1ull << 61 | (uint64_t)p->t->index << 8 | lane;
+}
+
+static uint64_t counter_uuid(const struct pft *p, uint64_t dev)
+{
+	return 1ull << 60 | (uint64_t)p->t->index << 20 | (dev & 0xfffff);
+}
+
+static struct ptrack *ptrack(struct pft *p, const struct m_track *tr)
+{
+	size_t i = tr->id;
+	if (i >= p->ntr) {
+		size_t n = p->ntr ? p->ntr * 2 : 64;
+		while (n <= i)
+			n *= 2;
+		p->tr = realloc(p->tr, n * sizeof *p->tr);
+		if (!p->tr)
+			exit(1);
+		memset(p->tr + p->ntr, 0, (n - p->ntr) * sizeof *p->tr);
+		p->ntr = n;
+	}
+	return &p->tr[i];
+}
+
+/* A lane of l whose slices [b, e] does not touch; l's last when none is left. */
+static unsigned lane_pick(struct lanes *l, uint64_t b, uint64_t e)
+{
+	unsigned i;
+	for (i = 0; i < l->n; i++)
+		if (e <= l->b[i] || b >= l->e[i])
+			break;
+	if (i == l->n) {
+		if (l->n < LANES) {
+			l->n++;
+			l->b[i] = b, l->e[i] = e;
+			return i;
+		}
+		i = LANES - 1;
+	}
+	if (b < l->b[i])
+		l->b[i] = b;
+	if (e > l->e[i])
+		l->e[i] = e;
+	return i;
+}
+
+/* 0: the slice nests with the recent ones of its track (it stays there);
+ * else 1 + the lane it goes to. */
+static unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e)
+{
+	int inside = 0;
+	for (uint32_t i = 0; i < pt->ns; i++) {
+		uint64_t sb = pt->sb[i], se = pt->se[i];
+		if ((sb < b && b < se && se < e) || (b < sb && sb < e && e < se))
+			return 1 + lane_pick(&pt->l, b, e);
+		if (sb <= b && e <= se)
+			inside = 1;
+	}
+	if (inside)
+		return 0;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < pt->ns; i++) /* drop the slices it encloses */
+		if (!(b <= pt->sb[i] && pt->se[i] <= e))
+			pt->sb[k] = pt->sb[i], pt->se[k] = pt->se[i], k++;
+	if (k == STACK) { /* forget the one that ended first */
+		uint32_t m = 0;
+		for (uint32_t i = 1; i < k; i++)
+			if (pt->se[i] < pt->se[m])
+				m = i;
+		pt->sb[m] = pt->sb[k - 1], pt->se[m] = pt->se[k - 1];
+		k--;
+	}
+	pt->sb[k] = b, pt->se[k] = e;
+	pt->ns = k + 1;
+	return 0;
+}
+
+/* ---- packets */
+
+static uint64_t ts_of(const struct pft *p, uint64_t t)
+{
+	int64_t ns = (int64_t)t + p->t->off_ns;
+	return ns > 0 ? (uint64_t)ns : 0;
+}
+
+static void close_open(struct pft *p);
+
+/* Starts a packet: between packets the buffer may go to the sink. */
+static size_t packet(struct pft *p, int ts_set, uint64_t ts)
+{
+	struct out *o = p->o;
+	close_open(p);
+	out_chunk(o, PF_CHUNK);
+	size_t at = pb_open(o, TRACE_PACKET);
+	if (ts_set)
+		pb_put_uint(o, TP_TIMESTAMP, ts);
+	pb_put_uint(o, TP_SEQ_ID, p->seq);
+	return at;
+}
+
+/* Track descriptors. */
+static void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, const char *name,
+                       size_t name_len, int64_t rank)
+{
+	out_chunk(o, PF_CHUNK);
+	size_t at = pb_open(o, TRACE_PACKET);
+	pb_put_uint(o, TP_SEQ_ID, seq);
+	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
+	pb_put_uint(o, TD_UUID, uuid);
+	pb_put_uint(o, TD_PARENT, parent);
+	pb_put_bytes(o, TD_NAME, name, name_len);
+	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
+	pb_close(o, td);
+	pb_close(o, at);
+}
+
+static void process_descriptor(struct out *o, uint32_t seq, uint64_t pid, const char *name,
+                               int64_t rank)
+{
+	out_chunk(o, PF_CHUNK);
+	size_t at = pb_open(o, TRACE_PACKET);
+	pb_put_uint(o, TP_SEQ_ID, seq);
+	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
+	pb_put_uint(o, TD_UUID, proc_uuid(pid));
+	size_t pd = pb_open(o, TD_PROCESS);
+	pb_put_uint(o, PD_PID, pid);
+	pb_put_str(o, PD_NAME, name);
+	pb_close(o, pd);
+	pb_put_uint(o, TD_CHILD_ORDERING, ORDER_EXPLICIT);
+	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
+	pb_close(o, td);
+	pb_close(o, at);
+}
+
+static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
+{
+	struct ptrack *pt = ptrack(p, tr);
+	struct out *o = p->o;
+	if (lane) {
+		if (pt->l.announced & 1u << (lane - 1))
+			return;
+		pt->l.announced |= 1u << (lane - 1);
+		char name[600];
+		int n;
+		if (tr->name_len)
+			n = snprintf(name, sizeof name, "%.*s [%u]", (int)(tr->name_len < 500 ? tr->name_len : 500),
+			             tr->name, lane + 1);
+		else
+			n = snprintf(name, sizeof name, "thread %lld [%u]", (long long)tr->tid, lane + 1);
+		close_open(p);
+		descriptor(o, p->seq, track_uuid(p, tr, lane), track_proc_uuid(p, tr), name, (size_t)n,
+		           tr->sort);
+		return;
+	}
+	pt->announced = 1;
+	close_open(p);
+	if (tr->kind != MT_THREAD) {
+		descriptor(o, p->seq, track_uuid(p, tr, 0), track_proc_uuid(p, tr), tr->name,
+		           tr->name_len, tr->sort);
+		return;
+	}
+	out_chunk(o, PF_CHUNK);
+	size_t at = pb_open(o, TRACE_PACKET);
+	pb_put_uint(o, TP_SEQ_ID, p->seq);
+	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
+	pb_put_uint(o, TD_UUID, track_uuid(p, tr, 0));
+	pb_put_uint(o, TD_PARENT, track_proc_uuid(p, tr));
+	size_t th = pb_open(o, TD_THREAD);
+	pb_put_uint(o, THD_PID, p->t->pid);
+	pb_put_uint(o, THD_TID, (uint64_t)tr->tid);
+	if (tr->name_len)
+		pb_put_bytes(o, THD_NAME, tr->name, tr->name_len);
+	pb_close(o, th);
+	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)tr->sort);
+	pb_close(o, td);
+	pb_close(o, at);
+}
+
+/* The uuid of a track as this share writes it (announced on first use). */
+static inline uint64_t use_track(struct pft *p, const struct m_track *tr, unsigned lane)
+{
+	if (lane || !ptrack(p, tr)->announced)
+		announce(p, tr, lane);
+	return track_uuid(p, tr, lane);
+}
+
+static uint64_t text_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return hmap_mix(h) | 1;
+}
+
+/* What an event needs interned: its name (iid 0: written inline), its
+ * category, its arg names. */
+struct need {
+	uint64_t name_iid;
+	const char *name;
+	size_t name_len;
+	int new_name;
+	unsigned cat;
+};
+
+/* kind: 0 a name by its string id, 1 a kernel's demangled name by the raw name's id */
+static void need_name(struct pft *p, struct need *nd, uint64_t sid, unsigned kind, const char *s,
+                      size_t n)
+{
+	nd->name = s, nd->name_len = n, nd->new_name = 0;
+	struct hmap *m = sid >= CT_SID_FIRST ? &p->by_sid : &p->by_text;
+	uint64_t key = sid >= CT_SID_FIRST ? sid << 1 | kind : text_hash(s, n);
+	void *v = hmap_get(m, key);
+	if (v) {
+		nd->name_iid = (uint64_t)(uintptr_t)v;
+		return;
+	}
+	if (p->next_iid > NAMES_MAX) {
+		nd->name_iid = 0;
+		return;
+	}
+	nd->name_iid = p->next_iid++;
+	nd->new_name = 1;
+	hmap_put(m, key, (void *)(uintptr_t)nd->name_iid);
+}
+
+static void interned_entry(struct out *o, unsigned field, uint64_t iid, const char *s, size_t n)
+{
+	size_t at = pb_open(o, field);
+	pb_put_uint(o, IID, iid);
+	pb_put_bytes(o, IID_NAME, s, n);
+	pb_close(o, at);
+}
+
+/* Starts an event's packet: interned data it needs, then its TrackEvent
+ * opened (returned: where its length goes). */
+static size_t event_start(struct pft *p, uint64_t ts, const struct need *nd, size_t *pkt)
+{
+	struct out *o = p->o;
+	*pkt = packet(p, 1, ts);
+	uint64_t anns = ANN_ALL & ~p->anns_done; /* all at the first event */
+	int cat = nd->cat < C_N && !(p->cats_done & BIT(nd->cat));
+	if (nd->new_name || anns || cat) {
+		size_t id = pb_open(o, TP_INTERNED);
+		if (cat)
+			interned_entry(o, ID_CATEGORIES, nd->cat + 1, cat_names[nd->cat],
+			               strlen(cat_names[nd->cat]));
+		if (nd->new_name)
+			interned_entry(o, ID_NAMES, nd->name_iid, nd->name, nd->name_len);
+		for (unsigned a = 0; a < A_N; a++)
+			if (anns & BIT(a))
+				interned_entry(o, ID_ANNOTATION_NAMES, a + 1, ann_names[a],
+				               strlen(ann_names[a]));
+		pb_close(o, id);
+		p->anns_done |= anns;
+		if (cat)
+			p->cats_done |= BIT(nd->cat);
+	}
+	return pb_open(o, TP_TRACK_EVENT);
+}
+
+/* type, track, name, category of an event */
+static void event_head(struct pft *p, unsigned type, uint64_t uuid, const struct need *nd)
+{
+	struct out *o = p->o;
+	out_need(o, 6 * PB_MAX);
+	char *q = o->buf + o->len;
+	q = pb_uint(q, TE_TYPE, type);
+	q = pb_uint(q, TE_TRACK, uuid);
+	if (nd->name_iid)
+		q = pb_uint(q, TE_NAME_IID, nd->name_iid);
+	if (nd->cat < C_N)
+		q = pb_uint(q, TE_CATEGORY_IIDS, nd->cat + 1);
+	o->len = (size_t)(q - o->buf);
+	if (!nd->name_iid && nd->name)
+		pb_put_bytes(o, TE_NAME, nd->name, nd->name_len);
+}
+
+static void end_packet(struct pft *p, uint64_t ts, uint64_t uuid)
+{
+	struct out *o = p->o;
+	out_need(o, 8 * PB_MAX);
+	char *q = o->buf + o->len, *len = q + 1;
+	*q = (char)(TRACE_PACKET << 3 | PB_LEN);
+	q += 2;
+	q = pb_uint(q, TP_TIMESTAMP, ts);
+	q = pb_uint(q, TP_SEQ_ID, p->seq);
+	*q++ = (char)(TP_TRACK_EVENT << 3 | PB_LEN);
+	char *tl = q++;
+	q = pb_uint(q, TE_TYPE, TYPE_SLICE_END);
+	q = pb_uint(q, TE_TRACK, uuid);
+	*tl = (char)(q - tl - 1);
+	*len = (char)(q - len - 1); /* < 64 bytes */
+	o->len = (size_t)(q - o->buf);
+}
+
+static void close_open(struct pft *p)
+{
+	if (!p->open.on)
+		return;
+	p->open.on = 0;
+	end_packet(p, ts_of(p, p->open.end), p->open.uuid);
+}
+
+/* Ends an event's packet; a slice stays open for flows until the next packet. */
+static void event_end(struct pft *p, size_t pkt, size_t te, const struct m_event *ev, uint64_t uuid,
+                      int slice)
+{
+	struct out *o = p->o;
+	size_t g = pb_close(o, te);
+	unsigned te_size = 1 + (unsigned)g;
+	size_t g2 = pb_close(o, pkt);
+	if (!slice)
+		return;
+	p->open.on = 1;
+	p->open.track = ev->track;
+	p->open.ts = ev->ts, p->open.end = ev->end > ev->ts ? ev->end : ev->ts;
+	p->open.uuid = uuid;
+	p->open.pkt_at = pkt, p->open.pkt_size = 1 + (unsigned)g2;
+	p->open.te_at = te + g2, p->open.te_size = te_size;
+}
+
+/* ---- args as debug annotations */
+
+static inline void a_uint(struct out *o, unsigned a, uint64_t v)
+{
+	out_need(o, 4 * PB_MAX);
+	char *q = o->buf + o->len;
+	*q = (char)(TE_ANNOTATIONS << 3 | PB_LEN);
+	char *l = q + 1;
+	q = pb_uint(q + 2, DA_NAME_IID, a + 1);
+	q = pb_uint(q, DA_UINT, v);
+	*l = (char)(q - l - 1);
+	o->len = (size_t)(q - o->buf);
+}
+
+static inline void a_int(struct out *o, unsigned a, int64_t v)
+{
+	out_need(o, 4 * PB_MAX);
+	char *q = o->buf + o->len;
+	*q = (char)(TE_ANNOTATIONS << 3 | PB_LEN);
+	char *l = q + 1;
+	q = pb_uint(q + 2, DA_NAME_IID, a + 1);
+	q = pb_uint(q, DA_INT, (uint64_t)v);
+	*l = (char)(q - l - 1);
+	o->len = (size_t)(q - o->buf);
+}
+
+static void a_bool(struct out *o, unsigned a, int v)
+{
+	size_t at = pb_open(o, TE_ANNOTATIONS);
+	pb_put_uint(o, DA_NAME_IID, a + 1);
+	pb_put_uint(o, DA_BOOL, v != 0);
+	pb_close(o, at);
+}
+
+static void a_double(struct out *o, unsigned a, double v)
+{
+	size_t at = pb_open(o, TE_ANNOTATIONS);
+	pb_put_uint(o, DA_NAME_IID, a + 1);
+	pb_put_double(o, DA_DOUBLE, v);
+	pb_close(o, at);
+}
+
+/* ns or thousandths as the JSON writes them: three decimals */
+static void a_milli(struct out *o, unsigned a, int64_t v)
+{
+	a_double(o, a, (double)v / 1000.0);
+}
+
+static void a_str(struct out *o, unsigned a, const char *s, size_t n)
+{
+	size_t at = pb_open(o, TE_ANNOTATIONS);
+	pb_put_uint(o, DA_NAME_IID, a + 1);
+	pb_put_bytes(o, DA_STRING, s, n);
+	pb_close(o, at);
+}
+
+static void a_hex(struct out *o, unsigned a, uint64_t v)
+{
+	char b[24];
+	int n = snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
+	a_str(o, a, b, (size_t)n);
+}
+
+static void a_array3(struct out *o, unsigned a, const uint64_t *v)
+{
+	size_t at = pb_open(o, TE_ANNOTATIONS);
+	pb_put_uint(o, DA_NAME_IID, a + 1);
+	for (int i = 0; i < 3; i++) {
+		size_t e = pb_open(o, DA_ARRAY);
+		pb_put_uint(o, DA_UINT, v[i]);
+		pb_close(o, e);
+	}
+	pb_close(o, at);
+}
+
+/* ---- events */
+
+static void span_args(struct pft *p, const struct span *s)
+{
+	struct out *o = p->o;
+	if (s->domain.sid != CT_SREF_NONE)
+		a_str(o, A_DOMAIN, s->domain.s, s->domain.len);
+	if (s->category) {
+		if (s->category_name.sid != CT_SREF_NONE)
+			a_str(o, A_CATEGORY, s->category_name.s, s->category_name.len);
+		else
+			a_uint(o, A_CATEGORY, s->category);
+	}
+	if (s->color & CT_COLOR_SET) {
+		char b[8];
+		snprintf(b, sizeof b, "#%06x", (unsigned)(s->color & 0xffffff));
+		a_str(o, A_COLOR, b, 7);
+	}
+	if (s->ptype) {
+		union {
+			uint64_t u;
+			double d;
+		} d64 = {s->payload};
+		union {
+			uint32_t u;
+			float f;
+		} f32 = {(uint32_t)s->payload};
+		switch (s->ptype) {
+		case CT_PAYLOAD_U64: a_uint(o, A_PAYLOAD, s->payload); break;
+		case CT_PAYLOAD_I64: a_int(o, A_PAYLOAD, (int64_t)s->payload); break;
+		case CT_PAYLOAD_DOUBLE: a_double(o, A_PAYLOAD, d64.d); break;
+		case CT_PAYLOAD_U32: a_uint(o, A_PAYLOAD, (uint32_t)s->payload); break;
+		case CT_PAYLOAD_I32: a_int(o, A_PAYLOAD, (int32_t)(uint32_t)s->payload); break;
+		case CT_PAYLOAD_FLOAT: a_double(o, A_PAYLOAD, (double)f32.f); break;
+		default: break;
+		}
+	}
+	if (s->unfinished)
+		a_bool(o, A_UNFINISHED, 1);
+}
+
+/* A slice on its track (or on a lane of it when it overlaps). */
+static void slice(struct pft *p, const struct m_event *ev, unsigned lane, struct need *nd,
+                  void (*args)(struct pft *, const struct m_event *))
+{
+	uint64_t uuid = use_track(p, ev->track, lane);
+	size_t pkt, te = event_start(p, ts_of(p, ev->ts), nd, &pkt);
+	event_head(p, TYPE_SLICE_BEGIN, uuid, nd);
+	if (args)
+		args(p, ev);
+	event_end(p, pkt, te, ev, uuid, 1);
+}
+
+static void span_event_args(struct pft *p, const struct m_event *ev)
+{
+	span_args(p, ev->span);
+}
+
+static void kernel_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_gpu *k = &ev->gpu;
+	a_uint(o, A_CORR, k->corr);
+	a_uint(o, A_DEVICE, k->device);
+	a_uint(o, A_CONTEXT, k->context);
+	a_uint(o, A_STREAM, k->stream);
+	if (k->comm)
+		a_bool(o, A_COMM, 1);
+	a_uint(o, A_REGS, k->regs);
+	a_uint(o, A_SMEM, k->ssmem + k->dsmem);
+	const uint64_t *g = k->grid, *b = k->block;
+	if (k->sms) {
+		uint64_t blocks = g[0] * g[1] * g[2], threads = b[0] * b[1] * b[2];
+		uint64_t warp = k->warp ? k->warp : 32;
+		uint64_t bpsm = blocks * 1000 / k->sms;
+		a_milli(o, A_BPSM, (int64_t)bpsm);
+		a_milli(o, A_WPSM, (int64_t)(bpsm * ((threads + warp - 1) / warp)));
+	}
+	a_array3(o, A_GRID, g);
+	a_array3(o, A_BLOCK, b);
+	if (k->graph) {
+		a_uint(o, A_GRAPH, k->graph);
+		a_uint(o, A_NODE, k->node);
+	}
+}
+
+static void transfer_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_gpu *g = &ev->gpu;
+	uint64_t dur = ev->end > ev->ts ? ev->end - ev->ts : 0;
+	a_uint(o, A_DEVICE, g->device);
+	a_uint(o, A_CONTEXT, g->context);
+	a_uint(o, A_STREAM, g->stream);
+	a_uint(o, A_CORR, g->corr);
+	a_uint(o, A_BYTES, g->bytes);
+	a_milli(o, A_BW, dur ? (int64_t)((double)g->bytes * 1000.0 / (double)dur) : 0);
+	if (ev->cat == MC_MEMSET) {
+		a_uint(o, A_VALUE, g->value);
+		return;
+	}
+	const char *kind = gpu_copy_kind(g->kind);
+	a_str(o, A_KIND, kind, strlen(kind));
+	if (g->src_dev != g->device || g->dst_dev != g->device) {
+		a_uint(o, A_SRC_DEV, g->src_dev);
+		a_uint(o, A_DST_DEV, g->dst_dev);
+	}
+}
+
+static void sync_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_gpu *y = &ev->gpu;
+	a_uint(o, A_DEVICE, y->device);
+	a_uint(o, A_CONTEXT, y->context);
+	if (y->stream < 0xffffffffull)
+		a_uint(o, A_STREAM, y->stream);
+	a_uint(o, A_CORR, y->corr);
+	if (y->event < 0xffffffffull)
+		a_uint(o, A_EVENT, y->event);
+}
+
+static void api_args(struct pft *p, const struct m_event *ev)
+{
+	a_uint(p->o, A_CBID, ev->api.cbid);
+	a_uint(p->o, A_CORR, ev->api.corr);
+	if (ev->api.status)
+		a_uint(p->o, A_RETURN, ev->api.status);
+}
+
+static void nccl_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct nccl_op *op = ev->nccl.op;
+	const struct nccl_plan *pl = ev->nccl.plan;
+	if (ev->cat == MC_NCCL_GROUP) {
+		a_uint(o, A_CALLS, op->group_size);
+		return;
+	}
+	if (!op) {
+		a_uint(o, A_OPS, pl->n);
+		if (pl->has_kernel && pl->kernel.name) {
+			a_str(o, A_KERNEL, pl->kernel.name, strlen(pl->kernel.name));
+			a_int(o, A_CORR, (int64_t)pl->kernel.correlation);
+		}
+		return;
+	}
+	a_str(o, A_OP, op->func, strlen(op->func));
+	if (op->has_seq)
+		a_int(o, A_SEQ, (int64_t)op->seq);
+	a_int(o, A_COUNT, (int64_t)op->count);
+	a_str(o, A_DATATYPE, op->datatype, strlen(op->datatype));
+	a_int(o, A_BYTES, (int64_t)op->bytes);
+	if (op->is_p2p)
+		a_int(o, A_PEER, (int64_t)op->peer);
+	else
+		a_int(o, A_ROOT, (int64_t)op->root);
+	if (op->comm) {
+		a_hex(o, A_COMMH, op->comm->hash);
+		if (op->comm->name[0])
+			a_str(o, A_COMM_NAME, op->comm->name, strlen(op->comm->name));
+		a_int(o, A_NRANKS, (int64_t)op->comm->nranks);
+		a_int(o, A_NNODES, (int64_t)op->comm->nnodes);
+	}
+	a_int(o, A_RANK, (int64_t)op->rank);
+	if (op->algo[0])
+		a_str(o, A_ALGO, op->algo, strlen(op->algo));
+	if (op->proto[0])
+		a_str(o, A_PROTO, op->proto, strlen(op->proto));
+	a_int(o, A_CHANNELS, (int64_t)op->channels);
+	if (op->warps)
+		a_int(o, A_WARPS, (int64_t)op->warps);
+	if (op->stream)
+		a_hex(o, A_STREAM, op->stream);
+	if (op->enqueue_end >= op->enqueue_start)
+		a_milli(o, A_ENQUEUE, (int64_t)(op->enqueue_end - op->enqueue_start));
+	if (op->gpu_end > op->gpu_start && op->gpu_start) {
+		a_milli(o, A_GPU_TIME, (int64_t)(op->gpu_end - op->gpu_start));
+		a_int(o, A_GPU_CHANNELS, (int64_t)op->gpu_channels);
+	}
+	if (op->group) {
+		a_hex(o, A_GROUP, op->group);
+		a_int(o, A_GROUP_SIZE, (int64_t)op->group_size);
+	}
+	if (pl->has_kernel && pl->kernel.name) {
+		a_str(o, A_KERNEL, pl->kernel.name, strlen(pl->kernel.name));
+		a_int(o, A_CORR, (int64_t)pl->kernel.correlation);
+	}
+	if (op->step >= 0)
+		a_int(o, A_STEP, (int64_t)op->step);
+}
+
+static void instant(struct pft *p, uint64_t ts, uint64_t uuid, struct need *nd,
+                    const struct span *args)
+{
+	size_t pkt, te = event_start(p, ts_of(p, ts), nd, &pkt);
+	event_head(p, TYPE_INSTANT, uuid, nd);
+	if (args)
+		span_args(p, args);
+	event_end(p, pkt, te, NULL, uuid, 0);
+}
+
+static void drops(struct pft *p, const struct m_event *ev)
+{
+	char name[64];
+	int n = snprintf(name, sizeof name, "events dropped: %llu", (unsigned long long)ev->dropped);
+	struct need nd = {.cat = C_CUPTRACE};
+	need_name(p, &nd, CT_SREF_INLINE, 0, name, (size_t)n);
+	uint64_t uuid = proc_uuid(p->t->pid);
+	size_t pkt, te = event_start(p, ts_of(p, ev->ts), &nd, &pkt);
+	event_head(p, TYPE_INSTANT, uuid, &nd);
+	struct out *o = p->o;
+	const struct ct_file *f = &p->t->f;
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		const struct ct_schema *s = ct_schema_of(k);
+		if (!f->drops[k] || !s)
+			continue;
+		size_t at = pb_open(o, TE_ANNOTATIONS);
+		pb_put_str(o, DA_NAME, s->name);
+		pb_put_uint(o, DA_UINT, f->drops[k]);
+		pb_close(o, at);
+	}
+	event_end(p, pkt, te, NULL, uuid, 0);
+}
+
+/* One end of a flow: added to the slice just written when it is that
+ * slice's, else an instant of its own. */
+static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint64_t id, int term,
+                     int nccl)
+{
+	struct out *o = p->o;
+	if (p->open.on && p->open.track == tr && p->open.ts == ts) {
+		pb_put_fixed64(o, term ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, id);
+		size_t g = pb_relen(o, p->open.te_at, p->open.te_size);
+		p->open.te_size += (unsigned)g;
+		size_t g2 = pb_relen(o, p->open.pkt_at, p->open.pkt_size);
+		p->open.pkt_size += (unsigned)g2;
+		p->open.te_at += g2;
+		return;
+	}
+	struct need nd = {.cat = nccl ? C_NCCL : C_AC2G};
+	need_name(p, &nd, CT_SREF_INLINE, 0, nccl ? "nccl" : "ac2g", nccl ? 4 : 4);
+	uint64_t uuid = use_track(p, tr, 0);
+	size_t pkt, te = event_start(p, ts_of(p, ts), &nd, &pkt);
+	event_head(p, TYPE_INSTANT, uuid, &nd);
+	pb_put_fixed64(o, term ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, id);
+	event_end(p, pkt, te, NULL, uuid, 0);
+}
+
+static void flow(struct pft *p, const struct m_event *ev)
+{
+	uint64_t id = (uint64_t)p->t->index << 36 | (ev->flow.id & ((1ull << 36) - 1));
+	int nccl = ev->cat == MC_NCCL_FLOW;
+	/* the end that is the slice just written first, while it is open */
+	if (p->open.on && p->open.track == ev->flow.to && p->open.ts == ev->flow.to_ts) {
+		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, nccl);
+		flow_end(p, ev->track, ev->ts, id, 0, nccl);
+	} else {
+		flow_end(p, ev->track, ev->ts, id, 0, nccl);
+		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, nccl);
+	}
+}
+
+static void gpu_process(struct pft *p, const struct m_event *ev)
+{
+	uint64_t dev = ev->process.device;
+	const char *gpu = ev->process.name;
+	char label[512];
+	snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
+	         (long long)(p->t->rank < 0 ? 0 : p->t->rank), (unsigned long long)dev, gpu ? " (" : "",
+	         gpu ? gpu : "", gpu ? ")" : "");
+	close_open(p);
+	process_descriptor(p->o, p->seq, gpu_pid(p, dev), label,
+	                   (int64_t)p->t->index * 16 + 1 + (int64_t)(dev < 14 ? dev : 14));
+}
+
+static void counter(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	uint64_t dev = ev->counter.device, uuid = counter_uuid(p, dev);
+	if (dev >= 64 || !(p->devs_done & BIT(dev))) {
+		if (dev < 64)
+			p->devs_done |= BIT(dev);
+		close_open(p);
+		out_chunk(o, PF_CHUNK);
+		size_t at = pb_open(o, TRACE_PACKET);
+		pb_put_uint(o, TP_SEQ_ID, p->seq);
+		size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
+		pb_put_uint(o, TD_UUID, uuid);
+		pb_put_uint(o, TD_PARENT, proc_uuid(gpu_pid(p, dev)));
+		pb_put_str(o, TD_NAME, "GPU memory used");
+		size_t cd = pb_open(o, TD_COUNTER);
+		pb_put_uint(o, CD_UNIT, UNIT_SIZE_BYTES);
+		pb_close(o, cd);
+		pb_close(o, td);
+		pb_close(o, at);
+	}
+	struct need nd = {.cat = C_N};
+	size_t pkt, te = event_start(p, ts_of(p, ev->ts), &nd, &pkt);
+	pb_put_uint(o, TE_TYPE, TYPE_COUNTER);
+	pb_put_uint(o, TE_TRACK, uuid);
+	pb_put_uint(o, TE_COUNTER_VALUE, (uint64_t)ev->counter.value);
+	event_end(p, pkt, te, NULL, uuid, 0);
+}
+
+static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
+{
+	const struct span *s = ev->span;
+	struct need nd = {.cat = C_USER};
+	switch (s->kind) {
+	case SP_RANGE:
+		need_name(p, &nd, s->name.sid, 0, s->name.s, s->name.len);
+		slice(p, ev, lane, &nd, span_event_args);
+		break;
+	case SP_ASYNC: {
+		need_name(p, &nd, s->name.sid, 0, s->name.s, s->name.len);
+		uint64_t uuid = async_uuid(p, lane);
+		if (!(p->async.announced & 1u << lane)) {
+			p->async.announced |= 1u << lane;
+			char name[64];
+			int n = lane ? snprintf(name, sizeof name, "NVTX start/end ranges [%u]", lane + 1)
+			             : snprintf(name, sizeof name, "NVTX start/end ranges");
+			close_open(p);
+			descriptor(p->o, p->seq, uuid, proc_uuid(p->t->pid), name, (size_t)n,
+			           (int64_t)1 << 30);
+		}
+		size_t pkt, te = event_start(p, ts_of(p, s->ts), &nd, &pkt);
+		event_head(p, TYPE_SLICE_BEGIN, uuid, &nd);
+		span_args(p, s);
+		pb_close(p->o, te);
+		pb_close(p->o, pkt);
+		end_packet(p, ts_of(p, s->end > s->ts ? s->end : s->ts), uuid);
+		break;
+	}
+	case SP_MARK:
+		need_name(p, &nd, s->name.sid, 0, s->name.s, s->name.len);
+		instant(p, s->ts, use_track(p, ev->track, 0), &nd, s);
+		break;
+	case SP_STEP: {
+		char name[48];
+		int n = snprintf(name, sizeof name, "ProfilerStep#%llu", (unsigned long long)s->id);
+		need_name(p, &nd, CT_SREF_INLINE, 0, name, (size_t)n);
+		slice(p, ev, lane, &nd, NULL);
+		break;
+	}
+	case SP_CAPTURE:
+		nd.cat = C_CUPTRACE;
+		need_name(p, &nd, CT_SREF_INLINE, 0, s->id ? "capture on" : "capture off",
+		          s->id ? 10 : 11);
+		instant(p, s->ts, proc_uuid(p->t->pid), &nd, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+static void nccl_event(struct pft *p, const struct m_event *ev, unsigned lane)
+{
+	const struct nccl_op *op = ev->nccl.op;
+	const struct nccl_plan *pl = ev->nccl.plan;
+	struct need nd = {.cat = C_NCCL};
+	char name[64];
+	const char *nm = name;
+	if (ev->cat == MC_NCCL_GROUP)
+		nm = "ncclGroup";
+	else if (op)
+		nm = op->func;
+	else if (pl->n == 1)
+		snprintf(name, sizeof name, "%s", pl->ops[0].func);
+	else
+		snprintf(name, sizeof name, "ncclGroup (%zu ops)", pl->n);
+	need_name(p, &nd, CT_SREF_INLINE, 0, nm, strlen(nm));
+	slice(p, ev, lane, &nd, nccl_args);
+}
+
+static void on_event(void *ctx, const struct m_event *ev)
+{
+	struct pft *p = ctx;
+	unsigned lane = 0;
+	/* lanes: chosen from every event, so that all shares choose alike */
+	if (ev->type == ME_SLICE)
+		lane = slice_lane(ptrack(p, ev->track), ev->ts, ev->end > ev->ts ? ev->end : ev->ts);
+	else if (ev->type == ME_ASYNC)
+		lane = lane_pick(&p->async, ev->span->ts, ev->span->end);
+	if (!ev->mine)
+		return;
+	struct need nd = {0};
+	switch (ev->cat) {
+	case MC_KERNEL:
+		nd.cat = C_KERNEL;
+		need_name(p, &nd, ev->gpu.name.sid, 1, ev->gpu.name.s, ev->gpu.name.len);
+		slice(p, ev, lane, &nd, kernel_args);
+		break;
+	case MC_RUNTIME:
+	case MC_DRIVER:
+		nd.cat = ev->cat == MC_DRIVER ? C_DRIVER : C_RUNTIME;
+		need_name(p, &nd, ev->api.name.sid, 0, ev->api.name.s, ev->api.name.len);
+		slice(p, ev, lane, &nd, api_args);
+		break;
+	case MC_MEMCPY: {
+		char name[128];
+		int n = snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", gpu_copy_kind(ev->gpu.kind),
+		                 gpu_memory_kind(ev->gpu.src_kind), gpu_memory_kind(ev->gpu.dst_kind));
+		nd.cat = C_MEMCPY;
+		need_name(p, &nd, CT_SREF_INLINE, 0, name, (size_t)n < sizeof name ? (size_t)n : sizeof name - 1);
+		slice(p, ev, lane, &nd, transfer_args);
+		break;
+	}
+	case MC_MEMSET: {
+		char name[64];
+		int n = snprintf(name, sizeof name, "Memset (%s)", gpu_memory_kind(ev->gpu.mem_kind));
+		nd.cat = C_MEMSET;
+		need_name(p, &nd, CT_SREF_INLINE, 0, name, (size_t)n < sizeof name ? (size_t)n : sizeof name - 1);
+		slice(p, ev, lane, &nd, transfer_args);
+		break;
+	}
+	case MC_SYNC: {
+		const char *name = gpu_sync_name(ev->gpu.sync_type);
+		nd.cat = C_SYNC;
+		need_name(p, &nd, CT_SREF_INLINE, 0, name, strlen(name));
+		slice(p, ev, lane, &nd, sync_args);
+		break;
+	}
+	case MC_LAUNCH:
+	case MC_NCCL_FLOW:
+		flow(p, ev);
+		break;
+	case MC_NCCL:
+	case MC_NCCL_GROUP:
+	case MC_NCCL_GPU:
+		nccl_event(p, ev, lane);
+		break;
+	case MC_GPU_MEMORY:
+		counter(p, ev);
+		break;
+	case MC_DROPS:
+		drops(p, ev);
+		break;
+	case MC_NONE:
+		if (ev->type == ME_PROCESS)
+			gpu_process(p, ev);
+		else
+			announce(p, ev->track, 0);
+		break;
+	default:
+		span_event(p, ev, lane);
+		break;
+	}
+}
+
+static void begin_file(void *ctx, struct tfile *t)
+{
+	struct pft *p = ctx;
+	(void)t;
+	struct out *o = p->o;
+	out_chunk(o, PF_CHUNK);
+	size_t at = pb_open(o, TRACE_PACKET);
+	pb_put_uint(o, TP_SEQ_ID, p->seq);
+	pb_put_uint(o, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	pb_put_uint(o, TP_INCR_CLEARED, 1);
+	pb_close(o, at);
+}
+
+static void end_file(void *ctx, struct tfile *t)
+{
+	(void)t;
+	close_open(ctx);
+}
+
+static const struct m_consumer pftrace_consumer = {begin_file, on_event, end_file};
+
+int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned share,
+                 unsigned nshares, _Atomic uint64_t *progress)
+{
+	struct pft p;
+	memset(&p, 0, sizeof p);
+	p.o = o, p.in = in, p.t = t;
+	p.seq = 2 + (uint32_t)t->index * (nshares ? nshares : 1) + share;
+	p.next_iid = 1;
+	struct m_share sh = {share, nshares, progress};
+	int rc = model_file(t, &pftrace_consumer, &p, &sh);
+	close_open(&p);
+	if (rc && share == 0)
+		fprintf(stderr, "cuptrace: %s\n", t->f.err);
+	hmap_free(&p.by_sid);
+	hmap_free(&p.by_text);
+	free(p.tr);
+	return rc;
+}
+
+void pftrace_head(struct out *o, struct inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		process_descriptor(o, 1, in->v[i].pid, in->v[i].label, (int64_t)in->v[i].index * 16);
+}
