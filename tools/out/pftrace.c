@@ -54,10 +54,11 @@ enum {
 
 /* ---- interned categories and arg names (iid: index + 1) */
 enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_NCCL, C_CUPTRACE,
-	   C_AC2G, C_N };
+	   C_AC2G, C_GPU_USER, C_N };
 static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
 					   "cuda_runtime", "cuda_driver",  "user_annotation",
-					   "nccl",         "cuptrace",     "ac2g"};
+					   "nccl",         "cuptrace",     "ac2g",
+					   "gpu_user_annotation"};
 
 #define ANNOTATIONS(X)                                                                             \
 	X(A_CORR, "correlation") X(A_DEVICE, "device") X(A_CONTEXT, "context") X(A_STREAM, "stream")  \
@@ -847,7 +848,8 @@ static void counter(struct pft *p, const struct m_event *ev)
 static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 {
 	const struct span *s = ev->span;
-	struct need nd = {.cat = C_USER};
+	/* the NVTX GPU projection: Kineto's category, as in the JSON */
+	struct need nd = {.cat = ev->cat == MC_GPU_ANNOTATION ? C_GPU_USER : C_USER};
 	switch (s->kind) {
 	case SP_RANGE:
 		need_name(p, &nd, s->name.sid, 0, s->name.s, s->name.len);
