@@ -94,6 +94,8 @@ static void to_steps(struct bd *bd, struct gpu *g, uint64_t a, uint64_t b, unsig
 
 static void flush_held(struct bd *bd, struct gpu *g, int all)
 {
+	if (!g->nheld)
+		return;
 	size_t i = 0;
 	for (; i < g->nheld && (all || g->held[i].b <= bd->covered); i++)
 		to_steps(bd, g, g->held[i].a, g->held[i].b, g->held[i].mask);
