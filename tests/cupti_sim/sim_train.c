@@ -9,6 +9,15 @@
  *   sim_train burst N       N launches without a pause (buffer pressure)
  *   sim_train window        launches outside and inside cudaProfilerStart/Stop
  *   sim_train fork          a child forked after CUDA started exits normally
+ *   sim_train known N       N steps whose GPU timings are known by construction
+ *                           (the analyses' tests, docs/ANALYSIS.md): on GPU 0,
+ *                           two streams after an anchor kernel ending at T0:
+ *                             A: gemm [T0, T0+100us], HtoD copy 1 MB [+100, +130]
+ *                             B: memset 2 MB [T0, +50], NCCL kernel [+50, +150]
+ *                           then GPU 0 idles 2 ms (A waits for a 2 ms kernel on
+ *                           GPU 1) and A runs layernorm [+2150, +2190]; the main
+ *                           thread waits in cudaStreamSynchronize inside the
+ *                           NVTX range "host_wait" meanwhile
  * The NVTX ranges it opens go to $CT_TEST_TRUTH (truth.h); what CUPTI
  * produced goes to $CUPTI_SIM_TRUTH (the simulator). SIM_STEPS=1: train
  * calls cuptrace_step() (found at run time) before each step. */
@@ -232,6 +241,39 @@ static void window(void)
 	sim_stream_sync(s);
 }
 
+static void known_step(void *arg)
+{
+	uint32_t *st = arg; /* A, B, C (GPU 1) */
+	struct sim_dim g = {64, 1, 1}, b = {128, 1, 1};
+	sim_launch(st[0], "anchor", g, b, 32, 0, 0, 20000000); /* time to queue the rest */
+	sim_stream_wait_event(st[1], sim_event_record(st[0]));
+	sim_launch(st[0], K_GEMM, g, b, 32, 0, 0, 100000);
+	sim_memcpy(st[0], CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, CUPTI_ACTIVITY_MEMORY_KIND_PINNED,
+	           CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1000000, 1, 30000);
+	sim_memset(st[1], 2000000, 0, 50000);
+	sim_launch(st[1], K_NCCL, g, b, 32, 0, 0, 100000);
+	sim_stream_wait_event(st[2], sim_event_record(st[1]));
+	sim_launch(st[2], "delay", g, b, 32, 0, 0, 2000000);
+	sim_stream_wait_event(st[0], sim_event_record(st[2]));
+	sim_launch(st[0], K_NORM, g, b, 32, 0, 0, 40000);
+	nvtxRangePushA("host_wait");
+	sim_stream_sync(st[0]);
+	nvtxRangePop();
+}
+
+static void known(int steps)
+{
+	sim_init(2);
+	uint32_t st[3] = {sim_stream_create(0), sim_stream_create(0), sim_stream_create(1)};
+	void (*mark)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "cuptrace_step");
+	for (int i = 0; i < steps; i++) {
+		if (mark)
+			mark();
+		range("iteration", known_step, st);
+	}
+	sim_device_sync(1);
+}
+
 static void forked(void)
 {
 	sim_init(1);
@@ -265,8 +307,10 @@ int main(int argc, char **argv)
 		window();
 	else if (!strcmp(mode, "fork"))
 		forked();
+	else if (!strcmp(mode, "known"))
+		known(argc > 2 ? atoi(argv[2]) : 3);
 	else {
-		fprintf(stderr, "usage: sim_train train|small|burst|window|fork [N]\n");
+		fprintf(stderr, "usage: sim_train train|small|burst|window|fork|known [N]\n");
 		return 2;
 	}
 	printf("sim_train %s done\n", mode);

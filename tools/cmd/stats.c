@@ -11,9 +11,14 @@
 
 static const struct report *const reports[] = {
 	&report_nvtx_sum,
+	&report_nvtx_gpu_proj_sum,
 	&report_cuda_gpu_kern_sum,
 	&report_cuda_gpu_mem_time_sum,
+	&report_cuda_gpu_mem_size_sum,
 	&report_cuda_api_sum,
+	&report_breakdown,
+	&report_gpu_gaps,
+	&report_launch,
 	&report_nccl_sum,
 	&report_nccl_sizes,
 	&report_nccl_ranks,
@@ -24,7 +29,7 @@ static const struct report *const reports[] = {
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
-	      "                     [--strict] INPUT...\n\n"
+	      "                     [--by step] [--min-gap TIME] [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -36,7 +41,9 @@ static void help(FILE *f)
 	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
 	      "and calls that start between the start of step A and the start of the\n"
 	      "step after B. --strict: an unusable input is an error (default: skipped\n"
-	      "with a warning).\n",
+	      "with a warning). --by step: breakdown per step too. --min-gap TIME: the\n"
+	      "shortest gap gpu_gaps lists (ns, or with a unit: 500us, 1ms, 2s; default\n"
+	      "1ms). docs/ANALYSIS.md defines every figure.\n",
 	      f);
 }
 
@@ -65,6 +72,25 @@ static void on_event(void *ctx, const struct m_event *ev)
 
 static const struct m_consumer reports_consumer = {NULL, on_event, NULL};
 
+/* A duration: ns, or a number with ns, us, ms or s. */
+static int parse_time(const char *s, uint64_t *ns)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || errno || v < 0)
+		return -1;
+	double mul = !*end || !strcmp(end, "ns") ? 1
+	             : !strcmp(end, "us")        ? 1e3
+	             : !strcmp(end, "ms")        ? 1e6
+	             : !strcmp(end, "s")         ? 1e9
+	                                         : -1;
+	if (mul < 0 || v * mul > 1e18)
+		return -1;
+	*ns = (uint64_t)(v * mul + 0.5);
+	return 0;
+}
+
 static int parse_steps(struct stats_opts *o, const char *s)
 {
 	char *end;
@@ -91,6 +117,8 @@ int cmd_stats(int argc, char **argv)
 					   {"format", required_argument, NULL, 'f'},
 					   {"steps", required_argument, NULL, 's'},
 					   {"strict", no_argument, NULL, 'S'},
+					   {"by", required_argument, NULL, 'B'},
+					   {"min-gap", required_argument, NULL, 'G'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL;
@@ -98,11 +126,26 @@ int cmd_stats(int argc, char **argv)
 	int c, strict = 0;
 	optind = 1;
 	struct run run = {0};
+	run.opts.min_gap = 1000000;
 	while ((c = getopt_long(argc, argv, "r:f:s:h", lo, NULL)) != -1) {
 		if (c == 'r')
 			list = optarg;
 		else if (c == 'S')
 			strict = 1;
+		else if (c == 'B') {
+			if (strcmp(optarg, "step")) {
+				fprintf(stderr, "cuptrace stats: --by %s: only 'step' is known\n", optarg);
+				return 2;
+			}
+			run.opts.by_step = 1;
+		} else if (c == 'G') {
+			if (parse_time(optarg, &run.opts.min_gap)) {
+				fprintf(stderr,
+					"cuptrace stats: --min-gap %s: expected a time (ns, or 500us, 1ms, 2s)\n",
+					optarg);
+				return 2;
+			}
+		}
 		else if (c == 's') {
 			steps_arg = optarg;
 			if (parse_steps(&run.opts, optarg)) {

@@ -113,7 +113,19 @@ struct m_event {
 			const struct m_track *to;
 			uint64_t to_ts;
 			uint64_t id; /* unique in the file, from 1 */
+			/* MC_LAUNCH: the call's end; the GPU work's end, category
+			 * (MC_KERNEL, MC_MEMCPY, MC_MEMSET, MC_SYNC) and, for a
+			 * kernel, its demangled name (len 0 when not known) */
+			uint64_t from_end, to_end;
+			uint8_t to_cat;
+			struct sref name;
 		} flow;
+		struct { /* MC_GPU_ANNOTATION: span first, as in `span` above */
+			const struct span *span_;
+			uint64_t range_ts, range_end; /* the NVTX range on its thread */
+			uint64_t ops;                 /* GPU operations in this part */
+			uint32_t part, nparts;        /* parts (streams) handed out in a row */
+		} annot;
 		struct {
 			uint64_t device;
 			const char *name; /* the GPU's name, or NULL while unknown */

@@ -26,7 +26,7 @@
 
 struct ext { /* one stream's part of a range's projection */
 	const struct m_track *tr;
-	uint64_t ts, end;
+	uint64_t ts, end, ops;
 };
 
 struct arange {
@@ -86,10 +86,11 @@ static void extend(struct arange *r, const struct launch *l)
 				r->x[i].ts = l->ts;
 			if (l->end > r->x[i].end)
 				r->x[i].end = l->end;
+			r->x[i].ops++;
 			return;
 		}
 	r->x = xrealloc(r->x, (r->nx + 1) * sizeof *r->x);
-	r->x[r->nx++] = (struct ext){l->tr, l->ts, l->end};
+	r->x[r->nx++] = (struct ext){l->tr, l->ts, l->end, 1};
 }
 
 struct open_ctx {
@@ -146,6 +147,9 @@ static void hand_out(struct model *m, struct athread *t, struct arange *r)
 		struct m_event ev;
 		model_head(&ev, ME_SLICE, MC_GPU_ANNOTATION, r->x[i].tr, s.ts, s.end, NULL);
 		ev.span = &s;
+		ev.annot.range_ts = r->ts, ev.annot.range_end = r->end;
+		ev.annot.ops = r->x[i].ops;
+		ev.annot.part = i, ev.annot.nparts = r->nx;
 		model_emit(m, &ev);
 	}
 	free(r->x);

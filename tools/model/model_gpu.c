@@ -23,13 +23,16 @@
 #define PEND_PROBE 8
 
 struct api_slot { /* a call GPU work may point back to */
-	uint64_t corr, ts;
+	uint64_t corr, ts, end;
 	const struct m_track *track;
 };
 
 struct pend_slot { /* GPU work whose call has not been seen yet */
 	uint64_t corr, ts, end; /* end 0: work no NVTX range projects (syncs) */
 	const struct m_track *track;
+	uint64_t gend;
+	uint8_t cat;
+	struct sref name; /* kernels with an interned name (kept for the file) */
 };
 
 struct dname { /* a kernel's demangled name */
@@ -104,45 +107,50 @@ static const struct m_track *gpu_track(struct model *m, struct model_gpu *g, uin
 /* ---- launch flows */
 
 static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const struct m_track *tr,
-                    uint64_t ts, uint64_t end, int proj)
+                    uint64_t ts, uint64_t end, int proj, enum m_cat cat, const struct sref *name)
 {
 	if (!corr)
 		return;
 	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
 	if (a->corr == corr) {
-		model_flow(m, MC_LAUNCH, a->track, a->ts, tr, ts);
+		model_launch_flow(m, a->track, a->ts, a->end, tr, ts, end, cat, name);
 		if (proj && model_annot_wants(m, a->track->tid))
 			model_annot_launch(m, a->track->tid, a->ts, tr, ts, end);
 		return;
 	}
-	/* The call comes later in the file: wait for it. */
+	/* The call comes later in the file: wait for it. A name the file
+	 * gave inline is not kept. */
+	struct pend_slot w = {corr, ts, proj ? end : 0, tr, end, (uint8_t)cat, {0, "", 0}};
+	if (name && name->sid >= CT_SID_FIRST)
+		w.name = *name;
 	size_t h = hmap_mix(corr);
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (!e->corr) {
-			*e = (struct pend_slot){corr, ts, proj ? end : 0, tr};
+			*e = w;
 			g->npend++;
 			return;
 		}
 	}
 	/* full around here: the oldest guess is overwritten, its arrow lost */
-	g->pend[h & (PEND_SLOTS - 1)] = (struct pend_slot){corr, ts, proj ? end : 0, tr};
+	g->pend[h & (PEND_SLOTS - 1)] = w;
 }
 
 static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
-                      const struct m_track *tr, uint64_t ts)
+                      const struct m_track *tr, uint64_t ts, uint64_t end)
 {
 	if (!corr)
 		return;
 	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
-	*a = (struct api_slot){corr, ts, tr};
+	*a = (struct api_slot){corr, ts, end, tr};
 	if (!g->npend)
 		return; /* the usual case: calls come before their GPU work */
 	size_t h = hmap_mix(corr);
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (e->corr == corr) {
-			model_flow(m, MC_LAUNCH, tr, ts, e->track, e->ts);
+			model_launch_flow(m, tr, ts, end, e->track, e->ts, e->gend, (enum m_cat)e->cat,
+			                  &e->name);
 			if (e->end && model_annot_wants(m, tr->tid))
 				model_annot_launch(m, tr->tid, ts, e->track, e->ts, e->end);
 			e->corr = 0;
@@ -190,7 +198,7 @@ static void kernel(struct model *m, struct model_gpu *g, const struct ct_event *
 	k->comm = dn->comm;
 	e.track = gpu_track(m, g, k->device, gpu_stream_tid(k->stream));
 	model_emit(m, &e);
-	flow_to(m, g, k->corr, e.track, e.ts, e.end, 1);
+	flow_to(m, g, k->corr, e.track, e.ts, e.end, 1, MC_KERNEL, &k->name);
 	if (dn == &tmp)
 		free(tmp.s);
 }
@@ -209,7 +217,7 @@ static void memcpy_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	c->src_dev = v[f->m.src_dev], c->dst_dev = v[f->m.dst_dev];
 	e.track = gpu_track(m, g, c->device, gpu_stream_tid(c->stream));
 	model_emit(m, &e);
-	flow_to(m, g, c->corr, e.track, e.ts, e.end, 1);
+	flow_to(m, g, c->corr, e.track, e.ts, e.end, 1, MC_MEMCPY, NULL);
 }
 
 static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
@@ -225,7 +233,7 @@ static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	s->mem_kind = v[f->s.mem_kind];
 	e.track = gpu_track(m, g, s->device, gpu_stream_tid(s->stream));
 	model_emit(m, &e);
-	flow_to(m, g, s->corr, e.track, e.ts, e.end, 1);
+	flow_to(m, g, s->corr, e.track, e.ts, e.end, 1, MC_MEMSET, NULL);
 }
 
 static uint64_t device_of_context(struct model_gpu *g, uint64_t ctx)
@@ -252,7 +260,7 @@ static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event
 		tid += GPU_TID_SYNC;
 	e.track = gpu_track(m, g, y->device, tid);
 	model_emit(m, &e);
-	flow_to(m, g, y->corr, e.track, e.ts, e.end, 0);
+	flow_to(m, g, y->corr, e.track, e.ts, e.end, 0, MC_SYNC, NULL);
 }
 
 static void api_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
@@ -266,7 +274,7 @@ static void api_rec(struct model *m, struct model_gpu *g, const struct ct_event 
 	e.api.name = (struct sref){v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name]};
 	e.track = model_thread(m, (int64_t)v[f->a.tid]);
 	model_emit(m, &e);
-	call_seen(m, g, e.api.corr, e.track, e.ts);
+	call_seen(m, g, e.api.corr, e.track, e.ts, e.end);
 }
 
 static void memory_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)

@@ -72,6 +72,12 @@ void model_free_tracks(struct model *m);
 void model_flow(struct model *m, enum m_cat cat, const struct m_track *from, uint64_t ts,
                 const struct m_track *to, uint64_t to_ts);
 
+/* A launch flow (MC_LAUNCH): the call [ts, call_end] on `from` made
+ * the GPU work [to_ts, to_end] of category cat (kernels: name) on `to`. */
+void model_launch_flow(struct model *m, const struct m_track *from, uint64_t ts, uint64_t call_end,
+                       const struct m_track *to, uint64_t to_ts, uint64_t to_end, enum m_cat cat,
+                       const struct sref *name);
+
 /* The track of GPU work on (device, tid as gpu_stream_tid() numbers it). */
 const struct m_track *model_gpu_track(struct model *m, uint64_t device, int64_t tid);
 /* The track of GPU work on (device, stream); NULL for work of no stream. */

@@ -115,6 +115,22 @@ void model_flow(struct model *m, enum m_cat cat, const struct m_track *from, uin
 	model_emit(m, &ev);
 }
 
+void model_launch_flow(struct model *m, const struct m_track *from, uint64_t ts, uint64_t call_end,
+                       const struct m_track *to, uint64_t to_ts, uint64_t to_end, enum m_cat cat,
+                       const struct sref *name)
+{
+	struct m_event ev;
+	model_head(&ev, ME_FLOW, MC_LAUNCH, from, ts, ts, NULL);
+	ev.flow.to = to;
+	ev.flow.to_ts = to_ts;
+	ev.flow.id = ++m->next_flow;
+	ev.flow.from_end = call_end;
+	ev.flow.to_end = to_end;
+	ev.flow.to_cat = (uint8_t)cat;
+	ev.flow.name = name ? *name : (struct sref){0, "", 0};
+	model_emit(m, &ev);
+}
+
 const struct m_track *model_gpu_track(struct model *m, uint64_t device, int64_t tid)
 {
 	enum m_track_kind kind = tid == GPU_TID_NONE                                  ? MT_GPU_OTHER

@@ -4,8 +4,11 @@
  *   cuda_api_sum           time in each CUDA runtime and driver call
  * Same columns as nvtx_sum; durations are kept to give exact medians. */
 #include "report/durations.h"
+#include "report/named.h"
+#include "report/quant.h"
 #include "report/stats.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,4 +122,107 @@ const struct report report_cuda_gpu_mem_time_sum = {
 };
 const struct report report_cuda_api_sum = {
     "cuda_api_sum", "time in each CUDA runtime and driver call", begin_api, event, end,
+};
+
+/* ---- cuda_gpu_mem_size_sum: bytes per memory operation (MB = 10^6 B) */
+
+struct msz {
+	uint64_t n, total, min, max;
+	double m2mean; /* running sum of squares about the mean (Welford), in B^2 */
+	double mean;
+	struct quant q;
+};
+
+struct msize {
+	const struct stats_opts *opts;
+	struct named by;
+};
+
+static void *begin_size(const struct stats_opts *opts)
+{
+	struct msize *m = calloc(1, sizeof *m);
+	if (!m)
+		exit(1);
+	m->opts = opts;
+	named_init(&m->by, sizeof(struct msz));
+	return m;
+}
+
+static void event_size(void *p, struct tfile *t, const struct m_event *ev)
+{
+	(void)t;
+	struct msize *m = p;
+	if (ev->type != ME_SLICE || (ev->cat != MC_MEMCPY && ev->cat != MC_MEMSET))
+		return;
+	const char *op = ev->cat == MC_MEMSET ? "[CUDA memset]" : copy_op(ev->gpu.kind);
+	struct msz *a = named_get(&m->by, op, strlen(op));
+	uint64_t b = ev->gpu.bytes;
+	if (!a->n || b < a->min)
+		a->min = b;
+	if (b > a->max)
+		a->max = b;
+	a->n++;
+	a->total += b;
+	double d = (double)b - a->mean;
+	a->mean += d / (double)a->n;
+	a->m2mean += d * ((double)b - a->mean);
+	quant_add(&a->q, (int64_t)b);
+}
+
+struct sorder {
+	size_t i;
+	uint64_t total;
+	const char *name;
+};
+
+static int cmp_sorder(const void *x, const void *y)
+{
+	const struct sorder *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int end_size(void *p, struct table **out)
+{
+	struct msize *m = p;
+	if (!m->by.n && !m->opts->explicit_list) {
+		named_free(&m->by);
+		free(m);
+		return 0;
+	}
+	static const char *const C[] = {"Total (MB)", "Count",	     "Avg (MB)",    "Med (MB)",
+	                                "Min (MB)",   "Max (MB)",    "StdDev (MB)", "Operation"};
+	struct table *t = table_new("cuda_gpu_mem_size_sum: GPU memory operations by size", 8, C);
+	struct sorder *o = calloc(m->by.n ? m->by.n : 1, sizeof *o);
+	if (!o)
+		exit(1);
+	for (size_t i = 0; i < m->by.n; i++)
+		o[i] = (struct sorder){i, ((struct msz *)m->by.v[i])->total, m->by.keys[i]};
+	qsort(o, m->by.n, sizeof *o, cmp_sorder);
+	for (size_t k = 0; k < m->by.n; k++) {
+		struct msz *a = m->by.v[o[k].i];
+		table_row(t);
+		table_f(t, (double)a->total / 1e6, 3);
+		table_u64(t, a->n);
+		table_f(t, a->mean / 1e6, 3);
+		table_f(t, quant_median(&a->q) / 1e6, 3);
+		table_f(t, (double)a->min / 1e6, 3);
+		table_f(t, (double)a->max / 1e6, 3);
+		table_f(t, a->n > 1 ? sqrt(a->m2mean / (double)(a->n - 1)) / 1e6 : 0, 3);
+		table_str(t, o[k].name);
+		quant_free(&a->q);
+	}
+	if (!m->by.n)
+		table_note(t, "(no memory copies or memsets in the inputs)");
+	free(o);
+	named_free(&m->by);
+	free(m);
+	out[0] = t;
+	return 1;
+}
+
+const struct report report_cuda_gpu_mem_size_sum = {
+    "cuda_gpu_mem_size_sum", "bytes of GPU memory copies and memsets, by operation (MB = 10^6 B)",
+    begin_size, event_size, end_size,
 };

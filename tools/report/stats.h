@@ -12,6 +12,8 @@ struct stats_opts {
 	int explicit_list; /* --report named the reports */
 	int steps;	   /* --steps A-B given */
 	int64_t step_lo, step_hi;
+	int by_step;	  /* --by step (breakdown) */
+	uint64_t min_gap; /* --min-gap, ns (gpu_gaps) */
 };
 
 struct report {
@@ -32,5 +34,7 @@ extern const struct report report_nvtx_sum;
 extern const struct report report_cuda_gpu_kern_sum, report_cuda_gpu_mem_time_sum,
 	report_cuda_api_sum;
 extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks;
+extern const struct report report_nvtx_gpu_proj_sum, report_cuda_gpu_mem_size_sum,
+	report_breakdown, report_gpu_gaps, report_launch;
 
 #endif

@@ -13,6 +13,7 @@ struct cell {
 
 struct table {
 	char *title;
+	char *note;
 	int ncols;
 	char **cols;
 	struct cell *cells;
@@ -30,6 +31,12 @@ struct table *table_new(const char *title, int ncols, const char *const *cols)
 	for (int i = 0; i < ncols; i++)
 		t->cols[i] = strdup(cols[i]);
 	return t;
+}
+
+void table_note(struct table *t, const char *note)
+{
+	free(t->note);
+	t->note = strdup(note);
 }
 
 void table_row(struct table *t)
@@ -134,6 +141,8 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 		if (!first)
 			fputc('\n', f);
 		fprintf(f, "# %s\n", t->title);
+		if (t->note)
+			fprintf(f, "# %s\n", t->note);
 		for (int c = 0; c < t->ncols; c++) {
 			if (c)
 				fputc(',', f);
@@ -167,6 +176,8 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 	if (!first)
 		fputc('\n', f);
 	fprintf(f, "** %s\n\n", t->title);
+	if (t->note)
+		fprintf(f, " %s\n\n", t->note);
 	for (int c = 0; c < t->ncols; c++)
 		fprintf(f, "%s%*s", c ? "  " : " ", -(int)w[c], t->cols[c]);
 	fputc('\n', f);
@@ -208,5 +219,6 @@ void table_free(struct table *t)
 	free(t->cols);
 	free(t->cells);
 	free(t->title);
+	free(t->note);
 	free(t);
 }

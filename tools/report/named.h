@@ -1,0 +1,25 @@
+/* Aggregates by name for the reports (launch, nvtx_gpu_proj_sum,
+ * cuda_gpu_mem_size_sum): one zeroed record of a report's own type per
+ * distinct name, found by the name's bytes. */
+#ifndef CT_NAMED_H
+#define CT_NAMED_H
+
+#include "util/hmap.h"
+
+#include <stddef.h>
+
+struct named {
+	size_t size;  /* bytes of a record */
+	void **v;     /* records, in order of first sight */
+	char **keys;  /* their names, NUL-terminated */
+	size_t *next; /* the next record whose name hashes alike, plus 1 */
+	size_t n, cap;
+	struct hmap index; /* name's hash -> its first record, plus 1 */
+};
+
+void named_init(struct named *m, size_t size);
+/* The record of name s (len bytes), made zeroed at first sight. */
+void *named_get(struct named *m, const char *s, size_t len);
+void named_free(struct named *m); /* the records and names */
+
+#endif

@@ -1,0 +1,136 @@
+/* nvtx_gpu_proj_sum: per NVTX push/pop range name, the GPU time of the work
+ * launched inside it (the model's NVTX GPU projection, MC_GPU_ANNOTATION:
+ * one part per stream, handed out in a row): a range instance's projection
+ * runs from its first GPU operation's start to its last one's end, over
+ * all streams. Columns as `nsys stats --report nvtx_gpu_proj_sum`; the
+ * number of child ranges is not known here (null). */
+#include "report/named.h"
+#include "report/quant.h"
+#include "report/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pr {
+	uint64_t n, proj, range, ops, min, max, lvl;
+	double mean, m2;
+	struct quant q;
+};
+
+struct np {
+	const struct stats_opts *opts;
+	struct named by;
+	/* the instance being put together from its parts */
+	uint64_t ts, end, ops;
+};
+
+static void *begin(const struct stats_opts *opts)
+{
+	struct np *p = calloc(1, sizeof *p);
+	if (!p)
+		exit(1);
+	p->opts = opts;
+	named_init(&p->by, sizeof(struct pr));
+	return p;
+}
+
+static void event(void *ctx, struct tfile *t, const struct m_event *ev)
+{
+	(void)t;
+	struct np *p = ctx;
+	if (ev->type != ME_SLICE || ev->cat != MC_GPU_ANNOTATION)
+		return;
+	if (ev->annot.part == 0 || ev->ts < p->ts)
+		p->ts = ev->ts;
+	if (ev->annot.part == 0 || ev->end > p->end)
+		p->end = ev->end;
+	p->ops = (ev->annot.part == 0 ? 0 : p->ops) + ev->annot.ops;
+	if (ev->annot.part + 1 < ev->annot.nparts)
+		return;
+	const struct span *s = ev->span;
+	struct pr *a = named_get(&p->by, s->name.s, s->name.len);
+	uint64_t d = p->end - p->ts;
+	if (!a->n || d < a->min)
+		a->min = d;
+	if (d > a->max)
+		a->max = d;
+	a->n++;
+	a->proj += d;
+	a->range += ev->annot.range_end > ev->annot.range_ts ? ev->annot.range_end - ev->annot.range_ts
+	                                                      : 0;
+	a->ops += p->ops;
+	a->lvl += (uint64_t)s->depth;
+	double x = (double)d - a->mean;
+	a->mean += x / (double)a->n;
+	a->m2 += x * ((double)d - a->mean);
+	quant_add(&a->q, (int64_t)d);
+}
+
+struct order {
+	size_t i;
+	uint64_t total;
+	const char *name;
+};
+
+static int cmp(const void *x, const void *y)
+{
+	const struct order *a = x, *b = y;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int end(void *ctx, struct table **out)
+{
+	struct np *p = ctx;
+	if (!p->by.n && !p->opts->explicit_list) {
+		named_free(&p->by);
+		free(p);
+		return 0;
+	}
+	static const char *const C[] = {
+	    "Range",           "Style",          "Total Proj Time (ns)", "Total Range Time (ns)",
+	    "Range Instances", "Proj Avg (ns)",  "Proj Med (ns)",        "Proj Min (ns)",
+	    "Proj Max (ns)",   "Proj StdDev (ns)", "Total GPU Ops",      "Avg GPU Ops",
+	    "Avg Range Lvl",   "Avg Num Child"};
+	struct table *t = table_new("nvtx_gpu_proj_sum: NVTX range GPU projection summary", 14, C);
+	struct order *o = calloc(p->by.n ? p->by.n : 1, sizeof *o);
+	if (!o)
+		exit(1);
+	for (size_t i = 0; i < p->by.n; i++)
+		o[i] = (struct order){i, ((struct pr *)p->by.v[i])->proj, p->by.keys[i]};
+	qsort(o, p->by.n, sizeof *o, cmp);
+	for (size_t k = 0; k < p->by.n; k++) {
+		struct pr *a = p->by.v[o[k].i];
+		double n = (double)a->n;
+		table_row(t);
+		table_str(t, o[k].name);
+		table_str(t, "PushPop");
+		table_u64(t, a->proj);
+		table_u64(t, a->range);
+		table_u64(t, a->n);
+		table_f(t, (double)a->proj / n, 1);
+		table_f(t, quant_median(&a->q), 1);
+		table_u64(t, a->min);
+		table_u64(t, a->max);
+		table_f(t, a->n > 1 ? sqrt(a->m2 / (n - 1)) : 0, 1);
+		table_u64(t, a->ops);
+		table_f(t, (double)a->ops / n, 1);
+		table_f(t, (double)a->lvl / n, 1);
+		table_null(t);
+		quant_free(&a->q);
+	}
+	if (!p->by.n)
+		table_note(t, "(no NVTX push/pop range launched GPU work in the inputs)");
+	free(o);
+	named_free(&p->by);
+	free(p);
+	out[0] = t;
+	return 1;
+}
+
+const struct report report_nvtx_gpu_proj_sum = {
+    "nvtx_gpu_proj_sum", "GPU time of the work launched inside each NVTX range (projection)",
+    begin, event, end,
+};

@@ -1,0 +1,24 @@
+/* Medians in bounded memory: values are kept exactly up to QUANT_EXACT of
+ * them (the median is then exact); beyond, they fold into a log histogram
+ * with 128 steps per power of two (the median is then within 0.4% of the
+ * true one). Values are signed (a launch latency may be negative). */
+#ifndef CT_QUANT_H
+#define CT_QUANT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QUANT_EXACT 4096
+
+struct quant {
+	int64_t *v; /* exact values while n <= QUANT_EXACT */
+	size_t n, cap;
+	uint32_t *hist; /* [2][QUANT_BUCKETS]: negative, non-negative; NULL while exact */
+};
+
+void quant_add(struct quant *q, int64_t x);
+/* The median (mean of the two middle values for an even count); 0 when empty. */
+double quant_median(struct quant *q);
+void quant_free(struct quant *q);
+
+#endif
