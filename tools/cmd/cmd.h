@@ -8,5 +8,7 @@ int cmd_convert(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_events(int argc, char **argv);
+/* Whether every name of the comma-separated list is a report of stats. */
+int stats_known_reports(const char *list);
 
 #endif

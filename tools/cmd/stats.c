@@ -17,14 +17,34 @@ static const struct report *const reports[] = {
 	&report_nccl_sum,
 	&report_nccl_sizes,
 	&report_nccl_ranks,
+	&report_steps,
+	&report_nccl_skew,
 };
 
 #define NREPORTS (sizeof reports / sizeof *reports)
 
+int stats_known_reports(const char *list)
+{
+	if (!*list)
+		return 0;
+	for (const char *p = list; p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p), i;
+		for (i = 0; i < NREPORTS && (strlen(reports[i]->name) != len ||
+					     memcmp(reports[i]->name, p, len));
+		     i++)
+			;
+		if (i == NREPORTS)
+			return 0;
+		p = c ? c + 1 : NULL;
+	}
+	return 1;
+}
+
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
-	      "                     [--strict] INPUT...\n\n"
+	      "                     [--flops-per-step N] [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -36,7 +56,8 @@ static void help(FILE *f)
 	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
 	      "and calls that start between the start of step A and the start of the\n"
 	      "step after B. --strict: an unusable input is an error (default: skipped\n"
-	      "with a warning).\n",
+	      "with a warning). --flops-per-step N: floating-point operations of one\n"
+	      "step on one GPU; the steps report adds achieved TFLOP/s (N / step time).\n",
 	      f);
 }
 
@@ -91,6 +112,7 @@ int cmd_stats(int argc, char **argv)
 					   {"format", required_argument, NULL, 'f'},
 					   {"steps", required_argument, NULL, 's'},
 					   {"strict", no_argument, NULL, 'S'},
+					   {"flops-per-step", required_argument, NULL, 'F'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL;
@@ -103,6 +125,15 @@ int cmd_stats(int argc, char **argv)
 			list = optarg;
 		else if (c == 'S')
 			strict = 1;
+		else if (c == 'F') {
+			char *end;
+			run.opts.flops_per_step = strtod(optarg, &end);
+			if (end == optarg || *end || !(run.opts.flops_per_step > 0)) {
+				fprintf(stderr, "cuptrace stats: --flops-per-step %s: expected a positive number "
+						"(floating-point operations per step and GPU)\n", optarg);
+				return 2;
+			}
+		}
 		else if (c == 's') {
 			steps_arg = optarg;
 			if (parse_steps(&run.opts, optarg)) {

@@ -12,6 +12,7 @@ struct stats_opts {
 	int explicit_list; /* --report named the reports */
 	int steps;	   /* --steps A-B given */
 	int64_t step_lo, step_hi;
+	double flops_per_step; /* --flops-per-step N (0: not given) */
 };
 
 struct report {
@@ -32,5 +33,6 @@ extern const struct report report_nvtx_sum;
 extern const struct report report_cuda_gpu_kern_sum, report_cuda_gpu_mem_time_sum,
 	report_cuda_api_sum;
 extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks;
+extern const struct report report_steps, report_nccl_skew;
 
 #endif

@@ -17,6 +17,7 @@ struct table {
 	char **cols;
 	struct cell *cells;
 	size_t n, cap; /* cells */
+	char *note;
 };
 
 struct table *table_new(const char *title, int ncols, const char *const *cols)
@@ -77,6 +78,14 @@ void table_f(struct table *t, double v, int decimals)
 void table_null(struct table *t)
 {
 	add(t, strdup(""), 2);
+}
+
+void table_note(struct table *t, const char *note)
+{
+	free(t->note);
+	t->note = strdup(note);
+	if (!t->note)
+		exit(1);
 }
 
 static void csv_field(FILE *f, const char *s)
@@ -148,6 +157,8 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 			}
 			fputc('\n', f);
 		}
+		if (t->note)
+			fprintf(f, "# note: %s\n", t->note);
 		return;
 	}
 	/* Text from the traced program is escaped for the terminal (a newline
@@ -192,6 +203,8 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 	}
 	if (!rows)
 		fprintf(f, " (no rows)\n");
+	if (t->note)
+		fprintf(f, " note: %s\n", t->note);
 	for (size_t i = 0; i < t->n; i++)
 		free(esc[i]);
 	free(esc);
@@ -208,5 +221,6 @@ void table_free(struct table *t)
 	free(t->cols);
 	free(t->cells);
 	free(t->title);
+	free(t->note);
 	free(t);
 }
