@@ -23,6 +23,15 @@
  *        default 4), HARNESS_ABI (5, 6 or 4), HARNESS_STEPS=1 (cuptrace_step
  *        before each iteration), CT_TEST_TRUTH (JSON lines of what was
  *        done, for the tests).
+ *        Timing the tests can predict (all ranks on one host):
+ *        HARNESS_PACE_US=P: every collective call (or group) and every step
+ *        mark has a slot P us apart, from HARNESS_T0 (CLOCK_REALTIME ns,
+ *        default now), and waits for it; HARNESS_LATE=R:D:E: rank R comes
+ *        D us after its slot at every E-th collective slot (0, E, 2E, ...);
+ *        HARNESS_STEP_LATE=R:D: rank R marks the step of every odd iteration
+ *        D us after its slot (so its odd-numbered steps last D longer, the
+ *        others D shorter). With pacing, a step mark also closes the last
+ *        step and each mark is written to the truth.
  * Built a second time with -DHARNESS_SIM (build/tests/cupti_sim/nccl_harness_sim,
  * linked with the CUPTI simulator): each plan's kernel is also launched on
  * a simulated GPU (one stream per communicator, mangled NCCL kernel names),
@@ -744,6 +753,56 @@ static void comm_fini(struct comm *c)
 	}
 }
 
+/* ---- pacing (HARNESS_PACE_US, HARNESS_LATE, HARNESS_STEP_LATE) ---- */
+
+static uint64_t pace_t0, pace_ns, late_ns, step_late_ns;
+static long pace_k, coll_k, late_every;
+static int late_rank = -1, step_late_rank = -1;
+
+static void pace_init(void)
+{
+	const char *v = getenv("HARNESS_PACE_US");
+	if (!v)
+		return;
+	pace_ns = strtoull(v, NULL, 10) * 1000;
+	v = getenv("HARNESS_T0");
+	pace_t0 = v ? strtoull(v, NULL, 10) : gpu_now() - GPU_SKEW;
+	unsigned long long d;
+	long e;
+	int r;
+	if ((v = getenv("HARNESS_LATE")) && sscanf(v, "%d:%llu:%ld", &r, &d, &e) == 3 && e > 0)
+		late_rank = r, late_ns = d * 1000, late_every = e;
+	if ((v = getenv("HARNESS_STEP_LATE")) && sscanf(v, "%d:%llu", &r, &d) == 2)
+		step_late_rank = r, step_late_ns = d * 1000;
+}
+
+/* Waits for the next slot: a collective's (coll) or a step mark's of
+ * iteration it. */
+static void pace(int coll, int it)
+{
+	if (!pace_ns)
+		return;
+	uint64_t t = pace_t0 + (uint64_t)pace_k++ * pace_ns;
+	if (coll && world_rank == late_rank && coll_k % late_every == 0)
+		t += late_ns;
+	if (!coll && world_rank == step_late_rank && it % 2)
+		t += step_late_ns;
+	coll_k += coll;
+	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+	while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL))
+		;
+}
+
+static void mark_step(void (*step)(void), int it)
+{
+	pace(0, it);
+	uint64_t t0 = mono_ns();
+	step();
+	if (pace_ns) /* the mark lies between t0 and t1 */
+		truth("{\"kind\": \"step\", \"rank\": %d, \"step\": %d, \"t0\": %llu, \"t1\": %llu}",
+		      world_rank, it + 1, (unsigned long long)t0, (unsigned long long)mono_ns());
+}
+
 static int env_int(const char *a, const char *b, int dflt)
 {
 	const char *v = getenv(a);
@@ -779,9 +838,10 @@ int main(int argc, char **argv)
 	sim_stream[0] = sim_stream_create(0);
 	sim_stream[1] = sim_stream_create(0);
 #endif
+	pace_init();
 	for (int it = 0; it < iters; it++) {
 		if (use_steps && step) {
-			step();
+			mark_step(step, it);
 			cur_step = it + 1;
 		}
 #ifdef HARNESS_SIM
@@ -794,28 +854,39 @@ int main(int argc, char **argv)
 		nvtxRangePop();
 		sim_stream_wait_event(sim_stream[0], sim_event_record(sim_compute));
 #endif
+		pace(1, it);
 		coll(&world_c, F_ALLREDUCE, 1024, T_F32, 0);
+		pace(1, it);
 		coll(&world_c, F_ALLREDUCE, 262144, T_F32, 0);
+		pace(1, it);
 		coll(&world_c, F_ALLGATHER, 32768, T_BF16, 0);
+		pace(1, it);
 		coll(&world_c, F_REDUCESCATTER, 1048576, T_F32, 0);
+		pace(1, it);
 		coll(&world_c, F_BROADCAST, 100000, T_INT8, 0);
+		pace(1, it);
 		coll(&world_c, F_REDUCE, 4096, T_F64, 1);
 		/* a ring exchange: send and recv in one group */
+		pace(1, it);
 		group_start();
 		enqueue(&world_c, F_SEND, 65536, T_F32, next);
 		enqueue(&world_c, F_RECV, 65536, T_F32, prev);
 		group_end();
 		/* two collectives fused into one kernel */
+		pace(1, it);
 		group_start();
 		enqueue(&world_c, F_ALLREDUCE, 2048, T_F16, 0);
 		enqueue(&world_c, F_ALLREDUCE, 2049, T_F16, 0);
 		group_end();
+		pace(1, it);
 		coll(&pair_c, F_ALLREDUCE, 8, T_INT32, 0);
 #ifdef HARNESS_SIM
 		sim_stream_sync(sim_stream[0]);
 		nvtxRangePop();
 #endif
 	}
+	if (use_steps && step && pace_ns) /* closes the last step */
+		mark_step(step, iters);
 
 	pthread_mutex_lock(&qlock);
 	qdone = 1;

@@ -12,5 +12,7 @@ int cmd_export(int argc, char **argv);
 /* The inputs into an SQLite database (export.c; convert -o *.sqlite too). */
 struct inputs;
 int cmd_export_to(struct inputs *in, const char *outpath, const char *split);
+/* Whether every name of the comma-separated list is a report of stats. */
+int stats_known_reports(const char *list);
 
 #endif

@@ -22,14 +22,35 @@ static const struct report *const reports[] = {
 	&report_nccl_sum,
 	&report_nccl_sizes,
 	&report_nccl_ranks,
+	&report_steps,
+	&report_nccl_skew,
 };
 
 #define NREPORTS (sizeof reports / sizeof *reports)
 
+int stats_known_reports(const char *list)
+{
+	if (!*list)
+		return 0;
+	for (const char *p = list; p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p), i;
+		for (i = 0; i < NREPORTS && (strlen(reports[i]->name) != len ||
+					     memcmp(reports[i]->name, p, len));
+		     i++)
+			;
+		if (i == NREPORTS)
+			return 0;
+		p = c ? c + 1 : NULL;
+	}
+	return 1;
+}
+
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
-	      "                     [--by step] [--min-gap TIME] [--strict] INPUT...\n\n"
+	      "                     [--by step] [--min-gap TIME] [--flops-per-step N]\n"
+	      "                     [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -43,7 +64,9 @@ static void help(FILE *f)
 	      "step after B. --strict: an unusable input is an error (default: skipped\n"
 	      "with a warning). --by step: breakdown per step too. --min-gap TIME: the\n"
 	      "shortest gap gpu_gaps lists (ns, or with a unit: 500us, 1ms, 2s; default\n"
-	      "1ms). docs/ANALYSIS.md defines every figure.\n",
+	      "1ms). --flops-per-step N: floating-point operations of one step on one\n"
+	      "GPU; the steps report adds achieved TFLOP/s (N / step time).\n"
+	      "docs/ANALYSIS.md defines every figure.\n",
 	      f);
 }
 
@@ -119,6 +142,7 @@ int cmd_stats(int argc, char **argv)
 					   {"strict", no_argument, NULL, 'S'},
 					   {"by", required_argument, NULL, 'B'},
 					   {"min-gap", required_argument, NULL, 'G'},
+					   {"flops-per-step", required_argument, NULL, 'F'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL;
@@ -143,6 +167,14 @@ int cmd_stats(int argc, char **argv)
 				fprintf(stderr,
 					"cuptrace stats: --min-gap %s: expected a time (ns, or 500us, 1ms, 2s)\n",
 					optarg);
+				return 2;
+			}
+		} else if (c == 'F') {
+			char *end;
+			run.opts.flops_per_step = strtod(optarg, &end);
+			if (end == optarg || *end || !(run.opts.flops_per_step > 0)) {
+				fprintf(stderr, "cuptrace stats: --flops-per-step %s: expected a positive number "
+						"(floating-point operations per step and GPU)\n", optarg);
 				return 2;
 			}
 		}

@@ -14,6 +14,7 @@ struct stats_opts {
 	int64_t step_lo, step_hi;
 	int by_step;	  /* --by step (breakdown) */
 	uint64_t min_gap; /* --min-gap, ns (gpu_gaps) */
+	double flops_per_step; /* --flops-per-step N (0: not given) */
 };
 
 struct report {
@@ -36,5 +37,6 @@ extern const struct report report_cuda_gpu_kern_sum, report_cuda_gpu_mem_time_su
 extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks;
 extern const struct report report_nvtx_gpu_proj_sum, report_cuda_gpu_mem_size_sum,
 	report_breakdown, report_gpu_gaps, report_launch;
+extern const struct report report_steps, report_nccl_skew;
 
 #endif

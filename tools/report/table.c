@@ -33,12 +33,6 @@ struct table *table_new(const char *title, int ncols, const char *const *cols)
 	return t;
 }
 
-void table_note(struct table *t, const char *note)
-{
-	free(t->note);
-	t->note = strdup(note);
-}
-
 void table_row(struct table *t)
 {
 	(void)t; /* rows are implied by the column count */
@@ -84,6 +78,14 @@ void table_f(struct table *t, double v, int decimals)
 void table_null(struct table *t)
 {
 	add(t, strdup(""), 2);
+}
+
+void table_note(struct table *t, const char *note)
+{
+	free(t->note);
+	t->note = strdup(note);
+	if (!t->note)
+		exit(1);
 }
 
 static void csv_field(FILE *f, const char *s)
@@ -142,7 +144,7 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 			fputc('\n', f);
 		fprintf(f, "# %s\n", t->title);
 		if (t->note)
-			fprintf(f, "# %s\n", t->note);
+			fprintf(f, "# note: %s\n", t->note);
 		for (int c = 0; c < t->ncols; c++) {
 			if (c)
 				fputc(',', f);
@@ -177,7 +179,7 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 		fputc('\n', f);
 	fprintf(f, "** %s\n\n", t->title);
 	if (t->note)
-		fprintf(f, " %s\n\n", t->note);
+		fprintf(f, " note: %s\n\n", t->note);
 	for (int c = 0; c < t->ncols; c++)
 		fprintf(f, "%s%*s", c ? "  " : " ", -(int)w[c], t->cols[c]);
 	fputc('\n', f);
