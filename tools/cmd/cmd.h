@@ -15,4 +15,11 @@ int cmd_export_to(struct inputs *in, const char *outpath, const char *split);
 /* Whether every name of the comma-separated list is a report of stats. */
 int stats_known_reports(const char *list);
 
+#include <stdio.h>
+
+/* What every command does at the end of its options: 'h' (--help) prints
+ * the help on stdout (exit 0); anything else (an unknown option, 0 for
+ * no INPUT) prints it on stderr (exit 2). Returns the exit status. */
+int cmd_usage(int c, void (*help)(FILE *));
+
 #endif

@@ -79,18 +79,12 @@ int cmd_convert(int argc, char **argv)
 				fprintf(stderr, "cuptrace convert: -j needs a number >= 1\n");
 				return 2;
 			}
-		} else if (c == 'h') {
-			help(stdout);
-			return 0;
 		} else {
-			help(stderr);
-			return 2;
+			return cmd_usage(c, help);
 		}
 	}
-	if (optind >= argc) {
-		help(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return cmd_usage(0, help);
 	if (split && outpath) {
 		fprintf(stderr, "cuptrace convert: -o and --split-ranks exclude each other\n");
 		return 2;

@@ -32,17 +32,10 @@ int cmd_events(int argc, char **argv)
 			strict = 1;
 			continue;
 		}
-		if (c == 'h') {
-			help(stdout);
-			return 0;
-		}
-		help(stderr);
-		return 2;
+		return cmd_usage(c, help);
 	}
-	if (optind >= argc) {
-		help(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return cmd_usage(0, help);
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;

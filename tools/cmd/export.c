@@ -61,18 +61,11 @@ int cmd_export(int argc, char **argv)
 			split = optarg;
 		else if (c == 'S')
 			strict = 1;
-		else if (c == 'h') {
-			help(stdout);
-			return 0;
-		} else {
-			help(stderr);
-			return 2;
-		}
+		else
+			return cmd_usage(c, help);
 	}
-	if (optind >= argc) {
-		help(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return cmd_usage(0, help);
 	if (split && outpath) {
 		fprintf(stderr, "cuptrace export: -o and --split-ranks exclude each other\n");
 		return 2;

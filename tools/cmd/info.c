@@ -165,20 +165,12 @@ int cmd_info(int argc, char **argv)
 	int c, strict = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (c == 'S') {
-			strict = 1;
-		} else if (c == 'h') {
-			help(stdout);
-			return 0;
-		} else {
-			help(stderr);
-			return 2;
-		}
+		if (c != 'S')
+			return cmd_usage(c, help);
+		strict = 1;
 	}
-	if (optind >= argc) {
-		help(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return cmd_usage(0, help);
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;

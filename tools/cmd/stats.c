@@ -197,18 +197,12 @@ int cmd_stats(int argc, char **argv)
 				fprintf(stderr, "cuptrace stats: unknown format '%s' (table, csv, json)\n", optarg);
 				return 2;
 			}
-		} else if (c == 'h') {
-			help(stdout);
-			return 0;
 		} else {
-			help(stderr);
-			return 2;
+			return cmd_usage(c, help);
 		}
 	}
-	if (optind >= argc) {
-		help(stderr);
-		return 2;
-	}
+	if (optind >= argc)
+		return cmd_usage(0, help);
 	if (!list) {
 		for (size_t i = 0; i < NREPORTS; i++)
 			run.r[run.n++] = reports[i];
