@@ -168,7 +168,7 @@ def _zigzag(v):
     return (v << 1) ^ (v >> 63) if v >= 0 else ((-v) << 1) - 1
 
 
-H_PID, H_RANK, H_LOCAL_RANK, H_WORLD_SIZE, H_RT_ANCHOR = 3, 4, 5, 6, 9
+H_HOST, H_PID, H_RANK, H_LOCAL_RANK, H_WORLD_SIZE, H_RT_ANCHOR = 2, 3, 4, 5, 6, 9
 
 
 H_CRC = 15  # CT_H_CRC
@@ -185,16 +185,18 @@ def _crc32c(data):
 
 
 def rewrite_header(data, **fields):
-    """A copy of trace `data` with header fields replaced (pid, rank,
+    """A copy of trace `data` with header fields replaced (host, pid, rank,
     local_rank, world_size, rt_anchor): a file of another process of the
-    same job, as the library would have written it. The trailer's offset
+    same job (or of another host, whose clock differs), as the library
+    would have written it. The trailer's offset
     of the footer block follows the header's new length."""
-    tags = {"pid": (H_PID, False), "rank": (H_RANK, True), "local_rank": (H_LOCAL_RANK, True),
+    tags = {"host": (H_HOST, None), "pid": (H_PID, False), "rank": (H_RANK, True), "local_rank": (H_LOCAL_RANK, True),
             "world_size": (H_WORLD_SIZE, True), "rt_anchor": (H_RT_ANCHOR, False)}
     assert data[:8] == b"CUPTRACE"
     hlen = int.from_bytes(data[12:16], "little")
     tlv, body = data[16:16 + hlen], data[16 + hlen:]
-    want = {tags[k][0]: (_zigzag(v) if tags[k][1] else v) for k, v in fields.items()}
+    want = {tags[k][0]: (v.encode() if tags[k][1] is None else _zigzag(v) if tags[k][1] else v)
+            for k, v in fields.items()}
     out, i, sealed = bytearray(), 0, False
     while i < len(tlv):
         tag, j = _get_varint(tlv, i)
@@ -205,10 +207,11 @@ def rewrite_header(data, **fields):
             sealed = True
             continue
         if tag in want:
-            val = _varint(want.pop(tag))
+            v = want.pop(tag)
+            val = v if isinstance(v, bytes) else _varint(v)
         out += _varint(tag) + _varint(len(val)) + val
     for tag, v in want.items():
-        val = _varint(v)
+        val = v if isinstance(v, bytes) else _varint(v)
         out += _varint(tag) + _varint(len(val)) + val
     if sealed:  # format 1.1: CRC-32C of everything before its 4 bytes
         out += bytes([H_CRC, 4])

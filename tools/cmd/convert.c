@@ -1,6 +1,7 @@
 /* cuptrace convert: every input on one timeline, in the format that the
  * output name asks for. */
 #include "cmd/cmd.h"
+#include "model/clocks.h"
 #include "out/workers.h"
 #include "read/inputs.h"
 
@@ -12,7 +13,7 @@
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace convert [-o OUT] [-j N] INPUT...\n"
+	fputs("usage: cuptrace convert [-o OUT] [-j N] [--align none|collectives] INPUT...\n"
 	      "       cuptrace convert --split-ranks DIR [-z] [-j N] INPUT...\n\n"
 	      "Merges the .ctr files (or directories of them) onto one timeline.\n"
 	      "OUT's extension picks the format: .json or .json.gz (Chrome trace for\n"
@@ -25,6 +26,10 @@ static void help(FILE *f)
 	      "  -z, --gzip         with --split-ranks: write .json.gz\n"
 	      "  -j, --jobs N       worker threads (default: all CPUs); with fewer files\n"
 	      "                     than workers - 1, workers share each file\n"
+	      "  --align MODE       clocks of several hosts: 'collectives' (the default\n"
+	      "                     with more than one host) moves each host by its\n"
+	      "                     offset estimated from collective ends; 'none' keeps\n"
+	      "                     the hosts' CLOCK_REALTIME anchors\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
 	      "                     a warning; exit 1 only when no input is usable)\n",
 	      f);
@@ -58,10 +63,11 @@ int cmd_convert(int argc, char **argv)
 					   {"gzip", no_argument, NULL, 'z'},
 					   {"jobs", required_argument, NULL, 'j'},
 					   {"strict", no_argument, NULL, 'S'},
+					   {"align", required_argument, NULL, 'A'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
-	int c, gz = 0, jobs = 0, strict = 0;
+	int c, gz = 0, jobs = 0, strict = 0, align = ALIGN_AUTO;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:zj:h", lo, NULL)) != -1) {
 		if (c == 'o')
@@ -72,7 +78,13 @@ int cmd_convert(int argc, char **argv)
 			gz = 1;
 		else if (c == 'S')
 			strict = 1;
-		else if (c == 'j') {
+		else if (c == 'A') {
+			if (clocks_parse(optarg, &align)) {
+				fprintf(stderr, "cuptrace convert: --align %s: expected none or collectives\n",
+					optarg);
+				return 2;
+			}
+		} else if (c == 'j') {
 			char *end;
 			jobs = (int)strtol(optarg, &end, 10);
 			if (*end || jobs < 1) {
@@ -106,6 +118,14 @@ int cmd_convert(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
+	struct clocks ck;
+	if (clocks_align(&in, align, 1, &ck)) {
+		clocks_free(&ck);
+		inputs_close(&in);
+		return 1;
+	}
+	clocks_print(&ck, stderr, "cuptrace: ");
+	clocks_free(&ck);
 	if (sqlite) { /* cuptrace export */
 		int rc = cmd_export_to(&in, outpath, NULL);
 		inputs_close(&in);

@@ -1,6 +1,7 @@
 /* cuptrace export: the traces as an SQLite database with Nsight Systems'
  * export tables (docs/SQLITE.md), for the SQL people run on nsys exports. */
 #include "cmd/cmd.h"
+#include "model/clocks.h"
 #include "out/sqlite.h"
 #include "read/inputs.h"
 
@@ -10,7 +11,7 @@
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace export [-o OUT.sqlite] [--strict] INPUT...\n"
+	fputs("usage: cuptrace export [-o OUT.sqlite] [--align none|collectives] [--strict] INPUT...\n"
 	      "       cuptrace export --split-ranks DIR [--strict] INPUT...\n\n"
 	      "Writes the .ctr files (or directories of them) into one SQLite database\n"
 	      "with Nsight Systems' export tables (StringIds, CUPTI_ACTIVITY_KIND_KERNEL,\n"
@@ -21,6 +22,7 @@ static void help(FILE *f)
 	      "timeline. Default OUT: the input's name with .sqlite, or cuptrace.sqlite\n"
 	      "for several inputs. The file is complete or absent.\n\n"
 	      "  --split-ranks DIR  one DIR/rank<R>.sqlite per rank instead\n"
+	      "  --align MODE       clocks of several hosts, as cuptrace convert\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
 	      "                     a warning; exit 1 only when no input is usable)\n",
 	      f);
@@ -49,10 +51,11 @@ int cmd_export(int argc, char **argv)
 	static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
 					   {"split-ranks", required_argument, NULL, 's'},
 					   {"strict", no_argument, NULL, 'S'},
+					   {"align", required_argument, NULL, 'A'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
-	int c, strict = 0;
+	int c, strict = 0, align = ALIGN_AUTO;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		if (c == 'o')
@@ -61,7 +64,13 @@ int cmd_export(int argc, char **argv)
 			split = optarg;
 		else if (c == 'S')
 			strict = 1;
-		else
+		else if (c == 'A') {
+			if (clocks_parse(optarg, &align)) {
+				fprintf(stderr, "cuptrace export: --align %s: expected none or collectives\n",
+					optarg);
+				return 2;
+			}
+		} else
 			return cmd_usage(c, help);
 	}
 	if (optind >= argc)
@@ -92,6 +101,14 @@ int cmd_export(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
+	struct clocks ck;
+	if (clocks_align(&in, align, 1, &ck)) {
+		clocks_free(&ck);
+		inputs_close(&in);
+		return 1;
+	}
+	clocks_print(&ck, stderr, "cuptrace: ");
+	clocks_free(&ck);
 	int rc = cmd_export_to(&in, outpath, split);
 	inputs_close(&in);
 	return rc;

@@ -1,5 +1,6 @@
 /* cuptrace info: what a trace file holds and whether it ended cleanly. */
 #include "cmd/cmd.h"
+#include "model/clocks.h"
 #include "read/inputs.h"
 #include "util/term_escape.h"
 
@@ -12,11 +13,13 @@
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace info [--strict] INPUT...\n\n"
+	fputs("usage: cuptrace info [--strict] [--align none|collectives] INPUT...\n\n"
 	      "For one file: its header, configuration, events and drops per kind, and\n"
 	      "whether it ended cleanly, is truncated or had damaged blocks skipped. For\n"
 	      "several: one row per file, and the ranks missing from the job. --strict:\n"
-	      "an unusable input is an error (default: skipped with a warning).\n",
+	      "an unusable input is an error (default: skipped with a warning). Files\n"
+	      "from more than one host: each host's clock offset, estimated from\n"
+	      "collective ends as convert and stats apply it (--align none: not).\n",
 	      f);
 }
 
@@ -161,20 +164,30 @@ int cmd_info(int argc, char **argv)
 {
 	static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
 					   {"strict", no_argument, NULL, 'S'},
+					   {"align", required_argument, NULL, 'A'},
 					   {0, 0, 0, 0}};
-	int c, strict = 0;
+	int c, strict = 0, align = ALIGN_AUTO;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		if (c != 'S')
+		if (c == 'S') {
+			strict = 1;
+		} else if (c == 'A') {
+			if (clocks_parse(optarg, &align)) {
+				fprintf(stderr, "cuptrace info: --align %s: expected none or collectives\n",
+					optarg);
+				return 2;
+			}
+		} else {
 			return cmd_usage(c, help);
-		strict = 1;
+		}
 	}
 	if (optind >= argc)
 		return cmd_usage(0, help);
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
-	int rc = 0;
+	struct clocks ck; /* a first pass over the NCCL records; the files are rewound */
+	int rc = clocks_align(&in, align, 0, &ck) ? 1 : 0;
 	for (size_t i = 0; i < in.n; i++) {
 		struct ct_event ev;
 		while (ct_file_next(&in.v[i].f, &ev) == 1)
@@ -199,7 +212,9 @@ int cmd_info(int argc, char **argv)
 			free(path);
 		}
 		missing_ranks(&in);
+		clocks_print(&ck, stdout, "");
 	}
+	clocks_free(&ck);
 	inputs_close(&in);
 	errno = 0;
 	if (fflush(stdout) || ferror(stdout)) {

@@ -1,6 +1,7 @@
 /* cuptrace stats: summary reports over one or many trace files. */
 #include "cmd/cmd.h"
 #include "report/stats.h"
+#include "model/clocks.h"
 #include "model/step_window.h"
 
 #include <errno.h>
@@ -50,7 +51,7 @@ static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
 	      "                     [--by step] [--min-gap TIME] [--flops-per-step N]\n"
-	      "                     [--strict] INPUT...\n\n"
+	      "                     [--align none|collectives] [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -65,7 +66,9 @@ static void help(FILE *f)
 	      "with a warning). --by step: breakdown per step too. --min-gap TIME: the\n"
 	      "shortest gap gpu_gaps lists (ns, or with a unit: 500us, 1ms, 2s; default\n"
 	      "1ms). --flops-per-step N: floating-point operations of one step on one\n"
-	      "GPU; the steps report adds achieved TFLOP/s (N / step time).\n"
+	      "GPU; the steps report adds achieved TFLOP/s (N / step time). --align:\n"
+	      "clocks of several hosts, as cuptrace convert (default: collectives with\n"
+	      "more than one host; a first table gives each host's offset).\n"
 	      "docs/ANALYSIS.md defines every figure.\n",
 	      f);
 }
@@ -134,6 +137,42 @@ static int parse_steps(struct stats_opts *o, const char *s)
 	return 0;
 }
 
+/* Each host's clock offset, when estimated (more than one host). */
+static struct table *clocks_table(const struct clocks *c)
+{
+	if (c->mode != ALIGN_COLLECTIVES || c->n < 2)
+		return NULL;
+	static const char *cols[] = {"Host", "Files", "First Rank", "Last Rank", "Offset (ns)",
+				     "Rank Ends", "Collectives"};
+	struct table *t = table_new("clocks: offset of each host's clock (estimated from "
+				    "collective ends; subtracted)", 7, cols);
+	char note[160];
+	snprintf(note, sizeof note,
+		 "--align collectives: the first host is the reference; %llu collectives matched "
+		 "across hosts", (unsigned long long)c->colls);
+	table_note(t, note);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct clock_host *h = &c->h[i];
+		table_row(t);
+		table_str(t, h->host);
+		table_u64(t, h->files);
+		if (h->rank_lo >= 0) {
+			table_i64(t, h->rank_lo);
+			table_i64(t, h->rank_hi);
+		} else {
+			table_null(t);
+			table_null(t);
+		}
+		if (h->known)
+			table_i64(t, h->offset_ns);
+		else
+			table_null(t);
+		table_u64(t, h->samples);
+		table_u64(t, c->colls);
+	}
+	return t;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option lo[] = {{"report", required_argument, NULL, 'r'},
@@ -143,11 +182,12 @@ int cmd_stats(int argc, char **argv)
 					   {"by", required_argument, NULL, 'B'},
 					   {"min-gap", required_argument, NULL, 'G'},
 					   {"flops-per-step", required_argument, NULL, 'F'},
+					   {"align", required_argument, NULL, 'A'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL;
 	enum table_fmt fmt = FMT_TABLE;
-	int c, strict = 0;
+	int c, strict = 0, align = ALIGN_AUTO;
 	optind = 1;
 	struct run run = {0};
 	run.opts.min_gap = 1000000;
@@ -156,7 +196,13 @@ int cmd_stats(int argc, char **argv)
 			list = optarg;
 		else if (c == 'S')
 			strict = 1;
-		else if (c == 'B') {
+		else if (c == 'A') {
+			if (clocks_parse(optarg, &align)) {
+				fprintf(stderr, "cuptrace stats: --align %s: expected none or collectives\n",
+					optarg);
+				return 2;
+			}
+		} else if (c == 'B') {
 			if (strcmp(optarg, "step")) {
 				fprintf(stderr, "cuptrace stats: --by %s: only 'step' is known\n", optarg);
 				return 2;
@@ -239,9 +285,12 @@ int cmd_stats(int argc, char **argv)
 			return 2;
 		}
 	}
+	struct clocks ck;
+	int rc = 0;
+	if (clocks_align(&in, align, 1, &ck))
+		rc = 1;
 	for (size_t i = 0; i < run.n; i++)
 		run.st[i] = run.r[i]->begin(&run.opts);
-	int rc = 0;
 	size_t stepless = 0;
 	for (size_t k = 0; k < in.n; k++) {
 		run.t = &in.v[k];
@@ -281,6 +330,7 @@ int cmd_stats(int argc, char **argv)
 			for (int k = 0; k < nt; k++)
 				table_free(tabs[k]);
 		}
+		clocks_free(&ck);
 		inputs_close(&in);
 		return 1;
 	}
@@ -289,6 +339,13 @@ int cmd_stats(int argc, char **argv)
 			if (run.r[i]->log)
 				run.r[i]->log(run.st[i], in.logs[k]);
 	int first = 1;
+	struct table *clk = clocks_table(&ck);
+	clocks_free(&ck);
+	if (clk) {
+		table_print(clk, stdout, fmt, first);
+		first = 0;
+		table_free(clk);
+	}
 	for (size_t i = 0; i < run.n; i++) {
 		struct table *tabs[4];
 		int nt = run.r[i]->end(run.st[i], tabs);

@@ -1,10 +1,10 @@
 /* nccl_skew: which rank arrives late at collectives (the straggler view).
  * Collectives are matched across files by (communicator, operation,
- * sequence number) in report/nccl_match.c; for each, the arrival spread
+ * sequence number) in model/nccl_match.c; for each, the arrival spread
  * is the latest API start minus the earliest, on the job's timeline, and
  * the last rank is the one that started last. Works from NCCL's profiler
  * plugin alone (the API events; the task's start under ABI v4). */
-#include "report/nccl_match.h"
+#include "model/nccl_match.h"
 #include "report/stats.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"

@@ -1,4 +1,4 @@
-#include "report/nccl_match.h"
+#include "model/nccl_match.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 

@@ -1,0 +1,185 @@
+"""Clocks across hosts: 4 ranks of the NCCL harness (one machine, one
+clock) become two simulated hosts by rewriting the rank files' headers:
+ranks 0, 1 on host A, ranks 2, 3 on host B whose CLOCK_REALTIME anchor is
+SHIFT ns ahead. The truth is the same files with one host and the true
+anchors. `convert`, `--split-ranks` and `stats` must estimate host B's
+offset from the collectives' ends, put the collectives' ends of the two
+hosts back together (within 20 us), keep the ranks of one host exactly where
+they are relative to each other, and `--align none` must keep the shift.
+The harness's ranks do not end a collective at exactly one instant (each
+"GPU" is a sleep; under a sanitizer some ranks run late by tens of us), so
+the offset expected is SHIFT plus the truth's own median end difference
+between the two groups of ranks (B), computed here from the truth."""
+import json
+import re
+import statistics
+from collections import defaultdict
+
+import pytest
+
+from conftest import convert, ctr_files, load_json, rewrite_header, tool
+from test_skew_steps import run_ranks
+
+SHIFT = 3_700_000  # ns: host B's clock is ahead by this much
+TOL = 20_000       # ns
+
+
+def ns(us_):
+    return round(us_ * 1000)
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    d = tmp_path_factory.mktemp("clocks")
+    run_ranks(d)  # rank 2 is late at every 10th collective: outliers the medians ignore
+    files = ctr_files(d / "out")
+    assert len(files) == 4
+    one, two = d / "one", d / "two"
+    one.mkdir()
+    two.mkdir()
+    for f in files:
+        r = int(re.search(r"rank(\d+)\.ctr$", f.name).group(1))
+        data = f.read_bytes()
+        host = "hostA" if r < 2 else "hostB"
+        (one / f.name).write_bytes(rewrite_header(data, host="hostA"))
+        anchor = header_anchor(f)
+        shifted = rewrite_header(data, host=host,
+                                 rt_anchor=anchor + (SHIFT if r >= 2 else 0))
+        (two / f.name).write_bytes(shifted)
+    return d, sorted(one.glob("*.ctr")), sorted(two.glob("*.ctr"))
+
+
+def header_anchor(path):
+    p = tool("info", str(path))
+    assert p.returncode == 0, p.stderr
+    return int(re.search(r"started:\s+(\d+) ns", p.stdout).group(1))
+
+
+def gpu_ends(doc):
+    """(comm, op, seq) -> {rank: GPU end ns} from the collectives' GPU time
+    (cat nccl, on the communicators' GPU tracks: odd tid)."""
+    ranks = {e["pid"]: int(e["args"]["name"].split()[1]) for e in doc["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name"
+             and e["args"]["name"].startswith("rank ")}
+    out = defaultdict(dict)
+    for e in doc["traceEvents"]:
+        a = e.get("args", {})
+        if (e.get("ph") != "X" or e.get("cat") != "nccl" or e["pid"] not in ranks
+                or not e["tid"] % 2 or "seq" not in a):
+            continue
+        out[(a["comm"], e["name"], a["seq"])][ranks[e["pid"]]] = ns(e["ts"] + e["dur"])
+    return out
+
+
+def host_diff(ends):
+    """Median over collectives of host B's median end minus host A's."""
+    return statistics.median(statistics.median([by[2], by[3]]) - statistics.median([by[0], by[1]])
+                             for by in ends.values() if len(by) == 4)
+
+
+@pytest.fixture(scope="module")
+def bias(job, tmp_path_factory):
+    d, one, two = job
+    b = host_diff(gpu_ends(convert(one, tmp_path_factory.mktemp("truth") / "t.json")))
+    assert abs(b) < 200_000  # the harness's ranks end nearly together
+    return b
+
+
+def rel(ends, r, ref=0):
+    """Median over collectives of rank r's end minus rank ref's."""
+    return statistics.median(by[r] - by[ref] for by in ends.values() if r in by and ref in by)
+
+
+def test_truth_is_one_host(job):
+    d, one, two = job
+    p = tool("info", *map(str, one))
+    assert p.returncode == 0, p.stderr
+    assert "clocks:" not in p.stdout  # one host: nothing to estimate
+    p = tool("stats", "--format", "json", "-r", "nccl_skew", *map(str, one))
+    assert not [k for k in json.loads(p.stdout) if k.startswith("clocks")]
+
+
+def offsets_of_info(text):
+    return {m.group(1): float(m.group(2)) * 1e6
+            for m in re.finditer(r"host (\S+) \(ranks? [\d-]+\): offset ([+-][\d.]+) ms", text)}
+
+
+def test_info_reports_offset(job, bias):
+    d, one, two = job
+    p = tool("info", *map(str, two))
+    assert p.returncode == 0, p.stderr
+    off = offsets_of_info(p.stdout)
+    assert off["hostA"] == 0
+    assert abs(off["hostB"] - SHIFT - bias) < TOL, (p.stdout, bias)
+    p = tool("info", "--align", "none", *map(str, two))
+    assert "clocks:" not in p.stdout
+
+
+def test_convert_realigns(job, bias, tmp_path):
+    d, one, two = job
+    truth = gpu_ends(convert(one, tmp_path / "truth.json"))
+    p = tool("convert", "-o", str(tmp_path / "al.json"), *map(str, two))
+    assert p.returncode == 0, p.stderr
+    off = offsets_of_info(p.stderr)
+    assert abs(off["hostB"] - SHIFT - bias) < TOL, (p.stderr, bias)
+    al = gpu_ends(load_json(tmp_path / "al.json"))
+    p = tool("convert", "--align", "none", "-o", str(tmp_path / "none.json"), *map(str, two))
+    assert p.returncode == 0, p.stderr
+    assert "clocks:" not in p.stderr
+    none = gpu_ends(load_json(tmp_path / "none.json"))
+    assert len(truth) > 50 and set(truth) == set(al) == set(none)
+    # aligned: the two hosts' ends line up again
+    assert abs(host_diff(al)) < TOL, (host_diff(al), bias)
+    # none: host B keeps the shift
+    assert abs(host_diff(none) - SHIFT - bias) < 1000
+    for r in (1, 2, 3):
+        assert abs(rel(none, r) - rel(truth, r) - (SHIFT if r >= 2 else 0)) < 1000, r
+    # ranks of one host keep their placement exactly (1 ns: rounding to us)
+    for k, by in al.items():
+        for a, b in ((0, 1), (2, 3)):
+            if a in by and b in by and a in truth[k] and b in truth[k]:
+                assert abs((by[b] - by[a]) - (truth[k][b] - truth[k][a])) <= 2, k
+    # host A (the reference, lowest rank) did not move
+    assert all(abs(al[k][0] - truth[k][0]) <= 2 for k in truth if 0 in truth[k])
+
+
+def test_split_ranks_aligned(job, tmp_path):
+    d, one, two = job
+    p = tool("convert", "-o", str(tmp_path / "al.json"), *map(str, two))
+    assert p.returncode == 0, p.stderr
+    al = gpu_ends(load_json(tmp_path / "al.json"))
+    p = tool("convert", "--split-ranks", str(tmp_path / "split"), *map(str, two))
+    assert p.returncode == 0, p.stderr
+    for r in range(4):
+        doc = load_json(tmp_path / "split" / f"rank{r}.json")
+        ends = gpu_ends(doc)
+        assert ends and all(by[r] == al[k][r] for k, by in ends.items()), r
+
+
+def skew(files, *args):
+    p = tool("stats", "--format", "json", "-r", "nccl_skew", *args, *map(str, files))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_stats_reports_and_applies(job, bias):
+    d, one, two = job
+    truth = skew(one)
+    al = skew(two)
+    [ck] = [v for k, v in al.items() if k.startswith("clocks")]
+    by_host = {row["Host"]: row for row in ck}
+    assert by_host["hostA"]["Offset (ns)"] == 0
+    assert by_host["hostA"]["First Rank"] == 0 and by_host["hostA"]["Last Rank"] == 1
+    assert abs(by_host["hostB"]["Offset (ns)"] - SHIFT - bias) < TOL
+    assert by_host["hostB"]["Rank Ends"] > 50
+
+    def lateness(doc):
+        [rows] = [v for k, v in doc.items() if k.startswith("nccl_skew: arrival")]
+        return {row["Rank"]: row["Median Lateness (ns)"] for row in rows}
+
+    want, got = lateness(truth), lateness(al)
+    for r in range(4):
+        assert abs(got[r] - want[r]) < TOL + abs(bias), (r, got, want, bias)
+    none = lateness(skew(two, "--align", "none"))
+    for r in (2, 3):
+        assert none[r] > SHIFT - 200_000, none  # the shift, give or take the arrivals' jitter
