@@ -56,8 +56,10 @@ def header_anchor(path):
 
 
 def gpu_ends(doc):
-    """(comm, op, seq) -> {rank: GPU end ns} from the collectives' GPU time
-    (cat nccl, on the communicators' GPU tracks: odd tid)."""
+    """(comm, op, seq) -> {rank: GPU end, ns of CLOCK_REALTIME} from the
+    collectives' GPU time (cat nccl, on the communicators' GPU tracks: odd
+    tid). Absolute: the document's base moves with the earliest event."""
+    base = doc["baseTimeNanoseconds"]
     ranks = {e["pid"]: int(e["args"]["name"].split()[1]) for e in doc["traceEvents"]
              if e.get("ph") == "M" and e["name"] == "process_name"
              and e["args"]["name"].startswith("rank ")}
@@ -67,7 +69,7 @@ def gpu_ends(doc):
         if (e.get("ph") != "X" or e.get("cat") != "nccl" or e["pid"] not in ranks
                 or not e["tid"] % 2 or "seq" not in a):
             continue
-        out[(a["comm"], e["name"], a["seq"])][ranks[e["pid"]]] = ns(e["ts"] + e["dur"])
+        out[(a["comm"], e["name"], a["seq"])][ranks[e["pid"]]] = base + ns(e["ts"] + e["dur"])
     return out
 
 
