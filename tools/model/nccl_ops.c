@@ -201,6 +201,8 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 			e->stepcap = e->stepcap ? e->stepcap * 2 : 64;
 			e->steps = xrealloc(e->steps, e->stepcap * sizeof *e->steps);
 		}
+		if (e->nsteps && ev->v[0] < e->steps[e->nsteps - 1].ts)
+			e->steps_unsorted = 1;
 		e->steps[e->nsteps].ts = ev->v[0];
 		e->steps[e->nsteps++].step = (int64_t)ev->v[1];
 		return;

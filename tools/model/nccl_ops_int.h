@@ -66,6 +66,7 @@ struct nccl_ops {
 		int64_t step;
 	} * steps;
 	size_t nsteps, stepcap;
+	int steps_unsorted; /* a step record older than the one before it */
 	int step_range;
 	unsigned kkind;
 	int kf[KF_N];

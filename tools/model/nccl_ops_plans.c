@@ -19,6 +19,19 @@ static const struct nccl_comm *comm_of(const struct nccl_ops *e, uint64_t ctx)
 static int64_t step_of(const struct nccl_ops *e, uint64_t ts)
 {
 	int64_t s = e->step_range ? -1 : 0;
+	if (!e->steps_unsorted) {
+		/* In time order (as one thread records them): the last step
+		 * at or before ts, by binary search. */
+		size_t lo = 0, hi = e->nsteps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (e->steps[mid].ts <= ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo ? e->steps[lo - 1].step : s;
+	}
 	uint64_t best = 0;
 	for (size_t i = 0; i < e->nsteps; i++)
 		if (e->steps[i].ts <= ts && e->steps[i].ts >= best) {
