@@ -186,6 +186,27 @@ static void test_horizon(void)
 	nccl_ops_free(e);
 }
 
+/* More nodes than the hold: the oldest plans leave, quiet or not, in order. */
+static void test_hold(void)
+{
+	ngot = 0;
+	struct nccl_ops *e = nccl_ops_new(on_plan, NULL);
+	nccl_ops_hold(e, 1000);
+	comm(e, 1, "w");
+	for (uint64_t i = 0; i < 20000; i++) {
+		uint64_t base = (i + 1) << 8, ts = 100 * i;
+		launch(e, ts, base | 4, 1, 0xaaa);
+		plan(e, ts + 1, base | 5, 1, base | 4);
+		coll(e, ts + 2, base | 6, 1, base | 5, "AllReduce", "ncclFloat32", i, i);
+	}
+	int before = ngot;
+	CHECK(before > 10000 && before < 20000);
+	nccl_ops_finish(e);
+	CHECK_EQ(ngot, 20000);
+	CHECK_EQ(got_ops[5][0].count, 5); /* in order */
+	nccl_ops_free(e);
+}
+
 static void test_names(void)
 {
 	CHECK(nccl_kernel_is_comm("ncclKernel_AllReduce_RING_LL_Sum_float", 38));
@@ -278,6 +299,7 @@ int main(void)
 {
 	test_attribution();
 	test_horizon();
+	test_hold();
 	test_names();
 	test_log_lines();
 	return 0;

@@ -13,6 +13,7 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	e->ctx = ctx;
 	e->free = -1;
 	e->horizon = HORIZON_NS;
+	e->hold = HOLD_NODES;
 	e->kkind = 0;
 	/* The GPU kernel kind, wherever the CUPTI source put it. */
 	for (unsigned k = CT_EV_CUPTI_FIRST; k < CT_EV_CUPTI_END; k++) {
@@ -58,6 +59,11 @@ int nccl_step_range_of(const struct ct_header *h)
 void nccl_ops_horizon(struct nccl_ops *e, uint64_t ns)
 {
 	e->horizon = ns;
+}
+
+void nccl_ops_hold(struct nccl_ops *e, size_t nodes)
+{
+	e->hold = nodes;
 }
 
 size_t nccl_ops_ncomms(const struct nccl_ops *e)
@@ -201,6 +207,8 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 			e->stepcap = e->stepcap ? e->stepcap * 2 : 64;
 			e->steps = xrealloc(e->steps, e->stepcap * sizeof *e->steps);
 		}
+		if (e->nsteps && ev->v[0] < e->steps[e->nsteps - 1].ts)
+			e->steps_unsorted = 1;
 		e->steps[e->nsteps].ts = ev->v[0];
 		e->steps[e->nsteps++].step = (int64_t)ev->v[1];
 		return;

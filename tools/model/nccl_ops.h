@@ -3,8 +3,9 @@
  * its group, the kernel launch of its plan, its GPU time from the
  * kernel-channel timers and, when CUPTI recorded kernels, the NCCL kernel
  * that ran it. Operations are handed out one plan (one kernel launch) at
- * a time, once nothing has touched the plan for a while (or at the end),
- * so memory holds a window of the trace, not all of it. */
+ * a time, once nothing has touched the plan for a while, or when too many
+ * records are held (oldest first), or at the end, so memory holds a
+ * window of the trace, not all of it. */
 #ifndef CT_NCCL_OPS_H
 #define CT_NCCL_OPS_H
 
@@ -99,5 +100,8 @@ const struct nccl_comm *nccl_ops_comm(const struct nccl_ops *e, size_t i);
 /* Test hook: how long (trace ns) a plan must be quiet before it is handed
  * out. */
 void nccl_ops_horizon(struct nccl_ops *e, uint64_t ns);
+/* Test hook: how many nodes (calls, tasks, plans, launches, channels) are
+ * held before the oldest plans are handed out, quiet or not. */
+void nccl_ops_hold(struct nccl_ops *e, size_t nodes);
 
 #endif

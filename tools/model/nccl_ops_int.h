@@ -17,9 +17,16 @@
 
 #define HORIZON_NS  (30ull * 1000000000ull)
 #define SWEEP_EVERY 8192
+/* The most nodes held before the oldest plans are handed out whether
+ * quiet or not (see nops_sweep): a bound in records, not trace time, so
+ * memory does not grow with a trace's length or rate. In the files of
+ * tests/progs/nccl_harness a plan's records lie at most about 10,000
+ * NCCL records apart (a thread's ring chunk reaches the file up to ~90 ms
+ * after its first record); this holds several times that. */
+#define HOLD_NODES 65536
 
 enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
-enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
+enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4, F_KEEP = 8 };
 
 struct node {
 	uint64_t id;
@@ -53,6 +60,7 @@ struct nccl_ops {
 	void *ctx;
 	struct node *n;
 	size_t nn, cap;
+	size_t live, hold; /* nodes in use; the most held before forcing plans out */
 	int32_t free;
 	struct hmap ids; /* node id -> its index in n, plus 1 */
 	struct nccl_comm *comm;
@@ -66,6 +74,7 @@ struct nccl_ops {
 		int64_t step;
 	} * steps;
 	size_t nsteps, stepcap;
+	int steps_unsorted; /* a step record older than the one before it */
 	int step_range;
 	unsigned kkind;
 	int kf[KF_N];

@@ -21,6 +21,7 @@ struct node *nops_get(struct nccl_ops *e, uint64_t id)
 		}
 		i = (int32_t)e->nn++;
 	}
+	e->live++;
 	x = &e->n[i];
 	memset(x, 0, sizeof *x);
 	x->id = id;
@@ -38,6 +39,7 @@ void nops_drop(struct nccl_ops *e, struct node *x)
 	if (x->has_kernel)
 		free(x->kernel.name);
 	x->id = 0;
+	e->live--;
 	x->next = e->free;
 	e->free = i;
 }
@@ -53,12 +55,15 @@ static int cmp_ts(const void *a, const void *b)
 struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, uint64_t limit),
                           uint64_t limit, size_t *n)
 {
-	size_t k = 0;
+	size_t k = 0, cap = 0;
 	struct node **v = NULL;
 	for (size_t i = 0; i < e->nn; i++) {
 		struct node *x = &e->n[i];
 		if (x->id && want(x, limit)) {
-			v = xrealloc(v, (k + 1) * sizeof *v);
+			if (k == cap) {
+				cap = cap ? cap * 2 : 64;
+				v = xrealloc(v, cap * sizeof *v);
+			}
 			v[k++] = x;
 		}
 	}

@@ -19,6 +19,19 @@ static const struct nccl_comm *comm_of(const struct nccl_ops *e, uint64_t ctx)
 static int64_t step_of(const struct nccl_ops *e, uint64_t ts)
 {
 	int64_t s = e->step_range ? -1 : 0;
+	if (!e->steps_unsorted) {
+		/* In time order (as one thread records them): the last step
+		 * at or before ts, by binary search. */
+		size_t lo = 0, hi = e->nsteps;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (e->steps[mid].ts <= ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo ? e->steps[lo - 1].step : s;
+	}
 	uint64_t best = 0;
 	for (size_t i = 0; i < e->nsteps; i++)
 		if (e->steps[i].ts <= ts && e->steps[i].ts >= best) {
@@ -169,10 +182,95 @@ static int quiet_plan(const struct node *x, uint64_t limit)
 	return x->last <= limit && (x->tasks >= 0 || (is_task(x) && !x->link));
 }
 
+static int any_plan(const struct node *x, uint64_t limit)
+{
+	(void)limit;
+	return x->tasks >= 0 || (is_task(x) && !x->link);
+}
+
+static void keep(struct nccl_ops *e, uint64_t id)
+{
+	struct node *x = nops_find(e, id);
+	if (x)
+		x->flags |= F_KEEP;
+}
+
+/* More than e->hold nodes held: hands out the older half of the plans (by
+ * start, then id, as a sweep would), quiet or not, then forgets the nodes
+ * no held task refers to that are older than the plans handed out, and
+ * kernels that started before them (no held launch can claim those: a
+ * kernel starts after its launch). A record that arrives later than that
+ * finds its plan gone and makes a plan of its own, as after the horizon. */
+static void force(struct nccl_ops *e)
+{
+	size_t np;
+	struct node **ps = nops_sorted(e, any_plan, 0, &np);
+	size_t k = (np + 1) / 2;
+	if (!k) {
+		free(ps);
+		return;
+	}
+	uint64_t cut = ps[0]->ts, limit = 0;
+	for (size_t i = 0; i < k; i++) {
+		struct node *l = nops_find(e, ps[i]->link);
+		if (ps[i]->last > limit)
+			limit = ps[i]->last;
+		if (l && l->ts > limit)
+			limit = l->ts;
+	}
+	nops_match_kernels(e, limit);
+	for (size_t i = 0; i < k; i++)
+		emit(e, ps[i]->tasks >= 0 ? ps[i] : NULL, ps[i]->tasks >= 0 ? NULL : ps[i]);
+	/* What the plans still held refer to stays. */
+	for (size_t i = k; i < np; i++) {
+		struct node *x = ps[i];
+		x->flags |= F_KEEP;
+		uint64_t link = x->tasks >= 0 ? x->link : 0;
+		keep(e, link);
+		struct node *l = nops_find(e, link);
+		if (l)
+			keep(e, l->parent);
+		for (int32_t t = x->tasks >= 0 ? x->tasks : (int32_t)(x - e->n); t >= 0;
+		     t = x->tasks >= 0 ? e->n[t].sib : -1) {
+			uint64_t api = e->n[t].parent;
+			e->n[t].flags |= F_KEEP;
+			keep(e, api);
+			struct node *a = nops_find(e, api);
+			if (a)
+				keep(e, a->parent);
+		}
+	}
+	free(ps);
+	for (size_t i = 0; i < e->nn; i++) {
+		struct node *x = &e->n[i];
+		if (!x->id || (x->flags & F_KEEP) || x->last >= cut)
+			continue;
+		if (x->kind == CT_EV_NCCL_KERNEL_CH) { /* open channel of a held task */
+			struct node *t = nops_find(e, x->parent);
+			if (t && (t->flags & F_KEEP))
+				continue;
+		}
+		nops_drop(e, x);
+	}
+	for (size_t i = 0; i < e->nn; i++)
+		e->n[i].flags &= (uint8_t)~F_KEEP;
+	size_t w = 0;
+	for (size_t j = 0; j < e->nkern; j++) {
+		if (e->kern[j].k.ts >= cut)
+			e->kern[w++] = e->kern[j];
+		else
+			free(e->kern[j].k.name);
+	}
+	e->nkern = w;
+}
+
 /* Hands out plans quiet since before the horizon (all when final), then
- * forgets other nodes twice as old and kernels nobody claimed. */
+ * forgets other nodes twice as old and kernels nobody claimed; with more
+ * than e->hold nodes still held, forces the oldest plans out. */
 void nops_sweep(struct nccl_ops *e, int final)
 {
+	if (!final && e->live > e->hold)
+		force(e);
 	uint64_t limit = final ? UINT64_MAX : e->now > e->horizon ? e->now - e->horizon : 0;
 	if (!final && !limit)
 		return;
