@@ -90,6 +90,17 @@ static void step_range(struct model *m)
 		}
 }
 
+/* A cleanly closed file's footer, read at open, tells whether any GPU work
+ * was launched at all: without it the NVTX GPU projection (which keeps
+ * every closed range a while) has nothing to do. */
+static int no_launches(const struct ct_file *f)
+{
+	if (!f->final_footer)
+		return 0;
+	return !f->f_events[CT_EV_CUDA_API] ||
+	       !(f->f_events[CT_EV_KERNEL] + f->f_events[CT_EV_MEMCPY] + f->f_events[CT_EV_MEMSET]);
+}
+
 int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh)
 {
 	struct model m;
@@ -98,7 +109,7 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 	m.spans = spans_new(on_span, &m);
 	m.quiet_n = UINT64_MAX;
 	step_range(&m);
-	m.project = gpu_file_traces_cuda(&t->f.h);
+	m.project = gpu_file_traces_cuda(&t->f.h) && !no_launches(&t->f);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
 	unsigned k = sh && sh->nshares > 1 ? sh->nshares : 1, share = sh ? sh->share : 0;

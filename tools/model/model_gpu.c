@@ -27,12 +27,11 @@ struct api_slot { /* a call GPU work may point back to */
 	const struct m_track *track;
 };
 
-struct pend_slot { /* GPU work whose call has not been seen yet */
-	uint64_t corr, ts, end; /* end 0: work no NVTX range projects (syncs) */
+struct pend_slot { /* GPU work whose call has not been seen yet (kept small: 16K of them) */
+	uint64_t corr, ts, end;
 	const struct m_track *track;
-	uint64_t gend;
-	uint8_t cat;
-	struct sref name; /* kernels with an interned name (kept for the file) */
+	uint64_t sid;     /* a kernel's interned name (its demangled text in names) */
+	uint8_t cat, proj; /* proj: an NVTX range may project it (not syncs) */
 };
 
 struct dname { /* a kernel's demangled name */
@@ -120,9 +119,8 @@ static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const s
 	}
 	/* The call comes later in the file: wait for it. A name the file
 	 * gave inline is not kept. */
-	struct pend_slot w = {corr, ts, proj ? end : 0, tr, end, (uint8_t)cat, {0, "", 0}};
-	if (name && name->sid >= CT_SID_FIRST)
-		w.name = *name;
+	struct pend_slot w = {corr, ts, end, tr, name && name->sid >= CT_SID_FIRST ? name->sid : 0,
+	                      (uint8_t)cat, (uint8_t)proj};
 	size_t h = hmap_mix(corr);
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
@@ -149,9 +147,11 @@ static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
 		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
 		if (e->corr == corr) {
-			model_launch_flow(m, tr, ts, end, e->track, e->ts, e->gend, (enum m_cat)e->cat,
-			                  &e->name);
-			if (e->end && model_annot_wants(m, tr->tid))
+			const struct dname *dn = e->sid ? hmap_get(&g->names, e->sid) : NULL;
+			struct sref name = {dn ? e->sid : 0, dn ? dn->s : "", dn ? (uint32_t)dn->n : 0};
+			model_launch_flow(m, tr, ts, end, e->track, e->ts, e->end, (enum m_cat)e->cat,
+			                  &name);
+			if (e->proj && model_annot_wants(m, tr->tid))
 				model_annot_launch(m, tr->tid, ts, e->track, e->ts, e->end);
 			e->corr = 0;
 			g->npend--;
