@@ -27,10 +27,10 @@ struct api_slot { /* a call GPU work may point back to */
 	const struct m_track *track;
 };
 
-struct pend_slot { /* GPU work whose call has not been seen yet (kept small: 16K of them) */
-	uint64_t corr, ts, end;
+struct pend_slot { /* GPU work whose call has not been seen yet (its id: pend_corr) */
+	uint64_t ts, end;
 	const struct m_track *track;
-	uint64_t sid;     /* a kernel's interned name (its demangled text in names) */
+	uint64_t sid;      /* a kernel's interned name (its demangled text in names) */
 	uint8_t cat, proj; /* proj: an NVTX range may project it (not syncs) */
 };
 
@@ -49,6 +49,10 @@ struct model_gpu {
 	} ctxmap[64];
 	unsigned nctx;
 	struct api_slot *api;
+	/* Waiting GPU work: the correlation ids apart from the rest, so that
+	 * every call's look (work whose call never came keeps npend above 0)
+	 * reads one cache line. */
+	uint64_t *pend_corr;
 	struct pend_slot *pend;
 	size_t npend; /* slots of pend in use: calls need not look when 0 */
 	struct hmap names; /* struct dname by string id */
@@ -65,6 +69,7 @@ static struct model_gpu *state(struct model *m)
 	g->f = gpu_fields();
 	g->api = xcalloc(API_SLOTS, sizeof *g->api);
 	g->pend = xcalloc(PEND_SLOTS, sizeof *g->pend);
+	g->pend_corr = xcalloc(PEND_SLOTS, sizeof *g->pend_corr);
 	return m->gpu = g;
 }
 
@@ -82,6 +87,7 @@ void model_gpu_end(struct model *m)
 	hmap_free(&g->names);
 	free(g->api);
 	free(g->pend);
+	free(g->pend_corr);
 	free(g);
 	m->gpu = NULL;
 }
@@ -119,18 +125,20 @@ static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const s
 	}
 	/* The call comes later in the file: wait for it. A name the file
 	 * gave inline is not kept. */
-	struct pend_slot w = {corr, ts, end, tr, name && name->sid >= CT_SID_FIRST ? name->sid : 0,
+	struct pend_slot w = {ts, end, tr, name && name->sid >= CT_SID_FIRST ? name->sid : 0,
 	                      (uint8_t)cat, (uint8_t)proj};
 	size_t h = hmap_mix(corr);
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
-		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
-		if (!e->corr) {
-			*e = w;
+		size_t i = (h + p) & (PEND_SLOTS - 1);
+		if (!g->pend_corr[i]) {
+			g->pend_corr[i] = corr;
+			g->pend[i] = w;
 			g->npend++;
 			return;
 		}
 	}
 	/* full around here: the oldest guess is overwritten, its arrow lost */
+	g->pend_corr[h & (PEND_SLOTS - 1)] = corr;
 	g->pend[h & (PEND_SLOTS - 1)] = w;
 }
 
@@ -145,15 +153,16 @@ static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
 		return; /* the usual case: calls come before their GPU work */
 	size_t h = hmap_mix(corr);
 	for (unsigned p = 0; p < PEND_PROBE; p++) {
-		struct pend_slot *e = &g->pend[(h + p) & (PEND_SLOTS - 1)];
-		if (e->corr == corr) {
+		size_t i = (h + p) & (PEND_SLOTS - 1);
+		if (g->pend_corr[i] == corr) {
+			const struct pend_slot *e = &g->pend[i];
 			const struct dname *dn = e->sid ? hmap_get(&g->names, e->sid) : NULL;
 			struct sref name = {dn ? e->sid : 0, dn ? dn->s : "", dn ? (uint32_t)dn->n : 0};
 			model_launch_flow(m, tr, ts, end, e->track, e->ts, e->end, (enum m_cat)e->cat,
 			                  &name);
 			if (e->proj && model_annot_wants(m, tr->tid))
 				model_annot_launch(m, tr->tid, ts, e->track, e->ts, e->end);
-			e->corr = 0;
+			g->pend_corr[i] = 0;
 			g->npend--;
 		}
 	}
