@@ -1,0 +1,121 @@
+/* Internals shared by the .pftrace writer's two parts: pftrace.c (packets,
+ * tracks, interning, events) and pftrace_args.c (each category's args as
+ * debug annotations). */
+#ifndef CT_PFTRACE_INT_H
+#define CT_PFTRACE_INT_H
+
+#include "model/model.h"
+#include "model/nccl_ops.h"
+#include "out/pb.h"
+#include "read/gpu.h"
+#include "util/hmap.h"
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* ---- field numbers (Perfetto's protos) */
+enum {
+	TRACE_PACKET = 1,
+	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
+	TP_SEQ_FLAGS = 13, TP_INCR_CLEARED = 41, TP_TRACK_DESCRIPTOR = 60,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+	TD_CHILD_ORDERING = 11, TD_SIBLING_RANK = 12, ORDER_EXPLICIT = 3,
+	PD_PID = 1, PD_NAME = 6,
+	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+	CD_UNIT = 3, UNIT_SIZE_BYTES = 3,
+	TE_CATEGORY_IIDS = 3, TE_ANNOTATIONS = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11,
+	TE_NAME = 23, TE_COUNTER_VALUE = 30, TE_FLOW_IDS = 47, TE_TERMINATING_FLOW_IDS = 48,
+	TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
+	ID_CATEGORIES = 1, ID_NAMES = 2, ID_ANNOTATION_NAMES = 3, IID = 1, IID_NAME = 2,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_UINT = 3, DA_INT = 4, DA_DOUBLE = 5, DA_STRING = 6,
+	DA_NAME = 10, DA_ARRAY = 12,
+};
+
+/* ---- interned categories and arg names (iid: index + 1) */
+enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_NCCL, C_CUPTRACE,
+	   C_AC2G, C_GPU_USER, C_N };
+
+#define ANNOTATIONS(X)                                                                             \
+	X(A_CORR, "correlation") X(A_DEVICE, "device") X(A_CONTEXT, "context") X(A_STREAM, "stream")  \
+	X(A_COMM, "communication") X(A_REGS, "registers per thread") X(A_SMEM, "shared memory")       \
+	X(A_BPSM, "blocks per SM") X(A_WPSM, "warps per SM") X(A_GRID, "grid") X(A_BLOCK, "block")    \
+	X(A_GRAPH, "graph id") X(A_NODE, "graph node") X(A_BYTES, "bytes")                            \
+	X(A_BW, "memory bandwidth (GB/s)") X(A_KIND, "kind") X(A_SRC_DEV, "src device")              \
+	X(A_DST_DEV, "dst device") X(A_VALUE, "value") X(A_EVENT, "cuda event") X(A_CBID, "cbid")     \
+	X(A_RETURN, "return") X(A_DOMAIN, "domain") X(A_CATEGORY, "category") X(A_COLOR, "color")     \
+	X(A_PAYLOAD, "payload") X(A_UNFINISHED, "unfinished") X(A_OP, "op") X(A_SEQ, "seq")           \
+	X(A_COUNT, "count") X(A_DATATYPE, "datatype") X(A_PEER, "peer") X(A_ROOT, "root")             \
+	X(A_COMMH, "comm") X(A_COMM_NAME, "comm_name") X(A_NRANKS, "nranks") X(A_NNODES, "nnodes")    \
+	X(A_RANK, "rank") X(A_ALGO, "algorithm") X(A_PROTO, "protocol") X(A_CHANNELS, "channels")     \
+	X(A_WARPS, "warps") X(A_ENQUEUE, "enqueue (us)") X(A_GPU_TIME, "gpu time (us)")               \
+	X(A_GPU_CHANNELS, "gpu channels") X(A_GROUP, "group") X(A_GROUP_SIZE, "group size")           \
+	X(A_KERNEL, "kernel") X(A_STEP, "step") X(A_CALLS, "calls") X(A_OPS, "ops")
+#define X_ENUM(e, s) e,
+#define X_NAME(e, s) s,
+enum ann { ANNOTATIONS(X_ENUM) A_N };
+#define BIT(a) (1ull << (a))
+
+#define ANN_ALL (~0ull >> (64 - A_N))
+
+/* ---- tracks and lanes */
+#define STACK 8  /* recent outermost slices of a track, to find overlaps */
+#define LANES 16 /* lane tracks of a track (or of the async ranges of a file) */
+#define NAMES_MAX (1u << 20) /* interned names per sequence; then written inline */
+
+struct lanes {
+	uint64_t b[LANES], e[LANES]; /* what each lane holds spans [b, e] */
+	uint32_t n, announced;
+};
+
+struct ptrack {
+	uint64_t sb[STACK], se[STACK];
+	uint32_t ns;
+	uint8_t announced;
+	struct lanes l;
+};
+
+struct pft {
+	struct out *o;
+	struct inputs *in;
+	struct tfile *t;
+	uint32_t seq;
+	uint64_t cats_done, anns_done, devs_done; /* interned / counter tracks written */
+	struct hmap by_sid, by_text;
+	uint64_t next_iid;
+	struct ptrack *tr;
+	size_t ntr;
+	struct lanes async;
+	/* The last slice written, whose END is not yet: a flow may add to it. */
+	struct {
+		int on;
+		const struct m_track *track;
+		uint64_t ts, end, uuid;
+		size_t pkt_at, te_at; /* where the packet's and the event's lengths are */
+		unsigned pkt_size, te_size;
+	} open;
+};
+
+
+/* pftrace_tracks.c: uuids of processes and tracks, lanes. */
+uint64_t proc_uuid(uint64_t pid);
+uint64_t gpu_pid(const struct pft *p, uint64_t dev);
+uint64_t track_proc_uuid(const struct pft *p, const struct m_track *tr);
+uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane);
+uint64_t async_uuid(const struct pft *p, unsigned lane);
+uint64_t counter_uuid(const struct pft *p, uint64_t dev);
+struct ptrack *ptrack(struct pft *p, const struct m_track *tr);
+unsigned lane_pick(struct lanes *l, uint64_t b, uint64_t e);
+unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e);
+
+/* pftrace_args.c: the args of each kind of slice, as debug annotations
+ * (names interned by pftrace.c through the `need` of the event). */
+void span_args(struct pft *p, const struct span *s);
+void span_event_args(struct pft *p, const struct m_event *ev);
+void kernel_args(struct pft *p, const struct m_event *ev);
+void transfer_args(struct pft *p, const struct m_event *ev);
+void sync_args(struct pft *p, const struct m_event *ev);
+void api_args(struct pft *p, const struct m_event *ev);
+void nccl_args(struct pft *p, const struct m_event *ev);
+
+#endif
