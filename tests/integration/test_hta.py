@@ -103,11 +103,14 @@ def test_gpu_user_annotations_span_the_work_launched_inside(job):
         assert all(by[("step", t)] == ITERS for t in streams)
         fwd = sorted((e for e in ann if e["name"] == "forward"), key=lambda e: e["ts"])
         assert len(fwd) == ITERS and len({e["tid"] for e in fwd}) == 1
-        for e in fwd:  # gemm (30 us) then softmax (8 us), back to back
-            assert abs(e["dur"] - 38.0) < 0.002
+        for e in fwd:  # gemm (30 us) then softmax (8 us), launched inside "forward"
+            assert e["dur"] >= 38.0 - 0.002  # a loaded host may launch softmax late
             inside = [k for k in kern if k["tid"] == e["tid"] and e["ts"] <= k["ts"]
                       and k["ts"] + k["dur"] <= e["ts"] + e["dur"] + 0.001]
             assert sorted(k["name"].split("(")[0] for k in inside) == ["gemm", "softmax"]
+            # from the first start to the last end of that work, exactly
+            assert abs(min(k["ts"] for k in inside) - e["ts"]) < 0.002
+            assert abs(max(k["ts"] + k["dur"] for k in inside) - (e["ts"] + e["dur"])) < 0.002
 
 
 HTA_SCRIPT = """
