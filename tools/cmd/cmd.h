@@ -21,5 +21,8 @@ int stats_known_reports(const char *list);
  * the help on stdout (exit 0); anything else (an unknown option, 0 for
  * no INPUT) prints it on stderr (exit 2). Returns the exit status. */
 int cmd_usage(int c, void (*help)(FILE *));
+/* --align ARG of command cmd into *align; -1 (said on stderr) when ARG is
+ * neither none nor collectives. */
+int cmd_align(const char *cmd, const char *arg, int *align);
 
 #endif

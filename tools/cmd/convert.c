@@ -79,11 +79,8 @@ int cmd_convert(int argc, char **argv)
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
-			if (clocks_parse(optarg, &align)) {
-				fprintf(stderr, "cuptrace convert: --align %s: expected none or collectives\n",
-					optarg);
+			if (cmd_align("convert", optarg, &align))
 				return 2;
-			}
 		} else if (c == 'j') {
 			char *end;
 			jobs = (int)strtol(optarg, &end, 10);

@@ -65,11 +65,8 @@ int cmd_export(int argc, char **argv)
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
-			if (clocks_parse(optarg, &align)) {
-				fprintf(stderr, "cuptrace export: --align %s: expected none or collectives\n",
-					optarg);
+			if (cmd_align("export", optarg, &align))
 				return 2;
-			}
 		} else
 			return cmd_usage(c, help);
 	}

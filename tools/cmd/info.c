@@ -172,11 +172,8 @@ int cmd_info(int argc, char **argv)
 		if (c == 'S') {
 			strict = 1;
 		} else if (c == 'A') {
-			if (clocks_parse(optarg, &align)) {
-				fprintf(stderr, "cuptrace info: --align %s: expected none or collectives\n",
-					optarg);
+			if (cmd_align("info", optarg, &align))
 				return 2;
-			}
 		} else {
 			return cmd_usage(c, help);
 		}

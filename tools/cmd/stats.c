@@ -197,11 +197,8 @@ int cmd_stats(int argc, char **argv)
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
-			if (clocks_parse(optarg, &align)) {
-				fprintf(stderr, "cuptrace stats: --align %s: expected none or collectives\n",
-					optarg);
+			if (cmd_align("stats", optarg, &align))
 				return 2;
-			}
 		} else if (c == 'B') {
 			if (strcmp(optarg, "step")) {
 				fprintf(stderr, "cuptrace stats: --by %s: only 'step' is known\n", optarg);

@@ -1,8 +1,17 @@
 /* The usage tail shared by every command (cmd.h). */
 #include "cmd/cmd.h"
+#include "model/clocks.h"
 
 int cmd_usage(int c, void (*help)(FILE *))
 {
 	help(c == 'h' ? stdout : stderr);
 	return c == 'h' ? 0 : 2;
+}
+
+int cmd_align(const char *cmd, const char *arg, int *align)
+{
+	if (!clocks_parse(arg, align))
+		return 0;
+	fprintf(stderr, "cuptrace %s: --align %s: expected none or collectives\n", cmd, arg);
+	return -1;
 }
