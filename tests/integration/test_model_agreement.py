@@ -130,8 +130,10 @@ SLICE_CAT = {"kernel": "kernel", "memcpy": "gpu_memcpy", "memset": "gpu_memset",
              "nccl_group": "nccl", "nccl_gpu": "nccl", "gpu_annotation": "gpu_user_annotation"}
 FLOW_CAT = {"launch": "ac2g", "nccl_flow": "nccl"}
 # Categories whose slices carry the same name in both (the others are named
-# by the Chrome writer alone: copies, memsets, syncs, fused NCCL kernels).
-NAMED = {"kernel", "runtime", "driver", "nvtx", "step", "nccl", "nccl_group", "gpu_annotation"}
+# by the Chrome writer alone: copies, memsets, syncs; the model names NCCL
+# slices, fused kernels included, for every output: m_nccl_name).
+NAMED = {"kernel", "runtime", "driver", "nvtx", "step", "nccl", "nccl_group", "nccl_gpu",
+         "gpu_annotation"}
 
 
 def ns(ts_us):

@@ -139,6 +139,12 @@ struct m_event {
 	const struct ct_event *rec; /* the record it came from, NULL when none */
 };
 
+/* The name every output gives an NCCL slice (MC_NCCL, MC_NCCL_GROUP,
+ * MC_NCCL_GPU): the operation's function, "ncclGroup" for a group call,
+ * "ncclGroup (N ops)" for a fused kernel's operations as a whole. Returns
+ * buf or a constant string. */
+const char *m_nccl_name(const struct m_event *ev, char *buf, size_t cap);
+
 /* A consumer: an output or a report. Files come one at a time per
  * consumer instance; begin_file/end_file bracket each. */
 struct m_consumer {

@@ -104,6 +104,19 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 	}
 }
 
+const char *m_nccl_name(const struct m_event *ev, char *buf, size_t cap)
+{
+	const struct nccl_plan *p = ev->nccl.plan;
+	if (ev->cat == MC_NCCL_GROUP)
+		return "ncclGroup";
+	if (ev->nccl.op)
+		return ev->nccl.op->func;
+	if (p->n == 1)
+		return p->ops[0].func;
+	snprintf(buf, cap, "ncclGroup (%zu ops)", p->n);
+	return buf;
+}
+
 void model_nccl_record(struct model *m, const struct ct_event *ev)
 {
 	struct model_nccl *n = m->nccl;

@@ -103,21 +103,18 @@ void chrome_nccl(struct chrome *c, const struct m_event *ev)
 	struct out *o = c->o;
 	const struct nccl_op *op = ev->nccl.op;
 	const struct nccl_plan *p = ev->nccl.plan;
+	char buf[64];
+	const char *name = m_nccl_name(ev, buf, sizeof buf);
 	if (ev->cat == MC_NCCL_GROUP) {
-		if (!slice(c, "ncclGroup", ev))
+		if (!slice(c, name, ev))
 			return;
 		out_lit(o, ",\"args\":{\"calls\":");
 		out_u64(o, op->group_size);
 		out_lit(o, "}}");
 	} else if (op) {
-		if (slice(c, op->func, ev))
+		if (slice(c, name, ev))
 			op_args(c, op, p);
 	} else { /* a fused kernel's operations as a whole */
-		char name[64];
-		if (p->n == 1)
-			snprintf(name, sizeof name, "%s", p->ops[0].func);
-		else
-			snprintf(name, sizeof name, "ncclGroup (%zu ops)", p->n);
 		if (!slice(c, name, ev))
 			return;
 		out_lit(o, ",\"args\":{\"ops\":");

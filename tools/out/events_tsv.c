@@ -40,11 +40,11 @@ static void name_of(FILE *f, const struct m_event *ev)
 		break;
 	case MC_NCCL:
 	case MC_NCCL_GPU:
-		fputs(ev->nccl.op ? ev->nccl.op->func : "ncclGroup", f);
+	case MC_NCCL_GROUP: {
+		char buf[64];
+		fputs(m_nccl_name(ev, buf, sizeof buf), f);
 		break;
-	case MC_NCCL_GROUP:
-		fputs("ncclGroup", f);
-		break;
+	}
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
 			fputs(ev->process.name ? ev->process.name : "", f);

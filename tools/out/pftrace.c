@@ -457,19 +457,9 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 
 static void nccl_event(struct pft *p, const struct m_event *ev, unsigned lane)
 {
-	const struct nccl_op *op = ev->nccl.op;
-	const struct nccl_plan *pl = ev->nccl.plan;
 	struct need nd = {.cat = C_NCCL};
 	char name[64];
-	const char *nm = name;
-	if (ev->cat == MC_NCCL_GROUP)
-		nm = "ncclGroup";
-	else if (op)
-		nm = op->func;
-	else if (pl->n == 1)
-		snprintf(name, sizeof name, "%s", pl->ops[0].func);
-	else
-		snprintf(name, sizeof name, "ncclGroup (%zu ops)", pl->n);
+	const char *nm = m_nccl_name(ev, name, sizeof name);
 	need_name(p, &nd, CT_SREF_INLINE, 0, nm, strlen(nm));
 	slice(p, ev, lane, &nd, nccl_args);
 }
