@@ -128,3 +128,23 @@ def test_table_output_escapes_control_bytes(tmp_path):
     # csv and json keep the exact bytes (quoted / escaped in their own way).
     j = tool("stats", "--report", "nvtx_sum", "--format", "json", f, check=True).stdout
     assert "\\u001b" in j
+
+
+def killed_by_file_limit():
+    """The file size limit with its signal at the default action: the first
+    write past FSIZE kills the command by SIGXFSZ, as a signal from outside
+    (SIGINT, SIGTERM) would in the middle of a conversion."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FSIZE, FSIZE))
+
+
+@pytest.mark.parametrize("name", ["x.json", "x.json.gz", "x.pftrace", "x.sqlite", "split"])
+def test_a_command_killed_by_a_signal_leaves_no_temporary_file(demo, tmp_path, name):
+    out = tmp_path / "outdir"
+    out.mkdir()
+    args = ["--split-ranks", out / "split"] if name == "split" else ["-o", out / name]
+    p = run([TOOL, "convert", *args, demo], env=base_env(), preexec_fn=killed_by_file_limit)
+    assert p.returncode == -signal.SIGXFSZ, (p.returncode, p.stderr)
+    assert "wrote" not in p.stderr
+    left = [str(f.relative_to(out)) for f in out.rglob("*") if f.is_file()]
+    assert left == [], left

@@ -1,4 +1,5 @@
 #include "out/sink.h"
+#include "util/tmp_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@ struct slot {
 struct sink {
 	int fd, gz, err; /* err: set by write_all (the writer thread once it runs) */
 	char *path, *tmp; /* the output, and the name it is written under until complete */
+	int guard;	  /* tmp_guard slot */
 	int oom;	 /* a chunk could not be compressed (under lock) */
 	pthread_mutex_t lock;
 	pthread_cond_t ready, room; /* a chunk to write; a buffer free */
@@ -135,10 +137,12 @@ static int open_tmp(struct sink *s, const char *path)
 	s->fd = mkostemps(s->tmp, 4, O_CLOEXEC);
 	if (s->fd < 0)
 		return -1;
+	s->guard = tmp_guard(s->tmp);
 	pthread_once(&umask_once, read_umask);
 	if (fchmod(s->fd, 0666 & ~umask_now)) {
 		int e = errno;
 		close(s->fd);
+		tmp_unguard(s->guard);
 		unlink(s->tmp);
 		errno = e;
 		return -1;
@@ -151,6 +155,7 @@ struct sink *sink_open(const char *path)
 	struct sink *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
+	s->guard = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	size_t n = strlen(path);
 	if (!strcmp(path, "-")) {
@@ -178,6 +183,7 @@ struct sink *sink_open(const char *path)
 	if (e) {
 		if (s->tmp) {
 			close(s->fd);
+			tmp_unguard(s->guard);
 			unlink(s->tmp);
 		}
 		free_sink(s);
@@ -260,6 +266,7 @@ int sink_close(struct sink *s)
 	if (s->tmp) {
 		if (close(s->fd) && !err)
 			err = errno;
+		tmp_unguard(s->guard);
 		if (!err && rename(s->tmp, s->path))
 			err = errno;
 		if (err)

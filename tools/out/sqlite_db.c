@@ -1,9 +1,9 @@
 #include "out/sqlite_db.h"
+#include "util/tmp_guard.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,41 +150,6 @@ static const char enums_sql[] =
 	"(3,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE','Stream sync'),"
 	"(4,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE','Context sync');";
 
-/* ---- the temporary file, removed on a fatal signal too */
-
-static volatile sig_atomic_t have_tmp;
-static char tmp_name[4200];
-
-static void on_signal(int sig)
-{
-	if (have_tmp)
-		unlink(tmp_name);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void guard(const char *tmp)
-{
-	snprintf(tmp_name, sizeof tmp_name, "%s", tmp);
-	have_tmp = 1;
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ};
-	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-		struct sigaction sa, old;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		/* A signal the caller ignores stays ignored (nohup, a test's
-		 * file size limit): the write then fails with an error. */
-		if (!sigaction(sigs[i], NULL, &old) && old.sa_handler != SIG_IGN)
-			sigaction(sigs[i], &sa, NULL);
-	}
-}
-
-static void unguard(void)
-{
-	have_tmp = 0;
-}
-
 /* ---- errors */
 
 static void fail(struct sdb *d, const char *what)
@@ -263,7 +228,7 @@ int sdb_open(struct sdb *d, const char *path)
 		return -1;
 	}
 	close(fd);
-	guard(d->tmp);
+	d->guard = tmp_guard(d->tmp);
 	/* One thread uses the connection: no locking per call (a tenth of
 	 * the time otherwise), no allocation statistics. */
 	static int configured;
@@ -481,7 +446,7 @@ int sdb_close(struct sdb *d, int ok)
 		}
 		if (rc)
 			unlink(d->tmp);
-		unguard();
+		tmp_unguard(d->guard);
 	}
 	free(d->tmp), free(d->path), free(d->strs), free(d->arena);
 	d->tmp = d->path = NULL, d->strs = NULL, d->arena = NULL;

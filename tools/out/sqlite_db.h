@@ -63,6 +63,7 @@ struct sdb_row {
 struct sdb {
 	sqlite3 *db;
 	char *path, *tmp;
+	int guard; /* tmp_guard slot */
 	struct sdb_tab tab[T_N];
 	int failed;     /* an error was reported; nothing more is written */
 	uint64_t rows;  /* rows inserted */
