@@ -1,7 +1,7 @@
 /* Fuzz target: NCCL_DEBUG log text, line by line, through the parser the
  * nccl_* reports use (tools/nccl_log.c). Built for libFuzzer by
- * `make fuzz-nccl-log`; with -DFUZZ_REPLAY it is a plain program that
- * replays the corpus (make test). */
+ * `make fuzz-nccl-log`; linked with replay.c it replays the corpus with the
+ * other targets' limits (make test). */
 #include "read/nccl_log.h"
 
 #include <stddef.h>
@@ -29,48 +29,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	return 0;
 }
-
-#ifdef FUZZ_REPLAY
-#include <dirent.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-
-static int replay(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st))
-		return perror(path), 1;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		struct dirent *e;
-		int rc = 0;
-		while (d && (e = readdir(d)))
-			if (e->d_name[0] != '.') {
-				char sub[4096];
-				snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-				rc |= replay(sub);
-			}
-		if (d)
-			closedir(d);
-		return rc;
-	}
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return perror(path), 1;
-	uint8_t *buf = malloc((size_t)st.st_size + 1);
-	size_t n = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, n);
-	free(buf);
-	return 0;
-}
-
-int main(int argc, char **argv)
-{
-	int rc = 0;
-	for (int i = 1; i < argc; i++)
-		rc |= replay(argv[i]);
-	return rc;
-}
-#endif
