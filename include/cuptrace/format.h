@@ -102,6 +102,7 @@ enum ct_kind {
 	CT_EV_GPU_DEVICE = 54,
 	CT_EV_GPU_CONTEXT = 55,
 	CT_EV_CUPTI_DROPPED = 56, /* drop counts only: records CUPTI itself lost */
+	CT_EV_CUDA_EVENT = 57,	  /* a cudaEventRecord: which stream the event was recorded on */
 	CT_EV_CUPTI_END = 80,
 	/* NCCL (schema_nccl.c). Ids are the handles the plugin gave NCCL;
 	 * parent, group and launch fields hold such ids (0 = none). */

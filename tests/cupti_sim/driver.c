@@ -33,8 +33,11 @@ static struct {
 	struct event {
 		uint64_t t;
 		uint32_t stream;
+		uint32_t corr;    /* the cudaEventRecord that recorded it last */
+		uint64_t sync_id; /* that record's cudaEventSyncId */
 	} ev[MAX_EVENTS];
 	uint32_t nev;
+	uint64_t next_sync_id;
 	struct alloc {
 		uint64_t addr, bytes;
 		int dev;
@@ -572,6 +575,16 @@ static void sync_record(struct call *c, int type, uint32_t stream, uint32_t even
 		return;
 	CUpti_ActivitySynchronization2 s;
 	memset(&s, 0, sizeof s);
+	/* An event's sync waits for the event's latest record (CUPTI 12.8 on
+	 * says which by cudaEventSyncId; the truth says its call and stream). */
+	struct event e = {0, CUPTI_SYNCHRONIZATION_INVALID_VALUE, 0,
+	                  CUPTI_SYNCHRONIZATION_INVALID_VALUE};
+	if (event != CUPTI_SYNCHRONIZATION_INVALID_VALUE) {
+		pthread_mutex_lock(&D.lock);
+		e = D.ev[event - 1];
+		pthread_mutex_unlock(&D.lock);
+	}
+	s.cudaEventSyncId = e.sync_id;
 	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
 	s.type = (CUpti_ActivitySynchronizationType)type;
 	s.start = c->start;
@@ -582,9 +595,9 @@ static void sync_record(struct call *c, int type, uint32_t stream, uint32_t even
 	s.cudaEventId = event;
 	int lost = sim_append(&s, sizeof s, NULL) != 0;
 	sim_truth("{\"k\":\"sync\",\"corr\":%u,\"type\":%d,\"ctx\":%u,\"stream\":%u,\"event\":%u,"
-	          "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
+	          "\"start\":%llu,\"end\":%llu,\"wait_corr\":%u,\"wait_stream\":%u,\"lost\":%d}",
 	          c->corr, type, s.contextId, stream, event, (unsigned long long)s.start,
-	          (unsigned long long)end, lost);
+	          (unsigned long long)end, e.corr, e.stream, lost);
 }
 
 EXPORT void sim_stream_sync(uint32_t stream)
@@ -600,17 +613,51 @@ EXPORT void sim_stream_sync(uint32_t stream)
 	call_end(&c);
 }
 
-EXPORT uint32_t sim_event_record(uint32_t stream)
+/* cudaEventRecord of event `id` (from 1) on a stream: the event completes
+ * when the stream's work so far ends. CUPTI's CUDA_EVENT record comes
+ * with the call, ahead of its API record. */
+static void event_record(uint32_t id, uint32_t stream)
 {
 	pthread_mutex_lock(&D.lock);
 	struct stream *s = stream_of(stream);
-	uint32_t id = D.nev < MAX_EVENTS ? D.nev++ : MAX_EVENTS - 1;
-	D.ev[id] = (struct event){s->ready, stream};
 	pthread_mutex_unlock(&D.lock);
 	struct call c;
 	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, s->dev, NULL);
+	pthread_mutex_lock(&D.lock);
+	uint64_t sync_id = ++D.next_sync_id;
+	D.ev[id - 1] = (struct event){s->ready, stream, c.corr, sync_id};
+	uint32_t ctx = D.dev[s->dev].context;
+	pthread_mutex_unlock(&D.lock);
+	if (sim_kind_on(CUPTI_ACTIVITY_KIND_CUDA_EVENT)) {
+		CUpti_ActivityCudaEvent2 r;
+		memset(&r, 0, sizeof r);
+		r.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
+		r.correlationId = c.corr;
+		r.contextId = ctx;
+		r.streamId = stream;
+		r.eventId = id;
+		r.deviceId = (uint32_t)s->dev;
+		r.cudaEventSyncId = sync_id;
+		int lost = sim_append(&r, sizeof r, NULL) != 0;
+		sim_truth("{\"k\":\"cuda_event\",\"corr\":%u,\"ctx\":%u,\"dev\":%d,\"stream\":%u,"
+		          "\"event\":%u,\"lost\":%d}",
+		          c.corr, ctx, s->dev, stream, id, lost);
+	}
 	call_end(&c);
-	return id + 1;
+}
+
+EXPORT uint32_t sim_event_record(uint32_t stream)
+{
+	pthread_mutex_lock(&D.lock);
+	uint32_t id = D.nev < MAX_EVENTS ? ++D.nev : MAX_EVENTS;
+	pthread_mutex_unlock(&D.lock);
+	event_record(id, stream);
+	return id;
+}
+
+EXPORT void sim_event_rerecord(uint32_t event, uint32_t stream)
+{
+	event_record(event, stream);
 }
 
 EXPORT void sim_event_sync(uint32_t event)
