@@ -14,6 +14,11 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	e->free = -1;
 	e->horizon = HORIZON_NS;
 	e->hold = HOLD_NODES;
+	e->min_last = UINT64_MAX;
+	/* The NCCL source's handles are a counter (handed out to each thread
+	 * in blocks) above a 4-bit type code: ids of one thread's records
+	 * come in runs, which the id map keeps together. */
+	e->ids.shift = 4;
 	e->kkind = 0;
 	/* The GPU kernel kind, wherever the CUPTI source put it. */
 	for (unsigned k = CT_EV_CUPTI_FIRST; k < CT_EV_CUPTI_END; k++) {
@@ -82,7 +87,7 @@ void nccl_ops_free(struct nccl_ops *e)
 		return;
 	for (size_t i = 0; i < e->nkern; i++)
 		free(e->kern[i].k.name);
-	hmap_free(&e->ids);
+	idmap_free(&e->ids);
 	free(e->n), free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
 	free(e->is_nccl);
@@ -222,6 +227,8 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 	uint64_t ts = ev->v[0];
 	if (ts > e->now)
 		e->now = ts;
+	if (ts < e->min_last)
+		e->min_last = ts; /* whatever this record touches gets a last >= ts */
 	struct node *x;
 	switch (kind) {
 	case CT_EV_NCCL_COMM:

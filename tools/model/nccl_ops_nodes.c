@@ -28,14 +28,14 @@ struct node *nops_get(struct nccl_ops *e, uint64_t id)
 	x->tasks = x->sib = -1;
 	x->rank = x->root = -1;
 	x->gmin = UINT64_MAX;
-	hmap_put(&e->ids, id, (void *)(uintptr_t)(i + 1));
+	idmap_put(&e->ids, id, i);
 	return &e->n[i];
 }
 
 void nops_drop(struct nccl_ops *e, struct node *x)
 {
 	int32_t i = (int32_t)(x - e->n);
-	hmap_del(&e->ids, x->id);
+	idmap_del(&e->ids, x->id);
 	if (x->has_kernel)
 		free(x->kernel.name);
 	x->id = 0;
