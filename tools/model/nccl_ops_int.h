@@ -104,6 +104,11 @@ static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
  * until the next call (the array may move). */
 struct node *nops_get(struct nccl_ops *e, uint64_t id);
 void nops_drop(struct nccl_ops *e, struct node *x);
+/* Relinks the free nodes lowest index first: the nodes made next (in the
+ * order their records come) then lie one after another in memory, as
+ * they are read again when their plan is handed out, instead of where
+ * the last sweep happened to free them. */
+void nops_free_in_order(struct nccl_ops *e);
 
 static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
 {

@@ -254,6 +254,7 @@ static void force(struct nccl_ops *e)
 	}
 	for (size_t i = 0; i < e->nn; i++)
 		e->n[i].flags &= (uint8_t)~F_KEEP;
+	nops_free_in_order(e);
 	size_t w = 0;
 	for (size_t j = 0; j < e->nkern; j++) {
 		if (e->kern[j].k.ts >= cut)
