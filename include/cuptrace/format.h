@@ -23,8 +23,11 @@
 #define CT_MAGIC "CUPTRACE"
 #define CT_FORMAT_MAJOR 1
 /* 1.1: the header ends with a checksum (CT_H_CRC) and the footer says how the
- * process ended (CT_FT_END); 1.0 files still read. */
-#define CT_FORMAT_MINOR 1
+ * process ended (CT_FT_END); 1.0 files still read. 1.2: the event kind
+ * CT_EV_CUDA_EVENT (older readers skip a block holding one as damaged:
+ * items carry no length, a kind unknown to a reader cannot be stepped
+ * over). */
+#define CT_FORMAT_MINOR 2
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
  * of that footer block (which holds the FOOTER item alone), so that tools
@@ -102,6 +105,7 @@ enum ct_kind {
 	CT_EV_GPU_DEVICE = 54,
 	CT_EV_GPU_CONTEXT = 55,
 	CT_EV_CUPTI_DROPPED = 56, /* drop counts only: records CUPTI itself lost */
+	CT_EV_CUDA_EVENT = 57,	  /* a cudaEventRecord: which stream the event was recorded on */
 	CT_EV_CUPTI_END = 80,
 	/* NCCL (schema_nccl.c). Ids are the handles the plugin gave NCCL;
 	 * parent, group and launch fields hold such ids (0 = none). */

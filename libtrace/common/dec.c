@@ -462,7 +462,9 @@ int ct_file_next(struct ct_file *f, struct ct_event *ev)
 		 * and kind indexes f->events below. */
 		const struct ct_plan *pl = kind < CT_NKINDS ? plan_of(f, (unsigned)kind) : NULL;
 		if (!pl) {
-			corrupt(f, "unknown event kind");
+			corrupt(f, f->h.minor > CT_FORMAT_MINOR
+			               ? "unknown event kind (the file's format is newer than this reader)"
+			               : "unknown event kind");
 			continue;
 		}
 		if (f->tid < 0) {

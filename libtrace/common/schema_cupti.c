@@ -69,6 +69,12 @@ const struct ct_schema ct_schemas_cupti[CT_EV_CUPTI_END - CT_EV_CUPTI_FIRST] = {
 				"core_clock_khz", "memory_bandwidth_kbs", "uuid"}},
 	K(CT_EV_GPU_CONTEXT) = {"gpu_context", 4, {TS, U, U, U},
 				{"ts", "context", "device", "null_stream"}},
+	/* A cudaEventRecord (CUPTI's CUDA_EVENT record): the stream an event
+	 * was recorded on, and the call's correlation id. CUPTI gives it no
+	 * time, so it has no ts: the tools tie an event sync or stream wait to
+	 * it (wait_on_stream, wait_on_cuda_event_record_corr_id). */
+	K(CT_EV_CUDA_EVENT) = {"cuda_event", 4, {DELTA, U, U, U},
+			       {"correlation", "context", "stream", "event"}},
 	/* Never written as events: the bucket that CUPTI's own dropped-record
 	 * count goes into (CUPTI does not say of which kind they were). */
 	K(CT_EV_CUPTI_DROPPED) = {"cupti_dropped", 1, {TS}, {"ts"}},

@@ -49,18 +49,22 @@ static struct {
 	_Atomic int stop, force, cleaned;
 } cupti_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/* optional: a kind that only adds detail (which cudaEventRecord an event
+ * sync waited for); a CUPTI that refuses it keeps tracing the rest. */
 static const struct {
 	unsigned source;
 	CUpti_ActivityKind kind;
+	int optional;
 } kinds[] = {
-    {CT_SRC_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
-    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY},
-    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2},
-    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET},
-    {CT_SRC_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-    {CT_SRC_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2},
-    {CT_SRC_API, CUPTI_ACTIVITY_KIND_RUNTIME},
-    {CT_SRC_API, CUPTI_ACTIVITY_KIND_DRIVER},
+    {CT_SRC_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, 0},
+    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, 0},
+    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, 0},
+    {CT_SRC_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, 0},
+    {CT_SRC_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, 0},
+    {CT_SRC_SYNC, CUPTI_ACTIVITY_KIND_CUDA_EVENT, 1},
+    {CT_SRC_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, 0},
+    {CT_SRC_API, CUPTI_ACTIVITY_KIND_RUNTIME, 0},
+    {CT_SRC_API, CUPTI_ACTIVITY_KIND_DRIVER, 0},
 };
 #define NKINDS       (sizeof kinds / sizeof *kinds)
 #define CUDA_SOURCES (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC | CT_SRC_MEMORY)
@@ -101,16 +105,31 @@ static void sync_enabled(void)
 	int want = ct_capturing() && atomic_load(&ct_cupti_on);
 	if (want && !cupti_st.enabled) {
 		cupti_st.enabled = 1;
-		for (size_t i = 0; i < NKINDS; i++)
-			if ((ct.cfg.sources & kinds[i].source) && !CALL(enable, kinds[i].kind))
+		for (size_t i = 0; i < NKINDS; i++) {
+			if (!(ct.cfg.sources & kinds[i].source))
+				continue;
+			if (kinds[i].optional) {
+				static int told;
+				CUptiResult r = ct_cu.enable(kinds[i].kind);
+				if (r != CUPTI_SUCCESS && !told++)
+					ct_info("CUPTI activity kind %d not traced: %s",
+					        (int)kinds[i].kind, ct_cupti_strerror(r));
+			} else if (!CALL(enable, kinds[i].kind)) {
 				break;
+			}
+		}
 		quiet_noisy_calls();
 		ct_debug("GPU activity on");
 	} else if (!want && cupti_st.enabled && atomic_load(&ct_cupti_on)) {
 		cupti_st.enabled = 0;
-		for (size_t i = 0; i < NKINDS; i++)
-			if ((ct.cfg.sources & kinds[i].source) && !CALL(disable, kinds[i].kind))
+		for (size_t i = 0; i < NKINDS; i++) {
+			if (!(ct.cfg.sources & kinds[i].source))
+				continue;
+			if (kinds[i].optional)
+				ct_cu.disable(kinds[i].kind); /* refused at enable, maybe */
+			else if (!CALL(disable, kinds[i].kind))
 				break;
+		}
 		/* What was launched in the window is written out now, not at
 		 * exit; CUPTI may not be called back from here (the writer's
 		 * timer, or inside a CUDA call), so the flush thread does it. */

@@ -360,6 +360,16 @@ static void put_sync(struct ct_thread *t, const CUpti_ActivitySynchronization2 *
 	ct_rec_simple(t, CT_EV_SYNC, f, 7);
 }
 
+/* Read with the fields CUpti_ActivityCudaEvent (before CUDA 12.8) and its
+ * successors share at the same offsets: no device id (the tools take it
+ * from the context) and no sync id (the tools pair a sync with the latest
+ * record of its event by correlation id, which every version has). */
+static void put_cuda_event(struct ct_thread *t, const CUpti_ActivityCudaEvent2 *e)
+{
+	uint64_t f[4] = {e->correlationId, e->contextId, e->streamId, e->eventId};
+	ct_rec_simple(t, CT_EV_CUDA_EVENT, f, 4);
+}
+
 static void put_api(struct ct_thread *t, const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 {
 	uint64_t e = api_entry(domain, a->cbid);
@@ -543,6 +553,9 @@ size_t ct_cupti_translate(struct ct_thread *t, uint8_t *buf, size_t valid, CUpti
 			break;
 		case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 			put_sync(t, (const CUpti_ActivitySynchronization2 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+			put_cuda_event(t, (const CUpti_ActivityCudaEvent2 *)a);
 			break;
 		case CUPTI_ACTIVITY_KIND_RUNTIME:
 			put_api(t, (const CUpti_ActivityAPI *)a, CUPTI_CB_DOMAIN_RUNTIME_API);

@@ -396,6 +396,10 @@ EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
 	ENTER();
 	if (k <= 0 || k >= CUPTI_ACTIVITY_KIND_COUNT)
 		return CUPTI_ERROR_INVALID_KIND;
+	/* A CUPTI that does not have this kind (CUPTI_SIM_REFUSE_KIND=N). */
+	const char *refuse = getenv("CUPTI_SIM_REFUSE_KIND");
+	if (refuse && atoi(refuse) == (int)k)
+		return CUPTI_ERROR_NOT_COMPATIBLE;
 	sim.kind_enabled[k] = 1;
 	/* As CUPTI does, a (re-)enabled kind undoes per-API settings. */
 	if (k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER)
@@ -472,6 +476,8 @@ static size_t record_size(CUpti_ActivityKind k)
 		return sizeof(CUpti_ActivityMemset4);
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 		return sizeof(CUpti_ActivitySynchronization2);
+	case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
+		return sizeof(CUpti_ActivityCudaEvent2);
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 		return sizeof(CUpti_ActivityAPI);

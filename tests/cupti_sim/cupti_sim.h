@@ -36,7 +36,9 @@ uint32_t sim_memset(uint32_t stream, uint64_t bytes, uint32_t value, uint64_t du
 uint64_t sim_malloc(int dev, uint64_t bytes);
 void sim_free(uint64_t addr);
 void sim_stream_sync(uint32_t stream);
+/* cudaEventRecord of a new event (its id returned), or of an existing one */
 uint32_t sim_event_record(uint32_t stream);
+void sim_event_rerecord(uint32_t event, uint32_t stream);
 void sim_event_sync(uint32_t event);
 void sim_stream_wait_event(uint32_t stream, uint32_t event);
 void sim_device_sync(int dev);

@@ -1,6 +1,6 @@
 /* The simulated CUDA driver and runtime (cupti_sim.h). */
 #include "cupti_sim.h"
-#include "sim.h"
+#include "driver.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -9,47 +9,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define EXPORT            __attribute__((visibility("default")))
-#define MAX_DEV           8
-#define MAX_STREAMS       64
-#define MAX_EVENTS        4096
-#define MAX_ALLOCS        4096
-#define LAUNCH_LATENCY_NS 1500
-
-static struct {
-	pthread_mutex_t lock;
-	int ndev;
-	struct dev {
-		uint32_t context; /* 0: no context yet */
-		uint32_t null_stream;
-	} dev[MAX_DEV];
-	uint32_t next_context;
-	struct stream {
-		uint32_t id;
-		int dev;
-		uint64_t ready; /* when its last work ends */
-	} st[MAX_STREAMS];
-	int nst;
-	struct event {
-		uint64_t t;
-		uint32_t stream;
-	} ev[MAX_EVENTS];
-	uint32_t nev;
-	struct alloc {
-		uint64_t addr, bytes;
-		int dev;
-	} al[MAX_ALLOCS];
-	uint64_t next_addr;
-	uint32_t corr, next_stream, graph_node;
-	struct kname {
-		char *s;
-		struct kname *next;
-	} * names;
-	int current_dev;
-} D = {.lock = PTHREAD_MUTEX_INITIALIZER,
-       .next_context = 1,
-       .next_stream = 7,
-       .next_addr = 0x7f0000000000ull};
+struct driver D = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                   .next_context = 1,
+                   .next_stream = 7,
+                   .next_addr = 0x7f0000000000ull};
 
 /* ---- JSON helpers for the truth log */
 static void json_str(char *o, size_t n, const char *s)
@@ -76,7 +39,7 @@ static uint32_t tid_of_caller(void)
 
 /* ---- contexts and streams */
 
-static struct stream *stream_of(uint32_t id)
+struct stream *stream_of(uint32_t id)
 {
 	for (int i = 0; i < D.nst; i++)
 		if (D.st[i].id == id)
@@ -163,18 +126,7 @@ EXPORT void sim_init(int ndevices)
 
 /* ---- API calls */
 
-struct call {
-	int runtime;
-	uint32_t cbid;
-	const char *name;
-	uint32_t corr;
-	uint64_t start, cdata;
-	int ret;
-	int dev;
-	CUpti_CallbackData cd;
-};
-
-static void call_begin(struct call *c, int runtime, uint32_t cbid, int dev, const char *symbol)
+void call_begin(struct call *c, int runtime, uint32_t cbid, int dev, const char *symbol)
 {
 	memset(c, 0, sizeof *c);
 	c->runtime = runtime;
@@ -200,7 +152,7 @@ static void call_begin(struct call *c, int runtime, uint32_t cbid, int dev, cons
 	c->start = sim_now();
 }
 
-static void call_end(struct call *c)
+void call_end(struct call *c)
 {
 	uint64_t end = sim_now();
 	c->cd.callbackSite = CUPTI_API_EXIT;
@@ -237,7 +189,7 @@ static void schedule(struct stream *s, uint64_t dur, uint64_t *start, uint64_t *
 	s->ready = *end;
 }
 
-static void wait_until(uint64_t t)
+void wait_until(uint64_t t)
 {
 	while (sim_now() < t)
 		sched_yield();
@@ -561,96 +513,6 @@ EXPORT void sim_free(uint64_t addr)
 		memory_record(c.corr, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, addr, a.bytes,
 		              a.dev);
 	pthread_mutex_unlock(&D.lock);
-	call_end(&c);
-}
-
-static void sync_record(struct call *c, int type, uint32_t stream, uint32_t event, uint64_t until)
-{
-	wait_until(until);
-	uint64_t end = sim_now();
-	if (!sim_kind_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION))
-		return;
-	CUpti_ActivitySynchronization2 s;
-	memset(&s, 0, sizeof s);
-	s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
-	s.type = (CUpti_ActivitySynchronizationType)type;
-	s.start = c->start;
-	s.end = end;
-	s.correlationId = c->corr;
-	s.contextId = D.dev[c->dev].context;
-	s.streamId = stream;
-	s.cudaEventId = event;
-	int lost = sim_append(&s, sizeof s, NULL) != 0;
-	sim_truth("{\"k\":\"sync\",\"corr\":%u,\"type\":%d,\"ctx\":%u,\"stream\":%u,\"event\":%u,"
-	          "\"start\":%llu,\"end\":%llu,\"lost\":%d}",
-	          c->corr, type, s.contextId, stream, event, (unsigned long long)s.start,
-	          (unsigned long long)end, lost);
-}
-
-EXPORT void sim_stream_sync(uint32_t stream)
-{
-	pthread_mutex_lock(&D.lock);
-	struct stream *s = stream_of(stream);
-	uint64_t until = s->ready;
-	pthread_mutex_unlock(&D.lock);
-	struct call c;
-	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, s->dev, NULL);
-	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, stream,
-	            CUPTI_SYNCHRONIZATION_INVALID_VALUE, until);
-	call_end(&c);
-}
-
-EXPORT uint32_t sim_event_record(uint32_t stream)
-{
-	pthread_mutex_lock(&D.lock);
-	struct stream *s = stream_of(stream);
-	uint32_t id = D.nev < MAX_EVENTS ? D.nev++ : MAX_EVENTS - 1;
-	D.ev[id] = (struct event){s->ready, stream};
-	pthread_mutex_unlock(&D.lock);
-	struct call c;
-	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, s->dev, NULL);
-	call_end(&c);
-	return id + 1;
-}
-
-EXPORT void sim_event_sync(uint32_t event)
-{
-	struct event e = D.ev[event - 1];
-	struct stream *s = stream_of(e.stream);
-	struct call c;
-	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, s->dev, NULL);
-	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
-	            CUPTI_SYNCHRONIZATION_INVALID_VALUE, event, e.t);
-	call_end(&c);
-}
-
-EXPORT void sim_stream_wait_event(uint32_t stream, uint32_t event)
-{
-	pthread_mutex_lock(&D.lock);
-	struct stream *s = stream_of(stream);
-	struct event e = D.ev[event - 1];
-	if (s->ready < e.t)
-		s->ready = e.t;
-	pthread_mutex_unlock(&D.lock);
-	struct call c;
-	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, s->dev, NULL);
-	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, stream, event, 0);
-	call_end(&c);
-}
-
-EXPORT void sim_device_sync(int dev)
-{
-	pthread_mutex_lock(&D.lock);
-	uint64_t until = 0;
-	for (int i = 0; i < D.nst; i++)
-		if (D.st[i].dev == dev && D.st[i].ready > until)
-			until = D.st[i].ready;
-	pthread_mutex_unlock(&D.lock);
-	struct call c;
-	call_begin(&c, 1, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, dev, NULL);
-	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE,
-	            CUPTI_SYNCHRONIZATION_INVALID_VALUE, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
-	            until);
 	call_end(&c);
 }
 

@@ -11,6 +11,7 @@
  *                does; API calls get correlation ids, callbacks and API
  *                records; the "GPU" runs streams on simulated time and
  *                produces kernel, copy, memset, sync and memory records
+ *                (driver.h: its state; sync.c: events and synchronisations)
  *   names.c      callback names (cuptiGetCallbackName)
  * Every record put into a buffer is also written to the truth log
  * ($CUPTI_SIM_TRUTH, JSON lines) for the tests to compare with. */

@@ -2,8 +2,8 @@
 # Test-only: nothing here is linked into libcuptrace.so or the tools.
 SIM_DIR := tests/cupti_sim
 SIM_OUT := build/tests/cupti_sim
-SIM_SRC := $(SIM_DIR)/cupti_api.c $(SIM_DIR)/driver.c $(SIM_DIR)/names.c
-SIM_HDR := $(SIM_DIR)/sim.h $(SIM_DIR)/cupti_sim.h
+SIM_SRC := $(SIM_DIR)/cupti_api.c $(SIM_DIR)/driver.c $(SIM_DIR)/sync.c $(SIM_DIR)/names.c
+SIM_HDR := $(SIM_DIR)/sim.h $(SIM_DIR)/cupti_sim.h $(SIM_DIR)/driver.h
 SIM_LIB := $(SIM_OUT)/libcupti_sim.so
 # The same without what CUPTI before 12.4/13 lacks (timestamp callback,
 # cuptiSubscribe_v2, per-call enabling); preloaded in place of the above.

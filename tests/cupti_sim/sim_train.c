@@ -18,6 +18,12 @@
  *                           GPU 1) and A runs layernorm [+2150, +2190]; the main
  *                           thread waits in cudaStreamSynchronize inside the
  *                           NVTX range "host_wait" meanwhile
+ *   sim_train events N      N NVTX "step" ranges on GPU 0 with two streams
+ *                           ordered by CUDA events (two events, recorded
+ *                           again every step): gemm on A, event 1 recorded
+ *                           on A, B waits for it, softmax on B; layernorm on
+ *                           A, event 2 recorded on A, the host waits for it
+ *                           (cudaEventSynchronize)
  * The NVTX ranges it opens go to $CT_TEST_TRUTH (truth.h); what CUPTI
  * produced goes to $CUPTI_SIM_TRUTH (the simulator). SIM_STEPS=1: train
  * calls cuptrace_step() (found at run time) before each step. */
@@ -274,6 +280,38 @@ static void known(int steps)
 	sim_device_sync(1);
 }
 
+/* ---- streams ordered by events */
+static uint32_t ev_wait, ev_host;
+
+static void events_step(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	struct sim_dim g = {64, 1, 1}, b = {256, 1, 1};
+	sim_launch(s_compute, K_GEMM, g, b, 64, 0, 0, 30000);
+	if (i == 0)
+		ev_wait = sim_event_record(s_compute);
+	else
+		sim_event_rerecord(ev_wait, s_compute);
+	sim_stream_wait_event(s_comm, ev_wait);
+	sim_launch(s_comm, K_SOFTMAX, g, b, 32, 0, 0, 8000);
+	sim_launch(s_compute, K_NORM, g, b, 40, 0, 0, 10000);
+	if (i == 0)
+		ev_host = sim_event_record(s_compute);
+	else
+		sim_event_rerecord(ev_host, s_compute);
+	sim_event_sync(ev_host);
+}
+
+static void events(int steps)
+{
+	sim_init(1);
+	s_compute = sim_stream_create(0);
+	s_comm = sim_stream_create(0);
+	for (int i = 0; i < steps; i++)
+		range("step", events_step, (void *)(intptr_t)i);
+	sim_device_sync(0);
+}
+
 static void forked(void)
 {
 	sim_init(1);
@@ -309,8 +347,10 @@ int main(int argc, char **argv)
 		forked();
 	else if (!strcmp(mode, "known"))
 		known(argc > 2 ? atoi(argv[2]) : 3);
+	else if (!strcmp(mode, "events"))
+		events(argc > 2 ? atoi(argv[2]) : 4);
 	else {
-		fprintf(stderr, "usage: sim_train train|small|burst|window|fork|known [N]\n");
+		fprintf(stderr, "usage: sim_train train|small|burst|window|fork|known|events [N]\n");
 		return 2;
 	}
 	printf("sim_train %s done\n", mode);

@@ -1175,7 +1175,7 @@ static void test_header_checksum(void)
 	struct ct_event ev;
 	CHECK_EQ(ct_file_open(&f, path), 0);
 	check_header(&f.h);
-	CHECK_EQ(f.h.minor, 1);
+	CHECK_EQ(f.h.minor, CT_FORMAT_MINOR);
 	CHECK_EQ(ct_file_next(&f, &ev), 1);
 	ct_file_close(&f);
 

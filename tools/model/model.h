@@ -83,6 +83,9 @@ struct m_gpu {
 	uint64_t bytes, kind, src_kind, dst_kind, src_dev, dst_dev;  /* copies (kind) */
 	uint64_t value, mem_kind;                                    /* memsets */
 	uint64_t sync_type, event;                                   /* syncs */
+	/* Event syncs and stream waits: the stream the event was recorded
+	 * on and that cudaEventRecord's correlation id; -1 when not known. */
+	int64_t wait_stream, wait_corr;
 	/* Of the device: SMs and warp size when its record was seen, else 0. */
 	uint64_t sms, warp;
 };

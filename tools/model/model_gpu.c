@@ -10,6 +10,7 @@
  * order, so GPU work can come before or after its call: both sides wait
  * in bounded tables (memory stays flat in the length of the trace; a call
  * and its GPU work more than 64K calls apart lose their arrow). */
+#include "model/cuda_events.h"
 #include "model/model_int.h"
 #include "read/gpu.h"
 #include "read/nccl_names.h"
@@ -56,6 +57,7 @@ struct model_gpu {
 	struct pend_slot *pend;
 	size_t npend; /* slots of pend in use: calls need not look when 0 */
 	struct hmap names; /* struct dname by string id */
+	struct cuda_events *events; /* cudaEventRecord calls; NULL until the first */
 	const struct m_track *last; /* the last GPU track used, and its key */
 	uint64_t last_dev;
 	int64_t last_tid;
@@ -85,6 +87,7 @@ void model_gpu_end(struct model *m)
 			free(d);
 		}
 	hmap_free(&g->names);
+	cuda_events_free(g->events);
 	free(g->api);
 	free(g->pend);
 	free(g->pend_corr);
@@ -264,6 +267,12 @@ static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event
 	y->context = v[f->y.ctx], y->stream = v[f->y.stream], y->corr = v[f->y.corr];
 	y->sync_type = v[f->y.type], y->event = v[f->y.event];
 	y->device = device_of_context(g, y->context);
+	/* An event sync or a stream wait: the cudaEventRecord it waited for. */
+	uint64_t corr, stream;
+	y->wait_stream = y->wait_corr = -1;
+	if (gpu_sync_on_event(y->sync_type) &&
+	    cuda_events_find(g->events, y->context, y->event, y->corr, &corr, &stream))
+		y->wait_stream = (int64_t)stream, y->wait_corr = (int64_t)corr;
 	int64_t tid = gpu_stream_tid(y->stream);
 	if (tid != GPU_TID_NONE && tid < GPU_TID_SYNC)
 		tid += GPU_TID_SYNC;
@@ -348,6 +357,12 @@ void model_gpu_record(struct model *m, const struct ct_event *ev)
 		break;
 	case CT_EV_GPU_DEVICE:
 		device_rec(m, g, ev);
+		break;
+	case CT_EV_CUDA_EVENT:
+		if (!g->events)
+			g->events = cuda_events_new();
+		cuda_events_record(g->events, ev->v[g->f->e.ctx], ev->v[g->f->e.event],
+		                   ev->v[g->f->e.corr], ev->v[g->f->e.stream]);
 		break;
 	case CT_EV_GPU_CONTEXT:
 		if (g->nctx < sizeof g->ctxmap / sizeof *g->ctxmap) {

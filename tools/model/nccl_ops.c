@@ -1,19 +1,68 @@
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The node array and id map of the join this thread finished last, for
+ * its next one: files are read one after another, and a fresh array of
+ * tens of MB costs a page fault per 4 KB every time (a tenth of the join's
+ * time on the NCCL benchmark). One per thread, no bigger than a join's
+ * own bound (HOLD_NODES), so memory stays flat; freed when the thread
+ * ends. */
+struct spare {
+	struct node *n;
+	size_t cap;
+	struct idmap ids;
+};
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+
+static void spare_free(void *p)
+{
+	struct spare *s = p;
+	free(s->n);
+	idmap_free(&s->ids);
+	free(s);
+}
+
+static void spare_init(void)
+{
+	if (pthread_key_create(&spare_key, spare_free))
+		exit(1);
+}
+
+static struct spare *spare_of_thread(void)
+{
+	pthread_once(&spare_once, spare_init);
+	struct spare *s = pthread_getspecific(spare_key);
+	if (!s) {
+		s = xcalloc(1, sizeof *s);
+		if (pthread_setspecific(spare_key, s))
+			exit(1);
+	}
+	return s;
+}
 
 struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 {
 	struct nccl_ops *e = calloc(1, sizeof *e);
 	if (!e)
 		exit(1);
+	struct spare *sp = spare_of_thread();
+	e->n = sp->n, e->cap = sp->cap, e->ids = sp->ids;
+	*sp = (struct spare){0};
 	e->fn = fn;
 	e->ctx = ctx;
 	e->free = -1;
 	e->horizon = HORIZON_NS;
 	e->hold = HOLD_NODES;
+	e->min_last = UINT64_MAX;
+	/* The NCCL source's handles are a counter (handed out to each thread
+	 * in blocks) above a 4-bit type code: ids of one thread's records
+	 * come in runs, which the id map keeps together. */
+	e->ids.shift = 4;
 	e->kkind = 0;
 	/* The GPU kernel kind, wherever the CUPTI source put it. */
 	for (unsigned k = CT_EV_CUPTI_FIRST; k < CT_EV_CUPTI_END; k++) {
@@ -82,8 +131,16 @@ void nccl_ops_free(struct nccl_ops *e)
 		return;
 	for (size_t i = 0; i < e->nkern; i++)
 		free(e->kern[i].k.name);
-	hmap_free(&e->ids);
-	free(e->n), free(e->comm), free(e->kern), free(e->sm), free(e->steps);
+	/* What is left in them is dropped: the ids (none is live after the
+	 * final sweep, but a join can be freed before it) and nothing else
+	 * (nodes are cleared when taken). */
+	if (e->ids.n)
+		memset(e->ids.s, 0, e->ids.cap * sizeof *e->ids.s), e->ids.n = 0;
+	struct spare *s = spare_of_thread();
+	free(s->n);
+	idmap_free(&s->ids);
+	*s = (struct spare){e->n, e->cap, e->ids};
+	free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
 	free(e->is_nccl);
 	free(e);
@@ -222,6 +279,8 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 	uint64_t ts = ev->v[0];
 	if (ts > e->now)
 		e->now = ts;
+	if (ts < e->min_last)
+		e->min_last = ts; /* whatever this record touches gets a last >= ts */
 	struct node *x;
 	switch (kind) {
 	case CT_EV_NCCL_COMM:

@@ -11,7 +11,7 @@
 #define CT_NCCL_OPS_INT_H
 
 #include "model/nccl_ops.h"
-#include "util/hmap.h"
+#include "util/idmap.h"
 
 #include <stdint.h>
 
@@ -62,7 +62,7 @@ struct nccl_ops {
 	size_t nn, cap;
 	size_t live, hold; /* nodes in use; the most held before forcing plans out */
 	int32_t free;
-	struct hmap ids; /* node id -> its index in n, plus 1 */
+	struct idmap ids; /* node id -> its index in n */
 	struct nccl_comm *comm;
 	size_t ncomm, commcap;
 	struct kern *kern;
@@ -83,6 +83,12 @@ struct nccl_ops {
 	int64_t gpu_offset; /* tracer clock - GPU timer, best estimate */
 	int have_offset;
 	uint64_t now, horizon;
+	/* At most the smallest `last` of the live nodes: every value a record
+	 * gives `last` is that record's ts, so the smallest ts since the
+	 * last full scan (which makes it exact) bounds it. A sweep whose
+	 * limit is below it has nothing quiet to hand out or forget, and
+	 * skips its scans of the held set. */
+	uint64_t min_last;
 	unsigned since_sweep;
 	struct nccl_op *ops;
 	size_t opcap;
@@ -90,14 +96,19 @@ struct nccl_ops {
 
 static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
 {
-	uintptr_t i = id ? (uintptr_t)hmap_get(&e->ids, id) : 0;
-	return i ? &e->n[i - 1] : NULL;
+	int64_t i = id ? idmap_get(&e->ids, id) : -1;
+	return i >= 0 ? &e->n[i] : NULL;
 }
 
 /* The node of id, created empty when new. Pointers into e->n stay valid
  * until the next call (the array may move). */
 struct node *nops_get(struct nccl_ops *e, uint64_t id);
 void nops_drop(struct nccl_ops *e, struct node *x);
+/* Relinks the free nodes lowest index first: the nodes made next (in the
+ * order their records come) then lie one after another in memory, as
+ * they are read again when their plan is handed out, instead of where
+ * the last sweep happened to free them. */
+void nops_free_in_order(struct nccl_ops *e);
 
 static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
 {

@@ -28,14 +28,14 @@ struct node *nops_get(struct nccl_ops *e, uint64_t id)
 	x->tasks = x->sib = -1;
 	x->rank = x->root = -1;
 	x->gmin = UINT64_MAX;
-	hmap_put(&e->ids, id, (void *)(uintptr_t)(i + 1));
+	idmap_put(&e->ids, id, i);
 	return &e->n[i];
 }
 
 void nops_drop(struct nccl_ops *e, struct node *x)
 {
 	int32_t i = (int32_t)(x - e->n);
-	hmap_del(&e->ids, x->id);
+	idmap_del(&e->ids, x->id);
 	if (x->has_kernel)
 		free(x->kernel.name);
 	x->id = 0;
@@ -44,9 +44,26 @@ void nops_drop(struct nccl_ops *e, struct node *x)
 	e->free = i;
 }
 
+void nops_free_in_order(struct nccl_ops *e)
+{
+	e->free = -1;
+	for (size_t i = e->nn; i-- > 0;)
+		if (!e->n[i].id) {
+			e->n[i].next = e->free;
+			e->free = (int32_t)i;
+		}
+}
+
+/* Sorted with their keys beside them: comparing never reads a node (the
+ * held set is far larger than the caches). */
+struct sort_key {
+	uint64_t ts, id;
+	struct node *x;
+};
+
 static int cmp_ts(const void *a, const void *b)
 {
-	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
+	const struct sort_key *x = a, *y = b;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
@@ -56,7 +73,7 @@ struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, 
                           uint64_t limit, size_t *n)
 {
 	size_t k = 0, cap = 0;
-	struct node **v = NULL;
+	struct sort_key *v = NULL;
 	for (size_t i = 0; i < e->nn; i++) {
 		struct node *x = &e->n[i];
 		if (x->id && want(x, limit)) {
@@ -64,11 +81,15 @@ struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, 
 				cap = cap ? cap * 2 : 64;
 				v = xrealloc(v, cap * sizeof *v);
 			}
-			v[k++] = x;
+			v[k++] = (struct sort_key){x->ts, x->id, x};
 		}
 	}
 	if (k)
 		qsort(v, k, sizeof *v, cmp_ts);
+	/* The pointers, in place of the keys (each fits where its key was). */
+	struct node **out = (struct node **)v;
+	for (size_t i = 0; i < k; i++)
+		out[i] = v[i].x;
 	*n = k;
-	return v;
+	return out;
 }

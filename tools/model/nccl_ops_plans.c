@@ -254,12 +254,26 @@ static void force(struct nccl_ops *e)
 	}
 	for (size_t i = 0; i < e->nn; i++)
 		e->n[i].flags &= (uint8_t)~F_KEEP;
+	nops_free_in_order(e);
 	size_t w = 0;
 	for (size_t j = 0; j < e->nkern; j++) {
 		if (e->kern[j].k.ts >= cut)
 			e->kern[w++] = e->kern[j];
 		else
 			free(e->kern[j].k.name);
+	}
+	e->nkern = w;
+}
+
+/* Kernels nobody claimed for that long never will be. */
+static void drop_old_kernels(struct nccl_ops *e, uint64_t old)
+{
+	size_t w = 0;
+	for (size_t k = 0; k < e->nkern; k++) {
+		if (e->kern[k].k.ts > old)
+			e->kern[w++] = e->kern[k];
+		else
+			free(e->kern[k].k.name);
 	}
 	e->nkern = w;
 }
@@ -275,6 +289,13 @@ void nops_sweep(struct nccl_ops *e, int final)
 	if (!final && !limit)
 		return;
 	nops_match_kernels(e, limit);
+	uint64_t old = final ? UINT64_MAX : limit > e->horizon ? limit - e->horizon : 0;
+	if (!final && e->min_last > limit) {
+		/* Nothing quiet since limit (nor since old, earlier): only the
+		 * kernels nobody claimed are looked at. */
+		drop_old_kernels(e, old);
+		return;
+	}
 	/* Plans in the order they were made, so output is stable. */
 	size_t np;
 	struct node **ps = nops_sorted(e, quiet_plan, limit, &np);
@@ -296,19 +317,16 @@ void nops_sweep(struct nccl_ops *e, int final)
 		}
 	}
 	free(ps);
-	uint64_t old = final ? UINT64_MAX : limit > e->horizon ? limit - e->horizon : 0;
+	uint64_t min = UINT64_MAX;
 	for (size_t i = 0; i < e->nn; i++) {
 		struct node *x = &e->n[i];
-		if (x->id && x->last <= old && !is_task(x) && x->tasks < 0)
+		if (!x->id)
+			continue;
+		if (x->last <= old && !is_task(x) && x->tasks < 0)
 			nops_drop(e, x);
+		else if (x->last < min)
+			min = x->last;
 	}
-	/* Kernels nobody claimed for that long never will be. */
-	size_t w = 0;
-	for (size_t k = 0; k < e->nkern; k++) {
-		if (e->kern[k].k.ts > old)
-			e->kern[w++] = e->kern[k];
-		else
-			free(e->kern[k].k.name);
-	}
-	e->nkern = w;
+	e->min_last = min;
+	drop_old_kernels(e, old);
 }

@@ -264,6 +264,17 @@ static void sync_slice(struct chrome *c, const struct m_event *ev)
 		out_lit(o, ",\"cuda event\":");
 		out_u64(o, y->event);
 	}
+	if (gpu_sync_on_event(y->sync_type)) {
+		/* Kineto's names (HTA's critical path joins the wait to the
+		 * cudaEventRecord call and the stream it recorded on); -1 when
+		 * the record was not seen */
+		out_lit(o, ",\"wait_on_stream\":");
+		out_i64(o, y->wait_stream);
+		out_lit(o, ",\"wait_on_cuda_event_record_corr_id\":");
+		out_i64(o, y->wait_corr);
+		out_lit(o, ",\"wait_on_cuda_event_id\":");
+		out_i64(o, y->event < 0xffffffffull ? (int64_t)y->event : -1);
+	}
 	out_lit(o, "}}");
 }
 

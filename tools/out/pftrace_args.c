@@ -189,6 +189,11 @@ void sync_args(struct pft *p, const struct m_event *ev)
 	a_uint(o, A_CORR, y->corr);
 	if (y->event < 0xffffffffull)
 		a_uint(o, A_EVENT, y->event);
+	if (gpu_sync_on_event(y->sync_type)) {
+		a_int(o, A_WAIT_STREAM, y->wait_stream);
+		a_int(o, A_WAIT_CORR, y->wait_corr);
+		a_int(o, A_WAIT_EVENT, y->event < 0xffffffffull ? (int64_t)y->event : -1);
+	}
 }
 
 void api_args(struct pft *p, const struct m_event *ev)

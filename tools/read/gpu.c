@@ -68,6 +68,9 @@ static void find_fields(void)
 	f.d.bw = F(k, "memory_bandwidth_kbs"), f.d.uuid = F(k, "uuid");
 	k = CT_EV_GPU_CONTEXT;
 	f.c.ctx = F(k, "context"), f.c.dev = F(k, "device");
+	k = CT_EV_CUDA_EVENT;
+	f.e.corr = F(k, "correlation"), f.e.ctx = F(k, "context"), f.e.stream = F(k, "stream");
+	f.e.event = F(k, "event");
 #undef F
 }
 

@@ -37,6 +37,9 @@ struct gpu_fields {
 	struct {
 		unsigned ctx, dev;
 	} c;
+	struct {
+		unsigned corr, ctx, stream, event;
+	} e; /* cuda_event: a cudaEventRecord */
 };
 const struct gpu_fields *gpu_fields(void);
 
@@ -48,6 +51,11 @@ unsigned gpu_field(unsigned kind, const char *name);
 const char *gpu_copy_kind(uint64_t k);
 const char *gpu_memory_kind(uint64_t k);
 const char *gpu_sync_name(uint64_t type);
+/* Is this sync type an event synchronize or a stream wait on an event? */
+static inline int gpu_sync_on_event(uint64_t type)
+{
+	return type == 1 || type == 2; /* CUpti_ActivitySynchronizationType */
+}
 /* Is this CUPTI memory kind GPU memory (counted in "GPU memory used")? */
 int gpu_memory_on_device(uint64_t k);
 
