@@ -167,6 +167,7 @@ static void end_file(struct nh *h)
 {
 	struct nh_file *f = &h->f[h->cur_file];
 	uint64_t end = h->cur_end ? h->cur_end : h->last_ts;
+	f->cut = !h->cur_end;
 	if (!h->nopen)
 		goto out;
 	qsort(h->open, h->nopen, sizeof *h->open, cmp_open);

@@ -52,6 +52,7 @@ struct nh_rank {
 	uint64_t seq;
 	const char *ranges; /* NVTX ranges open at the end, "a > b"; "" none */
 	int64_t open_for;   /* ns the innermost had been open; -1 none */
+	int cut;            /* no footer (SIGKILL): its end is its last event, open_for a floor */
 };
 
 /* Ranks of one communicator that disagree: one row per group of ranks. */

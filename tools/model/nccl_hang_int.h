@@ -37,6 +37,7 @@ struct nh_file {
 	int64_t cap_off; /* capture switched off for good (job ns), else INT64_MAX */
 	char *ranges;    /* open at the end, outermost first; NULL none */
 	int64_t open_for;
+	int cut; /* no footer: the end is the last event's */
 	size_t first_rc; /* its communicators: rc[first_rc..] up to the next file's */
 };
 

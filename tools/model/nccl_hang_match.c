@@ -165,17 +165,11 @@ static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 	row->last_entered = row->last_completed = -1;
 	row->ranges = f->ranges ? f->ranges : "";
 	row->open_for = f->ranges ? f->open_for : -1;
+	row->cut = f->cut;
 	size_t n = r->n < NH_KEEP ? (size_t)r->n : NH_KEEP;
 	struct nh_op *ops = xrealloc(NULL, (n ? n : 1) * sizeof *ops);
 	memcpy(ops, r->ring, n * sizeof *ops);
 	qsort(ops, n, sizeof *ops, cmp_ops_t);
-	if (n)
-		row->last_entered = (int64_t)ops[n - 1].seq;
-	for (size_t i = n; f->known && i-- > 0;)
-		if (ops[i].done) {
-			row->last_completed = (int64_t)ops[i].seq;
-			break;
-		}
 	for (size_t i = 0; f->known && i < n; i++)
 		if (!ops[i].done) {
 			row->state = NH_WAITING;
@@ -183,25 +177,35 @@ static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 			row->seq = ops[i].seq;
 			break;
 		}
-	free(ops);
-	if (row->state == NH_WAITING)
-		return;
-	const struct nh_coll *best = NULL; /* the earliest it never reached */
-	for (size_t i = 0; i < h->res.nc; i++) {
-		const struct nh_coll *c = &h->res.c[i];
-		if (c->comm != r->comm || (best && c->first_t >= best->first_t))
+	if (row->state != NH_WAITING) {
+		const struct nh_coll *best = NULL; /* the earliest it never reached */
+		for (size_t i = 0; i < h->res.nc; i++) {
+			const struct nh_coll *c = &h->res.c[i];
+			if (c->comm != r->comm || (best && c->first_t >= best->first_t))
+				continue;
+			for (size_t j = 0; j < c->missing.n; j++)
+				if (c->missing.v[j] == f->rank)
+					best = c;
+		}
+		if (best) {
+			row->state = NH_NEVER_ARRIVED;
+			row->func = best->func;
+			row->seq = best->seq;
+		}
+	}
+	/* Sequence numbers count per operation: those of the operation of
+	 * its state, else of the last one it entered. */
+	const char *fn = row->func ? row->func : n ? h->str[ops[n - 1].func] : NULL;
+	for (size_t i = 0; fn && i < n; i++) {
+		if (strcmp(h->str[ops[i].func], fn))
 			continue;
-		for (size_t j = 0; j < c->missing.n; j++)
-			if (c->missing.v[j] == f->rank)
-				best = c;
+		if ((int64_t)ops[i].seq > row->last_entered)
+			row->last_entered = (int64_t)ops[i].seq;
+		if (f->known && ops[i].done && (int64_t)ops[i].seq > row->last_completed)
+			row->last_completed = (int64_t)ops[i].seq;
 	}
-	if (best) {
-		row->state = NH_NEVER_ARRIVED;
-		row->func = best->func;
-		row->seq = best->seq;
-	}
+	free(ops);
 }
-
 /* Ranks of one communicator waiting in different operations. */
 static void op_mismatch(struct nh *h, size_t lo, size_t hi, size_t *mcap)
 {

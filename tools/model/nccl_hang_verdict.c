@@ -64,8 +64,11 @@ static void doing(FILE *o, const struct nh_result *res, int64_t rank, uint64_t c
 	}
 	const struct nh_rank *r = row_of(res, rank, c);
 	if (r && r->ranges[0]) {
-		fprintf(o, "; rank %lld was in %s for ", (long long)rank, r->ranges);
+		fprintf(o, "; rank %lld was in %s for %s", (long long)rank, r->ranges,
+		        r->cut ? "at least " : "");
 		dur(o, r->open_for);
+		if (r->cut)
+			fputs(" (its file has no footer)", o);
 	}
 }
 
@@ -90,12 +93,36 @@ static void differ(FILE *o, const struct nh_result *res, const struct nh_coll *c
 	}
 }
 
+static int waiting(const struct nh_result *res, int64_t rank)
+{
+	for (size_t i = 0; i < res->nr; i++)
+		if (res->r[i].rank == rank && res->r[i].state == NH_WAITING)
+			return 1;
+	return 0;
+}
+
+/* Where the hang began: the first entered of the collectives whose
+ * missing ranks wait nowhere (they are elsewhere, not blocked by another
+ * collective); else the first entered of all. */
+static const struct nh_coll *root(const struct nh_result *res)
+{
+	for (size_t i = res->nc; i-- > 0;) {
+		const struct nh_coll *c = &res->c[i];
+		size_t k = 0;
+		while (k < c->missing.n && !waiting(res, c->missing.v[k]))
+			k++;
+		if (c->missing.n && k == c->missing.n)
+			return c;
+	}
+	return &res->c[res->nc - 1];
+}
+
 char *nh_verdict(const struct nh *h)
 {
 	const struct nh_result *res = &h->res;
 	if (!res->nc)
 		return NULL;
-	const struct nh_coll *c = &res->c[res->nc - 1]; /* the first entered */
+	const struct nh_coll *c = root(res);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *o = open_memstream(&buf, &len);
