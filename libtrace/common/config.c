@@ -256,8 +256,10 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 		if (parse_seconds(v, &c->duration) || c->duration == 0)
 			return fail(err, elen, name, v, "expected seconds > 0");
 	} else if (!strcmp(name, "CUPTRACE_HANG_TIMEOUT")) {
-		if (parse_seconds(v, &c->hang_timeout) || c->hang_timeout == 0)
+		double s;
+		if (parse_seconds(v, &s) || s == 0)
 			return fail(err, elen, name, v, "expected seconds > 0");
+		c->hang_timeout = s;
 	} else if (!strcmp(name, "CUPTRACE_CAPTURE")) {
 		if (!strcmp(v, "always"))
 			c->capture = CT_CAPTURE_ALWAYS;
