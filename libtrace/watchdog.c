@@ -5,8 +5,10 @@
  * runs it). Records of one operation come from several threads' rings,
  * so a channel may come before its task: entries are made on first
  * mention, whichever it is. Tables are small and fixed: NCCL keeps at
- * most a few hundred operations queued; past the table, the oldest entry
- * is given up (never reported). */
+ * most a few hundred operations queued; past the table, the older half
+ * is given up (never reported). An operation is in flight from its task
+ * record (its enqueue), so a timeout must exceed how far the host runs
+ * ahead of the GPU. */
 #include "watchdog.h"
 #include "cuptrace/format.h"
 #include "trace.h"
@@ -56,9 +58,9 @@ static struct task *task_of(uint64_t h)
 	for (size_t i = w.nt; i-- > 0;) /* the newest are asked for most */
 		if (w.t[i].h == h)
 			return &w.t[i];
-	if (w.nt == NTASK) { /* full: give the oldest up */
-		memmove(w.t, w.t + 1, (NTASK - 1) * sizeof *w.t);
-		w.nt--;
+	if (w.nt == NTASK) { /* full: give the older half up (one move per NTASK / 2 tasks) */
+		memmove(w.t, w.t + NTASK / 2, (NTASK - NTASK / 2) * sizeof *w.t);
+		w.nt -= NTASK / 2;
 	}
 	struct task *t = &w.t[w.nt++];
 	memset(t, 0, sizeof *t);

@@ -67,10 +67,22 @@ class Job:
         raise AssertionError("the ranks did not all stop: " + self.stderr())
 
     def kill(self, sig):
-        """Kills every rank (as a scheduler would); returns when (CLOCK_MONOTONIC ns)."""
+        """Kills every rank at once, as a scheduler would (Slurm signals
+        all of a job's processes); returns when (CLOCK_MONOTONIC ns).
+        mpiexec is held meanwhile: once a rank dies it would itself send
+        the others SIGCONT, SIGTERM and then SIGKILL, its own escalation."""
         t = time.monotonic_ns()
-        for s in self.stuck():
-            os.kill(s["pid"], sig)
+        pids = [s["pid"] for s in self.stuck()]
+        os.kill(self.p.pid, signal.SIGSTOP)
+        try:
+            for pid in pids:
+                os.kill(pid, sig)
+            deadline = time.monotonic() + DEADLINE
+            while not all(gone(pid) for pid in pids):
+                assert time.monotonic() < deadline, "a rank outlived " + sig.name
+                time.sleep(0.02)
+        finally:
+            os.kill(self.p.pid, signal.SIGCONT)
         self.p.wait(timeout=DEADLINE)
         return t
 
@@ -87,6 +99,15 @@ class Job:
             os.killpg(self.p.pid, signal.SIGKILL)
             self.p.wait()
         self.err.close()
+
+
+def gone(pid):
+    """The process has died (a zombie until mpiexec reaps it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
+    except FileNotFoundError:
+        return True
 
 
 @pytest.fixture

@@ -389,10 +389,11 @@ static int cur_step;
 /* ---- the proxy thread: kernel-channel events with GPU timers ---- */
 
 static struct plan *queue[1024];
-static int qhead, qtail, qdone;
+static int qhead, qtail, qdone, qfinished;
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t qroom = PTHREAD_COND_INITIALIZER; /* the queue has room */
+static pthread_cond_t qidle = PTHREAD_COND_INITIALIZER; /* a plan was run */
 static uint64_t gpu_busy_until;
 
 static void sleep_until_gpu(uint64_t t)
@@ -497,6 +498,8 @@ static void *proxy_main(void *arg)
 		run_plan(p);
 		free(p);
 		pthread_mutex_lock(&qlock);
+		qfinished++;
+		pthread_cond_broadcast(&qidle);
 	}
 	pthread_mutex_unlock(&qlock);
 	return NULL;
@@ -817,12 +820,25 @@ static void mark_step(void (*step)(void), int it)
 
 /* ---- collective slots, and hangs (hang.h) ---- */
 
+/* Waits until the "GPU" has run every plan queued (a hung one returns at
+ * once): a rank that blocks has its earlier work done, as a real GPU
+ * would before it sits in the kernel that cannot complete. */
+static void gpu_idle(void)
+{
+	pthread_mutex_lock(&qlock);
+	while (qfinished != qtail)
+		pthread_cond_wait(&qidle, &qlock);
+	pthread_mutex_unlock(&qlock);
+}
+
 /* The next collective slot on c: paced, and whether it hangs (rank R may
  * change what it calls there: another operation, another count). */
 static int slot(struct comm *c, int it, int *func, size_t *count)
 {
 	pace(1, it);
 	int member = strcmp(c->name, "pair") || world_rank / 2 == hang.rank / 2, is_r;
+	if (member && world_rank == hang.rank && hang.k == hang.slot && hang.mode == HANG_ABSENT)
+		gpu_idle(); /* it stops here: what it launched before runs to its end */
 	int h = hang_at(member, world_rank, &is_r);
 	if (is_r && func && hang.mode == HANG_OP)
 		*func = *func == F_ALLGATHER ? F_ALLREDUCE : F_ALLGATHER;
@@ -838,6 +854,7 @@ static void hung(int h, struct comm *c, int func, size_t count)
 	hang.now = 0;
 	if (!h)
 		return;
+	gpu_idle();
 	truth("{\"kind\": \"hung\", \"rank\": %d, \"pid\": %d, \"comm\": %llu, "
 	      "\"comm_name\": \"%s\", \"func\": \"%s\", \"seq\": %llu, \"count\": %zu, "
 	      "\"t\": %llu}",

@@ -128,8 +128,11 @@ static void on_op(struct nh *h, struct nh_file *f, struct tfile *t, const struct
 void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev)
 {
 	struct nh_file *f = file_of(h, t);
+	/* A file without a footer ends at its last host time: GPU times are
+	 * mapped with an estimated offset and may lie a little later. */
 	uint64_t last = ev->end > ev->ts ? ev->end : ev->ts;
-	if (ev->type != ME_TRACK && ev->type != ME_PROCESS && last > h->last_ts)
+	if ((ev->type == ME_SLICE || ev->type == ME_INSTANT || ev->type == ME_ASYNC) && ev->track &&
+	    (ev->track->kind == MT_THREAD || ev->track->kind == MT_NCCL) && last > h->last_ts)
 		h->last_ts = last;
 	if (ev->type == ME_SLICE && ev->cat == MC_NCCL) {
 		on_op(h, f, t, ev->nccl.op);

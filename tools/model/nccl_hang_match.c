@@ -280,7 +280,8 @@ const struct nh_result *nh_finish(struct nh *h)
 	qsort(e, ne, sizeof *e, cmp_ent);
 	sort_h = h;
 	struct nh_rc **p = xrealloc(NULL, (h->nrc ? h->nrc : 1) * sizeof *p);
-	memcpy(p, h->rc, h->nrc * sizeof *p);
+	if (h->nrc)
+		memcpy(p, h->rc, h->nrc * sizeof *p);
 	qsort(p, h->nrc, sizeof *p, cmp_rc);
 	size_t plo = 0;
 	for (size_t i = 0, j; i < ne; i = j) {
@@ -296,7 +297,8 @@ const struct nh_result *nh_finish(struct nh *h)
 		judge(h, e + i, j - i, p + plo, phi - plo, &ccap, &mcap);
 	}
 	free(e);
-	qsort(h->res.c, h->res.nc, sizeof *h->res.c, cmp_coll);
+	if (h->res.nc)
+		qsort(h->res.c, h->res.nc, sizeof *h->res.c, cmp_coll);
 	h->res.r = xrealloc(NULL, (h->nrc ? h->nrc : 1) * sizeof *h->res.r);
 	h->res.nr = h->nrc;
 	for (size_t i = 0; i < h->nrc; i++)
