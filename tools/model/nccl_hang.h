@@ -9,8 +9,10 @@
  * "nccl_hang").
  *
  * Memory: per (file, communicator) the last NH_KEEP collectives and the
- * highest sequence number entered per operation, so a hang is found from
- * the tail of each rank's trace whatever its length. A collective is
+ * highest sequence number entered per operation (about 8 KB), so a hang
+ * is found from the tail of each rank's trace whatever its length; a
+ * rank that enqueued more than NH_KEEP collectives after the one it is
+ * stuck in is seen waiting in a later one. A collective is
  * "entered" by a rank whose file holds its task; "completed" when the GPU
  * finished it (nccl_op.gpu_done). Files where no collective ever shows
  * its end (no kernel-channel timers, no kernels) say nothing about

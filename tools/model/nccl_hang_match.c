@@ -108,6 +108,7 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 	struct nh_coll c;
 	memset(&c, 0, sizeof c);
 	c.comm = g[0].comm;
+	c.comm_name = "";
 	c.func = h->str[g[0].func];
 	c.seq = g[0].seq;
 	c.first_t = INT64_MAX;

@@ -93,10 +93,19 @@ static void differ(FILE *o, const struct nh_result *res, const struct nh_coll *c
 	}
 }
 
+/* Whether rank waits in some collective (rows are by rank: a search). */
 static int waiting(const struct nh_result *res, int64_t rank)
 {
-	for (size_t i = 0; i < res->nr; i++)
-		if (res->r[i].rank == rank && res->r[i].state == NH_WAITING)
+	size_t lo = 0, hi = res->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (res->r[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < res->nr && res->r[i].rank == rank; i++)
+		if (res->r[i].state == NH_WAITING)
 			return 1;
 	return 0;
 }
