@@ -36,8 +36,8 @@ def label(name, h):
 class Job:
     """An mpiexec job of the harness, traced with `cuptrace run`."""
 
-    def __init__(self, d, hang=None, timeout=None):
-        self.d, self.out = d, d / "out"
+    def __init__(self, d, hang=None, timeout=None, world=WORLD):
+        self.d, self.out, self.world = d, d / "out", world
         self.out.mkdir(parents=True)
         self.err = open(d / "stderr.txt", "w+")
         env = launcher_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -47,12 +47,12 @@ class Job:
         opts = ["--hang-timeout", str(timeout)] if timeout else []
         inner = (f'CT_TEST_TRUTH={d}/truth$OMPI_COMM_WORLD_RANK.jsonl exec {TOOL} run '
                  f'-o {self.out}/r%r.ctr {" ".join(opts)} -- {HARNESS} {ITERS}')
-        self.p = subprocess.Popen([MPIEXEC, "--oversubscribe", "-n", str(WORLD), "sh", "-c", inner],
+        self.p = subprocess.Popen([MPIEXEC, "--oversubscribe", "-n", str(world), "sh", "-c", inner],
                                   env=env, stdout=subprocess.DEVNULL, stderr=self.err,
                                   start_new_session=True)
 
     def truth(self):
-        return [t for r in range(WORLD) if (self.d / f"truth{r}.jsonl").exists()
+        return [t for r in range(self.world) if (self.d / f"truth{r}.jsonl").exists()
                 for t in read_truth(self.d / f"truth{r}.jsonl")]
 
     def stuck(self):
@@ -60,7 +60,7 @@ class Job:
         deadline = time.monotonic() + DEADLINE
         while time.monotonic() < deadline:
             s = [t for t in self.truth() if t["kind"] in ("hung", "absent")]
-            if len({t["rank"] for t in s}) == WORLD:
+            if len({t["rank"] for t in s}) == self.world:
                 return s
             assert self.p.poll() is None, self.stderr()
             time.sleep(0.05)
@@ -162,7 +162,7 @@ def members(truth):
 def with_ranks(job):
     """Truth lines, each with the world rank of the file it came from."""
     out = []
-    for r in range(WORLD):
+    for r in range(job.world):
         for t in read_truth(job.d / f"truth{r}.jsonl"):
             out.append(dict(t, _rank=r))
     return out
@@ -298,6 +298,27 @@ def test_rank_never_arrives_sigterm(job):
     # the default output (no --report) leads with the same verdict
     p = tool("stats", *map(str, files))
     assert p.returncode == 0 and verdict in p.stdout
+
+
+def test_eight_ranks_one_pair_and_the_world(job):
+    """8 ranks, 4 pair communicators: rank 5 stops at the world's ReduceScatter
+    (slot 3 of iteration 3). Everyone else waits in it; the pairs all finished."""
+    j = job(hang="5:30", world=8)
+    j.stuck()
+    j.kill(signal.SIGTERM)
+    files = j.files()
+    assert len(files) == 8
+    verdict, colls, ranks, mism = hang_tables(files)
+    want = check_tables(j, colls, ranks)
+    [h] = {(t["func"], t["seq"]) for t in j.truth() if t["kind"] == "hung"}
+    assert h[0] == "ReduceScatter"
+    assert [(c["Operation"], c["Missing Ranks"], c["Incomplete Ranks"]) for c in want] == [
+        ("ReduceScatter", "5", "0, 1, 2, 3, 4, 6, 7")]
+    assert {r["State"] for r in ranks if r["Communicator"].startswith("pair")} == {"finished"}
+    assert verdict.startswith(f"hang: rank 5 never arrived at ReduceScatter #{h[1]} of "
+                              f"{label('world', WORLD_HASH)}; ranks 0, 1, 2, 3, 4, 6, 7 waited in "
+                              f"it; rank 5 was in step > save_checkpoint for ")
+    assert mism == []
 
 
 def test_rank_calls_another_operation(job):
