@@ -115,6 +115,7 @@ static void test_long_tails(void)
 	CHECK_EQ(row(r, 1)->last_completed, 3 * NH_KEEP - 2);
 	CHECK_STR(r->verdict, "hang: AllReduce #767 of a 000000000000000a never completed on "
 	                      "rank 1; every rank entered it");
+	CHECK(r->partial == NULL);
 	nh_free(h);
 }
 
@@ -169,6 +170,23 @@ static void test_known_capture_ranges(void)
 	nh_free(h);
 }
 
+/* Files of 2 of the 4 ranks: the others are not judged, and it says so. */
+static void test_partial(void)
+{
+	struct nh *h = nh_new();
+	comm_a.nranks = 4;
+	struct tfile t0 = file(0, 0), t1 = file(1, 0);
+	op(h, &t0, 0, 100, 1, 8);
+	op(h, &t1, 0, 100, 1, 8);
+	op(h, &t1, 1, 200, 1, 8);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_EQ(r->nc, 1); /* rank 0 never arrived at #1; ranks 2 and 3 are not judged */
+	ranks_are(&r->c[0].missing, 1, (int64_t[]){0});
+	CHECK_STR(r->partial, "2 of the 4 ranks of a 000000000000000a had a file given "
+	                      "(1 communicator short of files): the others are not judged");
+	nh_free(h);
+}
+
 static void test_nothing(void)
 {
 	struct nh *h = nh_new();
@@ -182,6 +200,7 @@ int main(void)
 {
 	test_long_tails();
 	test_known_capture_ranges();
+	test_partial();
 	test_nothing();
 	puts("tool_test_hang: ok");
 	return 0;

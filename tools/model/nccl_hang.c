@@ -93,6 +93,7 @@ static struct nh_rc *rc_of(struct nh *h, struct nh_file *f, const struct nccl_co
 	}
 	struct nh_rc *r = xcalloc(1, sizeof *r);
 	r->comm = cm->hash;
+	r->nranks = cm->nranks;
 	r->name = nh_str(h, cm->name, strnlen(cm->name, sizeof cm->name));
 	r->file = h->cur_file;
 	h->rc[h->nrc++] = r;
@@ -244,6 +245,7 @@ void nh_free(struct nh *h)
 		ranks_free(&h->res.m[i].ranks);
 	free(h->res.m);
 	free((char *)h->res.verdict);
+	free((char *)h->res.partial);
 	for (size_t i = 0; i < h->nstr; i++)
 		free(h->str[i]);
 	free(h->str);

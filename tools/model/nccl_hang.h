@@ -76,6 +76,10 @@ struct nh_result {
 	struct nh_mismatch *m;
 	size_t nm;
 	size_t colls; /* collectives seen in all */
+	/* Communicators with fewer files than ranks, e.g. "1 of the 4 ranks
+	 * of world 5eed0001c0ffee00 had a file given": the others are not
+	 * judged. NULL when every rank's file was given. */
+	const char *partial;
 };
 
 struct nh;

@@ -24,6 +24,7 @@ struct nh_max {
 struct nh_rc { /* one file on one communicator */
 	uint64_t comm;
 	uint16_t name;
+	int64_t nranks; /* of the communicator */
 	size_t file;
 	struct nh_op ring[NH_KEEP]; /* the last NH_KEEP, by position n % NH_KEEP */
 	uint64_t n;

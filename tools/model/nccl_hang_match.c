@@ -260,6 +260,28 @@ static int cmp_row_rank(const void *x, const void *y)
 	return c ? c : a->comm < b->comm ? -1 : a->comm > b->comm;
 }
 
+/* The communicators some of whose ranks' files were not given (p: the
+ * file-communicators by communicator). */
+static void partial(struct nh *h, struct nh_rc *const *p)
+{
+	size_t n = 0, first = 0, have = 0;
+	for (size_t i = 0, j; i < h->nrc; i = j) {
+		for (j = i; j < h->nrc && p[j]->comm == p[i]->comm; j++)
+			;
+		/* named: the largest such communicator */
+		if ((int64_t)(j - i) < p[i]->nranks && (!n++ || p[i]->nranks > p[first]->nranks))
+			first = i, have = j - i;
+	}
+	if (!n)
+		return;
+	char label[96], *s = xcalloc(1, 256);
+	nh_comm_label(label, sizeof label, h->str[p[first]->name], p[first]->comm);
+	snprintf(s, 256, "%zu of the %lld ranks of %s had a file given (%zu communicator%s short of "
+	         "files): the others are not judged", have, (long long)p[first]->nranks, label, n,
+	         n > 1 ? "s" : "");
+	h->res.partial = s;
+}
+
 const struct nh_result *nh_finish(struct nh *h)
 {
 	size_t ne = 0, ccap = 0, mcap = 0;
@@ -298,6 +320,7 @@ const struct nh_result *nh_finish(struct nh *h)
 		judge(h, e + i, j - i, p + plo, phi - plo, &ccap, &mcap);
 	}
 	free(e);
+	partial(h, p);
 	if (h->res.nc)
 		qsort(h->res.c, h->res.nc, sizeof *h->res.c, cmp_coll);
 	h->res.r = xrealloc(NULL, (h->nrc ? h->nrc : 1) * sizeof *h->res.r);

@@ -64,11 +64,13 @@ static void doing(FILE *o, const struct nh_result *res, int64_t rank, uint64_t c
 	}
 	const struct nh_rank *r = row_of(res, rank, c);
 	if (r && r->ranges[0]) {
-		fprintf(o, "; rank %lld was in %s for %s", (long long)rank, r->ranges,
-		        r->cut ? "at least " : "");
+		fprintf(o, "; rank %lld was in %s", (long long)rank, r->ranges);
+		if (r->cut) { /* its end is its last event: how long is not known */
+			fputs(" at the end of its file (no footer)", o);
+			return;
+		}
+		fputs(" for ", o);
 		dur(o, r->open_for);
-		if (r->cut)
-			fputs(" (its file has no footer)", o);
 	}
 }
 

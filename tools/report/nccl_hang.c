@@ -137,6 +137,8 @@ static int end(void *p, struct table **out)
 		table_str(v, r->verdict ? r->verdict
 		             : r->colls ? "no collective left incomplete"
 		                        : "no collective seen (NCCL traced with the profiler plugin?)");
+		if (r->partial)
+			table_note(v, r->partial);
 		out[n++] = v;
 		/* Without a hang the default output says so in one line. */
 		if (r->verdict || s->opts->explicit_list) {
