@@ -18,12 +18,15 @@ from collections import defaultdict
 
 import pytest
 
-from conftest import PROGS, TOOL, ctr_files, launcher_env, read_truth, tool
+from conftest import PROGS, TOOL, ctr_files, launcher_env, preload, read_truth, tool
 
 MPIEXEC = shutil.which("mpiexec")
 pytestmark = pytest.mark.skipif(not MPIEXEC, reason="Open MPI (mpiexec) not installed")
 
 HARNESS = PROGS / "nccl_harness"
+# The same, launching each plan's kernel on the CUPTI simulator (a hung
+# plan's kernel never ends, so CUPTI never reports it)
+HARNESS_SIM = PROGS.parent / "cupti_sim" / "nccl_harness_sim"
 WORLD, ITERS = 4, 6
 WORLD_HASH = 0x5EED0001C0FFEE00
 DEADLINE = 90  # s: how long a loaded VM under ASan may take to reach the hang
@@ -36,7 +39,7 @@ def label(name, h):
 class Job:
     """An mpiexec job of the harness, traced with `cuptrace run`."""
 
-    def __init__(self, d, hang=None, timeout=None, world=WORLD):
+    def __init__(self, d, hang=None, timeout=None, world=WORLD, harness=HARNESS, launcher=True):
         self.d, self.out, self.world = d, d / "out", world
         self.out.mkdir(parents=True)
         self.err = open(d / "stderr.txt", "w+")
@@ -46,7 +49,11 @@ class Job:
             env["HARNESS_HANG"] = hang
         opts = ["--hang-timeout", str(timeout)] if timeout else []
         inner = (f'CT_TEST_TRUTH={d}/truth$OMPI_COMM_WORLD_RANK.jsonl exec {TOOL} run '
-                 f'-o {self.out}/r%r.ctr {" ".join(opts)} -- {HARNESS} {ITERS}')
+                 f'-o {self.out}/r%r.ctr {" ".join(opts)} -- {harness} {ITERS}')
+        if not launcher:  # mpiexec -x LD_PRELOAD=... style
+            assert not timeout
+            env.update(LD_PRELOAD=preload(), CUPTRACE_OUTPUT=f"{self.out}/r%r.ctr")
+            inner = f'CT_TEST_TRUTH={d}/truth$OMPI_COMM_WORLD_RANK.jsonl exec {harness} {ITERS}'
         self.p = subprocess.Popen([MPIEXEC, "--oversubscribe", "-n", str(world), "sh", "-c", inner],
                                   env=env, stdout=subprocess.DEVNULL, stderr=self.err,
                                   start_new_session=True)
@@ -319,6 +326,36 @@ def test_eight_ranks_one_pair_and_the_world(job):
                               f"{label('world', WORLD_HASH)}; ranks 0, 1, 2, 3, 4, 6, 7 waited in "
                               f"it; rank 5 was in step > save_checkpoint for ")
     assert mism == []
+
+
+@pytest.mark.skipif(not HARNESS_SIM.exists(), reason="CUPTI simulator harness not built")
+def test_with_cupti_kernels(job):
+    """The same hang with CUPTI's kernel records in the files (simulator):
+    the verdict and tables do not change; the GPU kernels are there."""
+    j = job(hang="2:37", harness=HARNESS_SIM, launcher=False)
+    j.stuck()
+    # CUPTI hands kernel records over in buffers, which the library asks
+    # for every half second (not inside a signal handler): wait until each
+    # file on disk holds kernels
+    deadline = time.monotonic() + DEADLINE
+    while not all(kernels(f) for f in j.files()) or len(j.files()) < WORLD:
+        assert time.monotonic() < deadline, "no kernel records reached the files"
+        time.sleep(0.1)
+    j.kill(signal.SIGTERM)
+    files = j.files()
+    verdict, colls, ranks, _ = hang_tables(files)
+    check_tables(j, colls, ranks)
+    [h] = {(t["func"], t["seq"]) for t in j.truth() if t["kind"] == "hung"}
+    assert verdict.startswith(f"hang: rank 2 never arrived at {h[0]} #{h[1]} of "
+                              f"{label('world', WORLD_HASH)}; ranks 0, 1, 3 waited in it; rank 2 "
+                              f"was in step > save_checkpoint for ")
+    assert all(kernels(f) for f in files)
+
+
+def kernels(f):
+    """CUPTI kernel records in trace file f (as `cuptrace info` counts them)."""
+    m = re.search(r"\n  kernel\s+(\d+)", tool("info", str(f)).stdout)
+    return int(m.group(1)) if m else 0
 
 
 def test_rank_calls_another_operation(job):

@@ -46,13 +46,13 @@ static void hang_init(void *plugin)
 	}
 }
 
-static void hang_push(const char *name)
+static inline void hang_push(const char *name)
 {
 	if (hang.rank >= 0 && hang.push)
 		hang.push(name);
 }
 
-static void hang_pop(void)
+static inline void hang_pop(void)
 {
 	if (hang.rank >= 0 && hang.pop)
 		hang.pop();
