@@ -100,8 +100,8 @@ static void test_long_tails(void)
 	comm_a.nranks = 2;
 	for (uint64_t s = 0; s < 3 * NH_KEEP; s++)
 		op(h, &t0, s, 1000 * s, 1, 8);
-	for (uint64_t s = 0; s < 3 * NH_KEEP; s++)
-		op(h, &t1, s, 1000 * s + 5, s + 1 < 3 * NH_KEEP, 8);
+	for (uint64_t s = 0; s < 3 * NH_KEEP; s++) /* #700's ends were lost */
+		op(h, &t1, s, 1000 * s + 5, s + 1 < 3 * NH_KEEP && s != 700, 8);
 	const struct nh_result *r = nh_finish(h);
 	CHECK_EQ(r->colls, 6 * NH_KEEP);
 	CHECK_EQ(r->nc, 1);

@@ -94,6 +94,7 @@ static struct nh_rc *rc_of(struct nh *h, struct nh_file *f, const struct nccl_co
 	struct nh_rc *r = xcalloc(1, sizeof *r);
 	r->comm = cm->hash;
 	r->nranks = cm->nranks;
+	r->last_done_t = INT64_MIN;
 	r->name = nh_str(h, cm->name, strnlen(cm->name, sizeof cm->name));
 	r->file = h->cur_file;
 	h->rc[h->nrc++] = r;
@@ -115,6 +116,8 @@ static void on_op(struct nh *h, struct nh_file *f, struct tfile *t, const struct
 	uint64_t at = o->api_start ? o->api_start : o->enqueue_start;
 	p->t = (int64_t)at + t->off_ns;
 	f->known |= o->gpu_done != 0;
+	if (o->gpu_done && p->t > r->last_done_t)
+		r->last_done_t = p->t;
 	size_t i = 0;
 	while (i < r->nf && r->f[i].func != fn)
 		i++;

@@ -25,6 +25,10 @@ struct nh_rc { /* one file on one communicator */
 	uint64_t comm;
 	uint16_t name;
 	int64_t nranks; /* of the communicator */
+	/* The latest entry of a collective it finished: one entered before
+	 * and not shown finished did finish (NCCL runs a communicator's
+	 * collectives in order), its ends were lost. */
+	int64_t last_done_t;
 	size_t file;
 	struct nh_op ring[NH_KEEP]; /* the last NH_KEEP, by position n % NH_KEEP */
 	uint64_t n;

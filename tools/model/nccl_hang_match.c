@@ -3,7 +3,8 @@
  * communicator: entered (in its tail, or a higher sequence number of that
  * operation was entered), missing (never reached that sequence number
  * while it was capturing), incomplete (entered, and its file shows the
- * ends of other collectives but not of this one). */
+ * ends of other collectives but not of this one, nor of any entered
+ * after it on that communicator). */
 #include "model/nccl_hang_int.h"
 #include "util/xalloc.h"
 
@@ -12,7 +13,7 @@
 
 struct ent {
 	uint64_t comm, seq, count;
-	int64_t t, rank;
+	int64_t t, rank, last_done_t;
 	uint16_t func, dtype;
 	uint8_t done, known;
 };
@@ -123,7 +124,7 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 			k++;
 		if (k < n && g[k].rank == f->rank) {
 			nh_ranks_add(&c.entered, f->rank);
-			if (g[k].known && !g[k].done)
+			if (g[k].known && !g[k].done && g[k].t > g[k].last_done_t)
 				nh_ranks_add(&c.incomplete, f->rank);
 		} else if (has_max(p[i], g[0].func, g[0].seq)) {
 			nh_ranks_add(&c.entered, f->rank);
@@ -172,7 +173,7 @@ static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 	memcpy(ops, r->ring, n * sizeof *ops);
 	qsort(ops, n, sizeof *ops, cmp_ops_t);
 	for (size_t i = 0; f->known && i < n; i++)
-		if (!ops[i].done) {
+		if (!ops[i].done && ops[i].t > r->last_done_t) {
 			row->state = NH_WAITING;
 			row->func = h->str[ops[i].func];
 			row->seq = ops[i].seq;
@@ -296,8 +297,9 @@ const struct nh_result *nh_finish(struct nh *h)
 		size_t n = r->n < NH_KEEP ? (size_t)r->n : NH_KEEP;
 		for (size_t j = 0; j < n; j++) {
 			const struct nh_op *o = &r->ring[j];
-			e[k++] = (struct ent){r->comm, o->seq, o->count, o->t, f->rank,
-			                      o->func, o->dtype, o->done, (uint8_t)f->known};
+			e[k++] = (struct ent){r->comm,   o->seq,   o->count, o->t,
+			                      f->rank,   r->last_done_t, o->func, o->dtype,
+			                      o->done,   (uint8_t)f->known};
 		}
 	}
 	qsort(e, ne, sizeof *e, cmp_ent);
