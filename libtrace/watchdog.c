@@ -178,8 +178,13 @@ int ct_watch_due(uint64_t now, struct ct_watch_hit *hit)
 	if (m)
 		snprintf(who, sizeof who, "%s%s%016" PRIx64, m->name, m->name[0] ? " " : "", m->hash);
 	double s = (double)hit->in_flight / 1e9;
-	snprintf(hit->line, sizeof hit->line, "rank %ld: %s%s of %s in flight for %.*f s",
-	         ct.rank.rank, fn ? fn : "an NCCL operation", seq, who, s < 10 ? 1 : 0, s);
+	char me[48]; /* a process of no known rank says its pid */
+	if (ct.rank.rank >= 0)
+		snprintf(me, sizeof me, "rank %ld", ct.rank.rank);
+	else
+		snprintf(me, sizeof me, "pid %d", ct.pid);
+	snprintf(hit->line, sizeof hit->line, "%s: %s%s of %s in flight for %.*f s", me,
+	         fn ? fn : "an NCCL operation", seq, who, s < 10 ? 1 : 0, s);
 	return 1;
 }
 
