@@ -41,3 +41,13 @@ void ct_log_error(const char *fmt, ...)
 	emit("error: ", fmt, ap);
 	va_end(ap);
 }
+
+void ct_log_notice(const char *fmt, ...)
+{
+	if (ct_log_level < CT_LOG_WARN)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	emit("", fmt, ap);
+	va_end(ap);
+}

@@ -11,6 +11,9 @@ void ct_log(enum ct_log_level level, const char *fmt, ...) __attribute__((format
 /* "cuptrace: error: ..." regardless of the level (bad configuration). */
 void ct_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* "cuptrace: ..." unless CUPTRACE_LOG=quiet (what the user asked to hear). */
+void ct_log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #define ct_warn(...) ct_log(CT_LOG_WARN, __VA_ARGS__)
 #define ct_info(...) ct_log(CT_LOG_INFO, __VA_ARGS__)
 #define ct_debug(...) ct_log(CT_LOG_DEBUG, __VA_ARGS__)

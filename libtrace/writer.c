@@ -8,6 +8,7 @@
 #include "output.h"
 #include "thread.h"
 #include "trace.h"
+#include "watchdog.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -65,6 +66,7 @@ static struct {
 	uint64_t drops[CT_NKINDS];
 	int finished;
 	int level; /* zstd level of the last block */
+	int watch; /* the hang watchdog is on: NCCL records go past it */
 } writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 static int write_header(int fd)
@@ -208,6 +210,8 @@ static void on_def_handle(void *ctx, uint64_t h, const char *s, uint32_t len)
 static void on_def_record(void *ctx, int tid, const struct ct_rec *r)
 {
 	(void)ctx;
+	if (writer_st.watch && r->kind == CT_EV_NCCL_COMM)
+		ct_watch_record(tid, r);
 	int64_t cur = writer_st.enc.tid;
 	ct_enc_thread(&writer_st.enc, tid);
 	encode(r);
@@ -253,6 +257,8 @@ static void on_record(void *ctx, const struct ct_rec *r)
 	}
 	if (ct_defs_pending())
 		ct_defs_drain(&defs_sink);
+	if (writer_st.watch && r->kind >= CT_EV_NCCL_FIRST && r->kind < CT_EV_NCCL_END)
+		ct_watch_record((int)writer_st.enc.tid, r);
 	encode(r);
 }
 
@@ -297,6 +303,42 @@ static size_t cycle(void)
 			write_block();
 	}
 	return n;
+}
+
+static void sync_file(void);
+
+/* The watchdog's pass, after the rings were drained: each operation in
+ * flight too long gets its hang_suspected record (on the thread that
+ * started it), then everything held goes to disk, then one line each. */
+#define WATCH_LINES 8
+static void watch_pass(void)
+{
+	struct ct_watch_hit hit[WATCH_LINES];
+	size_t n = 0;
+	uint64_t now = ct_now();
+	while (n < WATCH_LINES && ct_watch_due(now, &hit[n])) {
+		uint64_t buf[1 + 7];
+		struct ct_rec *r = (struct ct_rec *)buf;
+		r->size = ct_rec_size(7, 0);
+		r->kind = CT_EV_HANG;
+		r->reserved = 0;
+		r->f[0] = now, r->f[1] = hit[n].ctx, r->f[2] = hit[n].task;
+		r->f[3] = (uint64_t)hit[n].has_seq, r->f[4] = hit[n].seq, r->f[5] = hit[n].func;
+		r->f[6] = hit[n].in_flight;
+		int64_t cur = writer_st.enc.tid;
+		ct_enc_thread(&writer_st.enc, hit[n].tid);
+		encode(r);
+		if (cur >= 0)
+			ct_enc_thread(&writer_st.enc, cur);
+		n++;
+	}
+	if (!n)
+		return;
+	write_block();
+	sync_file();
+	for (size_t i = 0; i < n; i++)
+		ct_log_notice("%s; trace flushed%s", hit[i].line,
+		              writer_st.fd >= 0 ? "" : " (but the file could not be written)");
 }
 
 static void write_footer(void)
@@ -368,6 +410,8 @@ static void *writer_main(void *arg)
 		if (tick)
 			tick(now);
 		cycle();
+		if (writer_st.watch)
+			watch_pass();
 		if (req >= CT_FLUSH_FOOTER)
 			write_footer();
 		else if (req || (writer_st.enc.len && now - writer_st.last_write >= FLUSH_NS))
@@ -405,6 +449,7 @@ void ct_writer_ensure(void)
 		}
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
 		writer_st.level = ZSTD_LEVEL;
+		writer_st.watch = ct_watch_on();
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_checksumFlag, 1);
 		sem_init(&writer_st.wake, 0, 0);
 		sem_init(&writer_st.flushed, 0, 0);
@@ -496,5 +541,6 @@ void ct_writer_fork_child(void)
 	atomic_store(&writer_st.waiters, 0);
 	atomic_store(&writer_st.ending, 0);
 	writer_st.finished = 0;
+	ct_watch_fork_child();
 	pthread_mutex_init(&writer_st.start_lock, NULL);
 }

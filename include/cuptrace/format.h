@@ -92,6 +92,7 @@ enum ct_kind {
 	CT_EV_CAPTURE = 23,	/* capture switched on (1) or off (0) */
 	CT_EV_STEP = 24,	/* a step boundary: step number */
 	CT_EV_RESET = 25,	/* this thread's open ranges were cut by a capture stop */
+	CT_EV_HANG = 26,	/* hang_suspected: an NCCL operation in flight too long (1.2+) */
 	CT_EV_CORE_END,
 
 	/* GPU activity and CUDA API calls (schema_cupti.c). */

@@ -13,7 +13,7 @@ const char *const ct_config_vars[] = {
 	"CUPTRACE_OUTPUT",   "CUPTRACE_TRACE",		"CUPTRACE_RANKS", "CUPTRACE_DELAY",
 	"CUPTRACE_DURATION", "CUPTRACE_CAPTURE",	"CUPTRACE_CAPTURE_REPEAT",
 	"CUPTRACE_STEPS",    "CUPTRACE_STEP_RANGE", "CUPTRACE_BUFFER_MB", "CUPTRACE_LOG",
-	NULL,
+	"CUPTRACE_HANG_TIMEOUT", NULL,
 };
 
 static int fail(char *err, size_t len, const char *name, const char *value, const char *fmt, ...)
@@ -255,6 +255,11 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 	} else if (!strcmp(name, "CUPTRACE_DURATION")) {
 		if (parse_seconds(v, &c->duration) || c->duration == 0)
 			return fail(err, elen, name, v, "expected seconds > 0");
+	} else if (!strcmp(name, "CUPTRACE_HANG_TIMEOUT")) {
+		double s;
+		if (parse_seconds(v, &s) || s == 0)
+			return fail(err, elen, name, v, "expected seconds > 0");
+		c->hang_timeout = s;
 	} else if (!strcmp(name, "CUPTRACE_CAPTURE")) {
 		if (!strcmp(v, "always"))
 			c->capture = CT_CAPTURE_ALWAYS;
@@ -404,6 +409,8 @@ size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 				      "repeat=%lu\n",
 				      c->steps.skip_first, c->steps.wait, c->steps.warmup, c->steps.active,
 				      c->steps.repeat);
+	if (c->hang_timeout > 0 && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_HANG_TIMEOUT=%.9g\n", c->hang_timeout);
 	if (c->step_range[0] && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_STEP_RANGE=%s\n", c->step_range);
 	if (!c->ranks.all && o < len) {

@@ -47,6 +47,7 @@ struct ct_config {
 	char step_range[CT_NAME_MAX];
 	unsigned long buffer_mb;
 	enum ct_log_level log;
+	double hang_timeout; /* seconds; 0 = off (CUPTRACE_HANG_TIMEOUT) */
 };
 
 #define CT_DEFAULT_OUTPUT "cuptrace/%h-%p.ctr"

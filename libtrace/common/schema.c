@@ -26,6 +26,10 @@ const struct ct_schema ct_schemas_core[CT_EV_CUPTI_FIRST - CT_EV_FIRST] = {
 	[CT_EV_CAPTURE - CT_EV_FIRST] = {"capture", 2, {TS, U}, {"ts", "on"}},
 	[CT_EV_STEP - CT_EV_FIRST] = {"step", 2, {TS, U}, {"ts", "step"}},
 	[CT_EV_RESET - CT_EV_FIRST] = {"reset", 1, {TS}, {"ts"}},
+	/* The watchdog (watchdog.c): the NCCL context and task ids as the
+	 * nccl_* kinds have them; seq only when has_seq; in_flight ns. */
+	[CT_EV_HANG - CT_EV_FIRST] = {"hang_suspected", 7, {TS, U, U, U, U, SID, U},
+				      {"ts", "ctx", "task", "has_seq", "seq", "func", "in_flight"}},
 };
 
 /* Tables of the other sources, all-empty until a source defines them. */

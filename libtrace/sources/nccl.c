@@ -16,6 +16,7 @@
 #include "record.h"
 #include "thread.h"
 #include "trace.h"
+#include "watchdog.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -323,6 +324,8 @@ static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, i
 		return 0;
 	}
 	pin_library();
+	if (ct_watch_on())
+		atomic_store(&ct_watch_name_hook, ct_nccl_str_of);
 	/* Contexts are never freed: NCCL's proxy thread may still report a
 	 * channel of a communicator that is being finalized. */
 	struct nctx *c = calloc(1, sizeof *c);

@@ -59,3 +59,13 @@ uint64_t ct_nccl_str(const char *s)
 	}
 	return insert(s, start);
 }
+
+const char *ct_nccl_str_of(uint64_t h)
+{
+	for (unsigned i = 0; h && i < NSLOT; i++) {
+		const char *p = atomic_load_explicit(&tab[i].p, memory_order_acquire);
+		if (p && tab[i].h == h)
+			return p;
+	}
+	return NULL;
+}

@@ -10,5 +10,8 @@
 
 /* The handle of s (0 for NULL or when the table is full). */
 uint64_t ct_nccl_str(const char *s);
+/* The text of handle h, NULL when it is not one of these (the watchdog's
+ * message; not on any hot path). */
+const char *ct_nccl_str_of(uint64_t h);
 
 #endif

@@ -32,12 +32,20 @@
  *        D us after its slot (so its odd-numbered steps last D longer, the
  *        others D shorter). With pacing, a step mark also closes the last
  *        step and each mark is written to the truth.
+ *        Hangs (hang.c): HARNESS_HANG=R:K[:MODE] makes collective slot K
+ *        (0, 1, ... in call order; 9 per iteration) never complete on any
+ *        communicator of rank R: R stops at it (MODE absent, the default:
+ *        inside NVTX ranges step > save_checkpoint), or calls AllGather
+ *        there instead (op), or the same operation with one more element
+ *        (count); every rank that enters a collective that cannot complete
+ *        blocks there (its "GPU" never finishes it) until killed.
  * Built a second time with -DHARNESS_SIM (build/tests/cupti_sim/nccl_harness_sim,
  * linked with the CUPTI simulator): each plan's kernel is also launched on
  * a simulated GPU (one stream per communicator, mangled NCCL kernel names),
  * each iteration launches two compute kernels, records a CUDA event that
  * the communication stream waits for and ends with a stream sync, inside an
  * NVTX range "step" (so CUPTRACE_STEP_RANGE=step marks steps). */
+#include "hang.h"
 #include "truth.h"
 #ifdef HARNESS_SIM
 #include "../cupti_sim/cupti_sim.h"
@@ -365,6 +373,7 @@ struct plan {
 	int n;
 	void *launch, *group;
 	struct comm *c;
+	int stuck; /* its collective cannot complete: the GPU never ends it */
 };
 
 /* ncclProfilerApiState (thread-local in NCCL; one user thread here). */
@@ -380,10 +389,11 @@ static int cur_step;
 /* ---- the proxy thread: kernel-channel events with GPU timers ---- */
 
 static struct plan *queue[1024];
-static int qhead, qtail, qdone;
+static int qhead, qtail, qdone, qfinished;
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qcond = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t qroom = PTHREAD_COND_INITIALIZER; /* the queue has room */
+static pthread_cond_t qidle = PTHREAD_COND_INITIALIZER; /* a plan was run */
 static uint64_t gpu_busy_until;
 
 static void sleep_until_gpu(uint64_t t)
@@ -434,6 +444,8 @@ static void sim_nccl_launch(const struct plan *p)
 
 static void run_plan(struct plan *p)
 {
+	if (p->stuck) /* a hung kernel: no channel ever reports */
+		return;
 	/* The kernel runs its tasks one after the other, each for a time
 	 * derived from its size; channels start a little apart. */
 	uint64_t t0 = gpu_now();
@@ -486,6 +498,8 @@ static void *proxy_main(void *arg)
 		run_plan(p);
 		free(p);
 		pthread_mutex_lock(&qlock);
+		qfinished++;
+		pthread_cond_broadcast(&qidle);
 	}
 	pthread_mutex_unlock(&qlock);
 	return NULL;
@@ -626,6 +640,7 @@ static void launch_plans(void)
 		struct comm *c = pending[0].c;
 		struct plan *p = calloc(1, sizeof *p);
 		p->c = c;
+		p->stuck = hang.now;
 		int keep = 0;
 		for (int i = npending - 1; i >= 0; i--) {
 			if (pending[i].c == c)
@@ -646,7 +661,8 @@ static void launch_plans(void)
 		}
 		/* cuLaunchKernel would be here */
 #ifdef HARNESS_SIM
-		sim_nccl_launch(p);
+		if (!p->stuck) /* a hung kernel never ends: CUPTI never reports it */
+			sim_nccl_launch(p);
 #endif
 		if (p->launch)
 			stop(p->launch);
@@ -803,6 +819,58 @@ static void mark_step(void (*step)(void), int it)
 		      world_rank, it + 1, (unsigned long long)t0, (unsigned long long)mono_ns());
 }
 
+/* ---- collective slots, and hangs (hang.h) ---- */
+
+/* Waits until the "GPU" has run every plan queued (a hung one returns at
+ * once): a rank that blocks has its earlier work done, as a real GPU
+ * would before it sits in the kernel that cannot complete. */
+static void gpu_idle(void)
+{
+	pthread_mutex_lock(&qlock);
+	while (qfinished != qtail)
+		pthread_cond_wait(&qidle, &qlock);
+	pthread_mutex_unlock(&qlock);
+}
+
+/* The next collective slot on c: paced, and whether it hangs (rank R may
+ * change what it calls there: another operation, another count). */
+static int slot(struct comm *c, int it, int *func, size_t *count)
+{
+	pace(1, it);
+	int member = strcmp(c->name, "pair") || world_rank / 2 == hang.rank / 2, is_r;
+	if (member && world_rank == hang.rank && hang.k == hang.slot && hang.mode == HANG_ABSENT)
+		gpu_idle(); /* it stops here: what it launched before runs to its end */
+	int h = hang_at(member, world_rank, &is_r);
+	if (is_r && func && hang.mode == HANG_OP)
+		*func = *func == F_ALLGATHER ? F_ALLREDUCE : F_ALLGATHER;
+	if (is_r && count && hang.mode == HANG_COUNT)
+		*count += 1;
+	hang.now = h;
+	return h;
+}
+
+/* After the calls of a slot that cannot complete: says so and blocks. */
+static void hung(int h, struct comm *c, int func, size_t count)
+{
+	hang.now = 0;
+	if (!h)
+		return;
+	gpu_idle();
+	truth("{\"kind\": \"hung\", \"rank\": %d, \"pid\": %d, \"comm\": %llu, "
+	      "\"comm_name\": \"%s\", \"func\": \"%s\", \"seq\": %llu, \"count\": %zu, "
+	      "\"t\": %llu}",
+	      world_rank, (int)getpid(), (unsigned long long)c->hash, c->name, fname[func],
+	      (unsigned long long)(c->seq[func] - 1), count, (unsigned long long)mono_ns());
+	hang_block();
+}
+
+static void slot_coll(struct comm *c, int func, size_t count, int dtype, int root, int it)
+{
+	int h = slot(c, it, &func, &count);
+	coll(c, func, count, dtype, root);
+	hung(h, c, func, count);
+}
+
 static int env_int(const char *a, const char *b, int dflt)
 {
 	const char *v = getenv(a);
@@ -839,6 +907,7 @@ int main(int argc, char **argv)
 	sim_stream[1] = sim_stream_create(0);
 #endif
 	pace_init();
+	hang_init(plugin_lib);
 	for (int it = 0; it < iters; it++) {
 		if (use_steps && step) {
 			mark_step(step, it);
@@ -853,36 +922,35 @@ int main(int argc, char **argv)
 		           (struct sim_dim){128, 1, 1}, 32, 0, 0, 8000);
 		nvtxRangePop();
 		sim_stream_wait_event(sim_stream[0], sim_event_record(sim_compute));
+#else
+		hang_push("step"); /* with HARNESS_HANG (the sim build has its NVTX step) */
 #endif
-		pace(1, it);
-		coll(&world_c, F_ALLREDUCE, 1024, T_F32, 0);
-		pace(1, it);
-		coll(&world_c, F_ALLREDUCE, 262144, T_F32, 0);
-		pace(1, it);
-		coll(&world_c, F_ALLGATHER, 32768, T_BF16, 0);
-		pace(1, it);
-		coll(&world_c, F_REDUCESCATTER, 1048576, T_F32, 0);
-		pace(1, it);
-		coll(&world_c, F_BROADCAST, 100000, T_INT8, 0);
-		pace(1, it);
-		coll(&world_c, F_REDUCE, 4096, T_F64, 1);
+		slot_coll(&world_c, F_ALLREDUCE, 1024, T_F32, 0, it);
+		slot_coll(&world_c, F_ALLREDUCE, 262144, T_F32, 0, it);
+		slot_coll(&world_c, F_ALLGATHER, 32768, T_BF16, 0, it);
+		slot_coll(&world_c, F_REDUCESCATTER, 1048576, T_F32, 0, it);
+		slot_coll(&world_c, F_BROADCAST, 100000, T_INT8, 0, it);
+		slot_coll(&world_c, F_REDUCE, 4096, T_F64, 1, it);
 		/* a ring exchange: send and recv in one group */
-		pace(1, it);
+		int h = slot(&world_c, it, NULL, NULL);
 		group_start();
 		enqueue(&world_c, F_SEND, 65536, T_F32, next);
 		enqueue(&world_c, F_RECV, 65536, T_F32, prev);
 		group_end();
+		hung(h, &world_c, F_SEND, 65536);
 		/* two collectives fused into one kernel */
-		pace(1, it);
+		h = slot(&world_c, it, NULL, NULL);
 		group_start();
 		enqueue(&world_c, F_ALLREDUCE, 2048, T_F16, 0);
 		enqueue(&world_c, F_ALLREDUCE, 2049, T_F16, 0);
 		group_end();
-		pace(1, it);
-		coll(&pair_c, F_ALLREDUCE, 8, T_INT32, 0);
+		hung(h, &world_c, F_ALLREDUCE, 2049);
+		slot_coll(&pair_c, F_ALLREDUCE, 8, T_INT32, 0, it);
 #ifdef HARNESS_SIM
 		sim_stream_sync(sim_stream[0]);
 		nvtxRangePop();
+#else
+		hang_pop();
 #endif
 	}
 	if (use_steps && step && pace_ns) /* closes the last step */

@@ -260,6 +260,14 @@ static void test_numbers(void)
 	}
 	set_bad("CUPTRACE_DURATION", "0", "expected seconds > 0");
 	CHECK(cfg.delay == 1000);
+	/* The hang watchdog: off (0) unless given seconds > 0. */
+	CHECK(cfg.hang_timeout == 0);
+	set_ok("CUPTRACE_HANG_TIMEOUT", "1.5");
+	CHECK(cfg.hang_timeout == 1.5);
+	for (size_t i = 0; i < sizeof bad_secs / sizeof *bad_secs; i++)
+		set_bad("CUPTRACE_HANG_TIMEOUT", bad_secs[i], "expected seconds > 0");
+	set_bad("CUPTRACE_HANG_TIMEOUT", "0", "expected seconds > 0");
+	CHECK(cfg.hang_timeout == 1.5);
 
 	set_ok("CUPTRACE_BUFFER_MB", "1");
 	CHECK_EQ(cfg.buffer_mb, 1);
@@ -389,7 +397,7 @@ static void test_check_names(void)
 		snprintf(known[n], sizeof known[n], "%s=1", ct_config_vars[n]);
 		kenv[n] = known[n];
 	}
-	CHECK_EQ(n, 11);
+	CHECK_EQ(n, 12);
 	ct_config_check_names(kenv, on_warn);
 	CHECK_EQ(nwarned, 0);
 	ct_config_check_names(NULL, on_warn);

@@ -39,6 +39,7 @@ static const struct {
 	{"step-range", 0, "CUPTRACE_STEP_RANGE", "NVTX range name that marks a step"},
 	{"buffer-mb", 'b', "CUPTRACE_BUFFER_MB", "in-memory budget per process (MB)"},
 	{"log", 'l', "CUPTRACE_LOG", "quiet, warn, info, debug"},
+	{"hang-timeout", 0, "CUPTRACE_HANG_TIMEOUT", "seconds an NCCL operation may stay in flight before the trace is flushed and one line says so"},
 };
 #define NOPTS (sizeof opts / sizeof *opts)
 

@@ -25,6 +25,7 @@ static const struct report *const reports[] = {
 	&report_nccl_ranks,
 	&report_steps,
 	&report_nccl_skew,
+	&report_nccl_hang,
 };
 
 #define NREPORTS (sizeof reports / sizeof *reports)

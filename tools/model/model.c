@@ -12,7 +12,7 @@ const char *const m_cat_name[MC_N] = {
     [MC_DRIVER] = "driver",      [MC_GPU_MEMORY] = "gpu_memory", [MC_NCCL] = "nccl",
     [MC_NCCL_GROUP] = "nccl_group", [MC_NCCL_GPU] = "nccl_gpu", [MC_DROPS] = "drops",
     [MC_LAUNCH] = "launch",      [MC_NCCL_FLOW] = "nccl_flow", [MC_NONE] = "none",
-    [MC_GPU_ANNOTATION] = "gpu_annotation",
+    [MC_GPU_ANNOTATION] = "gpu_annotation", [MC_HANG] = "hang_suspected",
 };
 
 /* ---- NVTX spans */
@@ -127,7 +127,8 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 			model_gpu_record(&m, &ev);
 			if (ev.kind == CT_EV_KERNEL)
 				model_nccl_record(&m, &ev); /* NCCL kernels join their operations */
-		} else if (ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) {
+		} else if ((ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) ||
+		           ev.kind == CT_EV_HANG) {
 			model_nccl_record(&m, &ev);
 		} else {
 			spans_event(m.spans, &ev);

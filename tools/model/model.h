@@ -68,6 +68,7 @@ enum m_cat {
 	MC_GPU_ANNOTATION, /* an NVTX range's GPU work on one stream (span: the range's
 	                    * name, depth; ts/end: the first start and last end of the
 	                    * work launched inside it) */
+	MC_HANG,       /* instant: the watchdog's hang_suspected, on the communicator's track */
 	MC_NONE,       /* processes and tracks */
 	MC_N
 };
@@ -138,6 +139,12 @@ struct m_event {
 			int64_t value;
 		} counter; /* ME_COUNTER */
 		uint64_t dropped;     /* MC_DROPS: all kinds (per kind: the file's drops) */
+		struct {              /* MC_HANG */
+			const struct nccl_comm *comm; /* NULL when its definition is missing */
+			struct sref func;
+			uint64_t seq, in_flight; /* ns it had been in flight */
+			int has_seq;
+		} hang;
 	};
 	const struct ct_event *rec; /* the record it came from, NULL when none */
 };

@@ -117,6 +117,24 @@ const char *m_nccl_name(const struct m_event *ev, char *buf, size_t cap)
 	return buf;
 }
 
+/* The watchdog's hang_suspected: an instant on the communicator's track. */
+static void hang(struct model *m, struct nccl_ops *ops, const struct ct_event *ev)
+{
+	const struct nccl_comm *cm = NULL;
+	for (size_t i = 0; i < nccl_ops_ncomms(ops) && !cm; i++)
+		if (nccl_ops_comm(ops, i)->ctx == ev->v[1])
+			cm = nccl_ops_comm(ops, i);
+	announce(m, cm);
+	struct m_event e;
+	model_head(&e, ME_INSTANT, MC_HANG, comm_track(m, cm, 0), ev->v[0], ev->v[0], ev);
+	e.hang.comm = cm;
+	e.hang.func = (struct sref){ev->v[5], ev->s[5], ev->sl[5]};
+	e.hang.has_seq = ev->v[3] != 0;
+	e.hang.seq = ev->v[4];
+	e.hang.in_flight = ev->v[6];
+	model_emit(m, &e);
+}
+
 void model_nccl_record(struct model *m, const struct ct_event *ev)
 {
 	struct model_nccl *n = m->nccl;
@@ -127,7 +145,10 @@ void model_nccl_record(struct model *m, const struct ct_event *ev)
 		nccl_ops_step_range(n->ops, nccl_step_range_of(&m->t->f.h));
 		m->nccl = n;
 	}
-	nccl_ops_event(n->ops, ev);
+	if (ev->kind == CT_EV_HANG)
+		hang(m, n->ops, ev);
+	else
+		nccl_ops_event(n->ops, ev);
 }
 
 void model_nccl_end(struct model *m)

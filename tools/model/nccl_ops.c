@@ -235,6 +235,7 @@ static void state(struct nccl_ops *e, const struct ct_event *ev)
 			return;
 		if (raw > t->gmax)
 			t->gmax = raw;
+		t->gdone++;
 		if (ts > t->last)
 			t->last = ts;
 		nops_touch(e, t->link, ts);

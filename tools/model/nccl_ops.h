@@ -45,6 +45,10 @@ struct nccl_op {
 	uint64_t gpu_start, gpu_end;         /* mapped onto the tracer clock */
 	uint64_t gpu_raw_start, gpu_raw_end; /* NCCL's GPU timer */
 	unsigned gpu_channels;               /* channels that reported */
+	/* The GPU finished it: every channel that started reported its end,
+	 * or the CUPTI kernel that ran it ended. 0 when the file does not say
+	 * (no channel timers, no kernel) or it never finished (a hang). */
+	int gpu_done;
 	/* Its group call (outermost ncclGroupStart..End, or the implicit
 	 * one of a lone call). */
 	uint64_t group;

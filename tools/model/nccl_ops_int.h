@@ -39,7 +39,7 @@ struct node {
 	char func[NCCL_NAME], dtype[NCCL_NAME], algo[NCCL_NAME], proto[NCCL_NAME];
 	uint64_t count, seq, stream, depth;
 	int64_t root, rank;
-	unsigned nch, nwarps, members, gch;
+	unsigned nch, nwarps, members, gch, gdone; /* gdone: channels that ended */
 	uint64_t gmin, gmax; /* task: GPU timer span; channel: its start */
 	unsigned fmask;      /* launch: operations of its plan (func_bit) */
 	int has_kernel;      /* launch: the NCCL kernel that ran it */

@@ -92,6 +92,8 @@ static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struc
 		o->gpu_end = to_host(e, t->gmax);
 	}
 	o->gpu_channels = t->gch;
+	o->gpu_done = (t->gch && t->gdone >= t->gch) ||
+	              (launch && launch->has_kernel && launch->kernel.end);
 	uint64_t gid = api ? api->parent : launch ? launch->parent : 0;
 	struct node *g = nops_find(e, gid);
 	if (g && g->kind == CT_EV_NCCL_GROUP_API) {

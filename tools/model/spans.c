@@ -63,6 +63,7 @@ struct spans {
 	uint64_t last_ts;
 	char *step_name; /* CUPTRACE_STEP_RANGE: a step ends with its range */
 	size_t step_len;
+	int finishing; /* spans_finish is closing what the file left open */
 };
 
 /* Inline (uninterned) strings live in the block buffer; keep a copy. */
@@ -205,6 +206,7 @@ static void emit_range(struct spans *sp, struct tstate *t, struct frame *f, uint
 	span_of(sp, &s, SP_RANGE, f, t->tid, end);
 	s.depth = depth;
 	s.unfinished = unfinished;
+	s.at_end = sp->finishing;
 	sp->fn(sp->ctx, &s);
 }
 
@@ -475,6 +477,7 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 
 void spans_finish(struct spans *sp)
 {
+	sp->finishing = 1;
 	for (size_t i = 0; i < sp->nt; i++)
 		cut(sp, &sp->t[i]);
 	/* Async ranges never ended: close them at the end of the file. Ends

@@ -25,6 +25,7 @@ struct span {
 	uint64_t category, color, ptype, payload, id;
 	int depth;
 	int unfinished; /* closed by the end of the file or a capture stop */
+	int at_end;     /* unfinished: still open when the file ended (nccl_hang) */
 	int user;	/* SP_THREAD: the name came from nvtxNameOsThread */
 };
 

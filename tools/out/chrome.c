@@ -62,6 +62,34 @@ static void drops_event(struct chrome *c, const struct m_event *ev)
 	out_ch(o, '}');
 }
 
+/* The watchdog's hang_suspected, an instant on the communicator's track. */
+static void hang_event(struct chrome *c, const struct m_event *ev)
+{
+	struct out *o = c->o;
+	if (!chrome_sep(c))
+		return;
+	out_lit(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"nccl\",\"name\":\"hang_suspected\"");
+	chrome_pid_tid(c, c->t->pid, ev->track->tid);
+	chrome_ts(c, ev->ts);
+	out_lit(o, ",\"args\":{\"operation\":");
+	out_json_str(o, ev->hang.func.s ? ev->hang.func.s : "", ev->hang.func.s ? ev->hang.func.len : 0);
+	if (ev->hang.has_seq) {
+		out_lit(o, ",\"seq\":");
+		out_u64(o, ev->hang.seq);
+	}
+	out_lit(o, ",\"in flight (ns)\":");
+	out_u64(o, ev->hang.in_flight);
+	if (ev->hang.comm) {
+		char h[24];
+		snprintf(h, sizeof h, "%016llx", (unsigned long long)ev->hang.comm->hash);
+		out_lit(o, ",\"comm\":\"");
+		out_str(o, h);
+		out_lit(o, "\",\"comm_name\":");
+		out_json_str(o, ev->hang.comm->name, strnlen(ev->hang.comm->name, sizeof ev->hang.comm->name));
+	}
+	out_lit(o, "}}");
+}
+
 /* One switch on the category: processes and tracks have none, flows,
  * counters and drops have their own. */
 static void on_event(void *ctx, const struct m_event *ev)
@@ -97,6 +125,9 @@ static void on_event(void *ctx, const struct m_event *ev)
 		break;
 	case MC_DROPS:
 		drops_event(c, ev);
+		break;
+	case MC_HANG:
+		hang_event(c, ev);
 		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)

@@ -45,6 +45,12 @@ static void name_of(FILE *f, const struct m_event *ev)
 		fputs(m_nccl_name(ev, buf, sizeof buf), f);
 		break;
 	}
+	case MC_HANG:
+		fputs("hang_suspected ", f);
+		field(f, ev->hang.func.s ? ev->hang.func.s : "", ev->hang.func.s ? ev->hang.func.len : 0);
+		if (ev->hang.has_seq)
+			fprintf(f, " #%llu", (unsigned long long)ev->hang.seq);
+		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
 			fputs(ev->process.name ? ev->process.name : "", f);

@@ -527,6 +527,8 @@ static void on_event(void *ctx, const struct m_event *ev)
 	case MC_DROPS:
 		drops(p, ev);
 		break;
+	case MC_HANG: /* Chrome JSON and `cuptrace events` show it */
+		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
 			gpu_process(p, ev);

@@ -38,5 +38,6 @@ extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks
 extern const struct report report_nvtx_gpu_proj_sum, report_cuda_gpu_mem_size_sum,
 	report_breakdown, report_gpu_gaps, report_launch;
 extern const struct report report_steps, report_nccl_skew;
+extern const struct report report_nccl_hang; /* nccl_hang.c: rendering model/nccl_hang.c */
 
 #endif

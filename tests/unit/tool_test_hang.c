@@ -1,0 +1,207 @@
+/* The hang diagnosis (model/nccl_hang*.c) on model events built by hand:
+ * what the integration test's harness cannot easily make — tails longer
+ * than NH_KEEP, files that say nothing about completion, a rank that
+ * stopped capturing, open ranges on several threads, a footer's end. */
+#include "check.h"
+#include "model/nccl_hang.h"
+
+#include <string.h>
+
+static struct nccl_comm comm_a = {.ctx = 1, .hash = 0xa, .name = "a", .nranks = 4};
+
+static struct tfile file(int rank, uint64_t mono_end)
+{
+	struct tfile t;
+	memset(&t, 0, sizeof t);
+	t.rank = rank;
+	t.index = rank;
+	t.f.final_footer = mono_end != 0;
+	t.f.mono_end = mono_end;
+	return t;
+}
+
+/* Rank `t` enters AllReduce #seq of comm_a at ts (done: the GPU finished it). */
+static void op(struct nh *h, struct tfile *t, uint64_t seq, uint64_t ts, int done, uint64_t count)
+{
+	struct nccl_op o;
+	memset(&o, 0, sizeof o);
+	o.comm = &comm_a;
+	strcpy(o.func, "AllReduce");
+	strcpy(o.datatype, "ncclFloat32");
+	o.count = count;
+	o.has_seq = 1;
+	o.seq = seq;
+	o.api_start = ts;
+	o.tid = 7;
+	o.gpu_done = done;
+	struct m_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.type = ME_SLICE, ev.cat = MC_NCCL;
+	ev.ts = ts, ev.end = ts + 10;
+	ev.nccl.op = &o;
+	nh_event(h, t, &ev);
+}
+
+static void open_range(struct nh *h, struct tfile *t, int64_t tid, const char *name, uint64_t ts,
+                       int depth)
+{
+	struct span s;
+	memset(&s, 0, sizeof s);
+	s.kind = SP_RANGE;
+	s.tid = tid;
+	s.ts = ts;
+	s.end = ts + 1;
+	s.name = (struct sref){CT_SREF_INLINE, name, (uint32_t)strlen(name)};
+	s.depth = depth;
+	s.unfinished = s.at_end = 1;
+	struct m_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.type = ME_SLICE, ev.cat = MC_NVTX;
+	ev.ts = s.ts, ev.end = s.end;
+	ev.span = &s;
+	nh_event(h, t, &ev);
+}
+
+static void capture(struct nh *h, struct tfile *t, int on, uint64_t ts)
+{
+	struct span s;
+	memset(&s, 0, sizeof s);
+	s.kind = SP_CAPTURE;
+	s.id = (uint64_t)on;
+	struct m_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.type = ME_INSTANT, ev.cat = MC_CAPTURE;
+	ev.ts = ev.end = ts;
+	ev.span = &s;
+	nh_event(h, t, &ev);
+}
+
+static const struct nh_rank *row(const struct nh_result *r, int64_t rank)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->r[i].rank == rank)
+			return &r->r[i];
+	return NULL;
+}
+
+static void ranks_are(const struct nh_ranks *r, size_t n, const int64_t *v)
+{
+	CHECK_EQ(r->n, n);
+	for (size_t i = 0; i < n && i < r->n; i++)
+		CHECK_EQ(r->v[i], v[i]);
+}
+
+/* Tails longer than NH_KEEP: the old collectives are not held, and do
+ * not look incomplete; the last one, unfinished on rank 1, is found. */
+static void test_long_tails(void)
+{
+	struct nh *h = nh_new();
+	struct tfile t0 = file(0, 0), t1 = file(1, 0);
+	comm_a.nranks = 2;
+	for (uint64_t s = 0; s < 3 * NH_KEEP; s++)
+		op(h, &t0, s, 1000 * s, 1, 8);
+	for (uint64_t s = 0; s < 3 * NH_KEEP; s++) /* #700's ends were lost */
+		op(h, &t1, s, 1000 * s + 5, s + 1 < 3 * NH_KEEP && s != 700, 8);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_EQ(r->colls, 6 * NH_KEEP);
+	CHECK_EQ(r->nc, 1);
+	CHECK_EQ(r->c[0].seq, 3 * NH_KEEP - 1);
+	ranks_are(&r->c[0].entered, 2, (int64_t[]){0, 1});
+	ranks_are(&r->c[0].missing, 0, NULL);
+	ranks_are(&r->c[0].incomplete, 1, (int64_t[]){1});
+	CHECK_EQ(row(r, 0)->state, NH_FINISHED);
+	CHECK_EQ(row(r, 1)->state, NH_WAITING);
+	CHECK_EQ(row(r, 1)->last_entered, 3 * NH_KEEP - 1);
+	CHECK_EQ(row(r, 1)->last_completed, 3 * NH_KEEP - 2);
+	CHECK_STR(r->verdict, "hang: AllReduce #767 of a 000000000000000a never completed on "
+	                      "rank 1; every rank entered it");
+	CHECK(r->partial == NULL);
+	nh_free(h);
+}
+
+/* Rank 2's file never shows an end (no channel timers): it is not called
+ * incomplete, only its absence counts. Rank 3 stopped capturing before
+ * the others entered #5: not missing. Rank 1 never arrived at #5 and was
+ * in two ranges of the NCCL thread (another thread's deeper stack is not
+ * the one); its footer says when the file ended. */
+static void test_known_capture_ranges(void)
+{
+	struct nh *h = nh_new();
+	comm_a.nranks = 4;
+	struct tfile t0 = file(0, 0), t1 = file(1, 9000), t2 = file(2, 0), t3 = file(3, 0);
+	for (uint64_t s = 0; s < 5; s++)
+		op(h, &t0, s, 1000 * s, 1, 8);
+	op(h, &t0, 5, 5000, 0, 8);
+	for (uint64_t s = 0; s < 5; s++)
+		op(h, &t1, s, 1000 * s, 1, 8);
+	open_range(h, &t1, 99, "x", 4100, 0);
+	open_range(h, &t1, 99, "y", 4200, 1);
+	open_range(h, &t1, 99, "z", 4300, 2);
+	open_range(h, &t1, 7, "save", 4600, 1); /* handed out innermost first */
+	open_range(h, &t1, 7, "step", 4500, 0);
+	for (uint64_t s = 0; s < 6; s++)
+		op(h, &t2, s, 1000 * s, 0, s == 5 ? 16 : 8);
+	for (uint64_t s = 0; s < 5; s++)
+		op(h, &t3, s, 1000 * s, 1, 8);
+	capture(h, &t3, 0, 4500);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_EQ(r->nc, 1);
+	CHECK_EQ(r->c[0].seq, 5);
+	ranks_are(&r->c[0].entered, 2, (int64_t[]){0, 2});
+	ranks_are(&r->c[0].missing, 1, (int64_t[]){1});
+	ranks_are(&r->c[0].incomplete, 1, (int64_t[]){0});
+	CHECK_EQ(row(r, 1)->state, NH_NEVER_ARRIVED);
+	CHECK_STR(row(r, 1)->ranges, "step > save");
+	CHECK_EQ(row(r, 1)->open_for, 9000 - 4600);
+	CHECK_EQ(row(r, 1)->cut, 0);
+	CHECK_EQ(row(r, 2)->state, NH_FINISHED); /* nothing says it did not finish */
+	CHECK_EQ(row(r, 2)->last_completed, -1);
+	CHECK_EQ(row(r, 3)->state, NH_FINISHED);
+	CHECK_EQ(row(r, 0)->open_for, -1);
+	CHECK_EQ(r->nm, 2); /* rank 2 called #5 with another count */
+	CHECK_STR(r->m[0].problem, "count");
+	CHECK_EQ(r->m[0].count, 8);
+	ranks_are(&r->m[0].ranks, 1, (int64_t[]){0});
+	CHECK_EQ(r->m[1].count, 16);
+	ranks_are(&r->m[1].ranks, 1, (int64_t[]){2});
+	CHECK_STR(r->verdict, "hang: rank 1 never arrived at AllReduce #5 of a 000000000000000a; "
+	                      "rank 0 waited in it; rank 1 was in step > save for 4.4 us; "
+	                      "counts differ: 8 on rank 0, 16 on rank 2");
+	nh_free(h);
+}
+
+/* Files of 2 of the 4 ranks: the others are not judged, and it says so. */
+static void test_partial(void)
+{
+	struct nh *h = nh_new();
+	comm_a.nranks = 4;
+	struct tfile t0 = file(0, 0), t1 = file(1, 0);
+	op(h, &t0, 0, 100, 1, 8);
+	op(h, &t1, 0, 100, 1, 8);
+	op(h, &t1, 1, 200, 1, 8);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_EQ(r->nc, 1); /* rank 0 never arrived at #1; ranks 2 and 3 are not judged */
+	ranks_are(&r->c[0].missing, 1, (int64_t[]){0});
+	CHECK_STR(r->partial, "2 of the 4 ranks of a 000000000000000a had a file given "
+	                      "(1 communicator short of files): the others are not judged");
+	nh_free(h);
+}
+
+static void test_nothing(void)
+{
+	struct nh *h = nh_new();
+	const struct nh_result *r = nh_finish(h);
+	CHECK(r->verdict == NULL);
+	CHECK_EQ(r->nc + r->nr + r->nm + r->colls, 0);
+	nh_free(h);
+}
+
+int main(void)
+{
+	test_long_tails();
+	test_known_capture_ranges();
+	test_partial();
+	test_nothing();
+	puts("tool_test_hang: ok");
+	return 0;
+}
