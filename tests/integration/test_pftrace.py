@@ -42,16 +42,45 @@ def json_value(v):
     return round(v, 3) if isinstance(v, float) else v
 
 
-def decode(path):
-    """The trace as plain records: slices, instants, counters, flows, tracks."""
+def unzstd(frame):
+    """One zstd frame expanded by the zstd program (Debian's zstd package;
+    Perfetto's reader uses the same libzstd)."""
+    p = subprocess.run(["zstd", "-d", "-c", "-q"], input=frame, capture_output=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def packets(path, stats):
+    """The file's packets in order, those of zstd_compressed_packets expanded
+    in place as Perfetto's tokenizer does (each holds one frame of whole
+    packets and stays under 512 KB, as trace_packet.proto asks)."""
     trace = pb.Trace()
     with open(path, "rb") as f:
         trace.ParseFromString(f.read())
+    for p in trace.packet:
+        assert not p.HasField("compressed_packets"), "zstd and deflate are never mixed"
+        if p.HasField("zstd_compressed_packets"):
+            frame = p.zstd_compressed_packets
+            assert len(p.SerializeToString()) < 512 * 1024
+            assert p.ListFields() == [(pb.TracePacket.DESCRIPTOR.fields_by_name[
+                "zstd_compressed_packets"], frame)], "nothing beside the frame"
+            inner = pb.Trace()
+            inner.ParseFromString(unzstd(frame))
+            stats["compressed"] += len(frame)
+            stats["expanded"] += len(inner.packet)
+            yield from ((q, True) for q in inner.packet)
+        else:
+            yield p, False
+
+
+def decode(path):
+    """The trace as plain records: slices, instants, counters, flows, tracks."""
     names, cats, anns = defaultdict(dict), defaultdict(dict), defaultdict(dict)
     tracks, procs = {}, {}
     events = []  # (seq, packet, order)
     cleared = set()
-    for i, p in enumerate(trace.packet):
+    stats = Counter()
+    for p, packed in packets(path, stats):
         seq = p.trusted_packet_sequence_id
         assert seq, "every packet belongs to a sequence"
         if p.incremental_state_cleared:
@@ -83,6 +112,7 @@ def decode(path):
                                       rank=t.sibling_order_rank)
         if p.HasField("track_event"):
             assert seq in cleared, "events come after their sequence's state is cleared"
+            assert packed, "a file's events travel compressed"
             e = p.track_event
             ev = dict(seq=seq, ts=p.timestamp, type=e.type, track=e.track_uuid,
                       name=names[seq][e.name_iid] if e.name_iid else (e.name or None),
@@ -109,7 +139,8 @@ def decode(path):
         elif ev["type"] == TE.TYPE_COUNTER:
             counters.append(ev)
     assert not last, "every slice ends"
-    return dict(tracks=tracks, procs=procs, slices=slices, instants=instants, counters=counters)
+    return dict(tracks=tracks, procs=procs, slices=slices, instants=instants, counters=counters,
+                stats=stats)
 
 
 def where(d, uuid):

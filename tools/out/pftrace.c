@@ -25,8 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_CHUNK (1u << 20) /* bytes of whole packets handed to the sink at once */
-
 static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
 					   "cuda_runtime", "cuda_driver",  "user_annotation",
 					   "nccl",         "cuptrace",     "ac2g",
@@ -43,12 +41,18 @@ static uint64_t ts_of(const struct pft *p, uint64_t t)
 
 static void close_open(struct pft *p);
 
-/* Starts a packet: between packets the buffer may go to the sink. */
+/* Between packets (the open slice ended): the buffer may go to the sink. */
+static void boundary(struct pft *p)
+{
+	close_open(p);
+	pack_chunk(p, PF_CHUNK);
+}
+
+/* Starts a packet. */
 static size_t packet(struct pft *p, int ts_set, uint64_t ts)
 {
 	struct out *o = p->o;
-	close_open(p);
-	out_chunk(o, PF_CHUNK);
+	boundary(p);
 	size_t at = pb_open(o, TRACE_PACKET);
 	if (ts_set)
 		pb_put_uint(o, TP_TIMESTAMP, ts);
@@ -60,7 +64,6 @@ static size_t packet(struct pft *p, int ts_set, uint64_t ts)
 static void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, const char *name,
                        size_t name_len, int64_t rank)
 {
-	out_chunk(o, PF_CHUNK);
 	size_t at = pb_open(o, TRACE_PACKET);
 	pb_put_uint(o, TP_SEQ_ID, seq);
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
@@ -75,7 +78,6 @@ static void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t pare
 static void process_descriptor(struct out *o, uint32_t seq, uint64_t pid, const char *name,
                                int64_t rank)
 {
-	out_chunk(o, PF_CHUNK);
 	size_t at = pb_open(o, TRACE_PACKET);
 	pb_put_uint(o, TP_SEQ_ID, seq);
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
@@ -105,19 +107,18 @@ static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
 			             tr->name, lane + 1);
 		else
 			n = snprintf(name, sizeof name, "thread %lld [%u]", (long long)tr->tid, lane + 1);
-		close_open(p);
+		boundary(p);
 		descriptor(o, p->seq, track_uuid(p, tr, lane), track_proc_uuid(p, tr), name, (size_t)n,
 		           tr->sort);
 		return;
 	}
 	pt->announced = 1;
-	close_open(p);
+	boundary(p);
 	if (tr->kind != MT_THREAD) {
 		descriptor(o, p->seq, track_uuid(p, tr, 0), track_proc_uuid(p, tr), tr->name,
 		           tr->name_len, tr->sort);
 		return;
 	}
-	out_chunk(o, PF_CHUNK);
 	size_t at = pb_open(o, TRACE_PACKET);
 	pb_put_uint(o, TP_SEQ_ID, p->seq);
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
@@ -369,7 +370,7 @@ static void gpu_process(struct pft *p, const struct m_event *ev)
 	snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
 	         (long long)(p->t->rank < 0 ? 0 : p->t->rank), (unsigned long long)dev, gpu ? " (" : "",
 	         gpu ? gpu : "", gpu ? ")" : "");
-	close_open(p);
+	boundary(p);
 	process_descriptor(p->o, p->seq, gpu_pid(p, dev), label,
 	                   (int64_t)p->t->index * 16 + 1 + (int64_t)(dev < 14 ? dev : 14));
 }
@@ -381,8 +382,7 @@ static void counter(struct pft *p, const struct m_event *ev)
 	if (dev >= 64 || !(p->devs_done & BIT(dev))) {
 		if (dev < 64)
 			p->devs_done |= BIT(dev);
-		close_open(p);
-		out_chunk(o, PF_CHUNK);
+		boundary(p);
 		size_t at = pb_open(o, TRACE_PACKET);
 		pb_put_uint(o, TP_SEQ_ID, p->seq);
 		size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
@@ -421,7 +421,7 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 			char name[64];
 			int n = lane ? snprintf(name, sizeof name, "NVTX start/end ranges [%u]", lane + 1)
 			             : snprintf(name, sizeof name, "NVTX start/end ranges");
-			close_open(p);
+			boundary(p);
 			descriptor(p->o, p->seq, uuid, proc_uuid(p->t->pid), name, (size_t)n,
 			           (int64_t)1 << 30);
 		}
@@ -554,7 +554,7 @@ static void begin_file(void *ctx, struct tfile *t)
 	struct pft *p = ctx;
 	(void)t;
 	struct out *o = p->o;
-	out_chunk(o, PF_CHUNK);
+	pack_chunk(p, PF_CHUNK);
 	size_t at = pb_open(o, TRACE_PACKET);
 	pb_put_uint(o, TP_SEQ_ID, p->seq);
 	pb_put_uint(o, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
@@ -581,6 +581,8 @@ int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned sha
 	struct m_share sh = {share, nshares, progress};
 	int rc = model_file(t, &pftrace_consumer, &p, &sh);
 	close_open(&p);
+	pack_chunk(&p, 0); /* this share's last packets */
+	pack_free(&p);
 	if (rc && share == 0)
 		fprintf(stderr, "cuptrace: %s\n", t->f.err);
 	hmap_free(&p.by_sid);

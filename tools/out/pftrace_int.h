@@ -86,6 +86,10 @@ struct pft {
 	struct ptrack *tr;
 	size_t ntr;
 	struct lanes async;
+	/* chunks compressed (pftrace_pack.c) */
+	struct ZSTD_CCtx_s *zctx;
+	char *zbuf;
+	size_t zcap;
 	/* The last slice written, whose END is not yet: a flow may add to it. */
 	struct {
 		int on;
@@ -107,6 +111,13 @@ uint64_t counter_uuid(const struct pft *p, uint64_t dev);
 struct ptrack *ptrack(struct pft *p, const struct m_track *tr);
 unsigned lane_pick(struct lanes *l, uint64_t b, uint64_t e);
 unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e);
+
+/* pftrace_pack.c: once o holds `threshold` bytes or more (whole packets),
+ * they go to the sink as one zstd-compressed packet. */
+#define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
+#define PF_ZSTD_LEVEL (-5) /* zstd --fast=5: measured, bench/RESULTS.md */
+void pack_chunk(struct pft *p, size_t threshold);
+void pack_free(struct pft *p);
 
 /* pftrace_args.c: the args of each kind of slice, as debug annotations
  * (names interned by pftrace.c through the `need` of the event). */
