@@ -73,20 +73,71 @@ def packets(path, stats):
             yield p, False
 
 
+BOOTTIME = 6
+SEQ_CLEARED, SEQ_NEEDS = 1, 2
+
+
+class Clocks:
+    """A sequence's clocks as Perfetto's trace processor resolves them
+    (ClockSnapshot, TracePacketDefaults.timestamp_clock_id, incremental
+    clocks counting from their snapshot value, one delta per packet)."""
+
+    def __init__(self):
+        self.default = 0
+        self.snap = {}  # clock id -> [value at the snapshot, BOOTTIME then, incremental, last]
+
+    def snapshot(self, cs):
+        boot = {c.clock_id: c.timestamp for c in cs.clocks}[BOOTTIME]
+        for c in cs.clocks:
+            if c.clock_id != BOOTTIME:
+                assert 64 <= c.clock_id < 128, "our clocks are sequence-scoped"
+                assert not c.unit_multiplier_ns or c.unit_multiplier_ns == 1
+                self.snap[c.clock_id] = [c.timestamp, boot, c.is_incremental, c.timestamp]
+
+    def resolve(self, p):
+        clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else self.default
+        if clock in (0, BOOTTIME):
+            return p.timestamp
+        s = self.snap[clock]  # a snapshot came first on this sequence
+        if s[2]:
+            s[3] += p.timestamp
+            value = s[3]
+        else:
+            value = p.timestamp
+        return value - s[0] + s[1]
+
+
 def decode(path):
-    """The trace as plain records: slices, instants, counters, flows, tracks."""
+    """The trace as plain records: slices, instants, counters, flows, tracks,
+    timestamps after resolving each sequence's incremental clock, names
+    after resolving interning."""
     names, cats, anns = defaultdict(dict), defaultdict(dict), defaultdict(dict)
     tracks, procs = {}, {}
     events = []  # (seq, packet, order)
-    cleared = set()
+    cleared, clocks = set(), {}
     stats = Counter()
     for p, packed in packets(path, stats):
         seq = p.trusted_packet_sequence_id
         assert seq, "every packet belongs to a sequence"
-        if p.incremental_state_cleared:
-            assert p.sequence_flags & 1
+        assert not p.HasField("incremental_state_cleared"), "the deprecated flag is not needed"
+        if p.sequence_flags & SEQ_CLEARED:
             cleared.add(seq)
             names[seq].clear(), cats[seq].clear(), anns[seq].clear()
+            clocks[seq] = Clocks()
+        elif seq in cleared:
+            # trace_packet.proto: with TracePacketDefaults on a sequence,
+            # every later packet says it needs the incremental state
+            assert p.sequence_flags == SEQ_NEEDS, p
+        else:
+            assert not p.sequence_flags and not p.HasField("interned_data")
+        if p.HasField("trace_packet_defaults"):
+            assert p.sequence_flags & SEQ_CLEARED
+            clocks[seq].default = p.trace_packet_defaults.timestamp_clock_id
+        if p.HasField("clock_snapshot"):
+            clocks[seq].snapshot(p.clock_snapshot)
+        ts = clocks[seq].resolve(p) if seq in clocks else p.timestamp
+        if p.HasField("timestamp_clock_id"):
+            stats["absolute"] += 1
         if p.HasField("interned_data"):
             d = p.interned_data
             for e in d.event_names:
@@ -114,7 +165,7 @@ def decode(path):
             assert seq in cleared, "events come after their sequence's state is cleared"
             assert packed, "a file's events travel compressed"
             e = p.track_event
-            ev = dict(seq=seq, ts=p.timestamp, type=e.type, track=e.track_uuid,
+            ev = dict(seq=seq, ts=ts, type=e.type, track=e.track_uuid,
                       name=names[seq][e.name_iid] if e.name_iid else (e.name or None),
                       cat=",".join(cats[seq][c] for c in e.category_iids) or None,
                       args={(anns[seq][a.name_iid] if a.name_iid else a.name): ann_value(a)

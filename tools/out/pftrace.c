@@ -48,15 +48,43 @@ static void boundary(struct pft *p)
 	pack_chunk(p, PF_CHUNK);
 }
 
-/* Starts a packet. */
+/* A packet's time: a delta on the sequence's incremental clock, or, when
+ * it goes back in time, the absolute time on BOOTTIME (the trace's clock). */
+static inline char *put_ts(struct pft *p, char *q, uint64_t ts)
+{
+	if (ts >= p->last_ts) {
+		q = pb_uint(q, TP_TIMESTAMP, ts - p->last_ts);
+		p->last_ts = ts;
+		return q;
+	}
+	q = pb_uint(q, TP_CLOCK_ID, CLOCK_BOOTTIME);
+	return pb_uint(q, TP_TIMESTAMP, ts);
+}
+
+/* Starts a packet of a file's sequence: every one needs the sequence's
+ * incremental state (its defaults, clock and interned strings). */
 static size_t packet(struct pft *p, int ts_set, uint64_t ts)
 {
 	struct out *o = p->o;
 	boundary(p);
 	size_t at = pb_open(o, TRACE_PACKET);
+	out_need(o, 6 * PB_MAX);
+	char *q = o->buf + o->len;
 	if (ts_set)
-		pb_put_uint(o, TP_TIMESTAMP, ts);
-	pb_put_uint(o, TP_SEQ_ID, p->seq);
+		q = put_ts(p, q, ts);
+	q = pb_uint(q, TP_SEQ_ID, p->seq);
+	q = pb_uint(q, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	o->len = (size_t)(q - o->buf);
+	return at;
+}
+
+/* Starts a packet without a time; flags 0 outside the files' sequences. */
+static size_t bare_packet(struct out *o, uint32_t seq, unsigned flags)
+{
+	size_t at = pb_open(o, TRACE_PACKET);
+	pb_put_uint(o, TP_SEQ_ID, seq);
+	if (flags)
+		pb_put_uint(o, TP_SEQ_FLAGS, flags);
 	return at;
 }
 
@@ -64,8 +92,7 @@ static size_t packet(struct pft *p, int ts_set, uint64_t ts)
 static void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, const char *name,
                        size_t name_len, int64_t rank)
 {
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, seq);
+	size_t at = bare_packet(o, seq, SEQ_NEEDS_INCREMENTAL_STATE);
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
 	pb_put_uint(o, TD_UUID, uuid);
 	pb_put_uint(o, TD_PARENT, parent);
@@ -75,11 +102,10 @@ static void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t pare
 	pb_close(o, at);
 }
 
-static void process_descriptor(struct out *o, uint32_t seq, uint64_t pid, const char *name,
-                               int64_t rank)
+static void process_descriptor(struct out *o, uint32_t seq, unsigned flags, uint64_t pid,
+                               const char *name, int64_t rank)
 {
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, seq);
+	size_t at = bare_packet(o, seq, flags);
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
 	pb_put_uint(o, TD_UUID, proc_uuid(pid));
 	size_t pd = pb_open(o, TD_PROCESS);
@@ -119,8 +145,7 @@ static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
 		           tr->name_len, tr->sort);
 		return;
 	}
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, p->seq);
+	size_t at = bare_packet(o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE);
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
 	pb_put_uint(o, TD_UUID, track_uuid(p, tr, 0));
 	pb_put_uint(o, TD_PARENT, track_proc_uuid(p, tr));
@@ -241,8 +266,9 @@ static void end_packet(struct pft *p, uint64_t ts, uint64_t uuid)
 	char *q = o->buf + o->len, *len = q + 1;
 	*q = (char)(TRACE_PACKET << 3 | PB_LEN);
 	q += 2;
-	q = pb_uint(q, TP_TIMESTAMP, ts);
+	q = put_ts(p, q, ts);
 	q = pb_uint(q, TP_SEQ_ID, p->seq);
+	q = pb_uint(q, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 	*q++ = (char)(TP_TRACK_EVENT << 3 | PB_LEN);
 	char *tl = q++;
 	q = pb_uint(q, TE_TYPE, TYPE_SLICE_END);
@@ -371,7 +397,7 @@ static void gpu_process(struct pft *p, const struct m_event *ev)
 	         (long long)(p->t->rank < 0 ? 0 : p->t->rank), (unsigned long long)dev, gpu ? " (" : "",
 	         gpu ? gpu : "", gpu ? ")" : "");
 	boundary(p);
-	process_descriptor(p->o, p->seq, gpu_pid(p, dev), label,
+	process_descriptor(p->o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE, gpu_pid(p, dev), label,
 	                   (int64_t)p->t->index * 16 + 1 + (int64_t)(dev < 14 ? dev : 14));
 }
 
@@ -383,8 +409,7 @@ static void counter(struct pft *p, const struct m_event *ev)
 		if (dev < 64)
 			p->devs_done |= BIT(dev);
 		boundary(p);
-		size_t at = pb_open(o, TRACE_PACKET);
-		pb_put_uint(o, TP_SEQ_ID, p->seq);
+		size_t at = bare_packet(o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE);
 		size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
 		pb_put_uint(o, TD_UUID, uuid);
 		pb_put_uint(o, TD_PARENT, proc_uuid(gpu_pid(p, dev)));
@@ -549,16 +574,32 @@ static void on_event(void *ctx, const struct m_event *ev)
 	}
 }
 
+/* The sequence's first packet: it clears the incremental state, makes the
+ * sequence's incremental clock its packets' default and sets that clock to
+ * the file's start (a ClockSnapshot pairing it with BOOTTIME, the trace's
+ * clock, at the same value: the clock counts BOOTTIME nanoseconds). */
 static void begin_file(void *ctx, struct tfile *t)
 {
 	struct pft *p = ctx;
-	(void)t;
 	struct out *o = p->o;
+	(void)t;
 	pack_chunk(p, PF_CHUNK);
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, p->seq);
-	pb_put_uint(o, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	pb_put_uint(o, TP_INCR_CLEARED, 1);
+	p->last_ts = ts_of(p, 0); /* no event is earlier (ts_of clamps at 0) */
+	size_t at = bare_packet(o, p->seq, SEQ_INCREMENTAL_STATE_CLEARED);
+	size_t d = pb_open(o, TP_DEFAULTS);
+	pb_put_uint(o, TPD_CLOCK_ID, CLOCK_SEQ_DELTA);
+	pb_close(o, d);
+	size_t cs = pb_open(o, TP_CLOCK_SNAPSHOT);
+	size_t c = pb_open(o, CS_CLOCKS);
+	pb_put_uint(o, CLK_ID, CLOCK_SEQ_DELTA);
+	pb_put_uint(o, CLK_TIMESTAMP, p->last_ts);
+	pb_put_uint(o, CLK_INCREMENTAL, 1);
+	pb_close(o, c);
+	c = pb_open(o, CS_CLOCKS);
+	pb_put_uint(o, CLK_ID, CLOCK_BOOTTIME);
+	pb_put_uint(o, CLK_TIMESTAMP, p->last_ts);
+	pb_close(o, c);
+	pb_close(o, cs);
 	pb_close(o, at);
 }
 
@@ -594,5 +635,5 @@ int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned sha
 void pftrace_head(struct out *o, struct inputs *in)
 {
 	for (size_t i = 0; i < in->n; i++)
-		process_descriptor(o, 1, in->v[i].pid, in->v[i].label, (int64_t)in->v[i].index * 16);
+		process_descriptor(o, 1, 0, in->v[i].pid, in->v[i].label, (int64_t)in->v[i].index * 16);
 }

@@ -17,8 +17,11 @@
 enum {
 	TRACE_PACKET = 1,
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
-	TP_SEQ_FLAGS = 13, TP_INCR_CLEARED = 41, TP_TRACK_DESCRIPTOR = 60,
-	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	TP_SEQ_FLAGS = 13, TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58,
+	TP_DEFAULTS = 59, TPD_CLOCK_ID = 58,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
+	CLOCK_BOOTTIME = 6, CLOCK_SEQ_DELTA = 64, /* the first sequence-scoped id */
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	TD_CHILD_ORDERING = 11, TD_SIBLING_RANK = 12, ORDER_EXPLICIT = 3,
 	PD_PID = 1, PD_NAME = 6,
@@ -80,6 +83,10 @@ struct pft {
 	struct inputs *in;
 	struct tfile *t;
 	uint32_t seq;
+	/* The sequence's incremental clock: the last timestamp it reached. A
+	 * packet that goes back in time (the slice enclosing those just
+	 * written) states its time on BOOTTIME instead. */
+	uint64_t last_ts;
 	uint64_t cats_done, anns_done, devs_done; /* interned / counter tracks written */
 	struct hmap by_sid, by_text;
 	uint64_t next_iid;
