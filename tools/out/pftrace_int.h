@@ -73,6 +73,7 @@ struct lanes {
 
 struct ptrack {
 	uint64_t sb[STACK], se[STACK];
+	uint64_t max_se; /* no recent slice ends later */
 	uint32_t ns;
 	uint8_t announced;
 	struct lanes l;
