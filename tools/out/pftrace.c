@@ -3,9 +3,19 @@
  * args, tracks and their order are the JSON's). Field numbers are those of
  * Perfetto's protos/perfetto/trace (trace_packet.proto, track_event/).
  *
- * - Every (file, share) is one trusted packet sequence: its first packet
- *   clears the incremental state; event names, categories and arg names are
+ * - Every (file, share) is one trusted packet sequence. Its first packet
+ *   clears the incremental state (sequence_flags), sets the sequence's
+ *   TracePacketDefaults (timestamps on clock 64) and a ClockSnapshot that
+ *   makes clock 64 an incremental clock counting BOOTTIME nanoseconds from
+ *   the file's start: each packet's timestamp is the delta from the last
+ *   one on that clock (1-3 bytes instead of 4-5). A packet that goes back
+ *   in time (the enclosing NVTX range, handed after the ranges it holds)
+ *   gives its absolute time with timestamp_clock_id BOOTTIME. Every later
+ *   packet carries SEQ_NEEDS_INCREMENTAL_STATE, as trace_packet.proto asks
+ *   of sequences with defaults. Event names, categories and arg names are
  *   interned on first use (interned_data in the packet that needs them).
+ * - Packets travel in zstd_compressed_packets, 256 KB of whole packets per
+ *   frame (pftrace_pack.c); only the head (the files' processes) is plain.
  * - Tracks: a process per rank (pftrace_head) and per GPU of a rank, a
  *   thread track per CPU thread, named tracks under the processes for
  *   streams, syncs and NCCL communicators, a counter track per GPU.
