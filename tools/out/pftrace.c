@@ -4,16 +4,19 @@
  * Perfetto's protos/perfetto/trace (trace_packet.proto, track_event/).
  *
  * - Every (file, share) is one trusted packet sequence. Its first packet
- *   clears the incremental state (sequence_flags), sets the sequence's
- *   TracePacketDefaults (timestamps on clock 64) and a ClockSnapshot that
- *   makes clock 64 an incremental clock counting BOOTTIME nanoseconds from
- *   the file's start: each packet's timestamp is the delta from the last
- *   one on that clock (1-3 bytes instead of 4-5). A packet that goes back
- *   in time (the enclosing NVTX range, handed after the ranges it holds)
- *   gives its absolute time with timestamp_clock_id BOOTTIME. Every later
- *   packet carries SEQ_NEEDS_INCREMENTAL_STATE, as trace_packet.proto asks
- *   of sequences with defaults. Event names, categories and arg names are
- *   interned on first use (interned_data in the packet that needs them).
+ *   clears the incremental state (sequence_flags) and sets the sequence's
+ *   TracePacketDefaults: timestamps on clock 64. Each track (and the flow
+ *   instants of each track, the async ranges, the counters) gets an
+ *   incremental clock of its own, sequence-scoped ids 64-127, each started
+ *   by a ClockSnapshot pairing it with BOOTTIME at the file's start: a
+ *   packet's timestamp is the delta from the last one on its clock (1-3
+ *   bytes instead of 4-5), the clock named (timestamp_clock_id) unless it
+ *   is 64. A packet that would go back in time on its clock (an NVTX range
+ *   is handed after the ranges it holds) gives its absolute time on
+ *   BOOTTIME instead. Every later packet carries SEQ_NEEDS_INCREMENTAL_STATE,
+ *   as trace_packet.proto asks of sequences with defaults. Event names,
+ *   categories and arg names are interned on first use (interned_data in
+ *   the packet that needs them).
  * - Packets travel in zstd_compressed_packets, 256 KB of whole packets per
  *   frame (pftrace_pack.c); only the head (the files' processes) is plain.
  * - Tracks: a process per rank (pftrace_head) and per GPU of a rank, a
@@ -43,37 +46,56 @@ static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 
 /* ---- packets */
 
-static uint64_t ts_of(const struct pft *p, uint64_t t)
-{
-	int64_t ns = (int64_t)t + p->t->off_ns;
-	return ns > 0 ? (uint64_t)ns : 0;
-}
-
 static void close_open(struct pft *p);
 
 /* Between packets (the open slice ended): the buffer may go to the sink. */
-static void boundary(struct pft *p)
+void boundary(struct pft *p)
 {
 	close_open(p);
 	pack_chunk(p, PF_CHUNK);
 }
 
-/* A packet's time: a delta on the sequence's incremental clock, or, when
- * it goes back in time, the absolute time on BOOTTIME (the trace's clock). */
-static inline char *put_ts(struct pft *p, char *q, uint64_t ts)
+/* A packet's time: a delta on its track's incremental clock (named unless
+ * it is the sequence's default), or, when it would go back in time or the
+ * track has no clock, the absolute time on BOOTTIME (the trace's clock). */
+static inline char *put_ts(struct pft *p, unsigned clock, char *q, uint64_t ts)
 {
-	if (ts >= p->last_ts) {
-		q = pb_uint(q, TP_TIMESTAMP, ts - p->last_ts);
-		p->last_ts = ts;
-		return q;
+	if (clock >= CLOCK_SEQ_DELTA) {
+		uint64_t *last = &p->clock_last[clock - CLOCK_SEQ_DELTA];
+		if (ts >= *last) {
+			if (clock != CLOCK_SEQ_DELTA)
+				q = pb_uint(q, TP_CLOCK_ID, clock);
+			q = pb_uint(q, TP_TIMESTAMP, ts - *last);
+			*last = ts;
+			return q;
+		}
 	}
 	q = pb_uint(q, TP_CLOCK_ID, CLOCK_BOOTTIME);
 	return pb_uint(q, TP_TIMESTAMP, ts);
 }
 
+/* The clock of a track (*id), given on first use: the sequence's default
+ * (set up by seq_start) or a new one announced by a ClockSnapshot packet;
+ * BOOTTIME once the sequence-scoped ids are used up. */
+static unsigned use_clock(struct pft *p, uint8_t *id)
+{
+	if (*id)
+		return *id;
+	if (p->next_clock >= CLOCK_SEQ_END)
+		return *id = CLOCK_BOOTTIME;
+	*id = (uint8_t)p->next_clock++;
+	if (*id != CLOCK_SEQ_DELTA) {
+		boundary(p);
+		size_t at = bare_packet(p->o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE);
+		clock_snapshot(p, *id);
+		pb_close(p->o, at);
+	}
+	return *id;
+}
+
 /* Starts a packet of a file's sequence: every one needs the sequence's
  * incremental state (its defaults, clock and interned strings). */
-static size_t packet(struct pft *p, int ts_set, uint64_t ts)
+static size_t packet(struct pft *p, unsigned clock, int ts_set, uint64_t ts)
 {
 	struct out *o = p->o;
 	boundary(p);
@@ -81,51 +103,11 @@ static size_t packet(struct pft *p, int ts_set, uint64_t ts)
 	out_need(o, 6 * PB_MAX);
 	char *q = o->buf + o->len;
 	if (ts_set)
-		q = put_ts(p, q, ts);
+		q = put_ts(p, clock, q, ts);
 	q = pb_uint(q, TP_SEQ_ID, p->seq);
 	q = pb_uint(q, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 	o->len = (size_t)(q - o->buf);
 	return at;
-}
-
-/* Starts a packet without a time; flags 0 outside the files' sequences. */
-static size_t bare_packet(struct out *o, uint32_t seq, unsigned flags)
-{
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, seq);
-	if (flags)
-		pb_put_uint(o, TP_SEQ_FLAGS, flags);
-	return at;
-}
-
-/* Track descriptors. */
-static void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, const char *name,
-                       size_t name_len, int64_t rank)
-{
-	size_t at = bare_packet(o, seq, SEQ_NEEDS_INCREMENTAL_STATE);
-	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
-	pb_put_uint(o, TD_UUID, uuid);
-	pb_put_uint(o, TD_PARENT, parent);
-	pb_put_bytes(o, TD_NAME, name, name_len);
-	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
-	pb_close(o, td);
-	pb_close(o, at);
-}
-
-static void process_descriptor(struct out *o, uint32_t seq, unsigned flags, uint64_t pid,
-                               const char *name, int64_t rank)
-{
-	size_t at = bare_packet(o, seq, flags);
-	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
-	pb_put_uint(o, TD_UUID, proc_uuid(pid));
-	size_t pd = pb_open(o, TD_PROCESS);
-	pb_put_uint(o, PD_PID, pid);
-	pb_put_str(o, PD_NAME, name);
-	pb_close(o, pd);
-	pb_put_uint(o, TD_CHILD_ORDERING, ORDER_EXPLICIT);
-	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
-	pb_close(o, td);
-	pb_close(o, at);
 }
 
 static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
@@ -227,10 +209,11 @@ static void interned_entry(struct out *o, unsigned field, uint64_t iid, const ch
 
 /* Starts an event's packet: interned data it needs, then its TrackEvent
  * opened (returned: where its length goes). */
-static size_t event_start(struct pft *p, uint64_t ts, const struct need *nd, size_t *pkt)
+static size_t event_start(struct pft *p, unsigned clock, uint64_t ts, const struct need *nd,
+                          size_t *pkt)
 {
 	struct out *o = p->o;
-	*pkt = packet(p, 1, ts);
+	*pkt = packet(p, clock, 1, ts);
 	uint64_t anns = ANN_ALL & ~p->anns_done; /* all at the first event */
 	int cat = nd->cat < C_N && !(p->cats_done & BIT(nd->cat));
 	if (nd->new_name || anns || cat) {
@@ -269,14 +252,14 @@ static void event_head(struct pft *p, unsigned type, uint64_t uuid, const struct
 		pb_put_bytes(o, TE_NAME, nd->name, nd->name_len);
 }
 
-static void end_packet(struct pft *p, uint64_t ts, uint64_t uuid)
+static void end_packet(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid)
 {
 	struct out *o = p->o;
 	out_need(o, 8 * PB_MAX);
 	char *q = o->buf + o->len, *len = q + 1;
 	*q = (char)(TRACE_PACKET << 3 | PB_LEN);
 	q += 2;
-	q = put_ts(p, q, ts);
+	q = put_ts(p, clock, q, ts);
 	q = pb_uint(q, TP_SEQ_ID, p->seq);
 	q = pb_uint(q, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 	*q++ = (char)(TP_TRACK_EVENT << 3 | PB_LEN);
@@ -293,12 +276,12 @@ static void close_open(struct pft *p)
 	if (!p->open.on)
 		return;
 	p->open.on = 0;
-	end_packet(p, ts_of(p, p->open.end), p->open.uuid);
+	end_packet(p, p->open.clock, ts_of(p, p->open.end), p->open.uuid);
 }
 
 /* Ends an event's packet; a slice stays open for flows until the next packet. */
 static void event_end(struct pft *p, size_t pkt, size_t te, const struct m_event *ev, uint64_t uuid,
-                      int slice)
+                      unsigned clock, int slice)
 {
 	struct out *o = p->o;
 	size_t g = pb_close(o, te);
@@ -310,6 +293,7 @@ static void event_end(struct pft *p, size_t pkt, size_t te, const struct m_event
 	p->open.track = ev->track;
 	p->open.ts = ev->ts, p->open.end = ev->end > ev->ts ? ev->end : ev->ts;
 	p->open.uuid = uuid;
+	p->open.clock = (uint8_t)clock;
 	p->open.pkt_at = pkt, p->open.pkt_size = 1 + (unsigned)g2;
 	p->open.te_at = te + g2, p->open.te_size = te_size;
 }
@@ -320,21 +304,22 @@ static void slice(struct pft *p, const struct m_event *ev, unsigned lane, struct
                   void (*args)(struct pft *, const struct m_event *))
 {
 	uint64_t uuid = use_track(p, ev->track, lane);
-	size_t pkt, te = event_start(p, ts_of(p, ev->ts), nd, &pkt);
+	unsigned clock = use_clock(p, &ptrack(p, ev->track)->clock);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), nd, &pkt);
 	event_head(p, TYPE_SLICE_BEGIN, uuid, nd);
 	if (args)
 		args(p, ev);
-	event_end(p, pkt, te, ev, uuid, 1);
+	event_end(p, pkt, te, ev, uuid, clock, 1);
 }
 
-static void instant(struct pft *p, uint64_t ts, uint64_t uuid, struct need *nd,
+static void instant(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid, struct need *nd,
                     const struct span *args)
 {
-	size_t pkt, te = event_start(p, ts_of(p, ts), nd, &pkt);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ts), nd, &pkt);
 	event_head(p, TYPE_INSTANT, uuid, nd);
 	if (args)
 		span_args(p, args);
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
 static void drops(struct pft *p, const struct m_event *ev)
@@ -344,7 +329,7 @@ static void drops(struct pft *p, const struct m_event *ev)
 	struct need nd = {.cat = C_CUPTRACE};
 	need_name(p, &nd, CT_SREF_INLINE, 0, name, (size_t)n);
 	uint64_t uuid = proc_uuid(p->t->pid);
-	size_t pkt, te = event_start(p, ts_of(p, ev->ts), &nd, &pkt);
+	size_t pkt, te = event_start(p, CLOCK_BOOTTIME, ts_of(p, ev->ts), &nd, &pkt);
 	event_head(p, TYPE_INSTANT, uuid, &nd);
 	struct out *o = p->o;
 	const struct ct_file *f = &p->t->f;
@@ -357,7 +342,7 @@ static void drops(struct pft *p, const struct m_event *ev)
 		pb_put_uint(o, DA_UINT, f->drops[k]);
 		pb_close(o, at);
 	}
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, CLOCK_BOOTTIME, 0);
 }
 
 /* One end of a flow: added to the slice just written when it is that
@@ -378,10 +363,11 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 	struct need nd = {.cat = nccl ? C_NCCL : C_AC2G};
 	need_name(p, &nd, CT_SREF_INLINE, 0, nccl ? "nccl" : "ac2g", nccl ? 4 : 4);
 	uint64_t uuid = use_track(p, tr, 0);
-	size_t pkt, te = event_start(p, ts_of(p, ts), &nd, &pkt);
+	unsigned clock = use_clock(p, &ptrack(p, tr)->flow_clock);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ts), &nd, &pkt);
 	event_head(p, TYPE_INSTANT, uuid, &nd);
 	pb_put_fixed64(o, term ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, id);
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
 static void flow(struct pft *p, const struct m_event *ev)
@@ -431,11 +417,12 @@ static void counter(struct pft *p, const struct m_event *ev)
 		pb_close(o, at);
 	}
 	struct need nd = {.cat = C_N};
-	size_t pkt, te = event_start(p, ts_of(p, ev->ts), &nd, &pkt);
+	unsigned clock = use_clock(p, &p->counter_clock);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), &nd, &pkt);
 	pb_put_uint(o, TE_TYPE, TYPE_COUNTER);
 	pb_put_uint(o, TE_TRACK, uuid);
 	pb_put_uint(o, TE_COUNTER_VALUE, (uint64_t)ev->counter.value);
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
 static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
@@ -460,17 +447,19 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 			descriptor(p->o, p->seq, uuid, proc_uuid(p->t->pid), name, (size_t)n,
 			           (int64_t)1 << 30);
 		}
-		size_t pkt, te = event_start(p, ts_of(p, s->ts), &nd, &pkt);
+		unsigned clock = use_clock(p, &p->async_clock);
+		size_t pkt, te = event_start(p, clock, ts_of(p, s->ts), &nd, &pkt);
 		event_head(p, TYPE_SLICE_BEGIN, uuid, &nd);
 		span_args(p, s);
 		pb_close(p->o, te);
 		pb_close(p->o, pkt);
-		end_packet(p, ts_of(p, s->end > s->ts ? s->end : s->ts), uuid);
+		end_packet(p, clock, ts_of(p, s->end > s->ts ? s->end : s->ts), uuid);
 		break;
 	}
 	case SP_MARK:
 		need_name(p, &nd, s->name.sid, 0, s->name.s, s->name.len);
-		instant(p, s->ts, use_track(p, ev->track, 0), &nd, s);
+		uint64_t uuid = use_track(p, ev->track, 0);
+		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), s->ts, uuid, &nd, s);
 		break;
 	case SP_STEP: {
 		char name[48];
@@ -483,7 +472,7 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 		nd.cat = C_CUPTRACE;
 		need_name(p, &nd, CT_SREF_INLINE, 0, s->id ? "capture on" : "capture off",
 		          s->id ? 10 : 11);
-		instant(p, s->ts, proc_uuid(p->t->pid), &nd, NULL);
+		instant(p, CLOCK_BOOTTIME, s->ts, proc_uuid(p->t->pid), &nd, NULL);
 		break;
 	default:
 		break;
@@ -584,33 +573,10 @@ static void on_event(void *ctx, const struct m_event *ev)
 	}
 }
 
-/* The sequence's first packet: it clears the incremental state, makes the
- * sequence's incremental clock its packets' default and sets that clock to
- * the file's start (a ClockSnapshot pairing it with BOOTTIME, the trace's
- * clock, at the same value: the clock counts BOOTTIME nanoseconds). */
 static void begin_file(void *ctx, struct tfile *t)
 {
-	struct pft *p = ctx;
-	struct out *o = p->o;
 	(void)t;
-	pack_chunk(p, PF_CHUNK);
-	p->last_ts = ts_of(p, 0); /* no event is earlier (ts_of clamps at 0) */
-	size_t at = bare_packet(o, p->seq, SEQ_INCREMENTAL_STATE_CLEARED);
-	size_t d = pb_open(o, TP_DEFAULTS);
-	pb_put_uint(o, TPD_CLOCK_ID, CLOCK_SEQ_DELTA);
-	pb_close(o, d);
-	size_t cs = pb_open(o, TP_CLOCK_SNAPSHOT);
-	size_t c = pb_open(o, CS_CLOCKS);
-	pb_put_uint(o, CLK_ID, CLOCK_SEQ_DELTA);
-	pb_put_uint(o, CLK_TIMESTAMP, p->last_ts);
-	pb_put_uint(o, CLK_INCREMENTAL, 1);
-	pb_close(o, c);
-	c = pb_open(o, CS_CLOCKS);
-	pb_put_uint(o, CLK_ID, CLOCK_BOOTTIME);
-	pb_put_uint(o, CLK_TIMESTAMP, p->last_ts);
-	pb_close(o, c);
-	pb_close(o, cs);
-	pb_close(o, at);
+	seq_start(ctx);
 }
 
 static void end_file(void *ctx, struct tfile *t)
