@@ -1,7 +1,9 @@
 """cuptrace convert -o *.pftrace: Perfetto's protobuf, decoded with the
-`perfetto` package's generated classes and compared event for event with
-the Chrome JSON of the same trace (names, times to the nanosecond,
-durations, args, flows, track and process names)."""
+`perfetto` package's generated classes (zstd_compressed_packets expanded
+with the zstd program, incremental clocks and interning resolved as
+Perfetto's trace processor does) and compared event for event with the
+Chrome JSON of the same trace (names, times to the nanosecond, durations,
+args, flows, track and process names)."""
 import glob
 import os
 import subprocess
