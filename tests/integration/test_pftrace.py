@@ -94,6 +94,7 @@ class Clocks:
             if c.clock_id != BOOTTIME:
                 assert 64 <= c.clock_id < 128, "our clocks are sequence-scoped"
                 assert not c.unit_multiplier_ns or c.unit_multiplier_ns == 1
+                assert c.clock_id not in self.snap, "each clock is started once"
                 self.snap[c.clock_id] = [c.timestamp, boot, c.is_incremental, c.timestamp]
 
     def resolve(self, p):
@@ -137,6 +138,7 @@ def decode(path):
             clocks[seq].default = p.trace_packet_defaults.timestamp_clock_id
         if p.HasField("clock_snapshot"):
             clocks[seq].snapshot(p.clock_snapshot)
+            stats["clocks"] = max(stats["clocks"], len(clocks[seq].snap))
         ts = clocks[seq].resolve(p) if seq in clocks else p.timestamp
         if p.HasField("timestamp") and p.timestamp_clock_id == BOOTTIME:
             stats["absolute"] += 1
@@ -338,6 +340,17 @@ def test_nvtx_program_as_json(tmp_path):
     d, doc = same_as_json(ctr_files(tmp_path / "out"), tmp_path)
     assert any(t["name"] == "NVTX start/end ranges" for t in d["tracks"].values())
     assert any("payload" in s["args"] for s in d["slices"])
+
+
+def test_more_tracks_than_clocks(tmp_path):
+    """65 threads: more tracks than a sequence has clock ids (64-127); the
+    tracks past them give absolute BOOTTIME times, the same events."""
+    p = run([PROGS / "nvtx_threads", 64, 3, 3], env=traced_env(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    d, doc = same_as_json(ctr_files(tmp_path / "out"), tmp_path, jobs=1)
+    assert len({t["tid"] for t in d["tracks"].values() if t["kind"] == "thread"}) == 65
+    assert d["stats"]["clocks"] == 64, d["stats"]
+    assert d["stats"]["absolute"] > 0
 
 
 def test_truncated_input_gives_a_valid_file(train_ctr, tmp_path):
