@@ -1,8 +1,10 @@
 """Benchmark: `cuptrace convert` into Perfetto's protobuf (.pftrace) against
 Chrome JSON, on the 10M-event NVTX training trace (bench_size) and the
-2M-event GPU trace (cupti_bench): size of the output, wall time into a file
-(median of RUNS, the two formats alternating), peak RSS (flat: a 2M-event
-NVTX trace beside the 10M one)."""
+2M-event GPU trace (cupti_bench): size of the output, CPU time (user + sys,
+the page cache's copying of the bytes included) into a file, median of RUNS
+with the two formats alternating (wall time beside it, for information: the
+machine is shared), peak RSS (flat: a 2M-event NVTX trace beside the 10M
+one)."""
 import os
 import shutil
 import time
@@ -16,27 +18,30 @@ def convert(ctr, out):
     wall = time.perf_counter() - t0
     size = os.path.getsize(out)
     os.unlink(out)
-    return wall, size, u.peak_rss_mb
+    return u.cpu_s, wall, size, u.peak_rss_mb
 
 
 def compare(label, ctr, d):
     events = info(ctr)["events"]
     t = {"json": [], "pftrace": []}
+    w = {"json": [], "pftrace": []}
     size, rss = {}, {}
     for _ in range(RUNS):
         for fmt in t:
-            w, size[fmt], r = convert(ctr, os.path.join(d, "t." + fmt))
-            t[fmt].append(w)
+            cpu, wall, size[fmt], r = convert(ctr, os.path.join(d, "t." + fmt))
+            t[fmt].append(cpu)
+            w[fmt].append(wall)
             rss[fmt] = max(rss.get(fmt, 0), r)
     ratio = size["json"] / size["pftrace"]
     report("pftrace", "%s (%d events): .pftrace %.1f MB, .json %.1f MB" %
            (label, events, size["pftrace"] / 1e6, size["json"] / 1e6),
            "1/%.2f" % ratio, "<= 1/5", ratio >= 5)
     speed = median(t["json"]) / median(t["pftrace"])
-    report("pftrace", "%s -> file: .pftrace %.3f s, .json %.3f s (median of %d)" %
+    report("pftrace", "%s -> file, CPU: .pftrace %.3f s, .json %.3f s (median of %d)" %
            (label, median(t["pftrace"]), median(t["json"]), RUNS),
            "%.2fx" % speed, ">= 1.5x", speed >= 1.5,
-           "pftrace %s; json %s" % (spread(t["pftrace"]), spread(t["json"])))
+           "pftrace %s; json %s; wall .pftrace %.3f s, .json %.3f s" %
+           (spread(t["pftrace"]), spread(t["json"]), median(w["pftrace"]), median(w["json"])))
     return rss["pftrace"]
 
 

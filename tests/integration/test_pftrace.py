@@ -1,7 +1,9 @@
 """cuptrace convert -o *.pftrace: Perfetto's protobuf, decoded with the
-`perfetto` package's generated classes and compared event for event with
-the Chrome JSON of the same trace (names, times to the nanosecond,
-durations, args, flows, track and process names)."""
+`perfetto` package's generated classes (zstd_compressed_packets expanded
+with the zstd program, incremental clocks and interning resolved as
+Perfetto's trace processor does) and compared event for event with the
+Chrome JSON of the same trace (names, times to the nanosecond, durations,
+args, flows, track and process names)."""
 import glob
 import os
 import subprocess
@@ -42,22 +44,104 @@ def json_value(v):
     return round(v, 3) if isinstance(v, float) else v
 
 
-def decode(path):
-    """The trace as plain records: slices, instants, counters, flows, tracks."""
+def unzstd(frame):
+    """One zstd frame expanded by the zstd program (Debian's zstd package;
+    Perfetto's reader uses the same libzstd)."""
+    p = subprocess.run(["zstd", "-d", "-c", "-q"], input=frame, capture_output=True)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def packets(path, stats):
+    """The file's packets in order, those of zstd_compressed_packets expanded
+    in place as Perfetto's tokenizer does (each holds one frame of whole
+    packets and stays under 512 KB, as trace_packet.proto asks)."""
     trace = pb.Trace()
     with open(path, "rb") as f:
         trace.ParseFromString(f.read())
+    for p in trace.packet:
+        assert not p.HasField("compressed_packets"), "zstd and deflate are never mixed"
+        if p.HasField("zstd_compressed_packets"):
+            frame = p.zstd_compressed_packets
+            assert len(p.SerializeToString()) < 512 * 1024
+            assert p.ListFields() == [(pb.TracePacket.DESCRIPTOR.fields_by_name[
+                "zstd_compressed_packets"], frame)], "nothing beside the frame"
+            inner = pb.Trace()
+            inner.ParseFromString(unzstd(frame))
+            stats["compressed"] += len(frame)
+            stats["expanded"] += len(inner.packet)
+            yield from ((q, True) for q in inner.packet)
+        else:
+            yield p, False
+
+
+BOOTTIME = 6
+SEQ_CLEARED, SEQ_NEEDS = 1, 2
+
+
+class Clocks:
+    """A sequence's clocks as Perfetto's trace processor resolves them
+    (ClockSnapshot, TracePacketDefaults.timestamp_clock_id, incremental
+    clocks counting from their snapshot value, one delta per packet)."""
+
+    def __init__(self):
+        self.default = 0
+        self.snap = {}  # clock id -> [value at the snapshot, BOOTTIME then, incremental, last]
+
+    def snapshot(self, cs):
+        boot = {c.clock_id: c.timestamp for c in cs.clocks}[BOOTTIME]
+        for c in cs.clocks:
+            if c.clock_id != BOOTTIME:
+                assert 64 <= c.clock_id < 128, "our clocks are sequence-scoped"
+                assert not c.unit_multiplier_ns or c.unit_multiplier_ns == 1
+                assert c.clock_id not in self.snap, "each clock is started once"
+                self.snap[c.clock_id] = [c.timestamp, boot, c.is_incremental, c.timestamp]
+
+    def resolve(self, p):
+        clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else self.default
+        if clock in (0, BOOTTIME):
+            return p.timestamp
+        s = self.snap[clock]  # a snapshot came first on this sequence
+        if s[2]:
+            s[3] += p.timestamp
+            value = s[3]
+        else:
+            value = p.timestamp
+        return value - s[0] + s[1]
+
+
+def decode(path):
+    """The trace as plain records: slices, instants, counters, flows, tracks,
+    timestamps after resolving each sequence's incremental clock, names
+    after resolving interning."""
     names, cats, anns = defaultdict(dict), defaultdict(dict), defaultdict(dict)
     tracks, procs = {}, {}
     events = []  # (seq, packet, order)
-    cleared = set()
-    for i, p in enumerate(trace.packet):
+    cleared, clocks = set(), {}
+    stats = Counter()
+    for p, packed in packets(path, stats):
         seq = p.trusted_packet_sequence_id
         assert seq, "every packet belongs to a sequence"
-        if p.incremental_state_cleared:
-            assert p.sequence_flags & 1
+        assert not p.HasField("incremental_state_cleared"), "the deprecated flag is not needed"
+        if p.sequence_flags & SEQ_CLEARED:
             cleared.add(seq)
             names[seq].clear(), cats[seq].clear(), anns[seq].clear()
+            clocks[seq] = Clocks()
+        elif seq in cleared:
+            # trace_packet.proto: with TracePacketDefaults on a sequence,
+            # every later packet says it needs the incremental state
+            assert p.sequence_flags == SEQ_NEEDS, p
+        else:
+            assert not p.sequence_flags and not p.HasField("interned_data")
+        if p.HasField("trace_packet_defaults"):
+            assert p.sequence_flags & SEQ_CLEARED
+            clocks[seq].default = p.trace_packet_defaults.timestamp_clock_id
+        if p.HasField("clock_snapshot"):
+            clocks[seq].snapshot(p.clock_snapshot)
+            stats["clocks"] = max(stats["clocks"], len(clocks[seq].snap))
+        ts = clocks[seq].resolve(p) if seq in clocks else p.timestamp
+        if p.HasField("timestamp") and p.timestamp_clock_id == BOOTTIME:
+            stats["absolute"] += 1
         if p.HasField("interned_data"):
             d = p.interned_data
             for e in d.event_names:
@@ -83,8 +167,9 @@ def decode(path):
                                       rank=t.sibling_order_rank)
         if p.HasField("track_event"):
             assert seq in cleared, "events come after their sequence's state is cleared"
+            assert packed, "a file's events travel compressed"
             e = p.track_event
-            ev = dict(seq=seq, ts=p.timestamp, type=e.type, track=e.track_uuid,
+            ev = dict(seq=seq, ts=ts, type=e.type, track=e.track_uuid,
                       name=names[seq][e.name_iid] if e.name_iid else (e.name or None),
                       cat=",".join(cats[seq][c] for c in e.category_iids) or None,
                       args={(anns[seq][a.name_iid] if a.name_iid else a.name): ann_value(a)
@@ -109,7 +194,8 @@ def decode(path):
         elif ev["type"] == TE.TYPE_COUNTER:
             counters.append(ev)
     assert not last, "every slice ends"
-    return dict(tracks=tracks, procs=procs, slices=slices, instants=instants, counters=counters)
+    return dict(tracks=tracks, procs=procs, slices=slices, instants=instants, counters=counters,
+                stats=stats)
 
 
 def where(d, uuid):
@@ -219,6 +305,14 @@ def same_as_json(ctrs, tmp, jobs=None):
 def test_training_run_as_json(train_ctr, tmp_path):
     d, doc = same_as_json([train_ctr], tmp_path)
     assert sum(1 for s in d["slices"] if s["cat"] == "kernel") > 100
+    # most packets are deltas on their track's incremental clock (CPU calls
+    # and the kernels they launch come in separate runs), and the frames
+    # are a fraction of the packets they hold
+    st = d["stats"]
+    assert st["absolute"] < st["expanded"] / 4, st
+    raw = sum(len(p.SerializeToString()) + 3 for p, packed in packets(tmp_path / "t.pftrace", Counter())
+              if packed)
+    assert st["compressed"] * 3 < raw, (st, raw)
     assert any(s["flows"] for s in d["slices"]), "launch flows leave the calls"
     # ordering: the GPU process after the rank's, streams in the JSON's order
     ranks = {t["proc"]: t["rank"] for t in d["tracks"].values() if t["kind"] == "process"}
@@ -246,6 +340,17 @@ def test_nvtx_program_as_json(tmp_path):
     d, doc = same_as_json(ctr_files(tmp_path / "out"), tmp_path)
     assert any(t["name"] == "NVTX start/end ranges" for t in d["tracks"].values())
     assert any("payload" in s["args"] for s in d["slices"])
+
+
+def test_more_tracks_than_clocks(tmp_path):
+    """65 threads: more tracks than a sequence has clock ids (64-127); the
+    tracks past them give absolute BOOTTIME times, the same events."""
+    p = run([PROGS / "nvtx_threads", 64, 3, 3], env=traced_env(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    d, doc = same_as_json(ctr_files(tmp_path / "out"), tmp_path, jobs=1)
+    assert len({t["tid"] for t in d["tracks"].values() if t["kind"] == "thread"}) == 65
+    assert d["stats"]["clocks"] == 64, d["stats"]
+    assert d["stats"]["absolute"] > 0
 
 
 def test_truncated_input_gives_a_valid_file(train_ctr, tmp_path):

@@ -84,16 +84,26 @@ def test_pftrace_carries_the_same_args(job):
                                           capture_output=True).returncode:
         pytest.skip("perfetto not installed in build/venv (tests/install-deps.sh)")
     script = """
-import json, sys
+import json, subprocess, sys
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
-t = Trace(); t.ParseFromString(open(sys.argv[1], "rb").read())
+def packets(data):
+    t = Trace(); t.ParseFromString(data)
+    for p in t.packet:
+        if p.HasField("zstd_compressed_packets"):  # expanded as Perfetto's tokenizer does
+            yield from packets(subprocess.run(["zstd", "-d", "-c", "-q"], check=True,
+                                              input=p.zstd_compressed_packets,
+                                              capture_output=True).stdout)
+        else:
+            yield p
 names = {}
 out = []
-for p in t.packet:
+for p in packets(open(sys.argv[1], "rb").read()):
+    seq = p.trusted_packet_sequence_id
     for n in p.interned_data.debug_annotation_names:
-        names[n.iid] = n.name
+        names[seq, n.iid] = n.name
     if p.HasField("track_event"):
-        a = {names.get(x.name_iid, x.name): (x.int_value if x.HasField("int_value") else x.uint_value)
+        a = {names.get((seq, x.name_iid), x.name):
+             (x.int_value if x.HasField("int_value") else x.uint_value)
              for x in p.track_event.debug_annotations}
         if "wait_on_stream" in a:
             out.append(a)

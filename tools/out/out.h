@@ -30,13 +30,13 @@ void out_init_mem(struct out *o);
  * the sink only at out_chunk() (between events), so every chunk holds whole
  * events. */
 void out_init_sink(struct out *o, struct sink *s);
+/* Hands the buffer to the sink (now). */
+void out_hand_over(struct out *o);
 /* Hands the buffer to the sink once it holds at least `threshold` bytes. */
 static inline void out_chunk(struct out *o, size_t threshold)
 {
-	if (o->sink && o->len >= threshold) {
-		void out_hand_over(struct out *);
+	if (o->sink && o->len >= threshold)
 		out_hand_over(o);
-	}
 }
 int out_close(struct out *o);
 void out_flush(struct out *o);

@@ -3,9 +3,22 @@
  * args, tracks and their order are the JSON's). Field numbers are those of
  * Perfetto's protos/perfetto/trace (trace_packet.proto, track_event/).
  *
- * - Every (file, share) is one trusted packet sequence: its first packet
- *   clears the incremental state; event names, categories and arg names are
- *   interned on first use (interned_data in the packet that needs them).
+ * - Every (file, share) is one trusted packet sequence. Its first packet
+ *   clears the incremental state (sequence_flags) and sets the sequence's
+ *   TracePacketDefaults: timestamps on clock 64. Each track (and the flow
+ *   instants of each track, the async ranges, the counters) gets an
+ *   incremental clock of its own, sequence-scoped ids 64-127, each started
+ *   by a ClockSnapshot pairing it with BOOTTIME at the file's start: a
+ *   packet's timestamp is the delta from the last one on its clock (1-3
+ *   bytes instead of 4-5), the clock named (timestamp_clock_id) unless it
+ *   is 64. A packet that would go back in time on its clock (an NVTX range
+ *   is handed after the ranges it holds) gives its absolute time on
+ *   BOOTTIME instead. Every later packet carries SEQ_NEEDS_INCREMENTAL_STATE,
+ *   as trace_packet.proto asks of sequences with defaults. Event names,
+ *   categories and arg names are interned on first use (interned_data in
+ *   the packet that needs them).
+ * - Packets travel in zstd_compressed_packets, 256 KB of whole packets per
+ *   frame (pftrace_pack.c); only the head (the files' processes) is plain.
  * - Tracks: a process per rank (pftrace_head) and per GPU of a rank, a
  *   thread track per CPU thread, named tracks under the processes for
  *   streams, syncs and NCCL communicators, a counter track per GPU.
@@ -25,8 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_CHUNK (1u << 20) /* bytes of whole packets handed to the sink at once */
-
 static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
 					   "cuda_runtime", "cuda_driver",  "user_annotation",
 					   "nccl",         "cuptrace",     "ac2g",
@@ -35,59 +46,68 @@ static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 
 /* ---- packets */
 
-static uint64_t ts_of(const struct pft *p, uint64_t t)
-{
-	int64_t ns = (int64_t)t + p->t->off_ns;
-	return ns > 0 ? (uint64_t)ns : 0;
-}
-
 static void close_open(struct pft *p);
 
-/* Starts a packet: between packets the buffer may go to the sink. */
-static size_t packet(struct pft *p, int ts_set, uint64_t ts)
+/* Between packets (the open slice ended): the buffer may go to the sink. */
+void boundary(struct pft *p)
+{
+	close_open(p);
+	pack_chunk(p, PF_CHUNK);
+}
+
+/* A packet's time: a delta on its track's incremental clock (named unless
+ * it is the sequence's default), or, when it would go back in time or the
+ * track has no clock, the absolute time on BOOTTIME (the trace's clock). */
+static inline char *put_ts(struct pft *p, unsigned clock, char *q, uint64_t ts)
+{
+	if (clock >= CLOCK_SEQ_DELTA) {
+		uint64_t *last = &p->clock_last[clock - CLOCK_SEQ_DELTA];
+		if (ts >= *last) {
+			if (clock != CLOCK_SEQ_DELTA)
+				q = pb_uint(q, TP_CLOCK_ID, clock);
+			q = pb_uint(q, TP_TIMESTAMP, ts - *last);
+			*last = ts;
+			return q;
+		}
+	}
+	q = pb_uint(q, TP_CLOCK_ID, CLOCK_BOOTTIME);
+	return pb_uint(q, TP_TIMESTAMP, ts);
+}
+
+/* The clock of a track (*id), given on first use: the sequence's default
+ * (set up by seq_start) or a new one announced by a ClockSnapshot packet;
+ * BOOTTIME once the sequence-scoped ids are used up. */
+static unsigned use_clock(struct pft *p, uint8_t *id)
+{
+	if (*id)
+		return *id;
+	if (p->next_clock >= CLOCK_SEQ_END)
+		return *id = CLOCK_BOOTTIME;
+	*id = (uint8_t)p->next_clock++;
+	if (*id != CLOCK_SEQ_DELTA) {
+		boundary(p);
+		size_t at = bare_packet(p->o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE);
+		clock_snapshot(p, *id);
+		pb_close(p->o, at);
+	}
+	return *id;
+}
+
+/* Starts a packet of a file's sequence: every one needs the sequence's
+ * incremental state (its defaults, clock and interned strings). */
+static size_t packet(struct pft *p, unsigned clock, int ts_set, uint64_t ts)
 {
 	struct out *o = p->o;
-	close_open(p);
-	out_chunk(o, PF_CHUNK);
+	boundary(p);
 	size_t at = pb_open(o, TRACE_PACKET);
+	out_need(o, 6 * PB_MAX);
+	char *q = o->buf + o->len;
 	if (ts_set)
-		pb_put_uint(o, TP_TIMESTAMP, ts);
-	pb_put_uint(o, TP_SEQ_ID, p->seq);
+		q = put_ts(p, clock, q, ts);
+	q = pb_uint(q, TP_SEQ_ID, p->seq);
+	q = pb_uint(q, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	o->len = (size_t)(q - o->buf);
 	return at;
-}
-
-/* Track descriptors. */
-static void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, const char *name,
-                       size_t name_len, int64_t rank)
-{
-	out_chunk(o, PF_CHUNK);
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, seq);
-	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
-	pb_put_uint(o, TD_UUID, uuid);
-	pb_put_uint(o, TD_PARENT, parent);
-	pb_put_bytes(o, TD_NAME, name, name_len);
-	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
-	pb_close(o, td);
-	pb_close(o, at);
-}
-
-static void process_descriptor(struct out *o, uint32_t seq, uint64_t pid, const char *name,
-                               int64_t rank)
-{
-	out_chunk(o, PF_CHUNK);
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, seq);
-	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
-	pb_put_uint(o, TD_UUID, proc_uuid(pid));
-	size_t pd = pb_open(o, TD_PROCESS);
-	pb_put_uint(o, PD_PID, pid);
-	pb_put_str(o, PD_NAME, name);
-	pb_close(o, pd);
-	pb_put_uint(o, TD_CHILD_ORDERING, ORDER_EXPLICIT);
-	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
-	pb_close(o, td);
-	pb_close(o, at);
 }
 
 static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
@@ -105,21 +125,19 @@ static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
 			             tr->name, lane + 1);
 		else
 			n = snprintf(name, sizeof name, "thread %lld [%u]", (long long)tr->tid, lane + 1);
-		close_open(p);
+		boundary(p);
 		descriptor(o, p->seq, track_uuid(p, tr, lane), track_proc_uuid(p, tr), name, (size_t)n,
 		           tr->sort);
 		return;
 	}
 	pt->announced = 1;
-	close_open(p);
+	boundary(p);
 	if (tr->kind != MT_THREAD) {
 		descriptor(o, p->seq, track_uuid(p, tr, 0), track_proc_uuid(p, tr), tr->name,
 		           tr->name_len, tr->sort);
 		return;
 	}
-	out_chunk(o, PF_CHUNK);
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, p->seq);
+	size_t at = bare_packet(o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE);
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
 	pb_put_uint(o, TD_UUID, track_uuid(p, tr, 0));
 	pb_put_uint(o, TD_PARENT, track_proc_uuid(p, tr));
@@ -191,10 +209,11 @@ static void interned_entry(struct out *o, unsigned field, uint64_t iid, const ch
 
 /* Starts an event's packet: interned data it needs, then its TrackEvent
  * opened (returned: where its length goes). */
-static size_t event_start(struct pft *p, uint64_t ts, const struct need *nd, size_t *pkt)
+static size_t event_start(struct pft *p, unsigned clock, uint64_t ts, const struct need *nd,
+                          size_t *pkt)
 {
 	struct out *o = p->o;
-	*pkt = packet(p, 1, ts);
+	*pkt = packet(p, clock, 1, ts);
 	uint64_t anns = ANN_ALL & ~p->anns_done; /* all at the first event */
 	int cat = nd->cat < C_N && !(p->cats_done & BIT(nd->cat));
 	if (nd->new_name || anns || cat) {
@@ -233,15 +252,16 @@ static void event_head(struct pft *p, unsigned type, uint64_t uuid, const struct
 		pb_put_bytes(o, TE_NAME, nd->name, nd->name_len);
 }
 
-static void end_packet(struct pft *p, uint64_t ts, uint64_t uuid)
+static void end_packet(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid)
 {
 	struct out *o = p->o;
 	out_need(o, 8 * PB_MAX);
 	char *q = o->buf + o->len, *len = q + 1;
 	*q = (char)(TRACE_PACKET << 3 | PB_LEN);
 	q += 2;
-	q = pb_uint(q, TP_TIMESTAMP, ts);
+	q = put_ts(p, clock, q, ts);
 	q = pb_uint(q, TP_SEQ_ID, p->seq);
+	q = pb_uint(q, TP_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
 	*q++ = (char)(TP_TRACK_EVENT << 3 | PB_LEN);
 	char *tl = q++;
 	q = pb_uint(q, TE_TYPE, TYPE_SLICE_END);
@@ -256,12 +276,12 @@ static void close_open(struct pft *p)
 	if (!p->open.on)
 		return;
 	p->open.on = 0;
-	end_packet(p, ts_of(p, p->open.end), p->open.uuid);
+	end_packet(p, p->open.clock, ts_of(p, p->open.end), p->open.uuid);
 }
 
 /* Ends an event's packet; a slice stays open for flows until the next packet. */
 static void event_end(struct pft *p, size_t pkt, size_t te, const struct m_event *ev, uint64_t uuid,
-                      int slice)
+                      unsigned clock, int slice)
 {
 	struct out *o = p->o;
 	size_t g = pb_close(o, te);
@@ -273,6 +293,7 @@ static void event_end(struct pft *p, size_t pkt, size_t te, const struct m_event
 	p->open.track = ev->track;
 	p->open.ts = ev->ts, p->open.end = ev->end > ev->ts ? ev->end : ev->ts;
 	p->open.uuid = uuid;
+	p->open.clock = (uint8_t)clock;
 	p->open.pkt_at = pkt, p->open.pkt_size = 1 + (unsigned)g2;
 	p->open.te_at = te + g2, p->open.te_size = te_size;
 }
@@ -283,21 +304,22 @@ static void slice(struct pft *p, const struct m_event *ev, unsigned lane, struct
                   void (*args)(struct pft *, const struct m_event *))
 {
 	uint64_t uuid = use_track(p, ev->track, lane);
-	size_t pkt, te = event_start(p, ts_of(p, ev->ts), nd, &pkt);
+	unsigned clock = use_clock(p, &ptrack(p, ev->track)->clock);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), nd, &pkt);
 	event_head(p, TYPE_SLICE_BEGIN, uuid, nd);
 	if (args)
 		args(p, ev);
-	event_end(p, pkt, te, ev, uuid, 1);
+	event_end(p, pkt, te, ev, uuid, clock, 1);
 }
 
-static void instant(struct pft *p, uint64_t ts, uint64_t uuid, struct need *nd,
+static void instant(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid, struct need *nd,
                     const struct span *args)
 {
-	size_t pkt, te = event_start(p, ts_of(p, ts), nd, &pkt);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ts), nd, &pkt);
 	event_head(p, TYPE_INSTANT, uuid, nd);
 	if (args)
 		span_args(p, args);
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
 static void drops(struct pft *p, const struct m_event *ev)
@@ -307,7 +329,7 @@ static void drops(struct pft *p, const struct m_event *ev)
 	struct need nd = {.cat = C_CUPTRACE};
 	need_name(p, &nd, CT_SREF_INLINE, 0, name, (size_t)n);
 	uint64_t uuid = proc_uuid(p->t->pid);
-	size_t pkt, te = event_start(p, ts_of(p, ev->ts), &nd, &pkt);
+	size_t pkt, te = event_start(p, CLOCK_BOOTTIME, ts_of(p, ev->ts), &nd, &pkt);
 	event_head(p, TYPE_INSTANT, uuid, &nd);
 	struct out *o = p->o;
 	const struct ct_file *f = &p->t->f;
@@ -320,7 +342,7 @@ static void drops(struct pft *p, const struct m_event *ev)
 		pb_put_uint(o, DA_UINT, f->drops[k]);
 		pb_close(o, at);
 	}
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, CLOCK_BOOTTIME, 0);
 }
 
 /* One end of a flow: added to the slice just written when it is that
@@ -341,10 +363,11 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 	struct need nd = {.cat = nccl ? C_NCCL : C_AC2G};
 	need_name(p, &nd, CT_SREF_INLINE, 0, nccl ? "nccl" : "ac2g", nccl ? 4 : 4);
 	uint64_t uuid = use_track(p, tr, 0);
-	size_t pkt, te = event_start(p, ts_of(p, ts), &nd, &pkt);
+	unsigned clock = use_clock(p, &ptrack(p, tr)->flow_clock);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ts), &nd, &pkt);
 	event_head(p, TYPE_INSTANT, uuid, &nd);
 	pb_put_fixed64(o, term ? TE_TERMINATING_FLOW_IDS : TE_FLOW_IDS, id);
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
 static void flow(struct pft *p, const struct m_event *ev)
@@ -369,8 +392,8 @@ static void gpu_process(struct pft *p, const struct m_event *ev)
 	snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
 	         (long long)(p->t->rank < 0 ? 0 : p->t->rank), (unsigned long long)dev, gpu ? " (" : "",
 	         gpu ? gpu : "", gpu ? ")" : "");
-	close_open(p);
-	process_descriptor(p->o, p->seq, gpu_pid(p, dev), label,
+	boundary(p);
+	process_descriptor(p->o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE, gpu_pid(p, dev), label,
 	                   (int64_t)p->t->index * 16 + 1 + (int64_t)(dev < 14 ? dev : 14));
 }
 
@@ -381,10 +404,8 @@ static void counter(struct pft *p, const struct m_event *ev)
 	if (dev >= 64 || !(p->devs_done & BIT(dev))) {
 		if (dev < 64)
 			p->devs_done |= BIT(dev);
-		close_open(p);
-		out_chunk(o, PF_CHUNK);
-		size_t at = pb_open(o, TRACE_PACKET);
-		pb_put_uint(o, TP_SEQ_ID, p->seq);
+		boundary(p);
+		size_t at = bare_packet(o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE);
 		size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
 		pb_put_uint(o, TD_UUID, uuid);
 		pb_put_uint(o, TD_PARENT, proc_uuid(gpu_pid(p, dev)));
@@ -396,11 +417,12 @@ static void counter(struct pft *p, const struct m_event *ev)
 		pb_close(o, at);
 	}
 	struct need nd = {.cat = C_N};
-	size_t pkt, te = event_start(p, ts_of(p, ev->ts), &nd, &pkt);
+	unsigned clock = use_clock(p, &p->counter_clock);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), &nd, &pkt);
 	pb_put_uint(o, TE_TYPE, TYPE_COUNTER);
 	pb_put_uint(o, TE_TRACK, uuid);
 	pb_put_uint(o, TE_COUNTER_VALUE, (uint64_t)ev->counter.value);
-	event_end(p, pkt, te, NULL, uuid, 0);
+	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
 static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
@@ -421,21 +443,23 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 			char name[64];
 			int n = lane ? snprintf(name, sizeof name, "NVTX start/end ranges [%u]", lane + 1)
 			             : snprintf(name, sizeof name, "NVTX start/end ranges");
-			close_open(p);
+			boundary(p);
 			descriptor(p->o, p->seq, uuid, proc_uuid(p->t->pid), name, (size_t)n,
 			           (int64_t)1 << 30);
 		}
-		size_t pkt, te = event_start(p, ts_of(p, s->ts), &nd, &pkt);
+		unsigned clock = use_clock(p, &p->async_clock);
+		size_t pkt, te = event_start(p, clock, ts_of(p, s->ts), &nd, &pkt);
 		event_head(p, TYPE_SLICE_BEGIN, uuid, &nd);
 		span_args(p, s);
 		pb_close(p->o, te);
 		pb_close(p->o, pkt);
-		end_packet(p, ts_of(p, s->end > s->ts ? s->end : s->ts), uuid);
+		end_packet(p, clock, ts_of(p, s->end > s->ts ? s->end : s->ts), uuid);
 		break;
 	}
 	case SP_MARK:
 		need_name(p, &nd, s->name.sid, 0, s->name.s, s->name.len);
-		instant(p, s->ts, use_track(p, ev->track, 0), &nd, s);
+		uint64_t uuid = use_track(p, ev->track, 0);
+		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), s->ts, uuid, &nd, s);
 		break;
 	case SP_STEP: {
 		char name[48];
@@ -448,7 +472,7 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 		nd.cat = C_CUPTRACE;
 		need_name(p, &nd, CT_SREF_INLINE, 0, s->id ? "capture on" : "capture off",
 		          s->id ? 10 : 11);
-		instant(p, s->ts, proc_uuid(p->t->pid), &nd, NULL);
+		instant(p, CLOCK_BOOTTIME, s->ts, proc_uuid(p->t->pid), &nd, NULL);
 		break;
 	default:
 		break;
@@ -543,15 +567,8 @@ static void on_event(void *ctx, const struct m_event *ev)
 
 static void begin_file(void *ctx, struct tfile *t)
 {
-	struct pft *p = ctx;
 	(void)t;
-	struct out *o = p->o;
-	out_chunk(o, PF_CHUNK);
-	size_t at = pb_open(o, TRACE_PACKET);
-	pb_put_uint(o, TP_SEQ_ID, p->seq);
-	pb_put_uint(o, TP_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	pb_put_uint(o, TP_INCR_CLEARED, 1);
-	pb_close(o, at);
+	seq_start(ctx);
 }
 
 static void end_file(void *ctx, struct tfile *t)
@@ -573,6 +590,8 @@ int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned sha
 	struct m_share sh = {share, nshares, progress};
 	int rc = model_file(t, &pftrace_consumer, &p, &sh);
 	close_open(&p);
+	pack_chunk(&p, 0); /* this share's last packets */
+	pack_free(&p);
 	if (rc && share == 0)
 		fprintf(stderr, "cuptrace: %s\n", t->f.err);
 	hmap_free(&p.by_sid);
@@ -584,5 +603,5 @@ int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned sha
 void pftrace_head(struct out *o, struct inputs *in)
 {
 	for (size_t i = 0; i < in->n; i++)
-		process_descriptor(o, 1, in->v[i].pid, in->v[i].label, (int64_t)in->v[i].index * 16);
+		process_descriptor(o, 1, 0, in->v[i].pid, in->v[i].label, (int64_t)in->v[i].index * 16);
 }

@@ -1,7 +1,7 @@
 /* Perfetto's native trace format (TracePacket protobuf with TrackEvents),
  * written from the resolved events of model/model.h: the same processes,
  * tracks, slices, args, instants, counters and flows as the Chrome JSON
- * writer, in a fifth of the bytes or less. A conversion writes the head
+ * writer, in a tenth of the bytes or less (zstd-compressed packets). A conversion writes the head
  * (the processes of the files), then each file's packets (pftrace_file,
  * possibly from several threads into one sink: every worker's share of a
  * file is a packet sequence of its own, with its own interned strings). */

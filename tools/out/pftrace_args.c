@@ -68,16 +68,22 @@ static void a_hex(struct out *o, unsigned a, uint64_t v)
 	a_str(o, a, b, (size_t)n);
 }
 
+/* Written in place: three small nested messages whose lengths fit a byte. */
 static void a_array3(struct out *o, unsigned a, const uint64_t *v)
 {
-	size_t at = pb_open(o, TE_ANNOTATIONS);
-	pb_put_uint(o, DA_NAME_IID, a + 1);
+	out_need(o, 8 * PB_MAX);
+	char *q = o->buf + o->len;
+	*q = (char)(TE_ANNOTATIONS << 3 | PB_LEN);
+	char *l = q + 1;
+	q = pb_uint(q + 2, DA_NAME_IID, a + 1);
 	for (int i = 0; i < 3; i++) {
-		size_t e = pb_open(o, DA_ARRAY);
-		pb_put_uint(o, DA_UINT, v[i]);
-		pb_close(o, e);
+		*q = (char)(DA_ARRAY << 3 | PB_LEN);
+		char *el = q + 1;
+		q = pb_uint(q + 2, DA_UINT, v[i]);
+		*el = (char)(q - el - 1);
 	}
-	pb_close(o, at);
+	*l = (char)(q - l - 1); /* < 64 bytes */
+	o->len = (size_t)(q - o->buf);
 }
 
 

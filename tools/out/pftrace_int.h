@@ -17,8 +17,12 @@
 enum {
 	TRACE_PACKET = 1,
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
-	TP_SEQ_FLAGS = 13, TP_INCR_CLEARED = 41, TP_TRACK_DESCRIPTOR = 60,
-	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	TP_SEQ_FLAGS = 13, TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58,
+	TP_DEFAULTS = 59, TPD_CLOCK_ID = 58,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
+	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
+	CLOCK_BOOTTIME = 6, CLOCK_SEQ_DELTA = 64, /* the first sequence-scoped id: the default */
+	CLOCK_SEQ_END = 128,                      /* past the last sequence-scoped id */
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	TD_CHILD_ORDERING = 11, TD_SIBLING_RANK = 12, ORDER_EXPLICIT = 3,
 	PD_PID = 1, PD_NAME = 6,
@@ -72,8 +76,11 @@ struct lanes {
 
 struct ptrack {
 	uint64_t sb[STACK], se[STACK];
+	uint64_t max_se; /* no recent slice ends later */
 	uint32_t ns;
 	uint8_t announced;
+	uint8_t clock; /* its incremental clock (see struct pft), 0 until it needs one */
+	uint8_t flow_clock; /* that of its flow instants (in the order of the flows' other ends) */
 	struct lanes l;
 };
 
@@ -82,22 +89,57 @@ struct pft {
 	struct inputs *in;
 	struct tfile *t;
 	uint32_t seq;
+	/* The sequence's incremental clocks, one per track while the 64
+	 * sequence-scoped ids last (a track's events come in time order; the
+	 * tracks of a file do not: CPU calls, then the GPU work they launched):
+	 * the last timestamp each reached. A packet that goes back in time on
+	 * its clock (the slice enclosing those just written), or whose track
+	 * got none, states its time on BOOTTIME instead. */
+	uint64_t clock_last[CLOCK_SEQ_END - CLOCK_SEQ_DELTA];
+	uint32_t next_clock;
+	uint8_t async_clock, counter_clock;
 	uint64_t cats_done, anns_done, devs_done; /* interned / counter tracks written */
 	struct hmap by_sid, by_text;
 	uint64_t next_iid;
 	struct ptrack *tr;
 	size_t ntr;
 	struct lanes async;
+	/* chunks compressed (pftrace_pack.c) */
+	struct ZSTD_CCtx_s *zctx;
+	char *zbuf;
+	size_t zcap;
 	/* The last slice written, whose END is not yet: a flow may add to it. */
 	struct {
 		int on;
 		const struct m_track *track;
 		uint64_t ts, end, uuid;
+		uint8_t clock;
 		size_t pkt_at, te_at; /* where the packet's and the event's lengths are */
 		unsigned pkt_size, te_size;
 	} open;
 };
 
+
+/* pftrace.c */
+static inline uint64_t ts_of(const struct pft *p, uint64_t t)
+{
+	int64_t ns = (int64_t)t + p->t->off_ns;
+	return ns > 0 ? (uint64_t)ns : 0;
+}
+
+/* Between packets: the slice left open ends, the buffer may go to the sink. */
+void boundary(struct pft *p);
+
+/* pftrace_seq.c: a packet without a time (flags 0 outside the files'
+ * sequences), a sequence's first packet, the ClockSnapshot starting
+ * incremental clock `id` at the file's start, descriptors. */
+size_t bare_packet(struct out *o, uint32_t seq, unsigned flags);
+void seq_start(struct pft *p);
+void clock_snapshot(struct pft *p, unsigned id);
+void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, const char *name,
+                size_t name_len, int64_t rank);
+void process_descriptor(struct out *o, uint32_t seq, unsigned flags, uint64_t pid, const char *name,
+                        int64_t rank);
 
 /* pftrace_tracks.c: uuids of processes and tracks, lanes. */
 uint64_t proc_uuid(uint64_t pid);
@@ -109,6 +151,13 @@ uint64_t counter_uuid(const struct pft *p, uint64_t dev);
 struct ptrack *ptrack(struct pft *p, const struct m_track *tr);
 unsigned lane_pick(struct lanes *l, uint64_t b, uint64_t e);
 unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e);
+
+/* pftrace_pack.c: once o holds `threshold` bytes or more (whole packets),
+ * they go to the sink as one zstd-compressed packet. */
+#define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
+#define PF_ZSTD_LEVEL (-5) /* zstd --fast=5: measured, bench/RESULTS.md */
+void pack_chunk(struct pft *p, size_t threshold);
+void pack_free(struct pft *p);
 
 /* pftrace_args.c: the args of each kind of slice, as debug annotations
  * (names interned by pftrace.c through the `need` of the event). */

@@ -77,10 +77,33 @@ unsigned lane_pick(struct lanes *l, uint64_t b, uint64_t e)
 	return i;
 }
 
+/* Forgets the recent slice that ended first when the stack is full, then
+ * pushes [b, e]. */
+static void stack_push(struct ptrack *pt, uint32_t k, uint64_t b, uint64_t e)
+{
+	if (k == STACK) {
+		uint32_t m = 0;
+		for (uint32_t i = 1; i < k; i++)
+			if (pt->se[i] < pt->se[m])
+				m = i;
+		pt->sb[m] = pt->sb[k - 1], pt->se[m] = pt->se[k - 1];
+		k--;
+	}
+	pt->sb[k] = b, pt->se[k] = e;
+	pt->ns = k + 1;
+}
+
 /* 0: the slice nests with the recent ones of its track (it stays there);
  * else 1 + the lane it goes to. */
 unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e)
 {
+	/* The common case (kernels of a stream, calls of a thread): after all
+	 * the recent slices; none overlaps it, encloses it or lies inside it. */
+	if (!pt->ns || b > pt->max_se) {
+		stack_push(pt, pt->ns, b, e);
+		pt->max_se = e;
+		return 0;
+	}
 	int inside = 0;
 	for (uint32_t i = 0; i < pt->ns; i++) {
 		uint64_t sb = pt->sb[i], se = pt->se[i];
@@ -95,16 +118,10 @@ unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e)
 	for (uint32_t i = 0; i < pt->ns; i++) /* drop the slices it encloses */
 		if (!(b <= pt->sb[i] && pt->se[i] <= e))
 			pt->sb[k] = pt->sb[i], pt->se[k] = pt->se[i], k++;
-	if (k == STACK) { /* forget the one that ended first */
-		uint32_t m = 0;
-		for (uint32_t i = 1; i < k; i++)
-			if (pt->se[i] < pt->se[m])
-				m = i;
-		pt->sb[m] = pt->sb[k - 1], pt->se[m] = pt->se[k - 1];
-		k--;
-	}
-	pt->sb[k] = b, pt->se[k] = e;
-	pt->ns = k + 1;
+	stack_push(pt, k, b, e);
+	pt->max_se = 0;
+	for (uint32_t i = 0; i < pt->ns; i++)
+		if (pt->se[i] > pt->max_se)
+			pt->max_se = pt->se[i];
 	return 0;
 }
-

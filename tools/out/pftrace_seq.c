@@ -1,0 +1,79 @@
+/* The .pftrace writer's packet sequences: a packet's start, the first
+ * packet of a (file, share) sequence, the ClockSnapshots that start its
+ * incremental clocks (see pftrace.c) and the track descriptors. */
+#include "out/pftrace_int.h"
+
+/* Starts a packet without a time; flags 0 outside the files' sequences. */
+size_t bare_packet(struct out *o, uint32_t seq, unsigned flags)
+{
+	size_t at = pb_open(o, TRACE_PACKET);
+	pb_put_uint(o, TP_SEQ_ID, seq);
+	if (flags)
+		pb_put_uint(o, TP_SEQ_FLAGS, flags);
+	return at;
+}
+
+/* Track descriptors. */
+void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, const char *name,
+                size_t name_len, int64_t rank)
+{
+	size_t at = bare_packet(o, seq, SEQ_NEEDS_INCREMENTAL_STATE);
+	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
+	pb_put_uint(o, TD_UUID, uuid);
+	pb_put_uint(o, TD_PARENT, parent);
+	pb_put_bytes(o, TD_NAME, name, name_len);
+	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
+	pb_close(o, td);
+	pb_close(o, at);
+}
+
+void process_descriptor(struct out *o, uint32_t seq, unsigned flags, uint64_t pid,
+                        const char *name, int64_t rank)
+{
+	size_t at = bare_packet(o, seq, flags);
+	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
+	pb_put_uint(o, TD_UUID, proc_uuid(pid));
+	size_t pd = pb_open(o, TD_PROCESS);
+	pb_put_uint(o, PD_PID, pid);
+	pb_put_str(o, PD_NAME, name);
+	pb_close(o, pd);
+	pb_put_uint(o, TD_CHILD_ORDERING, ORDER_EXPLICIT);
+	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
+	pb_close(o, td);
+	pb_close(o, at);
+}
+
+/* A ClockSnapshot that starts incremental clock `id` at the file's start,
+ * paired with BOOTTIME at the same value (the clock counts BOOTTIME ns). */
+void clock_snapshot(struct pft *p, unsigned id)
+{
+	struct out *o = p->o;
+	uint64_t t0 = p->clock_last[id - CLOCK_SEQ_DELTA] = ts_of(p, 0); /* no event is earlier */
+	size_t cs = pb_open(o, TP_CLOCK_SNAPSHOT);
+	size_t c = pb_open(o, CS_CLOCKS);
+	pb_put_uint(o, CLK_ID, id);
+	pb_put_uint(o, CLK_TIMESTAMP, t0);
+	pb_put_uint(o, CLK_INCREMENTAL, 1);
+	pb_close(o, c);
+	c = pb_open(o, CS_CLOCKS);
+	pb_put_uint(o, CLK_ID, CLOCK_BOOTTIME);
+	pb_put_uint(o, CLK_TIMESTAMP, t0);
+	pb_close(o, c);
+	pb_close(o, cs);
+}
+
+/* The sequence's first packet: it clears the incremental state, makes
+ * clock 64 its packets' default and starts that clock at the file's start
+ * (the first track to need a clock gets it; later ones get 65, 66, ...). */
+void seq_start(struct pft *p)
+{
+	struct out *o = p->o;
+	pack_chunk(p, PF_CHUNK);
+	size_t at = bare_packet(o, p->seq, SEQ_INCREMENTAL_STATE_CLEARED);
+	size_t d = pb_open(o, TP_DEFAULTS);
+	pb_put_uint(o, TPD_CLOCK_ID, CLOCK_SEQ_DELTA);
+	pb_close(o, d);
+	clock_snapshot(p, CLOCK_SEQ_DELTA); /* the first track to need a clock gets it */
+	pb_close(o, at);
+	p->next_clock = CLOCK_SEQ_DELTA;
+}
