@@ -110,7 +110,7 @@ class Clocks:
         return value - s[0] + s[1]
 
 
-def decode(path):
+def decode(path, plain=False):
     """The trace as plain records: slices, instants, counters, flows, tracks,
     timestamps after resolving each sequence's incremental clock, names
     after resolving interning."""
@@ -167,7 +167,7 @@ def decode(path):
                                       rank=t.sibling_order_rank)
         if p.HasField("track_event"):
             assert seq in cleared, "events come after their sequence's state is cleared"
-            assert packed, "a file's events travel compressed"
+            assert packed != plain, "a file's events travel compressed unless asked not to"
             e = p.track_event
             ev = dict(seq=seq, ts=ts, type=e.type, track=e.track_uuid,
                       name=names[seq][e.name_iid] if e.name_iid else (e.name or None),
@@ -317,6 +317,18 @@ def test_training_run_as_json(train_ctr, tmp_path):
     # ordering: the GPU process after the rank's, streams in the JSON's order
     ranks = {t["proc"]: t["rank"] for t in d["tracks"].values() if t["kind"] == "process"}
     assert sorted(ranks, key=ranks.get) == sorted(ranks)
+
+
+def test_plain_packets_for_older_perfetto(train_ctr, tmp_path):
+    """--pftrace-plain: no compressed packet, the same events, larger."""
+    (tmp_path / "z").mkdir()
+    dz, _ = same_as_json([train_ctr], tmp_path / "z")
+    p = tool("convert", "--pftrace-plain", "-o", tmp_path / "p.pftrace", train_ctr)
+    assert p.returncode == 0, p.stderr
+    dp = decode(tmp_path / "p.pftrace", plain=True)
+    assert dp["stats"]["compressed"] == 0 and dp["stats"]["expanded"] == 0
+    assert pf_view(dp) == pf_view(dz)
+    assert os.path.getsize(tmp_path / "p.pftrace") > 2 * os.path.getsize(tmp_path / "z" / "t.pftrace")
 
 
 def test_shared_file_same_events(train_ctr, tmp_path):

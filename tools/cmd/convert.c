@@ -19,7 +19,8 @@ static void help(FILE *f)
 	      "OUT's extension picks the format: .json or .json.gz (Chrome trace for\n"
 	      "Perfetto, chrome://tracing and HTA), .pftrace (Perfetto's protobuf\n"
 	      "TrackEvent format, zstd-compressed: a tenth of the JSON's size or less;\n"
-	      "Perfetto v58 or later reads it), .sqlite (as cuptrace export).\n"
+	      "Perfetto v58 or later reads it; --pftrace-plain for older ones),\n"
+	      ".sqlite (as cuptrace export).\n"
 	      "Default OUT: the input's name with\n"
 	      ".json, or cuptrace.json for several inputs. \"-\" writes to stdout.\n\n"
 	      "  --split-ranks DIR  one Kineto-style DIR/rank<R>.json per rank instead\n"
@@ -31,6 +32,8 @@ static void help(FILE *f)
 	      "                     with more than one host) moves each host by its\n"
 	      "                     offset estimated from collective ends; 'none' keeps\n"
 	      "                     the hosts' CLOCK_REALTIME anchors\n"
+	      "  --pftrace-plain    with .pftrace: packets not compressed (about 3x\n"
+	      "                     larger; any Perfetto version reads it)\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
 	      "                     a warning; exit 1 only when no input is usable)\n",
 	      f);
@@ -65,10 +68,11 @@ int cmd_convert(int argc, char **argv)
 					   {"jobs", required_argument, NULL, 'j'},
 					   {"strict", no_argument, NULL, 'S'},
 					   {"align", required_argument, NULL, 'A'},
+					   {"pftrace-plain", no_argument, NULL, 'P'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
-	int c, gz = 0, jobs = 0, strict = 0, align = ALIGN_AUTO;
+	int c, gz = 0, jobs = 0, strict = 0, align = ALIGN_AUTO, plain = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:zj:h", lo, NULL)) != -1) {
 		if (c == 'o')
@@ -79,6 +83,8 @@ int cmd_convert(int argc, char **argv)
 			gz = 1;
 		else if (c == 'S')
 			strict = 1;
+		else if (c == 'P')
+			plain = 1;
 		else if (c == 'A') {
 			if (cmd_align("convert", optarg, &align))
 				return 2;
@@ -131,7 +137,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	size_t written = 0;
 	int rc = split     ? convert_split(&in, split, gz, jobs, &written)
-		 : pftrace ? convert_pftrace(&in, outpath, jobs, &written)
+		 : pftrace ? convert_pftrace(&in, outpath, jobs, plain, &written)
 		           : convert_merged(&in, outpath, jobs, &written);
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED || in.v[i].f.status == CT_DAMAGED)

@@ -580,11 +580,11 @@ static void end_file(void *ctx, struct tfile *t)
 static const struct m_consumer pftrace_consumer = {begin_file, on_event, end_file};
 
 int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned share,
-                 unsigned nshares, _Atomic uint64_t *progress)
+                 unsigned nshares, int plain, _Atomic uint64_t *progress)
 {
 	struct pft p;
 	memset(&p, 0, sizeof p);
-	p.o = o, p.in = in, p.t = t;
+	p.o = o, p.in = in, p.t = t, p.plain = plain;
 	p.seq = 2 + (uint32_t)t->index * (nshares ? nshares : 1) + share;
 	p.next_iid = 1;
 	struct m_share sh = {share, nshares, progress};

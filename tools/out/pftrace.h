@@ -15,9 +15,11 @@
 
 /* The process tracks of every file. */
 void pftrace_head(struct out *o, struct inputs *in);
-/* Writes share `share` of `nshares` of file t into o. -1 when the file
- * turned out corrupt (what came before the damage is written). */
+enum { PF_ZSTD = 1, PF_PLAIN = 2 };
+/* Writes share `share` of `nshares` of file t into o, its packets in
+ * zstd-compressed chunks unless plain. -1 when the file turned out corrupt
+ * (what came before the damage is written). */
 int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned share,
-                 unsigned nshares, _Atomic uint64_t *progress);
+                 unsigned nshares, int plain, _Atomic uint64_t *progress);
 
 #endif

@@ -86,6 +86,7 @@ struct ptrack {
 
 struct pft {
 	struct out *o;
+	int plain; /* --pftrace-plain: packets go out as they are (pack_chunk) */
 	struct inputs *in;
 	struct tfile *t;
 	uint32_t seq;

@@ -24,6 +24,10 @@ void pack_chunk(struct pft *p, size_t threshold)
 	struct out *o = p->o;
 	if (!o->sink || !o->len || o->len < threshold)
 		return;
+	if (p->plain) { /* whole packets: any Perfetto reads them */
+		out_hand_over(o);
+		return;
+	}
 	size_t bound = ZSTD_compressBound(o->len) + HEAD;
 	if (p->zcap < bound) {
 		char *b = realloc(p->zbuf, bound);

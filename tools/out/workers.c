@@ -19,7 +19,7 @@ struct job {
 	struct sink *sink; /* merged output, or NULL for split */
 	const char *dir;   /* split output */
 	int gz;
-	int pftrace; /* merged output as Perfetto protobuf */
+	int pftrace; /* merged output as Perfetto protobuf: PF_ZSTD or PF_PLAIN (0: JSON) */
 	unsigned nshares; /* workers per file (merged output, fewer files than workers) */
 	_Atomic size_t next;
 	_Atomic int rc;
@@ -53,7 +53,7 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 	c.share = share;
 	c.nshares = j->nshares;
 	if (share == 0) {
-		int rc = j->pftrace ? pftrace_file(o, j->in, t, 0, j->nshares, &j->progress)
+		int rc = j->pftrace ? pftrace_file(o, j->in, t, 0, j->nshares, j->pftrace == PF_PLAIN, &j->progress)
 		                    : chrome_file(&c, t);
 		/* Memory follows the workers, not the number of files. */
 		tfile_release(t);
@@ -70,7 +70,7 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 		return 1;
 	}
 	if (j->pftrace)
-		pftrace_file(o, j->in, &u, share, j->nshares, &j->progress);
+		pftrace_file(o, j->in, &u, share, j->nshares, j->pftrace == PF_PLAIN, &j->progress);
 	else
 		chrome_file(&c, &u);
 	tfile_release(&u);
@@ -198,9 +198,9 @@ int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *wri
 	return merged(in, outpath, jobs, written, 0);
 }
 
-int convert_pftrace(struct inputs *in, const char *outpath, int jobs, size_t *written)
+int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int plain, size_t *written)
 {
-	return merged(in, outpath, jobs, written, 1);
+	return merged(in, outpath, jobs, written, plain ? PF_PLAIN : PF_ZSTD);
 }
 
 int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written)

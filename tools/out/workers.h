@@ -10,8 +10,9 @@
  * input was corrupt or the output could not be written. *written: how many
  * outputs were written whole (0 or 1); a file that was not is removed. */
 int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *written);
-/* All inputs into one Perfetto protobuf trace (.pftrace, out/pftrace.h). */
-int convert_pftrace(struct inputs *in, const char *outpath, int jobs, size_t *written);
+/* All inputs into one Perfetto protobuf trace (.pftrace, out/pftrace.h);
+ * plain: packets not compressed. */
+int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int plain, size_t *written);
 /* One DIR/rank<R>.json[.gz] per input file (*written of in->n). */
 int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written);
 
