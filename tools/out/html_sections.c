@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define MAX_COLS 100 /* columns of a chart over steps; more steps share one */
+#define MAX_CELLS 4000 /* of a heat map (past MAX_LINES rows): the page stays small */
 #define MAX_LINES 16 /* ranks drawn as lines; more: a heat map */
 #define TOP 15
 
@@ -218,7 +219,9 @@ static int grid(struct matrix *m, int ka, int kb, int stepc)
 		free(steps);
 		return 0;
 	}
-	size_t per = (ns + MAX_COLS - 1) / MAX_COLS, nc = (ns + per - 1) / per;
+	size_t maxc = nk <= MAX_LINES ? MAX_COLS : MAX_CELLS / nk;
+	maxc = maxc < 10 ? 10 : maxc > 60 ? 60 : maxc;
+	size_t per = (ns + maxc - 1) / maxc, nc = (ns + per - 1) / per;
 	long *cell = xcalloc(nk * nc, sizeof *cell);
 	for (size_t i = 0; i < nk * nc; i++)
 		cell[i] = -1;
@@ -337,8 +340,7 @@ void html_draw_util(FILE *f, const struct tabs *all, const struct tabs *own)
 		return;
 	}
 	int q[] = {table_find_col(t, "Rank"), table_find_col(t, "GPU"), stepc,
-		   table_find_col(t, "Idle (%)"), table_find_col(t, "Compute (%)"),
-		   table_find_col(t, "Communication (%)"), table_find_col(t, "Memory (%)"), -1};
+		   table_find_col(t, "Idle (%)"), -1};
 	struct matrix m = {.t = t, .v = q[3], .quote = q, .invert = 1, .fixed = 1, .lo = 0,
 			   .hi = 100, .unit = "GPU busy (dark) or idle (light) per step: 100 % - Idle (%)"};
 	int per = grid(&m, q[0], q[1], stepc);

@@ -129,8 +129,8 @@ static void range(const struct matrix *m, double *lo, double *hi)
 static void cell_title(FILE *f, const struct matrix *m, size_t i, size_t j)
 {
 	fputs("<title>", f);
-	html_esc(f, m->rlab[i]);
-	fputs(", ", f);
+	if (m->lines) /* a heat map's row is known by its quoted cells */
+		html_esc(f, m->rlab[i]), fputs(", ", f);
 	html_esc(f, m->clab[j]);
 	fputs(" \xe2\x80\x94 ", f);
 	int first = 1;
@@ -163,8 +163,9 @@ static void heat(FILE *f, const struct matrix *m, double lo, double hi)
 			double u = hi > lo ? (v - lo) / (hi - lo) : 0.5;
 			char col[8];
 			html_heat_colour(m->invert ? 1 - u : u, col);
-			fprintf(f, "<rect data-r=\"%ld\" x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" "
-				   "fill=\"%s\">", r, LABEL_W + (double)j * cw, y, cw, ch - 1, col);
+			fprintf(f, "<rect data-r=\"%ld\" x=\"%.0f\" y=\"%d\" width=\"%.0f\" height=\"%d\" "
+				   "fill=\"%s\">", r, LABEL_W + floor((double)j * cw), y,
+				floor((double)(j + 1) * cw) - floor((double)j * cw), ch - 1, col);
 			cell_title(f, m, i, j);
 			fputs("</rect>", f);
 		}
