@@ -20,14 +20,27 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* Code points HTML text may not hold though UTF-8 can: C1 controls
+ * (U+0080-009F) and the noncharacters (U+FDD0-FDEF, U+xFFFE, U+xFFFF). */
+static int not_html(const unsigned char *s, size_t n)
+{
+	unsigned cp = n == 2 ? (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu)
+		    : n == 3 ? (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu)
+		    : n == 4 ? (s[0] & 0x07u) << 18 | (s[1] & 0x3fu) << 12 | (s[2] & 0x3fu) << 6 |
+				   (s[3] & 0x3fu)
+			     : s[0];
+	return (cp >= 0x80 && cp <= 0x9f) || (cp >= 0xfdd0 && cp <= 0xfdef) ||
+	       (cp & 0xfffe) == 0xfffe;
+}
+
 void html_esc(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	while (*p) {
 		size_t n = utf8_len(p);
-		if (!n || (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f) {
+		if (!n || (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f || not_html(p, n)) {
 			fputs("\xef\xbf\xbd", f); /* U+FFFD: the HTML stays valid */
-			p++;
+			p += n ? n : 1;
 			continue;
 		}
 		if (*p == '&')

@@ -140,7 +140,7 @@ void html_draw_breakdown(FILE *f, const struct tabs *all, const struct tabs *own
 	      "communication alone.</p>\n",
 	      f);
 	legend(f, names, colours, 4);
-	struct bars b = {t, rows, n, cols, 4, colours, label, extra, mark, why};
+	struct bars b = {t, rows, n, cols, 4, colours, label, extra, mark, "slowest"};
 	html_svg_bars(f, &b);
 	if (slow >= 0 && mark < 0) {
 		char line[120];
@@ -434,7 +434,7 @@ void html_draw_nccl_skew(FILE *f, const struct tabs *all, const struct tabs *own
 	      "the mark: the rank that imposed the most wait on the others.</p>\n",
 	      f);
 	struct bars b = {t, rows, n, cols, 1, colours, label, extra,
-			 argmax(t, table_find_col(t, "Wait Imposed (ns)")), "imposed the most wait"};
+			 argmax(t, table_find_col(t, "Wait Imposed (ns)")), "slowest"};
 	html_svg_bars(f, &b);
 	free(rows);
 	html_table(f, t, NULL, 0);

@@ -109,21 +109,43 @@ void html_svg_bars(FILE *f, const struct bars *b)
 	fputs("</svg>\n", f);
 }
 
-/* The range of the values shown. */
-static void range(const struct matrix *m, double *lo, double *hi)
+static int cmp_d(const void *x, const void *y)
 {
-	*lo = INFINITY, *hi = -INFINITY;
-	for (size_t i = 0; i < m->nr * m->nc; i++) {
-		if (m->cell[i] < 0)
-			continue;
-		double v = table_num(m->t, (size_t)m->cell[i], m->v);
-		if (isnan(v))
-			continue;
-		*lo = v < *lo ? v : *lo;
-		*hi = v > *hi ? v : *hi;
-	}
-	if (*lo > *hi)
-		*lo = *hi = 0;
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* The range of the values shown; returns whether the top was clipped: a
+ * few outliers (a first step that includes start-up) would flatten every
+ * other value, so values past 3 x the median are left out of the scale
+ * (their marks sit on the edge; their titles keep the exact value). */
+static int range(const struct matrix *m, double *lo, double *hi)
+{
+	double *v = calloc(m->nr * m->nc + 1, sizeof *v);
+	size_t n = 0;
+	if (!v)
+		exit(1);
+	for (size_t i = 0; i < m->nr * m->nc; i++)
+		if (m->cell[i] >= 0 && !isnan(table_num(m->t, (size_t)m->cell[i], m->v)))
+			v[n++] = table_num(m->t, (size_t)m->cell[i], m->v);
+	qsort(v, n, sizeof *v, cmp_d);
+	*lo = n ? v[0] : 0, *hi = n ? v[n - 1] : 0;
+	double med = n ? v[n / 2] : 0;
+	size_t k = n;
+	while (med > 0 && k > n / 2 + 1 && v[k - 1] > 3 * med)
+		k--;
+	int clipped = k < n;
+	if (clipped)
+		*hi = v[k - 1] + (v[k - 1] - *lo) * 0.05;
+	free(v);
+	return clipped;
+}
+
+/* v on the scale [lo, hi], clipped to [0, 1]. */
+static double unit(double v, double lo, double hi)
+{
+	double u = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+	return u < 0 ? 0 : u > 1 ? 1 : u;
 }
 
 static void cell_title(FILE *f, const struct matrix *m, size_t i, size_t j)
@@ -138,7 +160,22 @@ static void cell_title(FILE *f, const struct matrix *m, size_t i, size_t j)
 	fputs("</title>", f);
 }
 
-static void heat(FILE *f, const struct matrix *m, double lo, double hi)
+/* The first and last column's labels under the plot (ending at x), what
+ * the values are, and the end of the chart. */
+static void foot(FILE *f, const struct matrix *m, int x, int y, int clipped)
+{
+	fprintf(f, "<text x=\"%d\" y=\"%d\">", LABEL_W, y);
+	html_esc(f, m->clab[0]);
+	fprintf(f, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">", x, y);
+	html_esc(f, m->clab[m->nc - 1]);
+	fprintf(f, "</text><text x=\"%d\" y=\"%d\">", LABEL_W, y + 14);
+	html_esc(f, m->unit);
+	if (clipped)
+		fputs(" (values past 3 x the median drawn at the top: hover for exact values)", f);
+	fputs("</text></svg>\n", f);
+}
+
+static void heat(FILE *f, const struct matrix *m, double lo, double hi, int clipped)
 {
 	double cw = (double)PLOT_W / (double)m->nc;
 	if (cw > 40)
@@ -160,7 +197,7 @@ static void heat(FILE *f, const struct matrix *m, double lo, double hi)
 			if (r < 0)
 				continue;
 			double v = table_num(m->t, (size_t)r, m->v);
-			double u = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+			double u = unit(v, lo, hi);
 			char col[8];
 			html_heat_colour(m->invert ? 1 - u : u, col);
 			fprintf(f, "<rect data-r=\"%ld\" x=\"%.0f\" y=\"%d\" width=\"%.0f\" height=\"%d\" "
@@ -171,23 +208,12 @@ static void heat(FILE *f, const struct matrix *m, double lo, double hi)
 		}
 		fputc('\n', f);
 	}
-	int y = (int)m->nr * ch + 20;
-	fprintf(f, "<text x=\"%d\" y=\"%d\">", LABEL_W, y);
-	html_esc(f, m->clab[0]);
-	fprintf(f, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL_W + (int)(cw * (double)m->nc),
-		y);
-	html_esc(f, m->clab[m->nc - 1]);
-	fputs("</text>", f);
-	fprintf(f, "<text x=\"%d\" y=\"%d\">", LABEL_W, y + 14);
-	html_esc(f, m->unit);
-	fputs("</text></svg>\n", f);
+	foot(f, m, LABEL_W + (int)(cw * (double)m->nc), (int)m->nr * ch + 20, clipped);
 }
 
-static void lines(FILE *f, const struct matrix *m, double lo, double hi)
+static void lines(FILE *f, const struct matrix *m, double lo, double hi, int clipped)
 {
 	const int ph = 260, top = 10;
-	if (hi <= lo)
-		hi = lo + 1;
 	double dx = m->nc > 1 ? (double)PLOT_W / (double)(m->nc - 1) : 0;
 	fprintf(f, "<svg width=\"%d\" height=\"%d\" data-t=\"", LABEL_W + PLOT_W + 20, ph + top + 40);
 	html_esc(f, table_title(m->t));
@@ -203,7 +229,7 @@ static void lines(FILE *f, const struct matrix *m, double lo, double hi)
 			long r = m->cell[i * m->nc + j];
 			if (r >= 0)
 				fprintf(f, "%.1f,%.1f ", LABEL_W + (double)j * dx,
-					top + ph - (table_num(m->t, (size_t)r, m->v) - lo) / (hi - lo) * ph);
+					top + ph - unit(table_num(m->t, (size_t)r, m->v), lo, hi) * ph);
 		}
 		fputs("\"/>\n", f);
 		for (size_t j = 0; j < m->nc; j++) {
@@ -212,20 +238,13 @@ static void lines(FILE *f, const struct matrix *m, double lo, double hi)
 				continue;
 			fprintf(f, "<circle data-r=\"%ld\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\">", r,
 				LABEL_W + (double)j * dx,
-				top + ph - (table_num(m->t, (size_t)r, m->v) - lo) / (hi - lo) * ph, col);
+				top + ph - unit(table_num(m->t, (size_t)r, m->v), lo, hi) * ph, col);
 			cell_title(f, m, i, j);
 			fputs("</circle>", f);
 		}
 		fputs("</g>\n", f);
 	}
-	int y = top + ph + 16;
-	fprintf(f, "<text x=\"%d\" y=\"%d\">", LABEL_W, y);
-	html_esc(f, m->clab[0]);
-	fprintf(f, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">", LABEL_W + PLOT_W, y);
-	html_esc(f, m->clab[m->nc - 1]);
-	fprintf(f, "</text><text x=\"%d\" y=\"%d\">", LABEL_W, y + 14);
-	html_esc(f, m->unit);
-	fputs("</text></svg>\n", f);
+	foot(f, m, LABEL_W + PLOT_W, top + ph + 16, clipped);
 }
 
 void html_svg_matrix(FILE *f, const struct matrix *m)
@@ -233,11 +252,11 @@ void html_svg_matrix(FILE *f, const struct matrix *m)
 	double lo, hi;
 	if (!m->nr || !m->nc)
 		return;
-	range(m, &lo, &hi);
+	int clipped = range(m, &lo, &hi);
 	if (m->fixed)
-		lo = m->lo, hi = m->hi;
+		lo = m->lo, hi = m->hi, clipped = 0;
 	if (m->lines)
-		lines(f, m, lo, hi);
+		lines(f, m, lo, hi, clipped);
 	else
-		heat(f, m, lo, hi);
+		heat(f, m, lo, hi, clipped);
 }
