@@ -338,3 +338,47 @@ def test_demo_screenshot_kept_in_docs():
     assert shot.exists() and shot.stat().st_size > 10000
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "docs/report.png" in readme
+
+
+def test_run_writes_the_report(tmp_path):
+    """`cuptrace run --report OUT -- CMD`: CMD's exit status, then the page
+    over the files the run wrote, as `cuptrace report` writes it."""
+    out = tmp_path / "r.html"
+    env = dict(traced_env(tmp_path), RANK="0", WORLD_SIZE="1")
+    for k in ("LD_PRELOAD", "CUPTRACE_OUTPUT"):
+        env.pop(k, None)
+    p = subprocess.run([str(BUILD / "bin" / "cuptrace"), "run", "-o", f"{tmp_path}/t/%p.ctr",
+                        "-t", "cuda,nvtx,nccl", "--report", str(out), "--", str(HARNESS_SIM), "3"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    html = out.read_text(encoding="utf-8")
+    again = report(ctr_files(tmp_path / "t"), tmp_path / "again.html")
+    # the same page but for the moment the trace window is printed in
+    assert html == again
+    assert check_tables(parse(html), stats_exact(ctr_files(tmp_path / "t"))) > 10
+
+
+def test_64_ranks_heat_map_small_page(tmp_path):
+    """Past 16 ranks the step times and utilisation are heat maps of at
+    most 4000 cells (steps share a column, which shows the longest or the
+    idlest of them); the page stays small and every mark is stats' row."""
+    from conftest import rank_files
+    out, files = run_job(tmp_path, world=1, iters=120)
+    many = rank_files(files[0], tmp_path / "r64", 64)
+    html = report(many, tmp_path / "r64.html")
+    page = parse(html)
+    doc = stats_exact(many)
+    assert len(html.encode()) < 2_000_000  # bench/report_html.py: 1000 steps, the same size
+    assert "<polyline" not in html
+    charts, marks = check_marks(page, doc)
+    assert "steps: duration per rank and step" in charts
+    cells = [e for i, e in enumerate(page.el) if e["tag"] == "rect" and "data-r" in e["a"]
+             and page.up(i, "data-t")["a"]["data-t"] == "steps: duration per rank and step"]
+    assert len(cells) == 64 * 60  # 120 steps (0-119), 2 per column
+    steps = doc["steps: duration per rank and step"]
+    for e in cells[:60]:
+        r = steps[int(e["a"]["data-r"])]
+        pair = [s for s in steps if s["Rank"] == r["Rank"] and
+                int(s["Step"]) // 2 == int(r["Step"]) // 2]
+        assert r["Duration (ns)"] == max((s["Duration (ns)"] for s in pair), key=int)
+    assert check_tables(page, doc) > 64
