@@ -52,17 +52,20 @@ class Page(HTMLParser):
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.el, self.stack = [], []
+        self.el, self.stack, self.kids = [], [], {}
+
+    def add(self, tag, attrs):
+        parent = self.stack[-1] if self.stack else None
+        self.el.append({"tag": tag, "a": dict(attrs), "parent": parent, "text": ""})
+        self.kids.setdefault(parent, []).append(len(self.el) - 1)
 
     def handle_starttag(self, tag, attrs):
-        self.el.append({"tag": tag, "a": dict(attrs), "parent": self.stack[-1] if self.stack
-                        else None, "text": ""})
+        self.add(tag, attrs)
         if tag not in ("meta", "br"):  # the void elements the page uses
             self.stack.append(len(self.el) - 1)
 
     def handle_startendtag(self, tag, attrs):
-        self.el.append({"tag": tag, "a": dict(attrs), "parent": self.stack[-1] if self.stack
-                        else None, "text": ""})
+        self.add(tag, attrs)
 
     def handle_endtag(self, tag):
         assert self.stack and self.el[self.stack[-1]]["tag"] == tag, f"</{tag}> unbalanced"
@@ -78,8 +81,15 @@ class Page(HTMLParser):
             i = self.el[i]["parent"]
         return None if i is None else self.el[i]
 
-    def children(self, i, tag):
-        return [k for k, e in enumerate(self.el) if e["tag"] == tag and e["parent"] == i]
+    def under(self, i, tag):
+        """The elements named tag below element i, in order."""
+        out, todo = [], list(reversed(self.kids.get(i, [])))
+        while todo:
+            k = todo.pop()
+            if self.el[k]["tag"] == tag:
+                out.append(k)
+            todo.extend(reversed(self.kids.get(k, [])))
+        return out
 
 
 def parse(html):
@@ -135,22 +145,17 @@ def shown(v):
 def check_tables(page, doc):
     """Every row of every table of the page is the row of stats' table
     that it names, cell by cell, as exact text. Returns the rows checked."""
-    tables = [k for k, e in enumerate(page.el) if e["tag"] == "table"]
-    titles = [page.el[k]["a"]["data-t"] for k in tables]
-    # breakdown summary, steps per rank and per step, kernels, NVTX,
-    # nccl_sum, nccl_sizes, both nccl_skew tables
     checked = 0
-    for k, title in zip(tables, titles):
+    for k in (k for k, e in enumerate(page.el) if e["tag"] == "table"):
+        title = page.el[k]["a"]["data-t"]
         rows = doc[title]
-        cols = [page.el[i]["text"] for i in range(len(page.el)) if page.el[i]["tag"] == "th"
-                and page.up(i, "data-t") is page.el[k]]
-        for i, e in enumerate(page.el):
-            if e["tag"] != "tr" or "data-r" not in e["a"] or page.up(i, "data-t") is not page.el[k]:
+        cols = [page.el[i]["text"] for i in page.under(k, "th")]
+        for i in page.under(k, "tr"):
+            if "data-r" not in page.el[i]["a"]:
                 continue
-            want = rows[int(e["a"]["data-r"])]
+            want = rows[int(page.el[i]["a"]["data-r"])]
             assert cols == list(want)
-            cells = [page.el[j]["text"] for j in range(len(page.el))
-                     if page.el[j]["tag"] == "td" and page.el[j]["parent"] == i]
+            cells = [page.el[j]["text"] for j in page.kids[i] if page.el[j]["tag"] == "td"]
             assert cells == [shown(v) for v in want.values()], title
             checked += 1
     return checked
@@ -180,8 +185,7 @@ def check_marks(page, doc):
         assert chart and chart["tag"] == "svg"
         charts.add(chart["a"]["data-t"])
         row = doc[chart["a"]["data-t"]][int(e["a"]["data-r"])]
-        titles = [page.el[t]["text"] for t in range(len(page.el)) if page.el[t]["tag"] == "title"
-                  and page.up(t, "data-r") is e]
+        titles = [page.el[t]["text"] for t in page.under(i, "title")]
         assert titles
         for text in titles:
             quoted = text.split("\u2014")[-1]
