@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, ctr_files, tool, traced_env
+from conftest import BUILD, ctr_files, launcher_env, tool, traced_env
 
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 WORLD, ITERS = 4, 12
@@ -348,9 +348,7 @@ def test_run_writes_the_report(tmp_path):
     """`cuptrace run --report OUT -- CMD`: CMD's exit status, then the page
     over the files the run wrote, as `cuptrace report` writes it."""
     out = tmp_path / "r.html"
-    env = dict(traced_env(tmp_path), RANK="0", WORLD_SIZE="1")
-    for k in ("LD_PRELOAD", "CUPTRACE_OUTPUT"):
-        env.pop(k, None)
+    env = launcher_env(RANK="0", WORLD_SIZE="1")
     p = subprocess.run([str(BUILD / "bin" / "cuptrace"), "run", "-o", f"{tmp_path}/t/%p.ctr",
                         "-t", "cuda,nvtx,nccl", "--report", str(out), "--", str(HARNESS_SIM), "3"],
                        env=env, capture_output=True, text=True, timeout=120)
