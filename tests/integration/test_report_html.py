@@ -384,3 +384,21 @@ def test_64_ranks_heat_map_small_page(tmp_path):
                 int(s["Step"]) // 2 == int(r["Step"]) // 2]
         assert r["Duration (ns)"] == max((s["Duration (ns)"] for s in pair), key=int)
     assert check_tables(page, doc) > 64
+
+
+def test_nccl_logs_alone(tmp_path):
+    """NCCL_DEBUG logs without traces: the NCCL sections from them, the
+    others saying in one line that there is nothing to draw."""
+    from test_nccl_logs import rank_lines, write
+    logs = []
+    for r in range(4):
+        logs.append(tmp_path / f"r{r}.log")
+        write(logs[-1], rank_lines(r))
+    html = report(logs, tmp_path / "logs.html")
+    page = parse(html)
+    doc = stats_exact(logs)
+    assert check_tables(page, doc) >= 4
+    charts, _ = check_marks(page, doc)
+    assert "nccl_sum: NCCL operations by operation and datatype" in charts
+    nones = [e["text"] for e in page.el if e["a"].get("class") == "none"]
+    assert any("logs only" in t for t in nones) and any("no GPU" in t for t in nones)
