@@ -11,7 +11,8 @@ header (rank, pid), as the tests' rank_files does. Speed: CPU time
 Chromium, the page with one line added that logs performance.now() at
 the load event (from navigation start), minus the same for a one-line
 page. BENCH_REPORT_ITERS (default 6400, ~1M events per file) sets the
-size of the 16 files."""
+size of the 16 files; BENCH_BASE_TOOL=OLD_CUPTRACE adds OLD's `stats` to
+the interleaved runs (A/B against another build)."""
 import os
 import re
 import shutil
@@ -68,8 +69,12 @@ def main():
         files = [str(p) for p in rank_files(one_rank(d, ITERS), os.path.join(d, "r16"), 16)]
         n = events(files)
         page = os.path.join(d, "r16.html")
-        cpu = {"stats": [], "report": []}
+        base = os.environ.get("BENCH_BASE_TOOL")
+        cpu = {"stats": [], "report": [], "base": []}
         for _ in range(max(RUNS, 3)):
+            if base:
+                _, ru = run([base, "stats", "--format", "csv"] + files, stdout=subprocess.DEVNULL)
+                cpu["base"].append(ru.cpu_s)
             _, ru = run([TOOL, "stats", "--format", "csv"] + files, stdout=subprocess.DEVNULL)
             cpu["stats"].append(ru.cpu_s)
             _, ru = run([TOOL, "report", "-o", page] + files, stdout=subprocess.DEVNULL)
@@ -77,6 +82,10 @@ def main():
         s, r = median(cpu["stats"]), median(cpu["report"])
         report("report", "stats, 16 files, %.1fM events" % (n / 1e6), "%.2f s CPU" % s, "-", None,
                spread(cpu["stats"]))
+        if base:
+            b = median(cpu["base"])
+            report("report", "base build's stats, same files", "%.2f s CPU (stats/base x%.3f)" % (
+                b, s / b), "-", None, spread(cpu["base"]))
         report("report", "report -o x.html, same files", "%.2f s CPU (x%.2f)" % (r, r / s),
                "<= stats", r <= s * 1.05, spread(cpu["report"]))
         # 64 ranks x 1000 steps: the page's size and load time

@@ -99,6 +99,11 @@ void html_table(FILE *f, const struct table *t, const size_t *rows, size_t n)
 	const char *note = table_get_note(t);
 	if (!all)
 		html_none(f, note ? note : "(no rows)");
+	else if (note) { /* what the figures leave out, as stats prints it */
+		fputs("<p class=\"sub\">", f);
+		html_esc(f, note);
+		fputs("</p>\n", f);
+	}
 }
 
 void html_head_assets(FILE *f)

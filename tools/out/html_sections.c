@@ -243,10 +243,10 @@ static int grid(struct matrix *m, int ka, int kb, int stepc)
 	m->clab = xcalloc(nc, sizeof *m->clab);
 	for (size_t i = 0; i < nk; i++) {
 		char b[64];
+		int w = keys[i].a >= 0 ? snprintf(b, sizeof b, "rank %lld", (long long)keys[i].a)
+				       : snprintf(b, sizeof b, "no rank");
 		if (kb >= 0)
-			snprintf(b, sizeof b, "rank %lld GPU %lld", (long long)keys[i].a, (long long)keys[i].b);
-		else
-			snprintf(b, sizeof b, "rank %lld", (long long)keys[i].a);
+			snprintf(b + w, sizeof b - (size_t)w, " GPU %lld", (long long)keys[i].b);
 		m->rlab[i] = dup(b);
 	}
 	for (size_t j = 0; j < nc; j++) {
