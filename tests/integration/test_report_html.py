@@ -402,3 +402,20 @@ def test_nccl_logs_alone(tmp_path):
     assert "nccl_sum: NCCL operations by operation and datatype" in charts
     nones = [e["text"] for e in page.el if e["a"].get("class") == "none"]
     assert any("logs only" in t for t in nones) and any("no GPU" in t for t in nones)
+
+
+def test_truncated_file_in_red(job, tmp_path):
+    """A file cut in the middle (a killed rank): counted and named in red
+    in the header, its events up to the cut still drawn."""
+    files = job[2]
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    for f in files:
+        data = f.read_bytes()
+        (cut / f.name).write_bytes(data[:len(data) * 2 // 3] if f.name == "rank3.ctr" else data)
+    html = report([cut], tmp_path / "cut.html")
+    page = parse(html)
+    [bad] = [e for e in page.el if e["a"].get("data-h") == "truncated"]
+    assert bad["text"] == "1" and bad["a"].get("class") == "bad"
+    assert "rank3.ctr: truncated" in html
+    assert check_tables(page, stats_exact([cut])) > 40
