@@ -102,7 +102,7 @@ def parse(html):
 
 def stats_exact(inputs, *args):
     """stats' JSON with every number kept as its exact text."""
-    p = tool("stats", "--format", "json", "--by", "step", "--report", REPORTS, *args,
+    p = tool("stats", "--format", "json", "--by", "step,time", "--report", REPORTS, *args,
              *map(str, inputs))
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout, parse_float=str, parse_int=str)
@@ -202,7 +202,8 @@ def test_every_chart_mark_quotes_its_stats_row(job):
     assert {"breakdown: GPU time by compute, communication, memory, idle",
             "steps: duration per rank and step", "nccl_sum: NCCL operations by operation and datatype",
             "nccl_sizes: calls per message size, by operation",
-            "nccl_skew: arrival at collectives per rank"} <= charts
+            "nccl_skew: arrival at collectives per rank",
+            "breakdown: GPU busy time per time bucket"} <= charts
     # 4 bars x 4 kinds, 4 x 12 step points or cells, 4 x 11 utilisation cells, ...
     assert marks > 100
 
@@ -419,3 +420,23 @@ def test_truncated_file_in_red(job, tmp_path):
     assert bad["text"] == "1" and bad["a"].get("class") == "bad"
     assert "rank3.ctr: truncated" in html
     assert check_tables(page, stats_exact([cut])) > 40
+
+
+def test_busy_per_time_bucket_adds_up(job):
+    """breakdown --by time (what the utilisation heat map draws): one width
+    for every GPU, buckets from time 0 of the job, and each GPU's busy time
+    over its buckets is its whole-window busy time (Window - Idle)."""
+    doc = job[5]
+    rows = doc["breakdown: GPU busy time per time bucket"]
+    whole = {(r["Rank"], r["GPU"]): int(r["Window (ns)"]) - int(r["Idle (ns)"])
+             for r in doc["breakdown: GPU time by compute, communication, memory, idle"]
+             if r["Step"] is None}
+    assert len(whole) == WORLD
+    [width] = {int(r["Width (ns)"]) for r in rows}
+    assert width % 1000 == 0 and (width // 1000) & (width // 1000 - 1) == 0  # 1 us x 2^k
+    for key, busy in whole.items():
+        mine = [r for r in rows if (r["Rank"], r["GPU"]) == key]
+        assert [int(r["Start (ns)"]) for r in mine] == [k * width for k in range(len(mine))]
+        assert len(mine) <= 200
+        assert sum(int(r["Busy (ns)"]) for r in mine) == busy
+        assert all(r["Busy (%)"] == "%.1f" % (100 * int(r["Busy (ns)"]) / width) for r in mine)

@@ -42,12 +42,13 @@ static void help(FILE *f)
 	      "Writes one self-contained HTML page (no network, scripts, fonts or images\n"
 	      "from elsewhere) with the job's picture: header (command, hosts, ranks, GPUs,\n"
 	      "window, events, drops, truncated files), breakdown per rank with the slowest\n"
-	      "rank marked, step times per rank, GPU utilisation per step, top kernels and\n"
+	      "rank marked, step times per rank, GPU utilisation over time, top kernels and\n"
 	      "NVTX ranges, NCCL operations, message sizes, bus bandwidth and arrival skew.\n"
-	      "Every figure is a cell of `cuptrace stats --by step --report breakdown,steps,\n"
-	      "cuda_gpu_kern_sum,nvtx_sum,nccl_sum,nccl_sizes,nccl_skew` on the same inputs;\n"
-	      "hover a mark for its exact values. INPUT is a .ctr file, a directory of them,\n"
-	      "or an NCCL_DEBUG=INFO log. --steps, --align and --strict as in cuptrace stats.\n"
+	      "Every figure is a cell of `cuptrace stats --by step,time --report\n"
+	      "breakdown,steps,cuda_gpu_kern_sum,nvtx_sum,nccl_sum,nccl_sizes,nccl_skew`\n"
+	      "on the same inputs; hover a mark for its exact values. INPUT is a .ctr\n"
+	      "file, a directory of them, or an NCCL_DEBUG=INFO log. --steps, --align and\n"
+	      "--strict as in cuptrace stats.\n"
 	      "docs/REPORT.md describes the page.\n",
 	      f);
 }
@@ -212,7 +213,7 @@ static void page(FILE *f, struct inputs *in, struct collected *c)
 	      "them and open the result in the Perfetto UI (ui.perfetto.dev, which reads the file "
 	      "in the browser) or chrome://tracing:</p>\n<pre>cuptrace convert -o trace.pftrace "
 	      "INPUT...     # or trace.json.gz; --split-ranks DIR for HTA</pre>\n"
-	      "<p>The same tables as text, CSV or JSON: <code>cuptrace stats --by step INPUT...</code>"
+	      "<p>The same tables as text, CSV or JSON: <code>cuptrace stats --by step,time INPUT...</code>"
 	      "</p>\n</section>\n",
 	      f);
 	html_script(f);
@@ -229,7 +230,8 @@ int cmd_report(int argc, char **argv)
 					   {0, 0, 0, 0}};
 	const char *out = NULL, *steps_arg = NULL;
 	int c, strict = 0, align = ALIGN_AUTO;
-	struct stats_opts opts = {.explicit_list = 1, .by_step = 1, .min_gap = 1000000};
+	struct stats_opts opts = {.explicit_list = 1, .by_step = 1, .by_time = 1,
+				  .min_gap = 1000000};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:s:h", lo, NULL)) != -1) {
 		if (c == 'o')

@@ -55,7 +55,7 @@ int stats_known_reports(const char *list)
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
-	      "                     [--by step] [--min-gap TIME] [--flops-per-step N]\n"
+	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
 	      "                     [--align none|collectives] [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
@@ -69,8 +69,9 @@ static void help(FILE *f)
 	      "and calls that start between the start of step A and the start of the\n"
 	      "step after B. --strict: an unusable input is an error (default: skipped\n"
 	      "with a warning). --by step: breakdown and steps per step too (steps:\n"
-	      "every rank's every step). --min-gap TIME: the shortest gap gpu_gaps\n"
-	      "lists (ns, or with a unit: 500us, 1ms, 2s; default 1ms).\n"
+	      "every rank's every step); --by time: breakdown's busy time of each GPU\n"
+	      "per time bucket (at most 200 of 1us x 2^k). --min-gap TIME: the shortest\n"
+	      "gap gpu_gaps lists (ns, or with a unit: 500us, 1ms, 2s; default 1ms).\n"
 	      "--flops-per-step N: floating-point operations of one step on one\n"
 	      "GPU; the steps report adds achieved TFLOP/s (N / step time). --align:\n"
 	      "clocks of several hosts, as cuptrace convert (default: collectives with\n"
@@ -139,11 +140,20 @@ int cmd_stats(int argc, char **argv)
 			if (cmd_align("stats", optarg, &align))
 				return 2;
 		} else if (c == 'B') {
-			if (strcmp(optarg, "step")) {
-				fprintf(stderr, "cuptrace stats: --by %s: only 'step' is known\n", optarg);
-				return 2;
+			/* step, time or both (comma-separated) */
+			for (const char *p = optarg; *p; p += *p == ',') {
+				size_t n = strcspn(p, ",");
+				if (n == 4 && !strncmp(p, "step", 4))
+					run.opts.by_step = 1;
+				else if (n == 4 && !strncmp(p, "time", 4))
+					run.opts.by_time = 1;
+				else {
+					fprintf(stderr, "cuptrace stats: --by %s: expected step, time or step,time\n",
+						optarg);
+					return 2;
+				}
+				p += n;
 			}
-			run.opts.by_step = 1;
 		} else if (c == 'G') {
 			if (parse_time(optarg, &run.opts.min_gap)) {
 				fprintf(stderr,

@@ -189,10 +189,11 @@ static char *dup(const char *s)
 	return d;
 }
 
-/* A grid of t's rows that have a step: one row per key (columns ka, kb;
- * kb -1: none), a column per MAX_COLS-th of the steps, each cell the row
- * with the largest value v among the steps of its column. */
-static int grid(struct matrix *m, int ka, int kb, int stepc)
+/* A grid of t's rows that have a step (or a bucket start, in ns: time):
+ * one row per key (columns ka, kb; kb -1: none), a column per MAX_COLS-th
+ * of the steps, each cell the row with the largest value v among the
+ * steps of its column (lowest: least). */
+static int grid(struct matrix *m, int ka, int kb, int stepc, int time, int least)
 {
 	const struct table *t = m->t;
 	size_t n = table_nrows(t), nk = 0, ns = 0;
@@ -236,7 +237,8 @@ static int grid(struct matrix *m, int ka, int kb, int stepc)
 		int64_t *sp = bsearch(&s, steps, ns, sizeof *steps, cmp_i64);
 		size_t j = (size_t)(sp - steps) / per;
 		long *c = &cell[(size_t)(kp - keys) * nc + j];
-		if (*c < 0 || table_num(t, r, m->v) > table_num(t, (size_t)*c, m->v))
+		double v = table_num(t, r, m->v), w = *c < 0 ? 0 : table_num(t, (size_t)*c, m->v);
+		if (*c < 0 || (least ? v < w : v > w))
 			*c = (long)r;
 	}
 	m->rlab = xcalloc(nk, sizeof *m->rlab);
@@ -252,7 +254,9 @@ static int grid(struct matrix *m, int ka, int kb, int stepc)
 	for (size_t j = 0; j < nc; j++) {
 		char b[64];
 		size_t lo = j * per, hi = lo + per - 1 < ns ? lo + per - 1 : ns - 1;
-		if (lo == hi)
+		if (time) /* bucket starts: the time of the first, in s */
+			snprintf(b, sizeof b, "%.3f s", (double)steps[lo] / 1e9);
+		else if (lo == hi)
 			snprintf(b, sizeof b, "step %lld", (long long)steps[lo]);
 		else
 			snprintf(b, sizeof b, "steps %lld-%lld", (long long)steps[lo], (long long)steps[hi]);
@@ -289,7 +293,7 @@ void html_draw_steps(FILE *f, const struct tabs *all, const struct tabs *own)
 	int q[] = {table_find_col(t, "Rank"), table_find_col(t, "Step"),
 		   table_find_col(t, "Duration (ns)"), -1};
 	struct matrix m = {.t = t, .v = q[2], .quote = q, .unit = "step duration (ns)"};
-	int per = grid(&m, q[0], -1, q[1]);
+	int per = grid(&m, q[0], -1, q[1], 0, 0);
 	m.lines = m.nr <= MAX_LINES;
 	char line[200];
 	snprintf(line, sizeof line,
@@ -322,31 +326,20 @@ void html_draw_steps(FILE *f, const struct tabs *all, const struct tabs *own)
 void html_draw_util(FILE *f, const struct tabs *all, const struct tabs *own)
 {
 	(void)own;
-	const struct table *t = tabs_get(all, "breakdown: GPU time");
-	int stepc = t ? table_find_col(t, "Step") : -1;
-	size_t stepped = 0;
-	for (size_t r = 0; t && r < table_nrows(t); r++) {
-		int kind;
-		table_cell(t, r, stepc, &kind);
-		stepped += kind != 2;
-	}
+	const struct table *t = tabs_get(all, "breakdown: GPU busy time per time bucket");
 	if (!t || !table_nrows(t)) {
-		html_none(f, "no GPU work in the inputs");
+		const char *note = t ? table_get_note(t) : NULL;
+		html_none(f, note ? note : "no GPU work in the inputs");
 		return;
 	}
-	if (!stepped) {
-		html_none(f, "no steps in the trace: the utilisation is drawn per step (mark steps with "
-			     "cuptrace_step() or CUPTRACE_STEP_RANGE)");
-		return;
-	}
-	int q[] = {table_find_col(t, "Rank"), table_find_col(t, "GPU"), stepc,
-		   table_find_col(t, "Idle (%)"), -1};
-	struct matrix m = {.t = t, .v = q[3], .quote = q, .invert = 1, .fixed = 1, .lo = 0,
-			   .hi = 100, .unit = "GPU busy (dark) or idle (light) per step: 100 % - Idle (%)"};
-	int per = grid(&m, q[0], q[1], stepc);
+	int q[] = {table_find_col(t, "Rank"), table_find_col(t, "GPU"), table_find_col(t, "Start (ns)"),
+		   table_find_col(t, "Width (ns)"), table_find_col(t, "Busy (%)"), -1};
+	struct matrix m = {.t = t, .v = q[4], .quote = q, .fixed = 1, .lo = 0, .hi = 100,
+			   .unit = "time on the job's timeline; dark: busy, light: idle (Busy (%) of the bucket)"};
+	int per = grid(&m, q[0], q[1], q[2], 1, 1);
 	char line[200];
-	snprintf(line, sizeof line, "Busy fraction of each GPU per step (breakdown --by step)%s.",
-		 per > 1 ? "; each column shows the idlest of its steps" : "");
+	snprintf(line, sizeof line, "Busy fraction of each GPU per time bucket (breakdown --by time)%s.",
+		 per > 1 ? "; each column shows the idlest of its buckets" : "");
 	html_none(f, line);
 	html_svg_matrix(f, &m);
 	grid_free(&m);
