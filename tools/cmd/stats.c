@@ -141,7 +141,7 @@ int cmd_stats(int argc, char **argv)
 				return 2;
 		} else if (c == 'B') {
 			/* step, time or both (comma-separated) */
-			for (const char *p = optarg; *p; p += *p == ',') {
+			for (const char *p = optarg; p == optarg || *p; p += *p == ',') {
 				size_t n = strcspn(p, ",");
 				if (n == 4 && !strncmp(p, "step", 4))
 					run.opts.by_step = 1;
