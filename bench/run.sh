@@ -1,10 +1,11 @@
 #!/bin/sh
 # Runs every benchmark driver (make bench). Usage: sh bench/run.sh [NAME...]
-# with NAME among: hotpath size convert memory writer ranks pftrace reports.
+# with NAME among: hotpath size convert memory writer ranks pftrace reports
+# report_html.
 set -e
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-/usr/bin/python3}
-names=${*:-hotpath size convert memory writer ranks pftrace reports}
+names=${*:-hotpath size convert memory writer ranks pftrace reports report_html}
 model=$(lscpu | sed -n 's/^Model name: *//p')
 echo "machine: $model, $(nproc) cores, $(uname -sr); BENCH_RUNS=${BENCH_RUNS:-5}"
 # Other load on the machine (other users, a shared VM) moves the figures:

@@ -14,6 +14,20 @@ if [ -n "$missing" ]; then
 	$SUDO apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
+# The HTML report's tests: headless Chromium renders the page, html5lib
+# parses it as HTML5. Best effort: where they cannot be installed, those
+# tests say they are skipped.
+opt=""
+for p in chromium python3-html5lib; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || opt="$opt $p"
+done
+if [ -n "$opt" ]; then
+	echo "installing:$opt"
+	SUDO=""
+	[ "$(id -u)" = 0 ] || SUDO="sudo"
+	{ $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $opt; } \
+		>/dev/null 2>&1 || echo "warning: could not install$opt; the report's browser tests will be skipped" >&2
+fi
 if [ ! -d /usr/local/cuda/include/nvtx3 ] && [ ! -d "${CUDA_HOME:-/usr/local/cuda}/include/nvtx3" ]; then
 	echo "warning: no CUDA toolkit at \${CUDA_HOME:-/usr/local/cuda}; NVTX headers are needed" >&2
 fi

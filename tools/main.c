@@ -15,6 +15,7 @@ static void usage(FILE *f)
 	      "  convert [-o OUT] INPUT...        merge traces into Chrome/Perfetto JSON (.json, .json.gz)\n"
 	      "  export [-o OUT.sqlite] INPUT...  SQLite database with Nsight Systems' export tables\n"
 	      "  stats [--report LIST] INPUT...   summary tables (NVTX ranges, ...)\n"
+	      "  report -o OUT.html INPUT...      one self-contained HTML page: the job's picture\n"
 	      "  info INPUT...                    header, event counts, drops, clean or truncated\n"
 	      "  events INPUT...                  the resolved events, one per line (tab-separated)\n"
 	      "\n"
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 		return cmd_stats(argc - 1, argv + 1);
 	if (!strcmp(c, "export"))
 		return cmd_export(argc - 1, argv + 1);
+	if (!strcmp(c, "report"))
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(c, "events"))
 		return cmd_events(argc - 1, argv + 1);
 	fprintf(stderr, "cuptrace: unknown command '%s'\n", c);

@@ -7,6 +7,7 @@ and every rank that enters a collective that cannot complete blocks there
 until this test kills it (SIGTERM or SIGKILL), as a scheduler would. The
 `nccl_hang` report, the watchdog (CUPTRACE_HANG_TIMEOUT) and its line are
 checked against what each rank's harness wrote down (its truth)."""
+import html
 import json
 import os
 import re
@@ -143,6 +144,17 @@ def report(files, *extra):
     p = tool("stats", "--format", "json", *extra, *map(str, files))
     assert p.returncode == 0, p.stderr
     return json.loads(p.stdout)
+
+
+HANG_SECTION = "NCCL hang: who never arrived"
+
+
+def html_page(files, d):
+    """cuptrace report's page, its text unescaped."""
+    out = d / "report.html"
+    p = tool("report", "-o", str(out), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    return html.unescape(out.read_text())
 
 
 def hang_tables(files):
@@ -305,6 +317,10 @@ def test_rank_never_arrives_sigterm(job):
     # the default output (no --report) leads with the same verdict
     p = tool("stats", *map(str, files))
     assert p.returncode == 0 and verdict in p.stdout
+    # and so does the HTML report, in a section of its own before the others
+    page = html_page(files, j.d)
+    assert HANG_SECTION in page and verdict in page
+    assert page.index(HANG_SECTION) < page.index("Breakdown per rank")
 
 
 def test_eight_ranks_one_pair_and_the_world(job):
@@ -489,6 +505,7 @@ def test_no_hang_no_verdict(job):
     doc = report(files)  # default: one line, no tables of nothing
     assert doc["nccl_hang: verdict"] == [{"Verdict": "no collective left incomplete"}]
     assert not any(k.startswith("nccl_hang: where") for k in doc)
+    assert HANG_SECTION not in html_page(files, j.d)  # the page has no hang section
 
 
 def test_bad_timeout_is_refused(tmp_path):

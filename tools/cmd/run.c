@@ -60,6 +60,9 @@ static void help(FILE *f)
 		"when CMD ends, print `cuptrace stats` reports (LIST: comma-separated\n"
 		"                             names, default all; `--stats LIST` works too) for the\n"
 		"                             trace files this run wrote");
+	fprintf(f, "  %-26s %s\n", "    --report OUT.html",
+		"when CMD ends, write `cuptrace report -o OUT.html` over the trace\n"
+		"                             files this run wrote (with --stats too: both)");
 	fprintf(f, "\nExit status: CMD's (128+N when CMD is killed by signal N); 2 for a bad\n"
 		   "option or an output location where no file can be created (checked, and\n"
 		   "its directory created, before CMD starts); 127 when CMD cannot be found.\n");
@@ -226,7 +229,8 @@ static int cmp_str(const void *x, const void *y)
 
 /* Runs CMD, waits, then prints the reports for the files it wrote; the
  * exit status stays CMD's. */
-static int run_then_stats(char **cmd, const char *pat, const char *list)
+static int run_then_stats(char **cmd, const char *pat, int stats, const char *list,
+			  const char *report)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_REALTIME, &t0);
@@ -276,7 +280,7 @@ static int run_then_stats(char **cmd, const char *pat, const char *list)
 		return rc;
 	}
 	qsort(f.v, f.n, sizeof *f.v, cmp_str);
-	char **av = calloc(f.n + 5, sizeof *av);
+	char **av = calloc(f.n + 5, sizeof *av); /* also `report -o OUT FILES` */
 	if (!av)
 		exit(2);
 	int ac = 0;
@@ -289,7 +293,18 @@ static int run_then_stats(char **cmd, const char *pat, const char *list)
 		av[ac++] = f.v[i];
 	fprintf(stderr, "cuptrace run --stats: %zu trace file%s\n", f.n, f.n > 1 ? "s" : "");
 	fflush(stderr);
-	cmd_stats(ac, av);
+	if (stats)
+		cmd_stats(ac, av);
+	if (report) {
+		/* the same files, for `cuptrace report -o OUT` */
+		av[0] = "report";
+		av[1] = "-o";
+		av[2] = (char *)report;
+		for (size_t i = 0; i < f.n; i++)
+			av[3 + i] = f.v[i];
+		fflush(stdout);
+		cmd_report((int)f.n + 3, av);
+	}
 	for (size_t i = 0; i < f.n; i++)
 		free(f.v[i]);
 	free(f.v);
@@ -299,7 +314,7 @@ static int run_then_stats(char **cmd, const char *pat, const char *list)
 
 int cmd_run(int argc, char **argv)
 {
-	struct option lo[NOPTS + 3];
+	struct option lo[NOPTS + 4];
 	char shorts[64] = "+h";
 	size_t ns = 2;
 	for (size_t i = 0; i < NOPTS; i++) {
@@ -312,9 +327,10 @@ int cmd_run(int argc, char **argv)
 	shorts[ns] = 0;
 	lo[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
 	lo[NOPTS + 1] = (struct option){"stats", optional_argument, NULL, 999};
-	lo[NOPTS + 2] = (struct option){0, 0, 0, 0};
+	lo[NOPTS + 2] = (struct option){"report", required_argument, NULL, 998};
+	lo[NOPTS + 3] = (struct option){0, 0, 0, 0};
 	int stats = 0;
-	const char *stats_list = NULL;
+	const char *stats_list = NULL, *report = NULL;
 
 	struct ct_config cfg;
 	char err[512];
@@ -333,6 +349,10 @@ int cmd_run(int argc, char **argv)
 		if (c == 'h') {
 			help(stdout);
 			return 0;
+		}
+		if (c == 998) {
+			report = optarg;
+			continue;
 		}
 		if (c == 999) {
 			stats = 1;
@@ -395,8 +415,8 @@ int cmd_run(int argc, char **argv)
 		setenv("LD_PRELOAD", v, 1);
 		free(v);
 	}
-	if (stats)
-		return run_then_stats(argv + optind, cfg.output, stats_list);
+	if (stats || report)
+		return run_then_stats(argv + optind, cfg.output, stats, stats_list, report);
 	execvp(argv[optind], argv + optind);
 	int e = errno;
 	fprintf(stderr, "cuptrace: %s: %s\n", argv[optind], strerror(e));

@@ -1,8 +1,8 @@
 /* cuptrace stats: summary reports over one or many trace files. */
 #include "cmd/cmd.h"
 #include "report/stats.h"
+#include "report/collect.h"
 #include "model/clocks.h"
-#include "model/step_window.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +30,11 @@ static const struct report *const reports[] = {
 
 #define NREPORTS (sizeof reports / sizeof *reports)
 
+struct print {
+	enum table_fmt fmt;
+	int first;
+};
+
 int stats_known_reports(const char *list)
 {
 	if (!*list)
@@ -51,7 +56,7 @@ int stats_known_reports(const char *list)
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
-	      "                     [--by step] [--min-gap TIME] [--flops-per-step N]\n"
+	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
 	      "                     [--align none|collectives] [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
@@ -64,40 +69,17 @@ static void help(FILE *f)
 	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
 	      "and calls that start between the start of step A and the start of the\n"
 	      "step after B. --strict: an unusable input is an error (default: skipped\n"
-	      "with a warning). --by step: breakdown per step too. --min-gap TIME: the\n"
-	      "shortest gap gpu_gaps lists (ns, or with a unit: 500us, 1ms, 2s; default\n"
-	      "1ms). --flops-per-step N: floating-point operations of one step on one\n"
+	      "with a warning). --by step: breakdown and steps per step too (steps:\n"
+	      "every rank's every step); --by time: breakdown's busy time of each GPU\n"
+	      "per time bucket (at most 200 of 1us x 2^k). --min-gap TIME: the shortest\n"
+	      "gap gpu_gaps lists (ns, or with a unit: 500us, 1ms, 2s; default 1ms).\n"
+	      "--flops-per-step N: floating-point operations of one step on one\n"
 	      "GPU; the steps report adds achieved TFLOP/s (N / step time). --align:\n"
 	      "clocks of several hosts, as cuptrace convert (default: collectives with\n"
 	      "more than one host; a first table gives each host's offset).\n"
 	      "docs/ANALYSIS.md defines every figure.\n",
 	      f);
 }
-
-struct run {
-	const struct report *r[NREPORTS];
-	void *st[NREPORTS];
-	size_t n;
-	struct tfile *t;
-	struct stats_opts opts;
-	uint64_t from, to; /* --steps: the file's window, [from, to) */
-};
-
-static int outside(const struct run *run, const struct report *r, uint64_t ts)
-{
-	return run->opts.steps && !r->own_steps && (ts < run->from || ts >= run->to);
-}
-
-/* The reports are consumers of the model's events. */
-static void on_event(void *ctx, const struct m_event *ev)
-{
-	struct run *run = ctx;
-	for (size_t i = 0; i < run->n; i++)
-		if (!outside(run, run->r[i], ev->ts))
-			run->r[i]->event(run->st[i], run->t, ev);
-}
-
-static const struct m_consumer reports_consumer = {NULL, on_event, NULL};
 
 /* A duration: ns, or a number with ns, us, ms or s. */
 static int parse_time(const char *s, uint64_t *ns)
@@ -118,60 +100,14 @@ static int parse_time(const char *s, uint64_t *ns)
 	return 0;
 }
 
-static int parse_steps(struct stats_opts *o, const char *s)
+/* Prints a table of the reports. */
+static void print_table(void *ctx, int rep, struct table *t)
 {
-	char *end;
-	long long a = strtoll(s, &end, 10), b = a;
-	if (end == s || a < 0)
-		return -1;
-	if (*end == '-') {
-		const char *q = end + 1;
-		b = strtoll(q, &end, 10);
-		if (end == q)
-			return -1;
-	}
-	if (*end || b < a)
-		return -1;
-	o->steps = 1;
-	o->step_lo = a;
-	o->step_hi = b;
-	return 0;
-}
-
-/* Each host's clock offset, when estimated (more than one host). */
-static struct table *clocks_table(const struct clocks *c)
-{
-	if (c->mode != ALIGN_COLLECTIVES || c->n < 2)
-		return NULL;
-	static const char *cols[] = {"Host", "Files", "First Rank", "Last Rank", "Offset (ns)",
-				     "Rank Ends", "Collectives"};
-	struct table *t = table_new("clocks: offset of each host's clock (estimated from "
-				    "collective ends; subtracted)", 7, cols);
-	char note[160];
-	snprintf(note, sizeof note,
-		 "--align collectives: the first host is the reference; %llu collectives matched "
-		 "across hosts", (unsigned long long)c->colls);
-	table_note(t, note);
-	for (size_t i = 0; i < c->n; i++) {
-		const struct clock_host *h = &c->h[i];
-		table_row(t);
-		table_str(t, h->host);
-		table_u64(t, h->files);
-		if (h->rank_lo >= 0) {
-			table_i64(t, h->rank_lo);
-			table_i64(t, h->rank_hi);
-		} else {
-			table_null(t);
-			table_null(t);
-		}
-		if (h->known)
-			table_i64(t, h->offset_ns);
-		else
-			table_null(t);
-		table_u64(t, h->samples);
-		table_u64(t, c->colls);
-	}
-	return t;
+	(void)rep;
+	struct print *p = ctx;
+	table_print(t, stdout, p->fmt, p->first);
+	p->first = 0;
+	table_free(t);
 }
 
 int cmd_stats(int argc, char **argv)
@@ -190,7 +126,11 @@ int cmd_stats(int argc, char **argv)
 	enum table_fmt fmt = FMT_TABLE;
 	int c, strict = 0, align = ALIGN_AUTO;
 	optind = 1;
-	struct run run = {0};
+	struct {
+		const struct report *r[NREPORTS];
+		size_t n;
+		struct stats_opts opts;
+	} run = {0};
 	run.opts.min_gap = 1000000;
 	while ((c = getopt_long(argc, argv, "r:f:s:h", lo, NULL)) != -1) {
 		if (c == 'r')
@@ -201,11 +141,20 @@ int cmd_stats(int argc, char **argv)
 			if (cmd_align("stats", optarg, &align))
 				return 2;
 		} else if (c == 'B') {
-			if (strcmp(optarg, "step")) {
-				fprintf(stderr, "cuptrace stats: --by %s: only 'step' is known\n", optarg);
-				return 2;
+			/* step, time or both (comma-separated) */
+			for (const char *p = optarg; p == optarg || *p; p += *p == ',') {
+				size_t n = strcspn(p, ",");
+				if (n == 4 && !strncmp(p, "step", 4))
+					run.opts.by_step = 1;
+				else if (n == 4 && !strncmp(p, "time", 4))
+					run.opts.by_time = 1;
+				else {
+					fprintf(stderr, "cuptrace stats: --by %s: expected step, time or step,time\n",
+						optarg);
+					return 2;
+				}
+				p += n;
 			}
-			run.opts.by_step = 1;
 		} else if (c == 'G') {
 			if (parse_time(optarg, &run.opts.min_gap)) {
 				fprintf(stderr,
@@ -224,7 +173,7 @@ int cmd_stats(int argc, char **argv)
 		}
 		else if (c == 's') {
 			steps_arg = optarg;
-			if (parse_steps(&run.opts, optarg)) {
+			if (stats_parse_steps(&run.opts, optarg)) {
 				fprintf(stderr, "cuptrace stats: --steps %s: expected A-B or A (step numbers)\n",
 					optarg);
 				return 2;
@@ -283,76 +232,14 @@ int cmd_stats(int argc, char **argv)
 			return 2;
 		}
 	}
-	struct clocks ck;
-	int rc = 0;
-	if (clocks_align(&in, align, 1, &ck))
-		rc = 1;
-	for (size_t i = 0; i < run.n; i++)
-		run.st[i] = run.r[i]->begin(&run.opts);
-	size_t stepless = 0;
-	for (size_t k = 0; k < in.n; k++) {
-		run.t = &in.v[k];
-		if (run.opts.steps) {
-			/* A first pass for the window of the steps. */
-			if (!step_window(run.t, run.opts.step_lo, run.opts.step_hi, &run.from, &run.to)) {
-				stepless++;
-				if (in.n > 1)
-					fprintf(stderr, "cuptrace stats: warning: %s holds no steps\n",
-						run.t->f.path);
-			}
-			if (inputs_rewind(&in, k)) {
-				rc = 1;
-				continue;
-			}
-		}
-		model_file(run.t, &reports_consumer, &run, NULL);
-		if (run.t->f.status == CT_CORRUPT) {
-			fprintf(stderr, "cuptrace: %s\n", run.t->f.err);
-			rc = 1;
-		} else if (run.t->f.status == CT_TRUNCATED || run.t->f.status == CT_DAMAGED) {
-			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
-		}
-		tfile_release(run.t);
-	}
-	if (in.n && stepless == in.n) {
-		/* Tables of nothing would only say "(no rows)". */
-		if (in.n == 1)
-			fprintf(stderr, "cuptrace stats: --steps %s: %s holds no steps", steps_arg, in.v[0].f.path);
-		else
-			fprintf(stderr, "cuptrace stats: --steps %s: none of the %zu files holds steps", steps_arg,
-				in.n);
-		fprintf(stderr, " (steps come from cuptrace_step() or CUPTRACE_STEP_RANGE)\n");
-		for (size_t i = 0; i < run.n; i++) {
-			struct table *tabs[4];
-			int nt = run.r[i]->end(run.st[i], tabs);
-			for (int k = 0; k < nt; k++)
-				table_free(tabs[k]);
-		}
-		clocks_free(&ck);
+	struct print pr = {fmt, 1};
+	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, "stats", steps_arg, print_table,
+				 &pr);
+	if (rc < 0) { /* --steps matched nothing: no table */
 		inputs_close(&in);
 		return 1;
 	}
-	for (size_t k = 0; k < in.nlogs; k++)
-		for (size_t i = 0; i < run.n; i++)
-			if (run.r[i]->log)
-				run.r[i]->log(run.st[i], in.logs[k]);
-	int first = 1;
-	struct table *clk = clocks_table(&ck);
-	clocks_free(&ck);
-	if (clk) {
-		table_print(clk, stdout, fmt, first);
-		first = 0;
-		table_free(clk);
-	}
-	for (size_t i = 0; i < run.n; i++) {
-		struct table *tabs[4];
-		int nt = run.r[i]->end(run.st[i], tabs);
-		for (int k = 0; k < nt; k++) {
-			table_print(tabs[k], stdout, fmt, first);
-			first = 0;
-			table_free(tabs[k]);
-		}
-	}
+	int first = pr.first;
 	if (fmt == FMT_JSON)
 		printf("%s\n", first ? "{}" : "}");
 	inputs_close(&in);

@@ -9,6 +9,7 @@
  * that holds them is known (steps are handed out when they end). */
 #include "report/busy.h"
 #include "report/stats.h"
+#include "report/tbuckets.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -41,6 +42,13 @@ struct gpu {
 	size_t cursor; /* first step that may hold the next segment */
 	struct bd *bd;
 	unsigned index;
+	struct tbuckets tb; /* --by time: busy ns per bucket of the job's timeline */
+};
+
+struct trow {
+	int64_t rank;
+	uint64_t gpu;
+	struct tbuckets tb;
 };
 
 struct row {
@@ -59,6 +67,8 @@ struct bd {
 	uint64_t covered; /* end of the last step known */
 	struct row *rows;
 	size_t nrows, caprows;
+	struct trow *trows; /* --by time */
+	size_t ntrows, captrows;
 };
 
 static void add(struct acc *a, uint64_t len, unsigned mask)
@@ -109,6 +119,9 @@ static void on_seg(void *ctx, uint64_t a, uint64_t b, unsigned mask, const struc
 	struct gpu *g = ctx;
 	struct bd *bd = g->bd;
 	add(&g->whole, b - a, mask);
+	if (mask && bd->opts->by_time) /* on the job's timeline, as every rank's */
+		tb_add(&g->tb, (uint64_t)((int64_t)a + bd->t->off_ns),
+		       (uint64_t)((int64_t)b + bd->t->off_ns));
 	if (!bd->opts->by_step)
 		return;
 	if (b <= bd->covered && !g->nheld) {
@@ -185,6 +198,13 @@ static void end_file(struct bd *bd)
 				push_row(bd, bd->steps[s].num, g->device, &a);
 			}
 		push_row(bd, -1, g->device, &g->whole);
+		if (bd->opts->by_time) {
+			if (bd->ntrows == bd->captrows) {
+				bd->captrows = bd->captrows ? bd->captrows * 2 : 16;
+				bd->trows = xrealloc(bd->trows, bd->captrows * sizeof *bd->trows);
+			}
+			bd->trows[bd->ntrows++] = (struct trow){bd->t->rank, g->device, g->tb};
+		}
 		busy_free(g->busy);
 		free(g->held);
 	}
@@ -288,6 +308,41 @@ static int cmp_d(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/* --by time: each GPU's busy time (the union of its work) per bucket of
+ * the job's timeline, one width for all (the widest any GPU needed). */
+static struct table *time_table(struct bd *bd)
+{
+	static const char *const TCOLS[] = {"Rank", "GPU", "Start (ns)", "Width (ns)", "Busy (ns)",
+					    "Busy (%)"};
+	struct table *t = table_new("breakdown: GPU busy time per time bucket", 6, TCOLS);
+	uint64_t width = 0;
+	unsigned n = 0;
+	for (size_t i = 0; i < bd->ntrows; i++)
+		width = bd->trows[i].tb.width > width ? bd->trows[i].tb.width : width;
+	for (size_t i = 0; i < bd->ntrows; i++) {
+		tb_widen(&bd->trows[i].tb, width);
+		n = bd->trows[i].tb.n > n ? bd->trows[i].tb.n : n;
+	}
+	for (size_t i = 0; i < bd->ntrows; i++) {
+		const struct trow *r = &bd->trows[i];
+		for (unsigned k = 0; k < n; k++) {
+			table_row(t);
+			if (r->rank >= 0)
+				table_i64(t, r->rank);
+			else
+				table_null(t);
+			table_u64(t, r->gpu);
+			table_u64(t, k * width);
+			table_u64(t, width);
+			table_u64(t, r->tb.v[k]);
+			table_f(t, pct(r->tb.v[k], width), 1);
+		}
+	}
+	if (!n)
+		table_note(t, "(no GPU work in the inputs)");
+	return t;
+}
+
 static int end(void *p, struct table **out)
 {
 	struct bd *bd = p;
@@ -369,14 +424,17 @@ static int end(void *p, struct table **out)
 		table_note(s, "(no GPU work in the inputs)");
 	free(v);
 	out[n++] = s;
+	if (bd->opts->by_time)
+		out[n++] = time_table(bd);
 	free(bd->rows);
+	free(bd->trows);
 	free(bd);
 	return n;
 }
 
 const struct report report_breakdown = {
     "breakdown",
-    "GPU time per rank and GPU (--by step: per step): compute, communication, memory, idle, "
-    "overlap",
+    "GPU time per rank and GPU (--by step: per step; --by time: busy per time bucket): compute,\n"
+    "               communication, memory, idle, overlap",
     begin, event, end,
 };

@@ -12,7 +12,8 @@ struct stats_opts {
 	int explicit_list; /* --report named the reports */
 	int steps;	   /* --steps A-B given */
 	int64_t step_lo, step_hi;
-	int by_step;	  /* --by step (breakdown) */
+	int by_step;	  /* --by step (breakdown, steps) */
+	int by_time;	  /* --by time (breakdown: busy per time bucket) */
 	uint64_t min_gap; /* --min-gap, ns (gpu_gaps) */
 	double flops_per_step; /* --flops-per-step N (0: not given) */
 };

@@ -62,6 +62,14 @@ static int cmp_step_ns(const void *x, const void *y)
 	return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
+static int cmp_rank_step(const void *x, const void *y)
+{
+	const struct one *a = x, *b = y;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
+	return a->step < b->step ? -1 : a->step > b->step;
+}
+
 /* Median of v[0..n) sorted by ns. */
 static double median(const struct one *v, size_t n)
 {
@@ -133,6 +141,23 @@ static int end(void *p, struct table **out)
 		table_f(t2, (double)s->v[w].ns - med, 1);
 		tflops(t2, flops, (double)s->v[w].ns);
 	}
+	int nt = 2;
+	if (s->opts->by_step) {
+		/* --by step: every (rank, step), for the report's lines per rank. */
+		static const char *c3[] = {"Rank", "Step", "Duration (ns)"};
+		struct table *t3 = table_new("steps: duration per rank and step", 3, c3);
+		if (s->n > 1)
+			qsort(s->v, s->n, sizeof *s->v, cmp_rank_step);
+		for (size_t i = 0; i < s->n; i++) {
+			table_row(t3);
+			table_i64(t3, s->v[i].rank);
+			table_i64(t3, s->v[i].step);
+			table_u64(t3, s->v[i].ns);
+		}
+		if (!s->n)
+			table_note(t3, "no complete step");
+		out[nt++] = t3;
+	}
 	if (!s->n) {
 		const char *why = "no complete step (steps come from cuptrace_step() or "
 		                  "CUPTRACE_STEP_RANGE; a step still open at the end is not counted)";
@@ -143,11 +168,12 @@ static int end(void *p, struct table **out)
 	free(s);
 	out[0] = t1;
 	out[1] = t2;
-	return 2;
+	return nt;
 }
 
 const struct report report_steps = {
 	"steps",
-	"step duration per rank (count, avg, median, min, max, stddev, TFLOP/s); slowest rank per step",
+	"step duration per rank (count, avg, median, min, max, stddev, TFLOP/s); slowest rank per step;\n"
+	"               with --by step, every step of every rank",
 	begin, event, end, NULL, 1,
 };

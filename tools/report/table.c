@@ -3,6 +3,7 @@
 #include "util/term_escape.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,4 +224,51 @@ void table_free(struct table *t)
 	free(t->title);
 	free(t->note);
 	free(t);
+}
+
+const char *table_title(const struct table *t)
+{
+	return t->title;
+}
+
+const char *table_get_note(const struct table *t)
+{
+	return t->note;
+}
+
+int table_ncols(const struct table *t)
+{
+	return t->ncols;
+}
+
+const char *table_col(const struct table *t, int c)
+{
+	return t->cols[c];
+}
+
+int table_find_col(const struct table *t, const char *name)
+{
+	for (int c = 0; c < t->ncols; c++)
+		if (!strcmp(t->cols[c], name))
+			return c;
+	return -1;
+}
+
+size_t table_nrows(const struct table *t)
+{
+	return t->n / (size_t)t->ncols;
+}
+
+const char *table_cell(const struct table *t, size_t row, int col, int *kind)
+{
+	const struct cell *x = &t->cells[row * (size_t)t->ncols + (size_t)col];
+	if (kind)
+		*kind = x->numeric;
+	return x->text;
+}
+
+double table_num(const struct table *t, size_t row, int col)
+{
+	const struct cell *x = &t->cells[row * (size_t)t->ncols + (size_t)col];
+	return x->numeric == 1 ? strtod(x->text, NULL) : NAN;
 }

@@ -23,6 +23,20 @@ void table_null(struct table *t);
  * says why the table is empty. */
 void table_note(struct table *t, const char *note);
 void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first);
+
+/* Reading a table back (the HTML report draws from the same cells that
+ * the text, CSV and JSON forms print). */
+const char *table_title(const struct table *t);
+const char *table_get_note(const struct table *t); /* NULL: none */
+int table_ncols(const struct table *t);
+const char *table_col(const struct table *t, int c);
+int table_find_col(const struct table *t, const char *name); /* -1: none */
+size_t table_nrows(const struct table *t);
+/* The text of a cell as JSON has it ("" for null); *kind (may be NULL):
+ * 0 text, 1 number, 2 null. */
+const char *table_cell(const struct table *t, size_t row, int col, int *kind);
+/* A numeric cell's value (NaN for text or null). */
+double table_num(const struct table *t, size_t row, int col);
 void table_free(struct table *t);
 
 #endif
