@@ -153,3 +153,4 @@ def annotate(name=None):
 
 # Traced by a launcher or LD_PRELOAD: the library is in the process already.
 _c._bind(None)
+from . import _auto  # noqa: E402,F401 (CUPTRACE_STEPS: steps from torch optimizers)

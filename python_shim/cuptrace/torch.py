@@ -1,0 +1,116 @@
+"""PyTorch without editing the training loop.
+
+    import cuptrace.torch
+    handle = cuptrace.torch.annotate_modules(model)   # a range per module call
+    cuptrace.torch.steps_from(optimizer)              # a step per optimizer step
+
+Module ranges are named by the module's path in the model
+(`encoder.layers.3.attn`; the model itself by its class name); backward
+ranges add " backward". The hooks are the C extension's Range.push and
+Range.pop, so a hook costs one C call on top of torch's own hook dispatch.
+Works with torch 1.13 (Debian) and 2.x.
+"""
+import inspect
+
+import torch
+
+from . import _auto
+from . import _cuptrace as _c
+
+__all__ = ["annotate_modules", "steps_from", "install_auto_steps"]
+
+
+class _Handles:
+    """Removes every hook it holds: remove(), or leaving a `with` block."""
+
+    def __init__(self, handles=()):
+        self._handles = list(handles)
+
+    def remove(self):
+        while self._handles:
+            self._handles.pop().remove()
+
+    def __len__(self):
+        return len(self._handles)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+def _accepts(fn, kwarg):
+    try:
+        return kwarg in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _first_grad_tensor(out):
+    if isinstance(out, torch.Tensor):
+        return out if out.requires_grad else None
+    if isinstance(out, (list, tuple)):
+        for o in out:
+            t = _first_grad_tensor(o)
+            if t is not None:
+                return t
+    if isinstance(out, dict):
+        return _first_grad_tensor(list(out.values()))
+    return None
+
+
+def annotate_modules(model, depth=None, backward=True):
+    """One range per call of each module's forward, named by the module's
+    path in model, down to `depth` levels below model (None: all); with
+    backward=True also one per module's backward, as far as autograd's
+    module hooks allow (register_full_backward_hook: not for modules that
+    modify their outputs in place). Returns a handle: handle.remove() takes
+    every hook away again."""
+    handles = []
+    mod_cls = torch.nn.Module
+    # torch >= 2.1: the closing hook runs even when forward raises.
+    fwd_kw = {"always_call": True} if _accepts(mod_cls.register_forward_hook, "always_call") else {}
+    bw_pre = getattr(mod_cls, "register_full_backward_pre_hook", None)  # torch >= 2.0
+    root = type(model).__name__
+    for path, module in model.named_modules():
+        if depth is not None and path and path.count(".") + 1 > depth:
+            continue
+        name = path or root
+        fwd = _c.Range(name)
+        handles.append(module.register_forward_pre_hook(fwd.push))
+        handles.append(module.register_forward_hook(fwd.pop, **fwd_kw))
+        if not backward:
+            continue
+        bwd = _c.Range(name + " backward")
+        if bw_pre is not None:
+            handles.append(module.register_full_backward_pre_hook(bwd.push))
+        else:
+            # torch 1.13: the module's backward starts when its output's
+            # gradient is there (a hook on that tensor).
+            def opens(mod, inp, out, push=bwd.push):
+                t = _first_grad_tensor(out)
+                if t is not None:
+                    t.register_hook(push)
+            handles.append(module.register_forward_hook(opens))
+        handles.append(module.register_full_backward_hook(bwd.pop))
+    return _Handles(handles)
+
+
+def steps_from(optimizer):
+    """Each optimizer.step() ends a step (cuptrace.step()): CUPTRACE_STEPS
+    windows and the per-step reports follow the training loop. Returns a
+    handle (handle.remove()). Does nothing when every optimizer is hooked
+    already (install_auto_steps: CUPTRACE_STEPS set)."""
+    if _auto.installed is not None:
+        return _Handles()
+    if hasattr(optimizer, "register_step_post_hook"):  # torch >= 2.0
+        return _Handles([optimizer.register_step_post_hook(_auto.post_hook)])
+    return _Handles([_auto.StepCodeHook(optimizer, owner_is_class=False)])
+
+
+def install_auto_steps():
+    """Every torch optimizer's step ends a step (done by itself when the
+    process traces with CUPTRACE_STEPS set). Returns the handle."""
+    return _auto.install()
