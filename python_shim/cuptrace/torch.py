@@ -61,18 +61,50 @@ def _first_grad_tensor(out):
     return None
 
 
+def _needs_grad(inp):
+    return _first_grad_tensor(inp) is not None
+
+
+class _Backward:
+    """One module's backward range. It opens when the gradient of the
+    module's output is there (a hook on that tensor) and closes in torch's
+    full backward hook, which runs once the gradients of its inputs are
+    computed. A call whose inputs need no gradient (the model's first layers)
+    gets no range: torch calls that hook as the backward starts, and nothing
+    tells when it ends. One flag per call, last in first out as backward
+    runs the calls."""
+
+    def __init__(self, name):
+        self.range = _c.Range(name)
+        self.armed = []
+
+    def forward_hook(self, module, inp, out):
+        t = _first_grad_tensor(out)
+        if t is None:
+            return
+        armed = _needs_grad(inp)
+        if len(self.armed) > 4096:  # forwards with grad but never a backward
+            self.armed.clear()
+        self.armed.append(armed)
+        if armed:
+            t.register_hook(self.range.push)
+
+    def backward_hook(self, module, grad_input, grad_output):
+        if self.armed and self.armed.pop():
+            self.range.pop()
+
+
 def annotate_modules(model, depth=None, backward=True):
     """One range per call of each module's forward, named by the module's
     path in model, down to `depth` levels below model (None: all); with
-    backward=True also one per module's backward, as far as autograd's
-    module hooks allow (register_full_backward_hook: not for modules that
-    modify their outputs in place). Returns a handle: handle.remove() takes
-    every hook away again."""
+    backward=True also one per module's backward (" backward" added), as far
+    as autograd's module hooks allow (register_full_backward_hook: not for
+    modules that modify their outputs in place, nor calls whose inputs need
+    no gradient). Returns a handle: handle.remove() takes every hook away."""
     handles = []
     mod_cls = torch.nn.Module
     # torch >= 2.1: the closing hook runs even when forward raises.
     fwd_kw = {"always_call": True} if _accepts(mod_cls.register_forward_hook, "always_call") else {}
-    bw_pre = getattr(mod_cls, "register_full_backward_pre_hook", None)  # torch >= 2.0
     root = type(model).__name__
     for path, module in model.named_modules():
         if depth is not None and path and path.count(".") + 1 > depth:
@@ -81,20 +113,10 @@ def annotate_modules(model, depth=None, backward=True):
         fwd = _c.Range(name)
         handles.append(module.register_forward_pre_hook(fwd.push))
         handles.append(module.register_forward_hook(fwd.pop, **fwd_kw))
-        if not backward:
-            continue
-        bwd = _c.Range(name + " backward")
-        if bw_pre is not None:
-            handles.append(module.register_full_backward_pre_hook(bwd.push))
-        else:
-            # torch 1.13: the module's backward starts when its output's
-            # gradient is there (a hook on that tensor).
-            def opens(mod, inp, out, push=bwd.push):
-                t = _first_grad_tensor(out)
-                if t is not None:
-                    t.register_hook(push)
-            handles.append(module.register_forward_hook(opens))
-        handles.append(module.register_full_backward_hook(bwd.pop))
+        if backward:
+            bwd = _Backward(name + " backward")
+            handles.append(module.register_forward_hook(bwd.forward_hook))
+            handles.append(module.register_full_backward_hook(bwd.backward_hook))
     return _Handles(handles)
 
 
