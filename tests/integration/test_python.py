@@ -264,3 +264,34 @@ print(cuptrace.enabled(), v, r.name, cuptrace.flush(), cuptrace.push("p"), cuptr
 """
     p = py(code, base_env())
     assert p.returncode == 0 and p.stdout == "False 3 x None 0 0\n", p.stderr
+
+
+def test_nvtx_package_and_cuptrace_in_one_trace(tmp_path):
+    interp = python()
+    if run([interp, "-c", "import nvtx"]).returncode != 0:
+        if os.environ.get("CT_TEST_PY") or not VENV_PY.exists():
+            pytest.skip("NVIDIA's nvtx package is not importable here")
+        interp = VENV_PY
+    code = """
+import cuptrace, nvtx
+for i in range(3):
+    with nvtx.annotate("nvtx outer", color="red"):
+        with cuptrace.range("cuptrace middle"):
+            nvtx.push_range("nvtx inner")
+            cuptrace.mark("cuptrace mark")
+            nvtx.pop_range()
+"""
+    p = py(code, traced_env(tmp_path / "o"), interp=interp)
+    assert p.returncode == 0, p.stderr
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    x = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation":
+            x.setdefault(e["name"], []).append(e)
+    assert [len(x[n]) for n in ("nvtx outer", "cuptrace middle", "nvtx inner")] == [3, 3, 3]
+    assert names(doc).count("cuptrace mark") == 3
+    # One thread, one stack: each range lies inside the one opened before it.
+    for outer, mid, inner in zip(x["nvtx outer"], x["cuptrace middle"], x["nvtx inner"]):
+        assert outer["tid"] == mid["tid"] == inner["tid"]
+        assert outer["ts"] <= mid["ts"] <= inner["ts"]
+        assert inner["ts"] + inner["dur"] <= mid["ts"] + mid["dur"] <= outer["ts"] + outer["dur"]
