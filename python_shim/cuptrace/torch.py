@@ -6,12 +6,11 @@
 
 Module ranges are named by the module's path in the model
 (`encoder.layers.3.attn`; the model itself by its class name); backward
-ranges add " backward". The hooks are the C extension's Range.push and
-Range.pop, so a hook costs one C call on top of torch's own hook dispatch.
+ranges add " backward". A forward range is the C extension's wrapper
+around the module's forward (no Python on the way); backward ranges use
+torch's module hooks.
 Works with torch 1.13 (Debian) and 2.x.
 """
-import inspect
-
 import torch
 
 from . import _auto
@@ -41,13 +40,6 @@ class _Handles:
         return False
 
 
-def _accepts(fn, kwarg):
-    try:
-        return kwarg in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 def _first_grad_tensor(out):
     if isinstance(out, torch.Tensor):
         return out if out.requires_grad else None
@@ -61,62 +53,94 @@ def _first_grad_tensor(out):
     return None
 
 
-def _needs_grad(inp):
-    return _first_grad_tensor(inp) is not None
+class _TensorHook:
+    """The one hook cuptrace puts on a tensor. Its gradient ends the backward
+    of the modules the tensor was input to (closes first) and starts the
+    backward of the modules whose output it is (a module and its last child
+    share one; outer modules open first, so that the ranges nest)."""
+
+    __slots__ = ("closes", "opens")
+
+    def __init__(self):
+        self.closes = 0
+        self.opens = []
+
+    def __call__(self, grad):
+        for _ in range(self.closes):
+            _c.pop()
+        for r in self.opens:
+            r.push()
+
+    @staticmethod
+    def of(t):
+        h = getattr(t, "_cuptrace_hook", None)
+        if h is None:
+            h = t._cuptrace_hook = _TensorHook()
+            t.register_hook(h)
+        return h
 
 
-class _Backward:
-    """One module's backward range. It opens when the gradient of the
-    module's output is there (a hook on that tensor) and closes in torch's
-    full backward hook, which runs once the gradients of its inputs are
-    computed. A call whose inputs need no gradient (the model's first layers)
-    gets no range: torch calls that hook as the backward starts, and nothing
-    tells when it ends. One flag per call, last in first out as backward
-    runs the calls."""
+class _ForwardRange:
+    """A module's forward as a range: its `forward` attribute becomes the C
+    extension's Annotated wrapper of the bound method (push, call, pop).
+    Not a forward hook: any hook sends every call of the module down
+    torch's slow Python path, which costs more than the range itself.
 
-    def __init__(self, name):
-        self.range = _c.Range(name)
-        self.armed = []
+    With backward ranges the wrapper is a Python function that also hooks
+    two tensors of the call: the output's gradient opens the module's
+    backward range, the input's (computed once the module's backward is
+    done) closes it. A call whose input needs no gradient (the model's
+    first layer) gets no backward range: nothing marks where it ends."""
 
-    def forward_hook(self, module, inp, out):
-        t = _first_grad_tensor(out)
-        if t is None:
-            return
-        armed = _needs_grad(inp)
-        if len(self.armed) > 4096:  # forwards with grad but never a backward
-            self.armed.clear()
-        self.armed.append(armed)
-        if armed:
-            t.register_hook(self.range.push)
+    def __init__(self, module, name, backward):
+        self.module = module
+        fwd = _c.Range(name)
+        if not backward:
+            self.wrapper = fwd(module.forward)
+        else:
+            self.wrapper = self._with_backward(module.forward, fwd, _c.Range(name + " backward"))
+        module.forward = self.wrapper
 
-    def backward_hook(self, module, grad_input, grad_output):
-        if self.armed and self.armed.pop():
-            self.range.pop()
+    @staticmethod
+    def _with_backward(forward, fwd, bwd):
+        grad_enabled = torch.is_grad_enabled
+        push, pop, hook_of = fwd.push, fwd.pop, _TensorHook.of
+
+        def annotated(*args, **kwargs):
+            push()
+            try:
+                out = forward(*args, **kwargs)
+            finally:
+                pop()
+            if grad_enabled():
+                t_in = _first_grad_tensor(args)
+                t_out = _first_grad_tensor(out) if t_in is not None else None
+                if t_out is not None:
+                    hook_of(t_out).opens.insert(0, bwd)
+                    hook_of(t_in).closes += 1
+            return out
+        return annotated
+
+    def remove(self):
+        m, self.module = self.module, None
+        if m is not None and m.__dict__.get("forward") is self.wrapper:
+            del m.forward
 
 
 def annotate_modules(model, depth=None, backward=True):
     """One range per call of each module's forward, named by the module's
     path in model, down to `depth` levels below model (None: all); with
-    backward=True also one per module's backward (" backward" added), as far
-    as autograd's module hooks allow (register_full_backward_hook: not for
-    modules that modify their outputs in place, nor calls whose inputs need
-    no gradient). Returns a handle: handle.remove() takes every hook away."""
+    backward=True also one per module's backward (" backward" added), from
+    the gradient of its output to the gradient of its input (none for calls
+    whose input needs no gradient). Returns a handle: handle.remove() puts
+    every module back as it was."""
     handles = []
-    mod_cls = torch.nn.Module
-    # torch >= 2.1: the closing hook runs even when forward raises.
-    fwd_kw = {"always_call": True} if _accepts(mod_cls.register_forward_hook, "always_call") else {}
     root = type(model).__name__
     for path, module in model.named_modules():
         if depth is not None and path and path.count(".") + 1 > depth:
             continue
         name = path or root
-        fwd = _c.Range(name)
-        handles.append(module.register_forward_pre_hook(fwd.push))
-        handles.append(module.register_forward_hook(fwd.pop, **fwd_kw))
-        if backward:
-            bwd = _Backward(name + " backward")
-            handles.append(module.register_forward_hook(bwd.forward_hook))
-            handles.append(module.register_full_backward_hook(bwd.backward_hook))
+        handles.append(_ForwardRange(module, name, backward))
     return _Handles(handles)
 
 
