@@ -66,9 +66,13 @@ class _TensorHook:
         self.opens = []
 
     def __call__(self, grad):
-        for _ in range(self.closes):
+        # A leaf tensor keeps its hook from one backward to the next: what
+        # was asked for is done once.
+        closes, opens = self.closes, self.opens
+        self.closes, self.opens = 0, []
+        for _ in range(closes):
             _c.pop()
-        for r in self.opens:
+        for r in opens:
             r.push()
 
     @staticmethod
