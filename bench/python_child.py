@@ -111,25 +111,29 @@ def modules():
             loss.backward()
             opt.step()
 
-    def timed(n=20):
-        steps(3)
+    def timed(n=10):
+        steps(2)
         t = time.thread_time_ns()
         steps(n)
         return (time.thread_time_ns() - t) / n / 1e3
 
     plain, fwd, both = [], [], []
-    # Interleaved so that the machine's other load falls on all three alike.
-    for _ in range(7):
-        plain.append(timed())
+    # Interleaved so that the machine's other load falls on all three alike;
+    # each added cost is taken against the plain steps right before it.
+    for _ in range(15):
+        p = timed()
         h = cuptrace.torch.annotate_modules(model, backward=False)
-        fwd.append(timed())
+        f = timed()
         h.remove()
         h = cuptrace.torch.annotate_modules(model)
-        both.append(timed())
+        b = timed()
         h.remove()
+        plain.append(p)
+        fwd.append(f / p - 1)
+        both.append(b / p - 1)
     print("step_us=%.1f" % statistics.median(plain))
-    print("step_fwd_ranges_us=%.1f" % statistics.median(fwd))
-    print("step_fwd_bwd_ranges_us=%.1f" % statistics.median(both))
+    print("step_fwd_ranges_pct=%.2f" % (100 * statistics.median(fwd)))
+    print("step_fwd_bwd_ranges_pct=%.2f" % (100 * statistics.median(both)))
 
 
 if __name__ == "__main__":

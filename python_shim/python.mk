@@ -23,3 +23,17 @@ wheel: all
 	@ls build/wheel/cuptrace-*.whl
 
 .PHONY: pyext wheel
+
+# `make bench` includes the Python figures (bench/python.py; RESULTS.md).
+bench-python: all pyext bench-progs
+	$(Q)$(PYTHON) bench/python.py
+
+bench: bench-python
+
+.PHONY: bench-python
+
+clean: clean-python
+clean-python:
+	rm -rf $(PY_EXT) python_shim/build python_shim/cuptrace.egg-info
+
+.PHONY: clean-python

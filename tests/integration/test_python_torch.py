@@ -264,3 +264,29 @@ prof.start()"""
     assert windows == [[want[0], want[2]], [want[3], want[5]]]
     names = user_names(convert(files, tmp_path / "t.json"))
     assert sorted(int(n.split()[1]) for n in names if n.startswith("iter ")) == want
+
+
+@NO_SAN
+def test_backward_ranges_of_a_leaf_input_do_not_pile_up(tmp_path):
+    """A leaf input that needs a gradient keeps its hook between backward
+    passes: each pass closes its own range once."""
+    code = """
+import cuptrace, cuptrace.torch, torch
+lin = torch.nn.Linear(4, 4)
+x = torch.randn(2, 4, requires_grad=True)
+h = cuptrace.torch.annotate_modules(lin)
+for i in range(3):
+    with cuptrace.range(f"it {i}"):
+        lin(x).sum().backward()
+"""
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "o")), timeout=120)
+    assert p.returncode == 0, p.stderr
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    ev = x_events(doc)
+    its = [e for e in ev if e["name"].startswith("it ")]
+    bwd = [e for e in ev if e["name"] == "Linear backward"]
+    fwd = [e for e in ev if e["name"] == "Linear"]
+    assert len(its) == len(bwd) == len(fwd) == 3
+    for it, b, f in zip(sorted(its, key=lambda e: e["ts"]), sorted(bwd, key=lambda e: e["ts"]),
+                        sorted(fwd, key=lambda e: e["ts"])):
+        assert inside(f, it) and inside(b, it) and f["ts"] + f["dur"] <= b["ts"]
