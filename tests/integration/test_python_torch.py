@@ -290,3 +290,43 @@ for i in range(3):
     for it, b, f in zip(sorted(its, key=lambda e: e["ts"]), sorted(bwd, key=lambda e: e["ts"]),
                         sorted(fwd, key=lambda e: e["ts"])):
         assert inside(f, it) and inside(b, it) and f["ts"] + f["dur"] <= b["ts"]
+
+
+MP_SCRIPT = """
+import sys
+import cuptrace
+import torch.multiprocessing as mp
+
+def work(i, n):
+    for k in range(n):
+        with cuptrace.range(f"child {i} item {k}"):
+            pass
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        cuptrace.activate(trace_children=False)
+    with cuptrace.range("parent"):
+        mp.spawn(work, args=(3,), nprocs=2)
+"""
+
+
+@NO_SAN
+@pytest.mark.parametrize("children", [True, False])
+def test_torch_multiprocessing_children(tmp_path, children):
+    """torch.multiprocessing.spawn children (exec'd interpreters) trace
+    into files of their own, or not at all with trace_children=False."""
+    path = tmp_path / "mp.py"
+    path.write_text(MP_SCRIPT)
+    args = [] if children else ["--no-children"]
+    env = env_for(launcher_env())
+    p = run([program(), "run", "-o", f"{tmp_path}/o/%p.ctr", "--", python(), path, *args],
+            env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(tmp_path / "o")
+    docs = [convert([f], tmp_path / f"{f.stem}.json") for f in files]
+    names = sorted(sorted(user_names(d)) for d in docs)
+    if children:
+        assert names == [["child 0 item 0", "child 0 item 1", "child 0 item 2"],
+                         ["child 1 item 0", "child 1 item 1", "child 1 item 2"], ["parent"]]
+    else:
+        assert names == [["parent"]]
