@@ -110,6 +110,13 @@ static PyObject *range_pop(Range *r, PyObject *const *args, Py_ssize_t n)
 
 static PyObject *wrap_of(Range *r, PyObject *fn);
 
+/* copy, deepcopy and pickle: Range(name). */
+static PyObject *range_reduce(Range *r, PyObject *unused)
+{
+	(void)unused;
+	return Py_BuildValue("O(O)", (PyObject *)&RangeType, r->name);
+}
+
 /* `with r:` looks up r.__enter__ and r.__exit__ and calls them with 0 and 3
  * arguments; binding a method there would allocate twice per range. The
  * descriptor below hands out r itself (no allocation) and r's call tells
@@ -167,6 +174,7 @@ static PyMethodDef range_methods[] = {
      "Opens the range; ignores its arguments (usable as a hook)."},
     {"pop", (PyCFunction)(void (*)(void))range_pop, METH_FASTCALL,
      "Closes the innermost range; ignores its arguments."},
+    {"__reduce__", (PyCFunction)range_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -272,6 +280,19 @@ static PyObject *wrapped_get(PyObject *self, PyObject *obj, PyObject *type)
 	return PyMethod_New(self, obj);
 }
 
+/* copy.deepcopy of a module that annotate_modules wrapped: the wrapper is
+ * made again, around the copy's bound forward. */
+static PyObject *wrapped_reduce(Wrapped *w, PyObject *unused)
+{
+	(void)unused;
+	return Py_BuildValue("O(O)", (PyObject *)w->range, w->fn);
+}
+
+static PyMethodDef wrapped_methods[] = {
+    {"__reduce__", (PyCFunction)wrapped_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef wrapped_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -291,6 +312,7 @@ static PyTypeObject WrappedType = {
     .tp_descr_get = wrapped_get,
     .tp_dictoffset = offsetof(Wrapped, dict),
     .tp_getset = wrapped_getset,
+    .tp_methods = wrapped_methods,
 };
 
 /* ---- module functions ---- */

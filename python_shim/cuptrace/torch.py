@@ -40,6 +40,9 @@ class _Handles:
         return False
 
 
+_grad_enabled = torch.is_grad_enabled
+
+
 def _first_grad_tensor(out):
     if isinstance(out, torch.Tensor):
         return out if out.requires_grad else None
@@ -84,13 +87,41 @@ class _TensorHook:
         return h
 
 
+class _WithBackward:
+    """A module's forward with its range, hooking the tensors that open and
+    close its backward range. A class rather than a closure so that
+    copy.deepcopy of the model wraps the copy's own forward (__reduce__)."""
+
+    __slots__ = ("forward", "fwd", "bwd")
+
+    def __init__(self, forward, fwd, bwd):
+        self.forward, self.fwd, self.bwd = forward, fwd, bwd
+
+    def __reduce__(self):
+        return (_WithBackward, (self.forward, self.fwd, self.bwd))
+
+    def __call__(self, *args, **kwargs):
+        self.fwd.push()
+        try:
+            out = self.forward(*args, **kwargs)
+        finally:
+            _c.pop()
+        if _grad_enabled():
+            t_in = _first_grad_tensor(args)
+            t_out = _first_grad_tensor(out) if t_in is not None else None
+            if t_out is not None:
+                _TensorHook.of(t_out).opens.insert(0, self.bwd)
+                _TensorHook.of(t_in).closes += 1
+        return out
+
+
 class _ForwardRange:
     """A module's forward as a range: its `forward` attribute becomes the C
     extension's Annotated wrapper of the bound method (push, call, pop).
     Not a forward hook: any hook sends every call of the module down
     torch's slow Python path, which costs more than the range itself.
 
-    With backward ranges the wrapper is a Python function that also hooks
+    With backward ranges the wrapper (_WithBackward) also hooks
     two tensors of the call: the output's gradient opens the module's
     backward range, the input's (computed once the module's backward is
     done) closes it. A call whose input needs no gradient (the model's
@@ -102,28 +133,8 @@ class _ForwardRange:
         if not backward:
             self.wrapper = fwd(module.forward)
         else:
-            self.wrapper = self._with_backward(module.forward, fwd, _c.Range(name + " backward"))
+            self.wrapper = _WithBackward(module.forward, fwd, _c.Range(name + " backward"))
         module.forward = self.wrapper
-
-    @staticmethod
-    def _with_backward(forward, fwd, bwd):
-        grad_enabled = torch.is_grad_enabled
-        push, pop, hook_of = fwd.push, fwd.pop, _TensorHook.of
-
-        def annotated(*args, **kwargs):
-            push()
-            try:
-                out = forward(*args, **kwargs)
-            finally:
-                pop()
-            if grad_enabled():
-                t_in = _first_grad_tensor(args)
-                t_out = _first_grad_tensor(out) if t_in is not None else None
-                if t_out is not None:
-                    hook_of(t_out).opens.insert(0, bwd)
-                    hook_of(t_in).closes += 1
-            return out
-        return annotated
 
     def remove(self):
         m, self.module = self.module, None

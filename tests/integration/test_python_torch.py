@@ -330,3 +330,27 @@ def test_torch_multiprocessing_children(tmp_path, children):
                          ["child 1 item 0", "child 1 item 1", "child 1 item 2"], ["parent"]]
     else:
         assert names == [["parent"]]
+
+
+@NO_SAN
+@pytest.mark.parametrize("backward", [False, True])
+def test_deepcopy_of_an_annotated_model_runs_its_own_weights(tmp_path, backward):
+    code = f"""
+import copy, cuptrace, cuptrace.torch, torch
+m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+h = cuptrace.torch.annotate_modules(m, backward={backward})
+ema = copy.deepcopy(m)
+with torch.no_grad():
+    ema[0].weight.add_(1.0)
+x = torch.ones(1, 3)
+with cuptrace.range("copy"):
+    y = ema(x)
+print(torch.equal(y, torch.relu(x @ ema[0].weight.T + ema[0].bias)), torch.equal(y, m(x)))
+"""
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "o")), timeout=120)
+    assert p.returncode == 0 and p.stdout == "True False\n", p.stderr
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    ev = x_events(doc)
+    copy_range = [e for e in ev if e["name"] == "copy"][0]
+    inner = sorted(e["name"] for e in ev if inside(e, copy_range) and e is not copy_range)
+    assert inner == ["0", "1", "Sequential"]
