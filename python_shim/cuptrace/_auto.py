@@ -81,11 +81,8 @@ class _Finder:
         if name != _WATCHED:
             return None
         sys.meta_path.remove(self)
-        try:
-            import importlib.util
-            spec = importlib.util.find_spec(name)
-        finally:
-            pass
+        import importlib.util
+        spec = importlib.util.find_spec(name)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module

@@ -75,3 +75,37 @@ def test_wheel_holds_what_the_package_needs(tmp_path):
                  "cuptrace/torch.py", "cuptrace/__main__.py"):
         assert want in names, (want, names)
     assert any(n.startswith("cuptrace/_cuptrace") and n.endswith(".so") for n in names)
+
+
+def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp_path):
+    """The installed cuptrace-auto.pth: under `cuptrace run --steps`, a plain
+    torch script's optimizer steps drive the schedule."""
+    if os.environ.get("CT_TEST_SAN"):
+        pytest.skip("torch's own libraries are not built with the sanitizer")
+    pytest.importorskip("torch")
+    script = tmp_path / "plain.py"
+    script.write_text("""
+import torch
+m = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for i in range(8):
+    m(torch.ones(2, 4)).sum().backward()
+    opt.step()
+""")
+    env = base_env()
+    env.pop("PYTHONPATH", None)
+    p = run([venv / "bin" / "cuptrace", "run", "-o", f"{tmp_path}/o/%p.ctr", "--steps",
+             "skip_first=1,wait=1,warmup=1,active=2,repeat=1", "--", venv / "bin" / "python",
+             script], env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    files = list((tmp_path / "o").glob("*.ctr"))
+    assert len(files) == 1
+    out = tmp_path / "t.json"
+    c = run([venv / "bin" / "cuptrace", "convert", "-o", out, files[0]], env=env)
+    assert c.returncode == 0, c.stderr
+    import json
+    doc = json.loads(out.read_text())
+    steps = sorted(e["name"] for e in doc["traceEvents"] if e.get("name", "").startswith(
+        "ProfilerStep#") and e.get("ph") == "X")
+    # torch.profiler.schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=1): steps 3, 4.
+    assert steps == ["ProfilerStep#3", "ProfilerStep#4"]
