@@ -40,7 +40,7 @@ class _Handles:
         return False
 
 
-_grad_enabled = torch.is_grad_enabled
+_Tensor = torch.Tensor
 
 
 def _first_grad_tensor(out):
@@ -106,10 +106,16 @@ class _WithBackward:
             out = self.forward(*args, **kwargs)
         finally:
             _c.pop()
-        if _grad_enabled():
-            t_in = _first_grad_tensor(args)
-            t_out = _first_grad_tensor(out) if t_in is not None else None
-            if t_out is not None:
+        # Fast paths for one tensor in, one out. No output needs a gradient
+        # under torch.no_grad(): nothing to hook then.
+        if type(out) is _Tensor:
+            t_out = out if out.requires_grad else None
+        else:
+            t_out = _first_grad_tensor(out)
+        if t_out is not None:
+            a = args[0] if len(args) == 1 else None
+            t_in = a if type(a) is _Tensor and a.requires_grad else _first_grad_tensor(args)
+            if t_in is not None:
                 _TensorHook.of(t_out).opens.insert(0, self.bwd)
                 _TensorHook.of(t_in).closes += 1
         return out
