@@ -69,6 +69,7 @@ include tests/tests.mk
 include bench/bench.mk
 -include bench/nccl.mk
 include bench/cupti.mk
+include python_shim/python.mk
 
 deps:
 	$(Q)sh tests/install-deps.sh

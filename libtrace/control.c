@@ -42,6 +42,14 @@ CT_API void cuptrace_mark(const char *name)
 		ct_nvtx_mark_ascii(name);
 }
 
+CT_API const char *cuptrace_flush(void)
+{
+	/* Bounded: a writer that cannot keep up never holds the program. */
+	if (!ct.active || ct_writer_flush(CT_FLUSH_BLOCK, 0, 0, 10000))
+		return NULL;
+	return ct_writer_path();
+}
+
 CT_API int cuptrace_enabled(void)
 {
 	ct_start();

@@ -510,6 +510,11 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms)
 	return done ? 0 : -1;
 }
 
+const char *ct_writer_path(void)
+{
+	return writer_st.fd >= 0 ? writer_st.path : NULL;
+}
+
 void ct_writer_fork_prepare(void)
 {
 	pthread_mutex_lock(&writer_st.start_lock);

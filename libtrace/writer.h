@@ -27,6 +27,10 @@ enum {
  * only atomics and semaphores. */
 int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms);
 
+/* The trace file's path once the writer opened it (after a served
+ * ct_writer_flush the caller sees it complete), else NULL. */
+const char *ct_writer_path(void);
+
 void ct_writer_fork_prepare(void);
 void ct_writer_fork_parent(void);
 void ct_writer_fork_child(void);

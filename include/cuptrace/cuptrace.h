@@ -21,6 +21,11 @@ int cuptrace_range_pop(void);
 /* An instant event. */
 void cuptrace_mark(const char *name);
 
+/* Writes everything recorded so far into the trace file and waits for the
+ * writer (at most 10 s); returns the file's path, or NULL when this process
+ * is not tracing or has written nothing yet. */
+const char *cuptrace_flush(void);
+
 /* Is this process tracing (configuration valid, rank selected)? */
 int cuptrace_enabled(void);
 

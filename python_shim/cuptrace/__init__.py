@@ -1,22 +1,30 @@
-"""cuptrace from Python: annotations and capture control.
+"""cuptrace from Python: annotations, capture control, PyTorch helpers.
 
     import cuptrace
     cuptrace.activate(output="traces/%h-%p.ctr")   # optional: trace without a launcher
     with cuptrace.range("forward"):
         ...
+    @cuptrace.annotate()            # a range named by the function's qualified name
+    def loss(...): ...
     cuptrace.step()
 
 Works whether the process was started by `cuptrace run` / LD_PRELOAD (the
-library is already loaded) or not (activate() loads it). Every function is a
-cheap no-op when tracing is off or the library cannot be found.
+library is already loaded) or not (activate() loads the package's own
+library). The annotations are a C extension (cuptrace._cuptrace) that calls
+the library's control API directly; each is a test of one pointer when
+tracing is off. PyTorch: cuptrace.torch; torch.profiler-like schedules:
+cuptrace.schedule and cuptrace.profile.
 """
-import contextlib
-import ctypes
 import functools
 import os
 
-__all__ = ["activate", "enabled", "start", "stop", "step", "push", "pop", "mark", "range",
-           "library_path"]
+from . import _cuptrace as _c
+from ._cuptrace import Range, enabled, flush, mark, pop, push, range, start, step, stop  # noqa: A004
+from ._schedule import ProfilerAction, profile, schedule
+
+__all__ = ["activate", "enabled", "start", "stop", "step", "push", "pop", "mark", "range", "flush",
+           "annotate", "Range", "schedule", "profile", "ProfilerAction", "library_path",
+           "program_path"]
 
 _OPTIONS = {
     "output": "CUPTRACE_OUTPUT", "trace": "CUPTRACE_TRACE", "ranks": "CUPTRACE_RANKS",
@@ -25,7 +33,17 @@ _OPTIONS = {
     "step_range": "CUPTRACE_STEP_RANGE", "buffer_mb": "CUPTRACE_BUFFER_MB", "log": "CUPTRACE_LOG",
 }
 
-_lib = None
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# Installed: the package carries lib/ and bin/. From the source tree: the
+# build of the checkout it lies in.
+_SOURCE_BUILD = os.path.join(_HERE, "..", "..", "build")
+
+
+def _first_existing(*cands):
+    for cand in cands:
+        if os.path.exists(cand):
+            return os.path.abspath(cand)
+    return None
 
 
 def library_path():
@@ -33,101 +51,106 @@ def library_path():
     for entry in os.environ.get("LD_PRELOAD", "").replace(" ", ":").split(":"):
         if entry.endswith("libcuptrace.so"):
             return entry
-    here = os.path.dirname(os.path.abspath(__file__))
-    for cand in (os.path.join(here, "libcuptrace.so"),
-                 os.path.join(here, "..", "..", "build", "lib", "libcuptrace.so")):
-        if os.path.exists(cand):
-            return os.path.abspath(cand)
-    return "libcuptrace.so"
+    return _first_existing(os.path.join(_HERE, "lib", "libcuptrace.so"),
+                           os.path.join(_SOURCE_BUILD, "lib", "libcuptrace.so")) or "libcuptrace.so"
 
 
-def _load():
-    global _lib
-    if _lib is None:
-        try:
-            lib = ctypes.CDLL(library_path(), mode=ctypes.RTLD_GLOBAL)
-        except OSError:
-            _lib = False
-            return _lib
-        lib.cuptrace_range_push.argtypes = [ctypes.c_char_p]
-        lib.cuptrace_range_push.restype = ctypes.c_int
-        lib.cuptrace_range_pop.restype = ctypes.c_int
-        lib.cuptrace_mark.argtypes = [ctypes.c_char_p]
-        lib.cuptrace_enabled.restype = ctypes.c_int
-        _lib = lib
-    return _lib
+def program_path():
+    """The `cuptrace` program that goes with library_path()."""
+    return _first_existing(os.path.join(_HERE, "bin", "cuptrace"),
+                           os.path.join(_SOURCE_BUILD, "bin", "cuptrace"))
 
 
-def activate(**options):
-    """Turn tracing on from inside the script, before CUDA or NVTX are first
-    used. Options are the launcher's (output=, trace=, capture=, steps=, ...),
-    stored in the matching CUPTRACE_* variables. Returns enabled()."""
+def check_options(options):
+    """{option: value} -> {CUPTRACE_VAR: str}; ValueError names a bad option,
+    with the library's own reason."""
+    env = {}
     for key, value in options.items():
-        if key not in _OPTIONS:
-            raise TypeError(f"unknown option {key!r} (known: {', '.join(sorted(_OPTIONS))})")
-        os.environ[_OPTIONS[key]] = str(value)
-    lib = _load()
-    if not lib:
+        var = _OPTIONS.get(key)
+        if var is None:
+            raise ValueError(f"cuptrace: unknown option {key!r} (known: {', '.join(sorted(_OPTIONS))})")
+        text = str(value)
+        why = _c._check(var, text)
+        if why is not None:
+            raise ValueError(f"cuptrace: option {key}={text!r}: {why}")
+        env[var] = text
+    return env
+
+
+def activate(trace_children=True, **options):
+    """Turns tracing on from inside the script, before CUDA or NVTX are first
+    used. Options are the launcher's (output=, trace=, capture=, steps=, ...),
+    stored in the matching CUPTRACE_* variables; a bad one raises ValueError
+    naming it. Returns enabled(). When the library is already in the process
+    (cuptrace run, LD_PRELOAD) its settings stay as they were.
+    trace_children=False: child processes (DataLoader workers, spawned or
+    forked) are not traced."""
+    env = check_options(options)
+    if _c._bind(None):
+        if not trace_children:
+            _untrace_children()
+        return True
+    os.environ.update(env)
+    path = library_path()
+    try:
+        on = _c._bind(path)
+    except OSError:
         return False
     # The library pointed NVTX and CUDA at itself in the C environment; let
-    # child processes started from Python (multiprocessing spawn) inherit
-    # tracing.
-    path = library_path()
+    # child processes started from Python (multiprocessing spawn) inherit it.
     if os.path.exists(path):
         os.environ.setdefault("NVTX_INJECTION64_PATH", os.path.abspath(path))
         os.environ.setdefault("CUDA_INJECTION64_PATH", os.path.abspath(path))
-    return enabled()
+        if on:
+            preload = os.environ.get("LD_PRELOAD", "")
+            if "libcuptrace.so" not in preload:
+                os.environ["LD_PRELOAD"] = ":".join(p for p in (preload, os.path.abspath(path)) if p)
+    if not trace_children:
+        _untrace_children()
+    return on
 
 
-def enabled():
-    lib = _load()
-    return bool(lib and lib.cuptrace_enabled())
+def _untrace_children():
+    """Children started from here on do not trace: exec'ed ones lose the
+    library's variables, forked ones (DataLoader workers) turn their
+    annotations off as they start."""
+    lib = [p for p in os.environ.get("LD_PRELOAD", "").replace(" ", ":").split(":") if p]
+    keep = [p for p in lib if not p.endswith("libcuptrace.so")]
+    if keep != lib:
+        if keep:
+            os.environ["LD_PRELOAD"] = ":".join(keep)
+        else:
+            del os.environ["LD_PRELOAD"]
+    for var in ("NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "NCCL_PROFILER_PLUGIN"):
+        if os.environ.get(var, "").endswith("libcuptrace.so"):
+            del os.environ[var]
+    global _children_hooked
+    if not _children_hooked:
+        os.register_at_fork(after_in_child=_c._unbind)
+        _children_hooked = True
 
 
-def start():
-    lib = _load()
-    if lib:
-        lib.cuptrace_start()
+_children_hooked = False
 
 
-def stop():
-    lib = _load()
-    if lib:
-        lib.cuptrace_stop()
+def annotate(name=None):
+    """`@cuptrace.annotate("loss")`: every call of the function is a range;
+    `@cuptrace.annotate()` (or bare `@cuptrace.annotate`) names it by the
+    function's qualified name."""
+    if callable(name):
+        return annotate()(name)
+
+    def deco(fn):
+        label = name if name is not None else getattr(fn, "__qualname__", None) or repr(fn)
+        wrapped = Range(label)(fn)
+        try:
+            functools.update_wrapper(wrapped, fn)
+        except AttributeError:
+            pass
+        return wrapped
+    return deco
 
 
-def step():
-    lib = _load()
-    if lib:
-        lib.cuptrace_step()
-
-
-def push(name):
-    lib = _load()
-    return lib.cuptrace_range_push(name.encode()) if lib else 0
-
-
-def pop():
-    lib = _load()
-    return lib.cuptrace_range_pop() if lib else 0
-
-
-def mark(name):
-    lib = _load()
-    if lib:
-        lib.cuptrace_mark(name.encode())
-
-
-class range(contextlib.ContextDecorator):
-    """`with cuptrace.range("name"):` or `@cuptrace.range("name")`."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __enter__(self):
-        push(self.name)
-        return self
-
-    def __exit__(self, *exc):
-        pop()
-        return False
+# Traced by a launcher or LD_PRELOAD: the library is in the process already.
+_c._bind(None)
+from . import _auto  # noqa: E402,F401 (CUPTRACE_STEPS: steps from torch optimizers)

@@ -1,27 +1,22 @@
-"""Python: the control API through ctypes (the cuptrace module of
-python_shim/), NVIDIA's `nvtx` package, and activation from a script."""
+"""Python: the cuptrace package (python_shim/, its C extension), NVIDIA's
+`nvtx` package, and activation from a script. CT_TEST_PY runs these against
+an installed package (pyshim.py)."""
 import os
-import subprocess
+import re
 
 import pytest
 
-from conftest import PYTHON, ROOT, base_env, convert, ctr_files, preload, run, traced_env
+from conftest import ROOT, base_env, convert, ctr_files, run, traced_env
+from pyshim import env_for, program, python, user_names as names
 
-SHIM = ROOT / "python_shim"
 VENV_PY = ROOT / "build" / "venv" / "bin" / "python"
 
 
-def py(code, env, python=PYTHON):
-    env = dict(env, PYTHONPATH=str(SHIM))
-    return run([python, "-c", code], env=env)
+def py(code, env, interp=None):
+    return run([interp or python(), "-c", code], env=env_for(env))
 
 
-def names(doc):
-    return [e["name"] for e in doc["traceEvents"]
-            if e.get("ph") in ("X", "i") and e.get("cat") == "user_annotation"]
-
-
-def test_control_api_through_ctypes(tmp_path):
+def test_control_api_from_python(tmp_path):
     code = """
 import cuptrace
 assert cuptrace.enabled()
@@ -120,8 +115,6 @@ g()
 
 
 TORCH_SCRIPT = """
-import sys
-sys.path.insert(0, {shim!r})
 import cuptrace, torch
 torch.manual_seed(0)
 torch.set_num_threads(2)
@@ -150,9 +143,9 @@ def test_pytorch_training_loop(tmp_path):
     except ImportError:
         pytest.skip("python3-torch not installed")
     script = tmp_path / "train.py"
-    script.write_text(TORCH_SCRIPT.format(shim=str(SHIM)))
-    plain = run([PYTHON, script], env=base_env(), timeout=300)
-    traced = run([PYTHON, script], env=traced_env(tmp_path / "o"), timeout=300)
+    script.write_text(TORCH_SCRIPT)
+    plain = run([python(), script], env=env_for(base_env()), timeout=300)
+    traced = run([python(), script], env=env_for(traced_env(tmp_path / "o")), timeout=300)
     assert plain.returncode == traced.returncode == 0, traced.stderr
     # Same losses, same output: tracing changes nothing the script computes.
     assert traced.stdout == plain.stdout and len(plain.stdout.splitlines()) == 6
@@ -164,3 +157,141 @@ def test_pytorch_training_loop(tmp_path):
         assert n.count(r) == 6, r
     steps = sorted(x for x in n if x.startswith("ProfilerStep#"))
     assert steps == [f"ProfilerStep#{i}" for i in range(1, 6)]
+
+
+def test_names_decorators_and_exceptions(tmp_path):
+    code = """
+import cuptrace
+
+@cuptrace.annotate()
+def loss(x):
+    "doc of loss"
+    return x * 2
+
+class Model:
+    @cuptrace.annotate("model forward")
+    def forward(self, x):
+        return x + 1
+    @cuptrace.annotate
+    def bare(self):
+        return 7
+
+with cuptrace.range("données ✓ 日本"):
+    cuptrace.mark("señal")
+with cuptrace.range("lone \\udcff surrogate"):
+    pass
+try:
+    with cuptrace.range("raises"):
+        raise KeyError("k")
+except KeyError:
+    pass
+with cuptrace.range("after"):
+    pass
+print(loss(3), Model().forward(1), Model().bare(), loss.__name__, loss.__doc__,
+      loss.__wrapped__.__name__, Model.forward.__qualname__)
+try:
+    cuptrace.range(42)
+except TypeError as e:
+    print("TypeError", e)
+"""
+    p = py(code, traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        "6 2 7 loss doc of loss loss Model.forward", "TypeError range name must be str, not int"]
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    n = names(doc)
+    assert n.count("loss") == 1 and n.count("model forward") == 1 and n.count("Model.bare") == 1
+    assert "données ✓ 日本" in n and "señal" in n and "lone ? surrogate" in n
+    # The range an exception left is closed where the exception passed, and
+    # the next range is not nested inside it.
+    ev = {e["name"]: e for e in doc["traceEvents"] if e.get("ph") == "X"}
+    raised, after = ev["raises"], ev["after"]
+    assert raised["ts"] + raised["dur"] <= after["ts"]
+
+
+def test_activate_rejects_bad_options_naming_them(tmp_path):
+    code = """
+import cuptrace
+for opts in ({"delay": "soon"}, {"trace": "kernel,bogus"}, {"capture": "sometimes"},
+             {"steps": "wait=x"}, {"colour": "red"}):
+    try:
+        cuptrace.activate(**opts)
+        print("accepted", opts)
+    except ValueError as e:
+        print(e)
+print(cuptrace.enabled())
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == 6 and lines[-1] == "False"
+    for line, key in zip(lines, ("delay", "trace", "capture", "steps", "colour")):
+        assert key in line and not line.startswith("accepted"), line
+    assert "CUPTRACE_DELAY=soon" in lines[0] and "bogus" in lines[1]
+
+
+def test_flush_hands_back_the_file(tmp_path):
+    code = """
+import cuptrace, os, sys
+assert cuptrace.flush() is None          # nothing recorded yet: no file
+with cuptrace.range("before flush"):
+    pass
+path = cuptrace.flush()
+print(path)
+sys.stdout.flush()
+os.system(f"{sys.argv[1]} info {path} > {sys.argv[2]}")
+"""
+    p = run([python(), "-c", code, program(), tmp_path / "info.txt"],
+            env=env_for(traced_env(tmp_path / "o")))
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert [str(f) for f in files] == [p.stdout.strip()]
+    # Read while the process still ran: the range was on disk already.
+    info = (tmp_path / "info.txt").read_text()
+    assert re.search(r"nvtx_push\s+1\s", info) and re.search(r"nvtx_pop\s+1\s", info), info
+
+
+def test_untraced_costs_nothing_and_changes_nothing(tmp_path):
+    code = """
+import cuptrace
+@cuptrace.annotate()
+def f(a, b=1):
+    return a + b
+with cuptrace.range("x") as r:
+    v = f(1, b=2)
+cuptrace.mark("m"); cuptrace.step(); cuptrace.start(); cuptrace.stop()
+print(cuptrace.enabled(), v, r.name, cuptrace.flush(), cuptrace.push("p"), cuptrace.pop())
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0 and p.stdout == "False 3 x None 0 0\n", p.stderr
+
+
+def test_nvtx_package_and_cuptrace_in_one_trace(tmp_path):
+    interp = python()
+    if run([interp, "-c", "import nvtx"]).returncode != 0:
+        if os.environ.get("CT_TEST_PY") or not VENV_PY.exists():
+            pytest.skip("NVIDIA's nvtx package is not importable here")
+        interp = VENV_PY
+    code = """
+import cuptrace, nvtx
+for i in range(3):
+    with nvtx.annotate("nvtx outer", color="red"):
+        with cuptrace.range("cuptrace middle"):
+            nvtx.push_range("nvtx inner")
+            cuptrace.mark("cuptrace mark")
+            nvtx.pop_range()
+"""
+    p = py(code, traced_env(tmp_path / "o"), interp=interp)
+    assert p.returncode == 0, p.stderr
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    x = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation":
+            x.setdefault(e["name"], []).append(e)
+    assert [len(x[n]) for n in ("nvtx outer", "cuptrace middle", "nvtx inner")] == [3, 3, 3]
+    assert names(doc).count("cuptrace mark") == 3
+    # One thread, one stack: each range lies inside the one opened before it.
+    for outer, mid, inner in zip(x["nvtx outer"], x["cuptrace middle"], x["nvtx inner"]):
+        assert outer["tid"] == mid["tid"] == inner["tid"]
+        assert outer["ts"] <= mid["ts"] <= inner["ts"]
+        assert inner["ts"] + inner["dur"] <= mid["ts"] + mid["dur"] <= outer["ts"] + outer["dur"]

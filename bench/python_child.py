@@ -1,0 +1,140 @@
+"""Runs inside one process for bench/python.py and prints key=value lines:
+the thread CPU time of one annotation by each way Python has (cuptrace's C
+extension, the old ctypes shim, NVIDIA's nvtx package, torch's
+record_function under torch.profiler), or of a training step of a
+100-module MLP with and without cuptrace.torch.annotate_modules.
+Usage: python_child.py annotations|modules traced|untraced"""
+import statistics
+import sys
+import time
+
+MODE, TRACED = sys.argv[1], sys.argv[2] == "traced"
+N = 200000
+
+
+def per_call_ns(fn, n=N, rounds=5):
+    """Median over rounds of the thread CPU time per iteration of fn's loop."""
+    fn(n // 10)  # warm up (caches, first-use allocations)
+    out = []
+    for _ in range(rounds):
+        t = time.thread_time_ns()
+        fn(n)
+        out.append((time.thread_time_ns() - t) / n)
+    return statistics.median(out)
+
+
+def annotations():
+    import cuptrace
+
+    def empty(n):
+        for _ in range(n):
+            pass
+
+    def cup_range(n):
+        rng = cuptrace.range
+        for _ in range(n):
+            with rng("forward"):
+                pass
+
+    def cup_module_attr(n):  # as users write it: a global and an attribute
+        for _ in range(n):
+            with cuptrace.range("forward"):
+                pass
+
+    base = per_call_ns(empty)
+    print("loop_ns=%.2f" % base)
+    print("cuptrace_range_ns=%.2f" % (per_call_ns(cup_module_attr) - base))
+    print("cuptrace_range_local_ns=%.2f" % (per_call_ns(cup_range) - base))
+
+    import cuptrace_ctypes
+    if not TRACED:  # untraced: the old shim finds no library (else it would load and trace)
+        cuptrace_ctypes.library_path = lambda: "/nonexistent/libcuptrace.so"
+
+    def old_shim(n):
+        for _ in range(n):
+            with cuptrace_ctypes.range("forward"):
+                pass
+    print("ctypes_shim_ns=%.2f" % (per_call_ns(old_shim) - base))
+
+    try:
+        import nvtx
+    except ImportError:
+        nvtx = None
+    if nvtx is not None:
+        def nv_annotate(n):
+            for _ in range(n):
+                with nvtx.annotate("forward"):
+                    pass
+
+        def nv_push_pop(n):
+            for _ in range(n):
+                nvtx.push_range("forward")
+                nvtx.pop_range()
+        print("nvtx_annotate_ns=%.2f" % (per_call_ns(nv_annotate) - base))
+        print("nvtx_push_pop_ns=%.2f" % (per_call_ns(nv_push_pop) - base))
+
+    try:
+        import torch
+        import torch.profiler
+    except ImportError:
+        return
+    rf = torch.autograd.profiler.record_function
+
+    def record_function(n):
+        for _ in range(n):
+            with rf("forward"):
+                pass
+    # torch keeps every event of the session in memory: fewer calls, and a
+    # fresh profiler session per measurement.
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        v = per_call_ns(record_function, n=20000, rounds=3) - base
+    print("record_function_ns=%.2f" % v)
+
+
+def modules():
+    import torch
+    import cuptrace.torch
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    layers = []
+    for _ in range(50):
+        layers += [torch.nn.Linear(32, 32), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers)
+    assert sum(1 for _ in model.modules()) == 101
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    x, y = torch.randn(64, 32), torch.randn(64, 32)
+
+    def steps(n):
+        for _ in range(n):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    def timed(n=10):
+        steps(2)
+        t = time.thread_time_ns()
+        steps(n)
+        return (time.thread_time_ns() - t) / n / 1e3
+
+    plain, fwd, both = [], [], []
+    # Interleaved so that the machine's other load falls on all three alike;
+    # each added cost is taken against the plain steps right before it.
+    for _ in range(15):
+        p = timed()
+        h = cuptrace.torch.annotate_modules(model, backward=False)
+        f = timed()
+        h.remove()
+        h = cuptrace.torch.annotate_modules(model)
+        b = timed()
+        h.remove()
+        plain.append(p)
+        fwd.append(f / p - 1)
+        both.append(b / p - 1)
+    print("step_us=%.1f" % statistics.median(plain))
+    print("step_fwd_ranges_pct=%.2f" % (100 * statistics.median(fwd)))
+    print("step_fwd_bwd_ranges_pct=%.2f" % (100 * statistics.median(both)))
+
+
+if __name__ == "__main__":
+    annotations() if MODE == "annotations" else modules()

@@ -1,0 +1,106 @@
+"""Steps from torch optimizers without a line of code: when a process traces
+with CUPTRACE_STEPS set (cuptrace run --steps ...), every optimizer step
+ends a step. The installed package's cuptrace-auto.pth imports this module
+at interpreter start; it costs one look at the environment when tracing is
+off, and imports nothing else unless the script imports torch.optim."""
+import os
+import sys
+
+from . import _cuptrace as _c
+
+_WATCHED = "torch.optim"
+
+
+def _traced():
+    return bool(os.environ.get("CUPTRACE_STEPS")) and \
+        "libcuptrace.so" in os.environ.get("LD_PRELOAD", "")
+
+
+class StepCodeHook:
+    """torch 1.13 has no step hooks; every optimizer's step ends by calling
+    its _optimizer_step_code() (torch.profiler's entry point), which is
+    patched here: on one optimizer, or on the class for all of them."""
+
+    def __init__(self, target, owner_is_class):
+        self.target = target
+        self.owner_is_class = owner_is_class
+        self.original = target.__dict__["_optimizer_step_code"] if owner_is_class else None
+        if owner_is_class:
+            def patched(opt, _orig=self.original):
+                _orig(opt)
+                _c.step()
+        else:
+            def patched(_orig=target._optimizer_step_code):
+                _orig()
+                _c.step()
+        setattr(target, "_optimizer_step_code", patched)
+
+    def remove(self):
+        if self.target is None:
+            return
+        if self.owner_is_class:
+            setattr(self.target, "_optimizer_step_code", self.original)
+        else:
+            self.target.__dict__.pop("_optimizer_step_code", None)
+        self.target = None
+
+
+def post_hook(opt, args, kwargs):
+    _c.step()
+
+
+installed = None  # the hook on every optimizer, once installed
+
+
+def install():
+    """Hooks every torch optimizer (torch.optim must be imported); returns
+    an object with remove()."""
+    global installed
+    if installed is None:
+        optim = sys.modules["torch.optim"]
+        reg = getattr(sys.modules.get("torch.optim.optimizer"), "register_optimizer_step_post_hook",
+                      None)
+        if reg is not None:  # torch >= 2.0
+            installed = reg(post_hook)
+        else:
+            installed = StepCodeHook(optim.Optimizer, owner_is_class=True)
+    return installed
+
+
+def _install():
+    try:
+        install()
+    except Exception as e:  # never break the traced program
+        sys.stderr.write(f"cuptrace: warning: steps from torch optimizers not set up: {e}\n")
+
+
+class _Finder:
+    """Runs _install() right after torch.optim is imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _WATCHED:
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _install()
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def setup():
+    if not _traced():
+        return
+    if _WATCHED in sys.modules:
+        _install()
+    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+
+
+setup()

@@ -1,0 +1,39 @@
+# The Python package (python_shim/): its C extension built in place, so that
+# PYTHONPATH=python_shim works from the source tree (the tests do this), and
+# `make wheel`, the package as pip builds it (python_shim/setup.py runs this
+# Makefile for the library and the program it carries).
+PY_EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
+PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
+PY_EXT := python_shim/cuptrace/_cuptrace$(PY_EXT_SUFFIX)
+PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c libtrace/common/config.c libtrace/common/pattern.c
+
+$(PY_EXT): $(PY_EXT_SRC) libtrace/common/config.h libtrace/common/pattern.h
+	@$(if $(Q),echo "  PYEXT   $@")
+	$(Q)$(CC) -shared -fPIC -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+		-Wno-cast-function-type -fvisibility=hidden -D_GNU_SOURCE -Ilibtrace -isystem $(PY_INCLUDE) \
+		$(PY_EXT_SRC) -o $@ -ldl -lm
+
+pyext: $(PY_EXT)
+
+test-progs: pyext
+
+wheel: all
+	$(Q)mkdir -p build/wheel
+	$(Q)$(PYTHON) -m pip wheel -q --no-build-isolation --no-deps --no-index -w build/wheel ./python_shim
+	@ls build/wheel/cuptrace-*.whl
+
+.PHONY: pyext wheel
+
+# `make bench` includes the Python figures (bench/python.py; RESULTS.md).
+bench-python: all pyext bench-progs
+	$(Q)$(PYTHON) bench/python.py
+
+bench: bench-python
+
+.PHONY: bench-python
+
+clean: clean-python
+clean-python:
+	rm -rf $(PY_EXT) python_shim/build python_shim/cuptrace.egg-info
+
+.PHONY: clean-python

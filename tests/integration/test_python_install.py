@@ -1,0 +1,111 @@
+"""The package as a new user gets it: `pip install ./python_shim` into a
+clean venv (--system-site-packages for Debian's torch and setuptools; no
+network: --no-index --no-build-isolation), then the Python tests run against
+the installed package (CT_TEST_PY), its `cuptrace` program included."""
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON, ROOT, base_env, run
+
+SHIM = ROOT / "python_shim"
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    d = tmp_path_factory.mktemp("venv")
+    p = run([PYTHON, "-m", "venv", "--system-site-packages", d], timeout=300)
+    if p.returncode != 0:
+        pytest.skip(f"python3 -m venv failed (python3-venv missing?): {p.stderr}")
+    env = base_env()
+    env.pop("PYTHONPATH", None)
+    p = run([d / "bin" / "pip", "install", "-q", "--no-index", "--no-build-isolation", SHIM],
+            env=env, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return d
+
+
+def test_installed_package_carries_library_and_program(venv, tmp_path):
+    py = venv / "bin" / "python"
+    env = base_env()
+    env.pop("PYTHONPATH", None)
+    # Run from elsewhere: nothing of the checkout is on the path.
+    p = run([py, "-c", "import cuptrace; print(cuptrace.__file__); print(cuptrace.library_path());"
+             " print(cuptrace.program_path())"], env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    mod, lib, prog = p.stdout.splitlines()
+    site = str(venv)
+    assert mod.startswith(site) and lib.startswith(site) and prog.startswith(site), p.stdout
+    assert lib.endswith("cuptrace/lib/libcuptrace.so") and prog.endswith("cuptrace/bin/cuptrace")
+    # The console script and `python -m cuptrace` are the same program.
+    a = run([venv / "bin" / "cuptrace", "--version"], env=env)
+    b = run([py, "-m", "cuptrace", "--version"], env=env)
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout and "cuptrace" in a.stdout
+    h = run([py, "-m", "cuptrace", "run", "--help"], env=env)
+    assert h.returncode == 0 and "CUPTRACE_" in h.stdout + h.stderr
+
+
+def test_installed_package_passes_the_python_tests(venv):
+    env = dict(os.environ, CT_TEST_PY=str(venv / "bin" / "python"))
+    env.pop("PYTHONPATH", None)
+    tests = ROOT / "tests" / "integration"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        str(tests / "test_python.py"), str(tests / "test_python_torch.py")],
+                       env=env, capture_output=True, text=True, timeout=1200, cwd=tests)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    assert " passed" in p.stdout and " failed" not in p.stdout
+
+
+def test_wheel_holds_what_the_package_needs(tmp_path):
+    env = base_env()
+    p = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
+             "--no-deps", "-w", tmp_path, SHIM], env=env, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    wheels = list(Path(tmp_path).glob("cuptrace-*.whl"))
+    assert len(wheels) == 1
+    with zipfile.ZipFile(wheels[0]) as z:
+        names = z.namelist()
+        entry = [n for n in names if n.endswith("entry_points.txt")]
+        assert entry and "cuptrace = cuptrace.__main__:main" in z.read(entry[0]).decode()
+    for want in ("cuptrace/lib/libcuptrace.so", "cuptrace/bin/cuptrace", "cuptrace-auto.pth",
+                 "cuptrace/torch.py", "cuptrace/__main__.py"):
+        assert want in names, (want, names)
+    assert any(n.startswith("cuptrace/_cuptrace") and n.endswith(".so") for n in names)
+
+
+def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp_path):
+    """The installed cuptrace-auto.pth: under `cuptrace run --steps`, a plain
+    torch script's optimizer steps drive the schedule."""
+    if os.environ.get("CT_TEST_SAN"):
+        pytest.skip("torch's own libraries are not built with the sanitizer")
+    pytest.importorskip("torch")
+    script = tmp_path / "plain.py"
+    script.write_text("""
+import torch
+m = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for i in range(8):
+    m(torch.ones(2, 4)).sum().backward()
+    opt.step()
+""")
+    env = base_env()
+    env.pop("PYTHONPATH", None)
+    p = run([venv / "bin" / "cuptrace", "run", "-o", f"{tmp_path}/o/%p.ctr", "--steps",
+             "skip_first=1,wait=1,warmup=1,active=2,repeat=1", "--", venv / "bin" / "python",
+             script], env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    files = list((tmp_path / "o").glob("*.ctr"))
+    assert len(files) == 1
+    out = tmp_path / "t.json"
+    c = run([venv / "bin" / "cuptrace", "convert", "-o", out, files[0]], env=env)
+    assert c.returncode == 0, c.stderr
+    import json
+    doc = json.loads(out.read_text())
+    steps = sorted(e["name"] for e in doc["traceEvents"] if e.get("name", "").startswith(
+        "ProfilerStep#") and e.get("ph") == "X")
+    # torch.profiler.schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=1): steps 3, 4.
+    assert steps == ["ProfilerStep#3", "ProfilerStep#4"]

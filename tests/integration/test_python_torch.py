@@ -1,0 +1,356 @@
+"""PyTorch (Debian's python3-torch, CPU) with the cuptrace package: a real
+training loop of a small MLP fed by a DataLoader with worker processes;
+module ranges, steps from the optimizer, torch.profiler's schedules, worker
+files. CT_TEST_PY runs these against an installed package (pyshim.py)."""
+import json
+import os
+
+import pytest
+
+from conftest import base_env, convert, ctr_files, launcher_env, run, traced_env
+from pyshim import env_for, program, python, user_names
+
+torch = pytest.importorskip("torch")
+import torch.profiler  # noqa: E402
+
+SAN = os.environ.get("CT_TEST_SAN", "")
+
+# The model, data and loop every test here runs; {setup} and {per_step}
+# are filled per test.
+TRAIN = """
+import json, os, sys
+import torch
+import cuptrace, cuptrace.torch
+
+class Block(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.fc = torch.nn.Linear(n, n)
+        self.act = torch.nn.ReLU()
+    def forward(self, x):
+        return self.act(self.fc(x))
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = torch.nn.Sequential(torch.nn.Linear(16, 32), Block(32), Block(32))
+        self.head = torch.nn.Linear(32, 4)
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+class Data(torch.utils.data.Dataset):
+    def __len__(self):
+        return 64 * {steps}
+    def __getitem__(self, i):
+        with cuptrace.range("load sample"):
+            g = torch.Generator().manual_seed(i)
+            return torch.randn(16, generator=g), i % 4
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+model = MLP()
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+loader = torch.utils.data.DataLoader(Data(), batch_size=64, num_workers={workers})
+{setup}
+losses = []
+for i, (x, y) in enumerate(loader):
+    with cuptrace.range(f"iter {{i}}"):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    losses.append(round(loss.item(), 5))
+    {per_step}
+{teardown}
+print(json.dumps(losses))
+"""
+
+
+def script(tmp_path, steps=8, workers=2, setup="", per_step="", teardown=""):
+    path = tmp_path / "train.py"
+    path.write_text(TRAIN.format(steps=steps, workers=workers, setup=setup, per_step=per_step,
+                                 teardown=teardown))
+    return path
+
+
+def run_traced(tmp_path, path, *opts, timeout=300):
+    """`cuptrace run -o OUT/%p.ctr OPTS -- python train.py`: the package's
+    own program launches it."""
+    env = env_for(launcher_env())
+    p = run([program(), "run", "-o", f"{tmp_path}/o/%p.ctr", *opts, "--", python(), path],
+            env=env, timeout=timeout)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def x_events(doc, pid=None):
+    return [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") ==
+            "user_annotation" and (pid is None or e["pid"] == pid)]
+
+
+def inside(inner, outer):
+    return (outer["ts"] <= inner["ts"] and
+            inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 1e-3)
+
+
+PATHS = ["MLP", "encoder", "encoder.0", "encoder.1", "encoder.1.fc", "encoder.1.act",
+         "encoder.2", "encoder.2.fc", "encoder.2.act", "head"]
+
+
+def parent_of(path):
+    return "MLP" if "." not in path and path != "MLP" else path.rsplit(".", 1)[0]
+
+
+# Backward ranges: only calls whose inputs need a gradient have one (the
+# input batch needs none: MLP, encoder and encoder.0 get none).
+BACKWARD = ["encoder.1", "encoder.1.fc", "encoder.1.act", "encoder.2", "encoder.2.fc",
+            "encoder.2.act", "head"]
+
+
+def check_nesting(events, suffix="", paths=PATHS[1:]):
+    """Every module's range lies inside its parent module's range, on the
+    same thread: the ranges nest as the model does."""
+    by_name = {}
+    for e in events:
+        by_name.setdefault(e["name"], []).append(e)
+    for path in paths:
+        mine = by_name.get(path + suffix, [])
+        parents = by_name.get(parent_of(path) + suffix, [])
+        if not parents and parent_of(path) not in paths:
+            continue
+        assert mine and parents, (path, suffix, sorted(by_name))
+        for e in mine:
+            assert any(inside(e, p) and p["tid"] == e["tid"] for p in parents), (path, suffix, e)
+    return by_name
+
+
+NO_SAN = pytest.mark.skipif("address" in SAN or "thread" in SAN,
+                            reason="torch's own libraries are not built with the sanitizer")
+
+
+@NO_SAN
+def test_modules_nest_and_workers_have_files(tmp_path):
+    steps = 4
+    path = script(tmp_path, steps=steps, setup="handle = cuptrace.torch.annotate_modules(model)",
+                  teardown="handle.remove()\nwith cuptrace.range('after remove'): model(x)")
+    plain = run([python(), path], env=env_for(base_env()), timeout=300)
+    assert plain.returncode == 0, plain.stderr
+    traced = run_traced(tmp_path, path)
+    # Same losses: tracing changes nothing the script computes.
+    assert traced.stdout == plain.stdout and len(json.loads(plain.stdout)) == steps
+
+    files = ctr_files(tmp_path / "o")
+    # The main process and each of the two DataLoader workers (forked, left
+    # through os._exit), in files of their own.
+    assert len(files) == 3, files
+    docs = [convert([f], tmp_path / f"{f.stem}.json") for f in files]
+    main = [d for d in docs if any(n.startswith("iter ") for n in user_names(d))]
+    workers = [d for d in docs if d not in main]
+    assert len(main) == 1 and len(workers) == 2
+    # 64 samples per batch, shared between the workers.
+    assert sum(user_names(w).count("load sample") for w in workers) == 64 * steps
+    for w in workers:
+        assert not any(n.startswith("iter") for n in user_names(w))
+
+    # Forward and backward ranges per module and iteration, nested as the model is.
+    events = x_events(main[0])
+    by_name = check_nesting(events)
+    check_nesting(events, " backward", BACKWARD)
+    for path_ in PATHS:
+        assert len(by_name[path_]) == steps, path_
+        assert len(by_name.get(path_ + " backward", [])) == (steps if path_ in BACKWARD else 0)
+    for i in range(steps):
+        it = by_name[f"iter {i}"][0]
+        fwd = by_name["MLP"][i]
+        # Backward in reverse order of forward: the head's first, encoder.1's
+        # last; all after the forward, inside the iteration.
+        head, enc1 = by_name["head backward"][i], by_name["encoder.1 backward"][i]
+        assert inside(fwd, it) and inside(head, it) and inside(enc1, it)
+        assert fwd["ts"] + fwd["dur"] <= head["ts"] < head["ts"] + head["dur"] <= enc1["ts"]
+    # handle.remove() took every hook away.
+    after = by_name["after remove"][0]
+    assert not any(inside(e, after) for e in events if e["name"] in PATHS)
+
+
+@NO_SAN
+def test_steps_from_the_optimizer_follow_torch_profiler_schedule(tmp_path):
+    sched = dict(skip_first=1, wait=1, warmup=1, active=2, repeat=2)
+    steps = 12
+    path = script(tmp_path, steps=steps, workers=0)
+    opts = ",".join(f"{k}={v}" for k, v in sched.items())
+    run_traced(tmp_path, path, "--steps", opts)
+    # Steps come from the optimizer (no line of the loop calls cuptrace.step):
+    # the iterations captured are exactly torch.profiler.schedule's RECORD steps.
+    tsched = torch.profiler.schedule(**sched)
+    act = torch.profiler.ProfilerAction
+    want = [i for i in range(steps) if tsched(i) in (act.RECORD, act.RECORD_AND_SAVE)]
+    assert len(want) == 4
+    names = user_names(convert(ctr_files(tmp_path / "o"), tmp_path / "t.json"))
+    assert sorted(int(n.split()[1]) for n in names if n.startswith("iter ")) == want
+    assert sorted(int(n.split("#")[1]) for n in names if n.startswith("ProfilerStep#")) == want
+
+
+@NO_SAN
+def test_steps_from_one_optimizer(tmp_path):
+    """steps_from(optimizer) where CUPTRACE_STEPS is not set at start."""
+    path = script(tmp_path, steps=5, workers=0,
+                  setup="h = cuptrace.torch.steps_from(opt)",
+                  per_step="if i == 2: h.remove()")
+    run_traced(tmp_path, path)
+    names = user_names(convert(ctr_files(tmp_path / "o"), tmp_path / "t.json"))
+    # Steps end at the optimizer steps of iterations 0..2 only.
+    assert sorted(n for n in names if n.startswith("ProfilerStep#")) == \
+        ["ProfilerStep#1", "ProfilerStep#2"]
+
+
+@NO_SAN
+def test_trace_children_false_keeps_workers_untraced(tmp_path):
+    path = script(tmp_path, steps=3,
+                  setup="cuptrace.activate(trace_children=False)")
+    run_traced(tmp_path, path)
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 1
+    names = user_names(convert(files, tmp_path / "t.json"))
+    assert "load sample" not in names and names.count("iter 0") == 1
+
+
+def test_schedule_is_torch_profiler_schedule():
+    code = """
+import cuptrace, torch.profiler
+n = 0
+for args in (dict(wait=1, warmup=1, active=3, repeat=2), dict(wait=0, warmup=0, active=1),
+             dict(wait=2, warmup=0, active=2, repeat=1, skip_first=3),
+             dict(wait=0, warmup=2, active=5, repeat=0, skip_first=1)):
+    mine, theirs = cuptrace.schedule(**args), torch.profiler.schedule(**args)
+    for step in range(80):
+        assert mine(step).name == theirs(step).name, (args, step)
+        n += 1
+try:
+    cuptrace.schedule(wait=0, warmup=0, active=0)
+except ValueError as e:
+    print(n, e)
+"""
+    p = run([python(), "-c", code], env=env_for(base_env()), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("320 ") and "active=0" in p.stdout
+
+
+@pytest.mark.skipif(bool(SAN), reason="loads the library into a plain interpreter")
+def test_profile_windows_and_on_trace_ready(tmp_path):
+    sched = dict(wait=1, warmup=1, active=3, repeat=2)
+    steps = 14
+    setup = f"""
+ready = []
+def on_ready(path):
+    ready.append((path, os.path.getsize(path)))
+prof = cuptrace.profile(schedule=cuptrace.schedule(**{sched!r}), on_trace_ready=on_ready,
+                        output="{tmp_path}/o/%p.ctr", trace_children=False)
+prof.start()"""
+    path = script(tmp_path, steps=steps, workers=0, setup=setup, per_step="prof.step()",
+                  teardown="prof.stop()\nprint(json.dumps([ready, prof.windows]))")
+    # Not launched by cuptrace: profile() loads the package's library itself.
+    p = run([python(), path], env=env_for(base_env()), timeout=300)
+    assert p.returncode == 0, p.stderr
+    ready, windows = json.loads(p.stdout.splitlines()[0])
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 1
+    # One call per recorded window, each with the (flushed) trace file.
+    assert [r[0] for r in ready] == [str(files[0])] * 2
+    assert ready[0][1] > 0 and ready[1][1] > ready[0][1]
+
+    tsched = torch.profiler.schedule(**sched)
+    act = torch.profiler.ProfilerAction
+    want = [i for i in range(steps) if tsched(i) in (act.RECORD, act.RECORD_AND_SAVE)]
+    assert windows == [[want[0], want[2]], [want[3], want[5]]]
+    names = user_names(convert(files, tmp_path / "t.json"))
+    assert sorted(int(n.split()[1]) for n in names if n.startswith("iter ")) == want
+
+
+@NO_SAN
+def test_backward_ranges_of_a_leaf_input_do_not_pile_up(tmp_path):
+    """A leaf input that needs a gradient keeps its hook between backward
+    passes: each pass closes its own range once."""
+    code = """
+import cuptrace, cuptrace.torch, torch
+lin = torch.nn.Linear(4, 4)
+x = torch.randn(2, 4, requires_grad=True)
+h = cuptrace.torch.annotate_modules(lin)
+for i in range(3):
+    with cuptrace.range(f"it {i}"):
+        lin(x).sum().backward()
+"""
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "o")), timeout=120)
+    assert p.returncode == 0, p.stderr
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    ev = x_events(doc)
+    its = [e for e in ev if e["name"].startswith("it ")]
+    bwd = [e for e in ev if e["name"] == "Linear backward"]
+    fwd = [e for e in ev if e["name"] == "Linear"]
+    assert len(its) == len(bwd) == len(fwd) == 3
+    for it, b, f in zip(sorted(its, key=lambda e: e["ts"]), sorted(bwd, key=lambda e: e["ts"]),
+                        sorted(fwd, key=lambda e: e["ts"])):
+        assert inside(f, it) and inside(b, it) and f["ts"] + f["dur"] <= b["ts"]
+
+
+MP_SCRIPT = """
+import sys
+import cuptrace
+import torch.multiprocessing as mp
+
+def work(i, n):
+    for k in range(n):
+        with cuptrace.range(f"child {i} item {k}"):
+            pass
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        cuptrace.activate(trace_children=False)
+    with cuptrace.range("parent"):
+        mp.spawn(work, args=(3,), nprocs=2)
+"""
+
+
+@NO_SAN
+@pytest.mark.parametrize("children", [True, False])
+def test_torch_multiprocessing_children(tmp_path, children):
+    """torch.multiprocessing.spawn children (exec'd interpreters) trace
+    into files of their own, or not at all with trace_children=False."""
+    path = tmp_path / "mp.py"
+    path.write_text(MP_SCRIPT)
+    args = [] if children else ["--no-children"]
+    env = env_for(launcher_env())
+    p = run([program(), "run", "-o", f"{tmp_path}/o/%p.ctr", "--", python(), path, *args],
+            env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(tmp_path / "o")
+    docs = [convert([f], tmp_path / f"{f.stem}.json") for f in files]
+    names = sorted(sorted(user_names(d)) for d in docs)
+    if children:
+        assert names == [["child 0 item 0", "child 0 item 1", "child 0 item 2"],
+                         ["child 1 item 0", "child 1 item 1", "child 1 item 2"], ["parent"]]
+    else:
+        assert names == [["parent"]]
+
+
+@NO_SAN
+@pytest.mark.parametrize("backward", [False, True])
+def test_deepcopy_of_an_annotated_model_runs_its_own_weights(tmp_path, backward):
+    code = f"""
+import copy, cuptrace, cuptrace.torch, torch
+m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+h = cuptrace.torch.annotate_modules(m, backward={backward})
+ema = copy.deepcopy(m)
+with torch.no_grad():
+    ema[0].weight.add_(1.0)
+x = torch.ones(1, 3)
+with cuptrace.range("copy"):
+    y = ema(x)
+print(torch.equal(y, torch.relu(x @ ema[0].weight.T + ema[0].bias)), torch.equal(y, m(x)))
+"""
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "o")), timeout=120)
+    assert p.returncode == 0 and p.stdout == "True False\n", p.stderr
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    ev = x_events(doc)
+    copy_range = [e for e in ev if e["name"] == "copy"][0]
+    inner = sorted(e["name"] for e in ev if inside(e, copy_range) and e is not copy_range)
+    assert inner == ["0", "1", "Sequential"]
