@@ -475,8 +475,14 @@ def test_watchdog_flushes_and_says_so_once(job):
     doc = json.loads(out.read_text())
     inst = [e for e in doc["traceEvents"] if e.get("name") == "hang_suspected"]
     assert sorted((e["args"]["operation"], e["args"]["seq"], e["args"]["comm"]) for e in inst) == \
-        sorted((h["func"], h["seq"], f"{WORLD_HASH:016x}") for h in hung.values())
+        sorted((h["func"], h["seq"], f"0x{WORLD_HASH:x}") for h in hung.values())
     assert all(e["ph"] == "i" and e["args"]["in flight (ns)"] >= 1e9 for e in inst)
+    # Perfetto's protobuf has the same instants, args and all (and everything else)
+    import test_pftrace  # skips when the perfetto package is not installed
+    d, _ = test_pftrace.same_as_json(list(files.values()), j.d)
+    assert sorted((i["args"]["operation"], i["args"]["seq"], i["args"]["comm"])
+                  for i in d["instants"] if i["name"] == "hang_suspected") == \
+        sorted((h["func"], h["seq"], f"0x{WORLD_HASH:x}") for h in hung.values())
     # what the watchdog wrote is enough for the diagnosis
     verdict, colls, ranks, _ = hang_tables(files.values())
     check_tables(j, colls, ranks)

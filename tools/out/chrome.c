@@ -80,8 +80,8 @@ static void hang_event(struct chrome *c, const struct m_event *ev)
 	out_lit(o, ",\"in flight (ns)\":");
 	out_u64(o, ev->hang.in_flight);
 	if (ev->hang.comm) {
-		char h[24];
-		snprintf(h, sizeof h, "%016llx", (unsigned long long)ev->hang.comm->hash);
+		char h[24]; /* as the communicator's operations give it */
+		snprintf(h, sizeof h, "0x%llx", (unsigned long long)ev->hang.comm->hash);
 		out_lit(o, ",\"comm\":\"");
 		out_str(o, h);
 		out_lit(o, "\",\"comm_name\":");

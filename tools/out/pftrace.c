@@ -479,6 +479,18 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 	}
 }
 
+static void hang(struct pft *p, const struct m_event *ev)
+{
+	struct need nd = {.cat = C_NCCL};
+	need_name(p, &nd, CT_SREF_INLINE, 0, "hang_suspected", 14);
+	uint64_t uuid = use_track(p, ev->track, 0);
+	unsigned clock = use_clock(p, &ptrack(p, ev->track)->clock);
+	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), &nd, &pkt);
+	event_head(p, TYPE_INSTANT, uuid, &nd);
+	hang_args(p, ev);
+	event_end(p, pkt, te, NULL, uuid, clock, 0);
+}
+
 static void nccl_event(struct pft *p, const struct m_event *ev, unsigned lane)
 {
 	struct need nd = {.cat = C_NCCL};
@@ -551,7 +563,8 @@ static void on_event(void *ctx, const struct m_event *ev)
 	case MC_DROPS:
 		drops(p, ev);
 		break;
-	case MC_HANG: /* Chrome JSON and `cuptrace events` show it */
+	case MC_HANG: /* the watchdog's hang_suspected, an instant as in the JSON */
+		hang(p, ev);
 		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)

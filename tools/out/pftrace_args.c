@@ -210,6 +210,20 @@ void api_args(struct pft *p, const struct m_event *ev)
 		a_uint(p->o, A_RETURN, ev->api.status);
 }
 
+void hang_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	a_str(o, A_OPERATION, ev->hang.func.s ? ev->hang.func.s : "", ev->hang.func.s ? ev->hang.func.len : 0);
+	if (ev->hang.has_seq)
+		a_int(o, A_SEQ, (int64_t)ev->hang.seq);
+	a_int(o, A_IN_FLIGHT, (int64_t)ev->hang.in_flight);
+	if (ev->hang.comm) {
+		a_hex(o, A_COMMH, ev->hang.comm->hash);
+		a_str(o, A_COMM_NAME, ev->hang.comm->name,
+		      strnlen(ev->hang.comm->name, sizeof ev->hang.comm->name));
+	}
+}
+
 void nccl_args(struct pft *p, const struct m_event *ev)
 {
 	struct out *o = p->o;

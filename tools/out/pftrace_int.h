@@ -56,7 +56,8 @@ enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_
 	X(A_GPU_CHANNELS, "gpu channels") X(A_GROUP, "group") X(A_GROUP_SIZE, "group size")           \
 	X(A_KERNEL, "kernel") X(A_STEP, "step") X(A_CALLS, "calls") X(A_OPS, "ops")  \
 	X(A_WAIT_STREAM, "wait_on_stream") X(A_WAIT_CORR, "wait_on_cuda_event_record_corr_id")  \
-	X(A_WAIT_EVENT, "wait_on_cuda_event_id")
+	X(A_WAIT_EVENT, "wait_on_cuda_event_id") X(A_OPERATION, "operation")                       \
+	X(A_IN_FLIGHT, "in flight (ns)")
 #define X_ENUM(e, s) e,
 #define X_NAME(e, s) s,
 enum ann { ANNOTATIONS(X_ENUM) A_N };
@@ -169,5 +170,6 @@ void transfer_args(struct pft *p, const struct m_event *ev);
 void sync_args(struct pft *p, const struct m_event *ev);
 void api_args(struct pft *p, const struct m_event *ev);
 void nccl_args(struct pft *p, const struct m_event *ev);
+void hang_args(struct pft *p, const struct m_event *ev);
 
 #endif
