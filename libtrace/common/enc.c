@@ -51,6 +51,7 @@ void ct_enc_forget_strings(struct ct_enc *e)
 		e->st.amax = 0;
 	if (e->hmap)
 		memset(e->hmap, 0, e->hcap * sizeof *e->hmap);
+	memset(e->sc, 0, sizeof e->sc);
 }
 
 static int reserve(struct ct_enc *e, size_t more)
@@ -134,6 +135,24 @@ static uint64_t intern(struct ct_enc *e, const char *s, uint32_t len, int force)
 	return sid;
 }
 
+/* intern() for a string of a ring record, through the cache of short
+ * strings (scache.h). */
+static uint64_t intern_rec(struct ct_enc *e, const char *s, uint32_t n, const char *end)
+{
+	uint64_t w[3];
+	if (!ct_scache_key(s, n, end, w))
+		return intern(e, s, n, 0);
+	struct ct_scache *c = ct_scache_slot(e->sc, w, n);
+	if (ct_scache_hit(c, w, n))
+		return c->sid;
+	uint64_t ref = intern(e, s, n, 0);
+	if (ref >= CT_SID_FIRST) {
+		memcpy(c->w, w, sizeof c->w);
+		c->len = n, c->sid = (uint32_t)ref;
+	}
+	return ref;
+}
+
 int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len)
 {
 	if (h >= (1u << 30))
@@ -174,7 +193,7 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 			uint64_t n = r->f[i];
 			if (n > (uint64_t)(str_end - str))
 				return -1;
-			ref[i] = intern(e, str, (uint32_t)n, 0);
+			ref[i] = intern_rec(e, str, (uint32_t)n, str_end);
 			if (ref[i] == CT_SREF_INLINE)
 				inline_bytes += n + 10;
 			str += n;
