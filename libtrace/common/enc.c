@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int fast_layouts(void);
+
 int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 {
 	memset(e, 0, sizeof *e);
@@ -17,6 +19,7 @@ int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 		return -1;
 	}
 	e->tid = -1;
+	e->fast = fast_layouts();
 	return 0;
 }
 
@@ -179,17 +182,19 @@ static uint64_t handle_ref(struct ct_enc *e, uint64_t h)
 	return h < e->hcap ? e->hmap[h] : CT_SREF_NONE;
 }
 
-int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
+/* One record of layout nf, type[] (its kind's schema). Always inlined:
+ * with a constant layout (the hot kinds below) the loops unroll and the
+ * switch on the field type folds away. */
+static inline __attribute__((always_inline)) int enc_layout(struct ct_enc *e,
+							      const struct ct_rec *r, unsigned nf,
+							      const uint8_t *type)
 {
-	const struct ct_schema *s = ct_schema_of(r->kind);
-	if (!s || r->size < ct_rec_size(s->nfields, 0))
-		return -1;
 	uint64_t ref[CT_MAX_FIELDS];
-	const char *str = (const char *)&r->f[s->nfields];
+	const char *str = (const char *)&r->f[nf];
 	const char *str_end = (const char *)r + r->size;
 	size_t inline_bytes = 0;
-	for (unsigned i = 0; i < s->nfields; i++) {
-		if (s->type[i] == CT_F_STR) {
+	for (unsigned i = 0; i < nf; i++) {
+		if (type[i] == CT_F_STR) {
 			uint64_t n = r->f[i];
 			if (n > (uint64_t)(str_end - str))
 				return -1;
@@ -197,13 +202,13 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 			if (ref[i] == CT_SREF_INLINE)
 				inline_bytes += n + 10;
 			str += n;
-		} else if (s->type[i] == CT_F_SID) {
+		} else if (type[i] == CT_F_SID) {
 			ref[i] = handle_ref(e, r->f[i]);
 		}
 	}
-	if (reserve(e, 32 + (size_t)s->nfields * 10 + inline_bytes))
+	if (reserve(e, 32 + (size_t)nf * 10 + inline_bytes))
 		return -1;
-	if (e->nts + s->nfields > e->tscap) {
+	if (e->nts + nf > e->tscap) {
 		size_t ncap = e->tscap ? e->tscap * 2 : 65536;
 		uint32_t *t = realloc(e->ts, ncap * sizeof *t);
 		if (!t)
@@ -214,16 +219,16 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 	if (e->pending_thread) {
 		p = ct_put_varint(p, CT_K_THREAD);
 		p = ct_put_varint(p, ct_zigzag(e->tid));
-		e->last_ts = s->type[0] == CT_F_TS ? r->f[0] : 0;
+		e->last_ts = type[0] == CT_F_TS ? r->f[0] : 0;
 		p = ct_put_varint(p, e->last_ts);
 		e->pending_thread = 0;
 	}
 	p = ct_put_varint(p, r->kind);
 	uint64_t prev_ts = 0;
-	str = (const char *)&r->f[s->nfields];
-	for (unsigned i = 0; i < s->nfields; i++) {
+	str = (const char *)&r->f[nf];
+	for (unsigned i = 0; i < nf; i++) {
 		uint64_t v = r->f[i];
-		switch (s->type[i]) {
+		switch (type[i]) {
 		case CT_F_TS:
 			p = put_ts(e, p, ct_zigzag((int64_t)(v - e->last_ts)));
 			e->last_ts = prev_ts = v;
@@ -260,6 +265,49 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 	e->len = (size_t)(p - e->buf);
 	e->events[r->kind]++;
 	return 0;
+}
+
+/* The kinds that come by the million (NVTX ranges and marks) encoded
+ * through a constant copy of their layout: the generic loop's switch on
+ * the field type costs a mispredicted indirect jump per field (issue 14).
+ * ct_enc_init checks the copies against the schema table (e->fast). */
+#define ATTR CT_F_SID, CT_F_U, CT_F_U, CT_F_U, CT_F_U, CT_F_SID, CT_F_STR
+static const uint8_t lay_push[] = {CT_F_TS, ATTR}; /* push and mark */
+static const uint8_t lay_pop[] = {CT_F_TS, CT_F_SID};
+#undef ATTR
+
+static int same_layout(unsigned kind, const uint8_t *type, unsigned nf)
+{
+	const struct ct_schema *s = ct_schema_of(kind);
+	return s && s->nfields == nf && !memcmp(s->type, type, nf);
+}
+
+static int fast_layouts(void)
+{
+	return same_layout(CT_EV_NVTX_PUSH, lay_push, sizeof lay_push) &&
+	       same_layout(CT_EV_NVTX_MARK, lay_push, sizeof lay_push) &&
+	       same_layout(CT_EV_NVTX_POP, lay_pop, sizeof lay_pop);
+}
+
+int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
+{
+	if (e->fast) {
+		switch (r->kind) {
+		case CT_EV_NVTX_PUSH:
+		case CT_EV_NVTX_MARK:
+			if (r->size < ct_rec_size(sizeof lay_push, 0))
+				return -1;
+			return enc_layout(e, r, sizeof lay_push, lay_push);
+		case CT_EV_NVTX_POP:
+			if (r->size < ct_rec_size(sizeof lay_pop, 0))
+				return -1;
+			return enc_layout(e, r, sizeof lay_pop, lay_pop);
+		}
+	}
+	const struct ct_schema *s = ct_schema_of(r->kind);
+	if (!s || r->size < ct_rec_size(s->nfields, 0))
+		return -1;
+	return enc_layout(e, r, s->nfields, s->type);
 }
 
 int ct_enc_drops(struct ct_enc *e, unsigned kind, uint64_t cumulative)
