@@ -71,7 +71,7 @@ def size_once(root):
 def line(what, a, b, unit):
     ma, mb = statistics.median(a), statistics.median(b)
     print("%-34s A %8.2f %s  B %8.2f %s  B/A %.3f   A runs %s  B runs %s" %
-          (what, ma, unit, mb, unit, mb / ma, [round(x, 1) for x in a], [round(x, 1) for x in b]))
+          (what, ma, unit, mb, unit, mb / ma, [round(x, 2) for x in a], [round(x, 2) for x in b]))
 
 
 def main():
