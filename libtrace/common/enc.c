@@ -182,9 +182,76 @@ static uint64_t handle_ref(struct ct_enc *e, uint64_t h)
 	return h < e->hcap ? e->hmap[h] : CT_SREF_NONE;
 }
 
+/* A STR or SID field's reference (first pass over the fields). Returns
+ * -1 when a string runs past the record. */
+static inline __attribute__((always_inline)) int ref_field(struct ct_enc *e,
+							     const struct ct_rec *r, unsigned i,
+							     uint8_t type, const char **str,
+							     const char *str_end, uint64_t *ref,
+							     size_t *inline_bytes)
+{
+	if (type == CT_F_STR) {
+		uint64_t n = r->f[i];
+		if (n > (uint64_t)(str_end - *str))
+			return -1;
+		ref[i] = intern_rec(e, *str, (uint32_t)n, str_end);
+		if (ref[i] == CT_SREF_INLINE)
+			*inline_bytes += n + 10;
+		*str += n;
+	} else if (type == CT_F_SID) {
+		ref[i] = handle_ref(e, r->f[i]);
+	}
+	return 0;
+}
+
+/* Field i into the item stream (second pass). */
+static inline __attribute__((always_inline)) uint8_t *put_field(struct ct_enc *e,
+								  const struct ct_rec *r, unsigned i,
+								  uint8_t type, uint8_t *p,
+								  const char **str, const uint64_t *ref,
+								  uint64_t *prev_ts)
+{
+	uint64_t v = r->f[i];
+	switch (type) {
+	case CT_F_TS:
+		p = put_ts(e, p, ct_zigzag((int64_t)(v - e->last_ts)));
+		e->last_ts = *prev_ts = v;
+		break;
+	case CT_F_DUR:
+		p = put_ts(e, p, ct_zigzag((int64_t)(v - *prev_ts)));
+		break;
+	case CT_F_U:
+		p = ct_put_varint(p, v);
+		break;
+	case CT_F_I:
+		p = ct_put_varint(p, ct_zigzag((int64_t)v));
+		break;
+	case CT_F_DELTA: {
+		uint64_t *last = &e->delta[(size_t)r->kind * CT_MAX_FIELDS + i];
+		p = ct_put_varint(p, ct_zigzag((int64_t)(v - *last)));
+		*last = v;
+		break;
+	}
+	case CT_F_SID:
+		p = ct_put_varint(p, ref[i]);
+		break;
+	case CT_F_STR:
+		p = ct_put_varint(p, ref[i]);
+		if (ref[i] == CT_SREF_INLINE) {
+			p = ct_put_varint(p, v);
+			memcpy(p, *str, v);
+			p += v;
+		}
+		*str += v;
+		break;
+	}
+	return p;
+}
+
 /* One record of layout nf, type[] (its kind's schema). Always inlined:
- * with a constant layout (the hot kinds below) the loops unroll and the
- * switch on the field type folds away. */
+ * with a constant layout (the hot kinds below) both loops are unrolled
+ * and the switch on the field type folds away; the generic copy keeps its
+ * loops. */
 static inline __attribute__((always_inline)) int enc_layout(struct ct_enc *e,
 							      const struct ct_rec *r, unsigned nf,
 							      const uint8_t *type)
@@ -193,18 +260,15 @@ static inline __attribute__((always_inline)) int enc_layout(struct ct_enc *e,
 	const char *str = (const char *)&r->f[nf];
 	const char *str_end = (const char *)r + r->size;
 	size_t inline_bytes = 0;
-	for (unsigned i = 0; i < nf; i++) {
-		if (type[i] == CT_F_STR) {
-			uint64_t n = r->f[i];
-			if (n > (uint64_t)(str_end - str))
+	if (__builtin_constant_p(nf)) {
+#pragma GCC unroll 24
+		for (unsigned i = 0; i < nf; i++)
+			if (ref_field(e, r, i, type[i], &str, str_end, ref, &inline_bytes))
 				return -1;
-			ref[i] = intern_rec(e, str, (uint32_t)n, str_end);
-			if (ref[i] == CT_SREF_INLINE)
-				inline_bytes += n + 10;
-			str += n;
-		} else if (type[i] == CT_F_SID) {
-			ref[i] = handle_ref(e, r->f[i]);
-		}
+	} else {
+		for (unsigned i = 0; i < nf; i++)
+			if (ref_field(e, r, i, type[i], &str, str_end, ref, &inline_bytes))
+				return -1;
 	}
 	if (reserve(e, 32 + (size_t)nf * 10 + inline_bytes))
 		return -1;
@@ -226,55 +290,34 @@ static inline __attribute__((always_inline)) int enc_layout(struct ct_enc *e,
 	p = ct_put_varint(p, r->kind);
 	uint64_t prev_ts = 0;
 	str = (const char *)&r->f[nf];
-	for (unsigned i = 0; i < nf; i++) {
-		uint64_t v = r->f[i];
-		switch (type[i]) {
-		case CT_F_TS:
-			p = put_ts(e, p, ct_zigzag((int64_t)(v - e->last_ts)));
-			e->last_ts = prev_ts = v;
-			break;
-		case CT_F_DUR:
-			p = put_ts(e, p, ct_zigzag((int64_t)(v - prev_ts)));
-			break;
-		case CT_F_U:
-			p = ct_put_varint(p, v);
-			break;
-		case CT_F_I:
-			p = ct_put_varint(p, ct_zigzag((int64_t)v));
-			break;
-		case CT_F_DELTA: {
-			uint64_t *last = &e->delta[(size_t)r->kind * CT_MAX_FIELDS + i];
-			p = ct_put_varint(p, ct_zigzag((int64_t)(v - *last)));
-			*last = v;
-			break;
-		}
-		case CT_F_SID:
-			p = ct_put_varint(p, ref[i]);
-			break;
-		case CT_F_STR:
-			p = ct_put_varint(p, ref[i]);
-			if (ref[i] == CT_SREF_INLINE) {
-				p = ct_put_varint(p, v);
-				memcpy(p, str, v);
-				p += v;
-			}
-			str += v;
-			break;
-		}
+	if (__builtin_constant_p(nf)) {
+#pragma GCC unroll 24
+		for (unsigned i = 0; i < nf; i++)
+			p = put_field(e, r, i, type[i], p, &str, ref, &prev_ts);
+	} else {
+		for (unsigned i = 0; i < nf; i++)
+			p = put_field(e, r, i, type[i], p, &str, ref, &prev_ts);
 	}
 	e->len = (size_t)(p - e->buf);
 	e->events[r->kind]++;
 	return 0;
 }
 
-/* The kinds that come by the million (NVTX ranges and marks) encoded
- * through a constant copy of their layout: the generic loop's switch on
- * the field type costs a mispredicted indirect jump per field (issue 14).
- * ct_enc_init checks the copies against the schema table (e->fast). */
+/* The kinds that come by the million (NVTX ranges and marks, kernels and
+ * the CUDA calls that launch them) encoded through a constant copy of their
+ * layout: the generic loop's switch on the field type costs a mispredicted
+ * indirect jump per field (issue 14). ct_enc_init checks the copies
+ * against the schema tables (e->fast). */
 #define ATTR CT_F_SID, CT_F_U, CT_F_U, CT_F_U, CT_F_U, CT_F_SID, CT_F_STR
+#define U4   CT_F_U, CT_F_U, CT_F_U, CT_F_U
 static const uint8_t lay_push[] = {CT_F_TS, ATTR}; /* push and mark */
 static const uint8_t lay_pop[] = {CT_F_TS, CT_F_SID};
+static const uint8_t lay_kernel[] = {CT_F_TS, CT_F_TS, CT_F_DELTA, CT_F_U, CT_F_U, CT_F_U,
+				     CT_F_SID, U4, U4, CT_F_U, CT_F_U, CT_F_U};
+static const uint8_t lay_api[] = {CT_F_TS, CT_F_TS, CT_F_DELTA, CT_F_U,
+				  CT_F_SID, CT_F_U, CT_F_U, CT_F_U};
 #undef ATTR
+#undef U4
 
 static int same_layout(unsigned kind, const uint8_t *type, unsigned nf)
 {
@@ -286,8 +329,13 @@ static int fast_layouts(void)
 {
 	return same_layout(CT_EV_NVTX_PUSH, lay_push, sizeof lay_push) &&
 	       same_layout(CT_EV_NVTX_MARK, lay_push, sizeof lay_push) &&
-	       same_layout(CT_EV_NVTX_POP, lay_pop, sizeof lay_pop);
+	       same_layout(CT_EV_NVTX_POP, lay_pop, sizeof lay_pop) &&
+	       same_layout(CT_EV_KERNEL, lay_kernel, sizeof lay_kernel) &&
+	       same_layout(CT_EV_CUDA_API, lay_api, sizeof lay_api);
 }
+
+#define FAST(lay)                                                                    \
+	return r->size < ct_rec_size(sizeof lay, 0) ? -1 : enc_layout(e, r, sizeof lay, lay)
 
 int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 {
@@ -295,13 +343,13 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 		switch (r->kind) {
 		case CT_EV_NVTX_PUSH:
 		case CT_EV_NVTX_MARK:
-			if (r->size < ct_rec_size(sizeof lay_push, 0))
-				return -1;
-			return enc_layout(e, r, sizeof lay_push, lay_push);
+			FAST(lay_push);
 		case CT_EV_NVTX_POP:
-			if (r->size < ct_rec_size(sizeof lay_pop, 0))
-				return -1;
-			return enc_layout(e, r, sizeof lay_pop, lay_pop);
+			FAST(lay_pop);
+		case CT_EV_KERNEL:
+			FAST(lay_kernel);
+		case CT_EV_CUDA_API:
+			FAST(lay_api);
 		}
 	}
 	const struct ct_schema *s = ct_schema_of(r->kind);
