@@ -31,8 +31,9 @@
 #define TICK_MS 50
 #define STRTAB_MAX (4u << 20)
 /* zstd level 1: the blocks are mostly timestamp planes (the items
- * compress to almost nothing), where level 6's lazy search costs the writer
- * ~25 ns per NVTX event for files ~5 % smaller (bench/RESULTS.md, issue 14). */
+ * compress to almost nothing), where level 6's lazy search cost the writer
+ * ~12 ns per NVTX event and ~60 ns per GPU record for files 5-10 % smaller
+ * (bench/RESULTS.md, issue 14). */
 #define ZSTD_LEVEL 1
 
 void (*_Atomic ct_writer_tick_hook)(uint64_t now);
