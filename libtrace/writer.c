@@ -30,13 +30,11 @@
 #define FLUSH_NS 500000000ull /* a block reaches the disk at least this often */
 #define TICK_MS 50
 #define STRTAB_MAX (4u << 20)
-/* zstd level 6 while the writer keeps up; level 1 while the rings back up
- * (more than a quarter of the pool waits to be written), back to 6 below an
- * eighth. Level 1 costs the writer about a third less CPU for files about
- * 4 % larger: under a flood, 10-20 % more events reach the file
- * (bench/RESULTS.md). */
-#define ZSTD_LEVEL	6
-#define ZSTD_LEVEL_FAST 1
+/* zstd level 1: the blocks are mostly timestamp planes (the items
+ * compress to almost nothing), where level 6's lazy search cost the writer
+ * ~12 ns per NVTX event and ~60 ns per GPU record for files 5-10 % smaller
+ * (bench/RESULTS.md, issue 14). */
+#define ZSTD_LEVEL 1
 
 void (*_Atomic ct_writer_tick_hook)(uint64_t now);
 
@@ -65,7 +63,6 @@ static struct {
 	uint64_t last_write;
 	uint64_t drops[CT_NKINDS];
 	int finished;
-	int level; /* zstd level of the last block */
 	int watch; /* the hang watchdog is on: NCCL records go past it */
 } writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
@@ -113,25 +110,6 @@ static void discard_block(void)
 	ct_enc_new_block(&writer_st.enc);
 }
 
-static int pick_level(void)
-{
-	/* Chunks out of the pool, less the one that each thread writes into. */
-	uint32_t n = ct_pool.nchunks, waiting = n - atomic_load_explicit(&ct_pool.nfree,
-									  memory_order_relaxed);
-	for (struct ct_thread *t = atomic_load(&ct_threads); t && waiting; t = t->next)
-		if (atomic_load_explicit(&t->state, memory_order_relaxed) == CT_T_ACTIVE)
-			waiting--;
-	if (writer_st.level == ZSTD_LEVEL_FAST)
-		return (uint64_t)waiting * 8 < n ? ZSTD_LEVEL : ZSTD_LEVEL_FAST;
-	if ((uint64_t)waiting * 4 <= n)
-		return ZSTD_LEVEL;
-	ct_once(behind, CT_LOG_INFO,
-		"events arrive faster than they are written (%u%% of the buffer waits): "
-		"compressing faster until the writer catches up",
-		(unsigned)((uint64_t)waiting * 100 / n));
-	return ZSTD_LEVEL_FAST;
-}
-
 static void write_block(void)
 {
 	if (writer_st.enc.len == 0)
@@ -171,10 +149,6 @@ static void write_block(void)
 		}
 		writer_st.zbuf = z, writer_st.zcap = bound;
 	}
-	int level = pick_level();
-	if (level != writer_st.level &&
-	    !ZSTD_isError(ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_compressionLevel, level)))
-		writer_st.level = level;
 	size_t z =
 	    ZSTD_compress2(writer_st.cctx, writer_st.zbuf + 12, writer_st.zcap - 12, raw, raw_len);
 	if (ZSTD_isError(z)) {
@@ -448,7 +422,6 @@ void ct_writer_ensure(void)
 			goto out;
 		}
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
-		writer_st.level = ZSTD_LEVEL;
 		writer_st.watch = ct_watch_on();
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_checksumFlag, 1);
 		sem_init(&writer_st.wake, 0, 0);

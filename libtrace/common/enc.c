@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int fast_layouts(void);
+
 int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 {
 	memset(e, 0, sizeof *e);
@@ -17,6 +19,7 @@ int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 		return -1;
 	}
 	e->tid = -1;
+	e->fast = fast_layouts();
 	return 0;
 }
 
@@ -51,6 +54,7 @@ void ct_enc_forget_strings(struct ct_enc *e)
 		e->st.amax = 0;
 	if (e->hmap)
 		memset(e->hmap, 0, e->hcap * sizeof *e->hmap);
+	memset(e->sc, 0, sizeof e->sc);
 }
 
 static int reserve(struct ct_enc *e, size_t more)
@@ -134,6 +138,24 @@ static uint64_t intern(struct ct_enc *e, const char *s, uint32_t len, int force)
 	return sid;
 }
 
+/* intern() for a string of a ring record, through the cache of short
+ * strings (scache.h). */
+static uint64_t intern_rec(struct ct_enc *e, const char *s, uint32_t n, const char *end)
+{
+	uint64_t w[3];
+	if (!ct_scache_key(s, n, end, w))
+		return intern(e, s, n, 0);
+	struct ct_scache *c = ct_scache_slot(e->sc, w, n);
+	if (ct_scache_hit(c, w, n))
+		return c->sid;
+	uint64_t ref = intern(e, s, n, 0);
+	if (ref >= CT_SID_FIRST) {
+		memcpy(c->w, w, sizeof c->w);
+		c->len = n, c->sid = (uint32_t)ref;
+	}
+	return ref;
+}
+
 int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len)
 {
 	if (h >= (1u << 30))
@@ -160,31 +182,97 @@ static uint64_t handle_ref(struct ct_enc *e, uint64_t h)
 	return h < e->hcap ? e->hmap[h] : CT_SREF_NONE;
 }
 
-int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
+/* A STR or SID field's reference (first pass over the fields). Returns
+ * -1 when a string runs past the record. */
+static inline __attribute__((always_inline)) int ref_field(struct ct_enc *e,
+							     const struct ct_rec *r, unsigned i,
+							     uint8_t type, const char **str,
+							     const char *str_end, uint64_t *ref,
+							     size_t *inline_bytes)
 {
-	const struct ct_schema *s = ct_schema_of(r->kind);
-	if (!s || r->size < ct_rec_size(s->nfields, 0))
-		return -1;
+	if (type == CT_F_STR) {
+		uint64_t n = r->f[i];
+		if (n > (uint64_t)(str_end - *str))
+			return -1;
+		ref[i] = intern_rec(e, *str, (uint32_t)n, str_end);
+		if (ref[i] == CT_SREF_INLINE)
+			*inline_bytes += n + 10;
+		*str += n;
+	} else if (type == CT_F_SID) {
+		ref[i] = handle_ref(e, r->f[i]);
+	}
+	return 0;
+}
+
+/* Field i into the item stream (second pass). */
+static inline __attribute__((always_inline)) uint8_t *put_field(struct ct_enc *e,
+								  const struct ct_rec *r, unsigned i,
+								  uint8_t type, uint8_t *p,
+								  const char **str, const uint64_t *ref,
+								  uint64_t *prev_ts)
+{
+	uint64_t v = r->f[i];
+	switch (type) {
+	case CT_F_TS:
+		p = put_ts(e, p, ct_zigzag((int64_t)(v - e->last_ts)));
+		e->last_ts = *prev_ts = v;
+		break;
+	case CT_F_DUR:
+		p = put_ts(e, p, ct_zigzag((int64_t)(v - *prev_ts)));
+		break;
+	case CT_F_U:
+		p = ct_put_varint(p, v);
+		break;
+	case CT_F_I:
+		p = ct_put_varint(p, ct_zigzag((int64_t)v));
+		break;
+	case CT_F_DELTA: {
+		uint64_t *last = &e->delta[(size_t)r->kind * CT_MAX_FIELDS + i];
+		p = ct_put_varint(p, ct_zigzag((int64_t)(v - *last)));
+		*last = v;
+		break;
+	}
+	case CT_F_SID:
+		p = ct_put_varint(p, ref[i]);
+		break;
+	case CT_F_STR:
+		p = ct_put_varint(p, ref[i]);
+		if (ref[i] == CT_SREF_INLINE) {
+			p = ct_put_varint(p, v);
+			memcpy(p, *str, v);
+			p += v;
+		}
+		*str += v;
+		break;
+	}
+	return p;
+}
+
+/* One record of layout nf, type[] (its kind's schema). Always inlined:
+ * with a constant layout (the hot kinds below) both loops are unrolled
+ * and the switch on the field type folds away; the generic copy keeps its
+ * loops. */
+static inline __attribute__((always_inline)) int enc_layout(struct ct_enc *e,
+							      const struct ct_rec *r, unsigned nf,
+							      const uint8_t *type)
+{
 	uint64_t ref[CT_MAX_FIELDS];
-	const char *str = (const char *)&r->f[s->nfields];
+	const char *str = (const char *)&r->f[nf];
 	const char *str_end = (const char *)r + r->size;
 	size_t inline_bytes = 0;
-	for (unsigned i = 0; i < s->nfields; i++) {
-		if (s->type[i] == CT_F_STR) {
-			uint64_t n = r->f[i];
-			if (n > (uint64_t)(str_end - str))
+	if (__builtin_constant_p(nf)) {
+#pragma GCC unroll 24
+		for (unsigned i = 0; i < nf; i++)
+			if (ref_field(e, r, i, type[i], &str, str_end, ref, &inline_bytes))
 				return -1;
-			ref[i] = intern(e, str, (uint32_t)n, 0);
-			if (ref[i] == CT_SREF_INLINE)
-				inline_bytes += n + 10;
-			str += n;
-		} else if (s->type[i] == CT_F_SID) {
-			ref[i] = handle_ref(e, r->f[i]);
-		}
+	} else {
+		for (unsigned i = 0; i < nf; i++)
+			if (ref_field(e, r, i, type[i], &str, str_end, ref, &inline_bytes))
+				return -1;
 	}
-	if (reserve(e, 32 + (size_t)s->nfields * 10 + inline_bytes))
+	if (reserve(e, 32 + (size_t)nf * 10 + inline_bytes))
 		return -1;
-	if (e->nts + s->nfields > e->tscap) {
+	if (e->nts + nf > e->tscap) {
 		size_t ncap = e->tscap ? e->tscap * 2 : 65536;
 		uint32_t *t = realloc(e->ts, ncap * sizeof *t);
 		if (!t)
@@ -195,52 +283,79 @@ int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 	if (e->pending_thread) {
 		p = ct_put_varint(p, CT_K_THREAD);
 		p = ct_put_varint(p, ct_zigzag(e->tid));
-		e->last_ts = s->type[0] == CT_F_TS ? r->f[0] : 0;
+		e->last_ts = type[0] == CT_F_TS ? r->f[0] : 0;
 		p = ct_put_varint(p, e->last_ts);
 		e->pending_thread = 0;
 	}
 	p = ct_put_varint(p, r->kind);
 	uint64_t prev_ts = 0;
-	str = (const char *)&r->f[s->nfields];
-	for (unsigned i = 0; i < s->nfields; i++) {
-		uint64_t v = r->f[i];
-		switch (s->type[i]) {
-		case CT_F_TS:
-			p = put_ts(e, p, ct_zigzag((int64_t)(v - e->last_ts)));
-			e->last_ts = prev_ts = v;
-			break;
-		case CT_F_DUR:
-			p = put_ts(e, p, ct_zigzag((int64_t)(v - prev_ts)));
-			break;
-		case CT_F_U:
-			p = ct_put_varint(p, v);
-			break;
-		case CT_F_I:
-			p = ct_put_varint(p, ct_zigzag((int64_t)v));
-			break;
-		case CT_F_DELTA: {
-			uint64_t *last = &e->delta[(size_t)r->kind * CT_MAX_FIELDS + i];
-			p = ct_put_varint(p, ct_zigzag((int64_t)(v - *last)));
-			*last = v;
-			break;
-		}
-		case CT_F_SID:
-			p = ct_put_varint(p, ref[i]);
-			break;
-		case CT_F_STR:
-			p = ct_put_varint(p, ref[i]);
-			if (ref[i] == CT_SREF_INLINE) {
-				p = ct_put_varint(p, v);
-				memcpy(p, str, v);
-				p += v;
-			}
-			str += v;
-			break;
-		}
+	str = (const char *)&r->f[nf];
+	if (__builtin_constant_p(nf)) {
+#pragma GCC unroll 24
+		for (unsigned i = 0; i < nf; i++)
+			p = put_field(e, r, i, type[i], p, &str, ref, &prev_ts);
+	} else {
+		for (unsigned i = 0; i < nf; i++)
+			p = put_field(e, r, i, type[i], p, &str, ref, &prev_ts);
 	}
 	e->len = (size_t)(p - e->buf);
 	e->events[r->kind]++;
 	return 0;
+}
+
+/* The kinds that come by the million (NVTX ranges and marks, kernels and
+ * the CUDA calls that launch them) encoded through a constant copy of their
+ * layout: the generic loop's switch on the field type costs a mispredicted
+ * indirect jump per field (issue 14). ct_enc_init checks the copies
+ * against the schema tables (e->fast). */
+#define ATTR CT_F_SID, CT_F_U, CT_F_U, CT_F_U, CT_F_U, CT_F_SID, CT_F_STR
+#define U4   CT_F_U, CT_F_U, CT_F_U, CT_F_U
+static const uint8_t lay_push[] = {CT_F_TS, ATTR}; /* push and mark */
+static const uint8_t lay_pop[] = {CT_F_TS, CT_F_SID};
+static const uint8_t lay_kernel[] = {CT_F_TS, CT_F_TS, CT_F_DELTA, CT_F_U, CT_F_U, CT_F_U,
+				     CT_F_SID, U4, U4, CT_F_U, CT_F_U, CT_F_U};
+static const uint8_t lay_api[] = {CT_F_TS, CT_F_TS, CT_F_DELTA, CT_F_U,
+				  CT_F_SID, CT_F_U, CT_F_U, CT_F_U};
+#undef ATTR
+#undef U4
+
+static int same_layout(unsigned kind, const uint8_t *type, unsigned nf)
+{
+	const struct ct_schema *s = ct_schema_of(kind);
+	return s && s->nfields == nf && !memcmp(s->type, type, nf);
+}
+
+static int fast_layouts(void)
+{
+	return same_layout(CT_EV_NVTX_PUSH, lay_push, sizeof lay_push) &&
+	       same_layout(CT_EV_NVTX_MARK, lay_push, sizeof lay_push) &&
+	       same_layout(CT_EV_NVTX_POP, lay_pop, sizeof lay_pop) &&
+	       same_layout(CT_EV_KERNEL, lay_kernel, sizeof lay_kernel) &&
+	       same_layout(CT_EV_CUDA_API, lay_api, sizeof lay_api);
+}
+
+#define FAST(lay)                                                                    \
+	return r->size < ct_rec_size(sizeof lay, 0) ? -1 : enc_layout(e, r, sizeof lay, lay)
+
+int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
+{
+	if (e->fast) {
+		switch (r->kind) {
+		case CT_EV_NVTX_PUSH:
+		case CT_EV_NVTX_MARK:
+			FAST(lay_push);
+		case CT_EV_NVTX_POP:
+			FAST(lay_pop);
+		case CT_EV_KERNEL:
+			FAST(lay_kernel);
+		case CT_EV_CUDA_API:
+			FAST(lay_api);
+		}
+	}
+	const struct ct_schema *s = ct_schema_of(r->kind);
+	if (!s || r->size < ct_rec_size(s->nfields, 0))
+		return -1;
+	return enc_layout(e, r, s->nfields, s->type);
 }
 
 int ct_enc_drops(struct ct_enc *e, unsigned kind, uint64_t cumulative)

@@ -5,6 +5,7 @@
 
 #include "cuptrace/format.h"
 #include "rec.h"
+#include "scache.h"
 #include "strtab.h"
 
 #include <stddef.h>
@@ -27,6 +28,8 @@ struct ct_enc {
 	uint64_t trunc_str;
 	uint32_t end_how, end_detail; /* the footer's CT_FT_END, when end_how != 0 */
 	uint64_t *delta; /* [kind][field]: last value of each CT_F_DELTA field in the block */
+	struct ct_scache sc[CT_SCACHE_N]; /* strings of the table, by their bytes */
+	int fast; /* the hot kinds' layouts in enc.c match the schema table */
 };
 
 int ct_enc_init(struct ct_enc *e, size_t strtab_max);
