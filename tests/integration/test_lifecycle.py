@@ -100,7 +100,16 @@ def test_sigkill_loses_at_most_the_last_second(tmp_path):
     assert len(its) >= len(old)
 
 
-@pytest.mark.parametrize("mode", ["fork", "exec"])
+# GCC 12's ASan allocator is not fork-safe (glibc's malloc is): a child
+# forked while another thread of the parent (our writer) is inside the
+# allocator inherits its lock held and deadlocks at its first allocation.
+# Seen with gdb in 1 of a few dozen runs: the child's writer thread blocked
+# in SizeClassAllocator64::GetFromAllocator, its main thread joining it.
+ASAN_FORK = pytest.mark.skipif("address" in SAN, reason="ASan's allocator deadlocks a forked "
+                               "child when another thread held its lock at fork (not glibc's)")
+
+
+@pytest.mark.parametrize("mode", [pytest.param("fork", marks=ASAN_FORK), "exec"])
 def test_fork_child_writes_its_own_file(tmp_path, mode):
     args = [PROGS / "forker"] + (["exec"] if mode == "exec" else [])
     p = subprocess.run([str(a) for a in args], env=traced_env(tmp_path / "o"),
