@@ -3,30 +3,30 @@
 # Run by `make test`, `make demo` and CI; does nothing when all are there.
 set -e
 PKGS="build-essential libzstd-dev zlib1g-dev libsqlite3-dev sqlite3 zstd python3 python3-pytest python3-venv python3-pip python3-torch python3-dev python3-setuptools python3-wheel openmpi-bin libopenmpi-dev clang"
-missing=""
-for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "installing:$missing"
-	SUDO=""
-	[ "$(id -u)" = 0 ] || SUDO="sudo"
-	$SUDO apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+# The packages of the list $1 that are not installed yet.
+missing() {
+	for p in $1; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || printf ' %s' "$p"
+	done
+}
+# Installs the packages named (apt-get update first: a fresh machine has no lists).
+install() {
+	echo "installing:$*"
+	$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@"
+}
+need=$(missing "$PKGS")
+if [ -n "$need" ]; then
+	install $need >/dev/null
 fi
 # The HTML report's tests: headless Chromium renders the page, html5lib
 # parses it as HTML5. Best effort: where they cannot be installed, those
 # tests say they are skipped.
-opt=""
-for p in chromium python3-html5lib; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || opt="$opt $p"
-done
+opt=$(missing "chromium python3-html5lib")
 if [ -n "$opt" ]; then
-	echo "installing:$opt"
-	SUDO=""
-	[ "$(id -u)" = 0 ] || SUDO="sudo"
-	{ $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $opt; } \
-		>/dev/null 2>&1 || echo "warning: could not install$opt; the report's browser tests will be skipped" >&2
+	install $opt >/dev/null 2>&1 ||
+		echo "warning: could not install$opt; the report's browser tests will be skipped" >&2
 fi
 if [ ! -d /usr/local/cuda/include/nvtx3 ] && [ ! -d "${CUDA_HOME:-/usr/local/cuda}/include/nvtx3" ]; then
 	echo "warning: no CUDA toolkit at \${CUDA_HOME:-/usr/local/cuda}; NVTX headers are needed" >&2

@@ -64,6 +64,21 @@ def launcher_env(**extra):
     return env
 
 
+VENV_WHY = {"hta": "holistictraceanalysis not installed in build/venv (tests/install-deps.sh "
+                   "installs it: pip install holistictraceanalysis 'pandas<3')",
+            "perfetto": "perfetto not installed in build/venv (tests/install-deps.sh)"}
+
+
+def venv_python(module):
+    """build/venv's interpreter (tests/install-deps.sh makes it) when it can
+    import module; else the test is skipped, saying why."""
+    venv = BUILD / "venv" / "bin" / "python"
+    if not venv.exists() or subprocess.run([str(venv), "-c", f"import {module}"],
+                                          capture_output=True).returncode:
+        pytest.skip(VENV_WHY.get(module, f"{module} not installed in build/venv"))
+    return venv
+
+
 def traced_env(outdir, **extra):
     return base_env(LD_PRELOAD=preload(), CUPTRACE_OUTPUT=f"{outdir}/%h-%p.ctr", **extra)
 

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import BUILD, convert, ctr_files, tool, traced_env
+from conftest import BUILD, convert, ctr_files, tool, traced_env, venv_python
 
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 WORLD = 4
@@ -147,11 +147,7 @@ def test_hta_analyses(job):
     """Every HTA analysis that applies runs on the split-rank files, and HTA
     sees each rank's kernels once each (HTA runs in build/venv, where
     tests/install-deps.sh installs it)."""
-    venv = BUILD / "venv" / "bin" / "python"
-    if not venv.exists() or subprocess.run([str(venv), "-c", "import hta"],
-                                          capture_output=True).returncode:
-        pytest.skip("holistictraceanalysis not installed in build/venv (tests/install-deps.sh "
-                    "installs it: pip install holistictraceanalysis 'pandas<3')")
+    venv = venv_python("hta")
     d, files, split, docs = job
     p = subprocess.run([str(venv), "-c", HTA_SCRIPT, str(split), str(WORLD), str(d / "seq")],
                        capture_output=True, text=True, timeout=600)

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, ctr_files, convert, read_truth, run, tool, traced_env
+from conftest import BUILD, ctr_files, convert, read_truth, run, tool, traced_env, venv_python
 
 SIM_TRAIN = BUILD / "tests" / "cupti_sim" / "sim_train"
 STEPS = 4
@@ -79,10 +79,7 @@ def test_pftrace_carries_the_same_args(job):
     d, files, truth, doc = job
     p = tool("convert", "-o", d / "t.pftrace", *files)
     assert p.returncode == 0, p.stderr
-    venv = BUILD / "venv" / "bin" / "python"
-    if not venv.exists() or subprocess.run([str(venv), "-c", "import perfetto"],
-                                          capture_output=True).returncode:
-        pytest.skip("perfetto not installed in build/venv (tests/install-deps.sh)")
+    venv = venv_python("perfetto")
     script = """
 import json, subprocess, sys
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace
@@ -162,11 +159,7 @@ def test_hta_critical_path_follows_the_waits(job):
     stream before cudaEventRecord -> the next kernel launched on the
     waiting stream (stream wait), and -> the cudaEventSynchronize call
     (event sync). Without the args it adds none."""
-    venv = BUILD / "venv" / "bin" / "python"
-    if not venv.exists() or subprocess.run([str(venv), "-c", "import hta"],
-                                          capture_output=True).returncode:
-        pytest.skip("holistictraceanalysis not installed in build/venv (tests/install-deps.sh "
-                    "installs it: pip install holistictraceanalysis 'pandas<3')")
+    venv = venv_python("hta")
     d, files, truth, doc = job
     split = d / "split"
     p = tool("convert", "--split-ranks", split, *files)

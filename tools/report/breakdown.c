@@ -310,6 +310,17 @@ static int cmp_d(const void *x, const void *y)
 
 /* --by time: each GPU's busy time (the union of its work) per bucket of
  * the job's timeline, one width for all (the widest any GPU needed). */
+/* A row's first cells: Rank (empty when the file has none) and GPU. */
+static void row_head(struct table *t, int64_t rank, uint64_t gpu)
+{
+	table_row(t);
+	if (rank >= 0)
+		table_i64(t, rank);
+	else
+		table_null(t);
+	table_u64(t, gpu);
+}
+
 static struct table *time_table(struct bd *bd)
 {
 	static const char *const TCOLS[] = {"Rank", "GPU", "Start (ns)", "Width (ns)", "Busy (ns)",
@@ -326,12 +337,7 @@ static struct table *time_table(struct bd *bd)
 	for (size_t i = 0; i < bd->ntrows; i++) {
 		const struct trow *r = &bd->trows[i];
 		for (unsigned k = 0; k < n; k++) {
-			table_row(t);
-			if (r->rank >= 0)
-				table_i64(t, r->rank);
-			else
-				table_null(t);
-			table_u64(t, r->gpu);
+			row_head(t, r->rank, r->gpu);
 			table_u64(t, k * width);
 			table_u64(t, width);
 			table_u64(t, r->tb.v[k]);
@@ -358,12 +364,7 @@ static int end(void *p, struct table **out)
 		const struct row *r = &bd->rows[i];
 		double m[M_N];
 		metrics(&r->a, m);
-		table_row(t);
-		if (r->rank >= 0)
-			table_i64(t, r->rank);
-		else
-			table_null(t);
-		table_u64(t, r->gpu);
+		row_head(t, r->rank, r->gpu);
 		if (r->step >= 0)
 			table_i64(t, r->step);
 		else
