@@ -46,7 +46,6 @@ static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 
 /* ---- packets */
 
-static void close_open(struct pft *p);
 
 /* Between packets (the open slice ended): the buffer may go to the sink. */
 void boundary(struct pft *p)
@@ -271,7 +270,7 @@ static void end_packet(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid
 	o->len = (size_t)(q - o->buf);
 }
 
-static void close_open(struct pft *p)
+void close_open(struct pft *p)
 {
 	if (!p->open.on)
 		return;
@@ -313,12 +312,12 @@ static void slice(struct pft *p, const struct m_event *ev, unsigned lane, struct
 }
 
 static void instant(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid, struct need *nd,
-                    const struct span *args)
+                    const struct m_event *ev, void (*args)(struct pft *, const struct m_event *))
 {
 	size_t pkt, te = event_start(p, clock, ts_of(p, ts), nd, &pkt);
 	event_head(p, TYPE_INSTANT, uuid, nd);
 	if (args)
-		span_args(p, args);
+		args(p, ev);
 	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
@@ -459,7 +458,8 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 	case SP_MARK:
 		need_name(p, &nd, s->name.sid, 0, s->name.s, s->name.len);
 		uint64_t uuid = use_track(p, ev->track, 0);
-		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), s->ts, uuid, &nd, s);
+		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), s->ts, uuid, &nd, ev,
+		        span_event_args);
 		break;
 	case SP_STEP: {
 		char name[48];
@@ -472,23 +472,11 @@ static void span_event(struct pft *p, const struct m_event *ev, unsigned lane)
 		nd.cat = C_CUPTRACE;
 		need_name(p, &nd, CT_SREF_INLINE, 0, s->id ? "capture on" : "capture off",
 		          s->id ? 10 : 11);
-		instant(p, CLOCK_BOOTTIME, s->ts, proc_uuid(p->t->pid), &nd, NULL);
+		instant(p, CLOCK_BOOTTIME, s->ts, proc_uuid(p->t->pid), &nd, NULL, NULL);
 		break;
 	default:
 		break;
 	}
-}
-
-static void hang(struct pft *p, const struct m_event *ev)
-{
-	struct need nd = {.cat = C_NCCL};
-	need_name(p, &nd, CT_SREF_INLINE, 0, "hang_suspected", 14);
-	uint64_t uuid = use_track(p, ev->track, 0);
-	unsigned clock = use_clock(p, &ptrack(p, ev->track)->clock);
-	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), &nd, &pkt);
-	event_head(p, TYPE_INSTANT, uuid, &nd);
-	hang_args(p, ev);
-	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }
 
 static void nccl_event(struct pft *p, const struct m_event *ev, unsigned lane)
@@ -500,7 +488,7 @@ static void nccl_event(struct pft *p, const struct m_event *ev, unsigned lane)
 	slice(p, ev, lane, &nd, nccl_args);
 }
 
-static void on_event(void *ctx, const struct m_event *ev)
+void pftrace_event(void *ctx, const struct m_event *ev)
 {
 	struct pft *p = ctx;
 	unsigned lane = 0;
@@ -564,7 +552,10 @@ static void on_event(void *ctx, const struct m_event *ev)
 		drops(p, ev);
 		break;
 	case MC_HANG: /* the watchdog's hang_suspected, an instant as in the JSON */
-		hang(p, ev);
+		nd.cat = C_NCCL;
+		need_name(p, &nd, CT_SREF_INLINE, 0, "hang_suspected", 14);
+		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), ev->ts,
+		        use_track(p, ev->track, 0), &nd, ev, hang_args);
 		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
@@ -576,45 +567,4 @@ static void on_event(void *ctx, const struct m_event *ev)
 		span_event(p, ev, lane);
 		break;
 	}
-}
-
-static void begin_file(void *ctx, struct tfile *t)
-{
-	(void)t;
-	seq_start(ctx);
-}
-
-static void end_file(void *ctx, struct tfile *t)
-{
-	(void)t;
-	close_open(ctx);
-}
-
-static const struct m_consumer pftrace_consumer = {begin_file, on_event, end_file};
-
-int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned share,
-                 unsigned nshares, int plain, _Atomic uint64_t *progress)
-{
-	struct pft p;
-	memset(&p, 0, sizeof p);
-	p.o = o, p.in = in, p.t = t, p.plain = plain;
-	p.seq = 2 + (uint32_t)t->index * (nshares ? nshares : 1) + share;
-	p.next_iid = 1;
-	struct m_share sh = {share, nshares, progress};
-	int rc = model_file(t, &pftrace_consumer, &p, &sh);
-	close_open(&p);
-	pack_chunk(&p, 0); /* this share's last packets */
-	pack_free(&p);
-	if (rc && share == 0)
-		fprintf(stderr, "cuptrace: %s\n", t->f.err);
-	hmap_free(&p.by_sid);
-	hmap_free(&p.by_text);
-	free(p.tr);
-	return rc;
-}
-
-void pftrace_head(struct out *o, struct inputs *in)
-{
-	for (size_t i = 0; i < in->n; i++)
-		process_descriptor(o, 1, 0, in->v[i].pid, in->v[i].label, (int64_t)in->v[i].index * 16);
 }

@@ -159,6 +159,11 @@ unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e);
 #define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
 #define PF_ZSTD_LEVEL (-5) /* zstd --fast=5: measured, bench/RESULTS.md */
 void pack_chunk(struct pft *p, size_t threshold);
+
+/* pftrace.c, for pftrace_file.c: one event of the model into the share's
+ * sequence (the consumer's event); the slice still open written out. */
+void pftrace_event(void *ctx, const struct m_event *ev);
+void close_open(struct pft *p);
 void pack_free(struct pft *p);
 
 /* pftrace_args.c: the args of each kind of slice, as debug annotations
