@@ -25,5 +25,9 @@ int cmd_usage(int c, void (*help)(FILE *));
 /* --align ARG of command cmd into *align; -1 (said on stderr) when ARG is
  * neither none nor collectives. */
 int cmd_align(const char *cmd, const char *arg, int *align);
+/* --steps ARG (A-B or A) of command cmd into opts; -1 (said on stderr)
+ * when it is not that. */
+struct stats_opts;
+int cmd_steps(const char *cmd, const char *arg, struct stats_opts *opts);
 
 #endif

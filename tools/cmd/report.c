@@ -256,11 +256,8 @@ int cmd_report(int argc, char **argv)
 				return 2;
 		} else if (c == 's') {
 			steps_arg = optarg;
-			if (stats_parse_steps(&opts, optarg)) {
-				fprintf(stderr, "cuptrace report: --steps %s: expected A-B or A (step numbers)\n",
-					optarg);
+			if (cmd_steps("report", optarg, &opts))
 				return 2;
-			}
 		} else
 			return cmd_usage(c, help);
 	}

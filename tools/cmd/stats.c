@@ -173,11 +173,8 @@ int cmd_stats(int argc, char **argv)
 		}
 		else if (c == 's') {
 			steps_arg = optarg;
-			if (stats_parse_steps(&run.opts, optarg)) {
-				fprintf(stderr, "cuptrace stats: --steps %s: expected A-B or A (step numbers)\n",
-					optarg);
+			if (cmd_steps("stats", optarg, &run.opts))
 				return 2;
-			}
 		}
 		else if (c == 'f') {
 			if (!strcmp(optarg, "table"))

@@ -1,6 +1,7 @@
 /* The usage tail shared by every command (cmd.h). */
 #include "cmd/cmd.h"
 #include "model/clocks.h"
+#include "report/collect.h"
 
 int cmd_usage(int c, void (*help)(FILE *))
 {
@@ -13,5 +14,13 @@ int cmd_align(const char *cmd, const char *arg, int *align)
 	if (!clocks_parse(arg, align))
 		return 0;
 	fprintf(stderr, "cuptrace %s: --align %s: expected none or collectives\n", cmd, arg);
+	return -1;
+}
+
+int cmd_steps(const char *cmd, const char *arg, struct stats_opts *opts)
+{
+	if (!stats_parse_steps(opts, arg))
+		return 0;
+	fprintf(stderr, "cuptrace %s: --steps %s: expected A-B or A (step numbers)\n", cmd, arg);
 	return -1;
 }
