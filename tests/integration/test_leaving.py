@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import (PROGS, PYTHON, ROOT, SAN, convert, ctr_files, launcher_env, run, tool,
+from conftest import (ASAN_FORK, PROGS, PYTHON, ROOT, SAN, convert, ctr_files, launcher_env, run, tool,
                       traced_env)
 
 
@@ -32,8 +32,10 @@ def test_leaving_without_exit_keeps_everything(tmp_path, mode, ms, ended, rc):
     assert i == {"status": "clean", "ended": ended, "dropped": 0, "push": 1000}, i
 
 
-def test_exit_is_recorded_as_exit(tmp_path):
-    p = run([PROGS / "forker"], env=traced_env(tmp_path / "o"), timeout=30)
+@pytest.mark.parametrize("prog", [pytest.param(["forker"], marks=ASAN_FORK),
+                                  ["nvtx_threads", 2, 10, 1]])
+def test_exit_is_recorded_as_exit(tmp_path, prog):
+    p = run([PROGS / prog[0], *prog[1:]], env=traced_env(tmp_path / "o"), timeout=30)
     assert p.returncode == 0, p.stderr
     for f in ctr_files(tmp_path / "o"):
         assert info(f)["ended"] == "exit"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import (PROGS, SAN, convert, ctr_files, ranges_by_tid, read_truth, tool, traced_env,
+from conftest import (ASAN_FORK, PROGS, SAN, convert, ctr_files, ranges_by_tid, read_truth, tool, traced_env,
                       trace_ns_to_mono)
 
 
@@ -98,15 +98,6 @@ def test_sigkill_loses_at_most_the_last_second(tmp_path):
     # Everything the program finished more than a second before is there.
     old = [t for t in read_truth(truth) if t["end"] < killed_at - 1.0e9]
     assert len(its) >= len(old)
-
-
-# GCC 12's ASan allocator is not fork-safe (glibc's malloc is): a child
-# forked while another thread of the parent (our writer) is inside the
-# allocator inherits its lock held and deadlocks at its first allocation.
-# Seen with gdb in 1 of a few dozen runs: the child's writer thread blocked
-# in SizeClassAllocator64::GetFromAllocator, its main thread joining it.
-ASAN_FORK = pytest.mark.skipif("address" in SAN, reason="ASan's allocator deadlocks a forked "
-                               "child when another thread held its lock at fork (not glibc's)")
 
 
 @pytest.mark.parametrize("mode", [pytest.param("fork", marks=ASAN_FORK), "exec"])
