@@ -483,6 +483,17 @@ def test_watchdog_flushes_and_says_so_once(job):
     assert sorted((i["args"]["operation"], i["args"]["seq"], i["args"]["comm"])
                   for i in d["instants"] if i["name"] == "hang_suspected") == \
         sorted((h["func"], h["seq"], f"0x{WORLD_HASH:x}") for h in hung.values())
+    # the SQLite export has them as rows, read back by the sqlite3 program
+    db = j.d / "t.sqlite"
+    p = tool("export", "-o", str(db), *map(str, files.values()))
+    assert p.returncode == 0, p.stderr
+    q = subprocess.run(["sqlite3", "-separator", "|", str(db),
+                        "SELECT h.rank, s.value, h.seq, printf('0x%x', h.commHash), h.commName, "
+                        "h.inFlight >= 1000000000, h.start > 0 FROM CUPTRACE_HANG_SUSPECTED h "
+                        "JOIN StringIds s ON s.id = h.nameId ORDER BY h.rank"],
+                       capture_output=True, text=True, check=True)
+    assert q.stdout.splitlines() == [f"{r}|{h['func']}|{h['seq']}|0x{WORLD_HASH:x}|world|1|1"
+                                     for r, h in sorted(hung.items())]
     # what the watchdog wrote is enough for the diagnosis
     verdict, colls, ranks, _ = hang_tables(files.values())
     check_tables(j, colls, ranks)

@@ -32,6 +32,7 @@ static const char *const table_name[T_N] = {
 	"CUPTRACE_RANKS",
 	"CUPTRACE_STEPS",
 	"CUPTRACE_NCCL_OPERATIONS",
+	"CUPTRACE_HANG_SUSPECTED",
 };
 
 #define GPU_COMMON                                                                                 \
@@ -101,6 +102,10 @@ static const char *const table_cols[T_N] = {
 	"gpuStart INTEGER, gpuEnd INTEGER, gpuChannels INTEGER, groupId INTEGER, groupStart INTEGER, "
 	"groupEnd INTEGER, groupSize INTEGER, groupDepth INTEGER, step INTEGER, deviceId INTEGER, "
 	"kernelCorrelationId INTEGER, kernelStart INTEGER, kernelEnd INTEGER, kernelStreamId INTEGER",
+	/* CUPTRACE_HANG_SUSPECTED */
+	"start INTEGER NOT NULL, globalPid INTEGER NOT NULL, rank INTEGER, "
+	"nameId INTEGER NOT NULL REFERENCES StringIds(id), commHash INTEGER, commName TEXT, "
+	"seq INTEGER, inFlight INTEGER NOT NULL",
 };
 
 const char *sdb_table_name(enum sdb_table t)

@@ -27,6 +27,7 @@ enum sdb_table {
 	T_RANKS,
 	T_STEPS,
 	T_NCCL,
+	T_HANG,
 	T_N
 };
 
