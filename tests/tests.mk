@@ -15,12 +15,12 @@ PROGS := $(patsubst tests/progs/%.c,build/tests/progs/%,$(PROG_SRC))
 # Programs that link the library directly (control API from C).
 LINKS_LIB := build/tests/progs/control_api
 
-build/tests/progs/%: tests/progs/%.c tests/progs/truth.h
+build/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -ldl -lm
 
-$(LINKS_LIB): build/tests/progs/%: tests/progs/%.c tests/progs/truth.h $(LIB)
+$(LINKS_LIB): build/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -Lbuild/lib -lcuptrace -Wl,-rpath,'$$ORIGIN/../../lib' -ldl -lm

@@ -28,7 +28,7 @@ $(SIM_OUT)/%: $(SIM_DIR)/%.c $(SIM_LIB) tests/progs/truth.h
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -L$(SIM_OUT) -lcupti_sim -Wl,-rpath,'$$ORIGIN' -ldl -lm
 
 # The NCCL harness launching its kernels on the simulated GPU.
-$(SIM_OUT)/nccl_harness_sim: tests/progs/nccl_harness.c $(SIM_LIB) tests/progs/truth.h
+$(SIM_OUT)/nccl_harness_sim: tests/progs/nccl_harness.c $(SIM_LIB) $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(TEST_CFLAGS) -DHARNESS_SIM $< -o $@ -L$(SIM_OUT) -lcupti_sim -Wl,-rpath,'$$ORIGIN' -ldl -lm
