@@ -10,7 +10,8 @@
  *           the default action
  *   exec    (execve and its siblings) the writer's footer, fsync; then exec
  *   _exit   (_exit, _Exit) the writer's footer, fsync, close; then _exit
- *   exit    the writer's last block and footer
+ *   exit    the writer's last block and footer, with the status where
+ *           exit() or main's return gave it
  * and the environment that makes one LD_PRELOAD enough
  * (NVTX_INJECTION64_PATH and the others point back here). */
 #include "lifecycle.h"
@@ -187,7 +188,7 @@ static struct {
 	execv_fn execv, execvp;
 	fexecve_fn fexecve;
 	execveat_fn execveat;
-	exit_fn exit_now, exit_now2;
+	exit_fn exit_now, exit_now2, exit;
 } real;
 
 static void *next_sym(const char *name)
@@ -205,6 +206,7 @@ static void resolve_real(void)
 	real.execveat = (execveat_fn)next_sym("execveat");
 	real.exit_now = (exit_fn)next_sym("_exit");
 	real.exit_now2 = (exit_fn)next_sym("_Exit");
+	real.exit = (exit_fn)next_sym("exit");
 }
 
 /* Only the process that owns the writer flushes: not a vfork child, which
@@ -321,6 +323,51 @@ CT_API void _Exit(int status)
 	leave_now(real.exit_now2, status);
 }
 
+/* ---- exit and main's return: the status for the footer. Interposed where
+ * the library is preloaded (a program's own call to exit, and main through
+ * __libc_start_main); elsewhere, and for exits inside libc, the footer
+ * says exit with the status unknown. Only the status is noted here: the
+ * writer finishes in the destructor, after the program's exit handlers. */
+static _Atomic uint32_t exit_detail;
+
+static void note_status(int status)
+{
+	atomic_store(&exit_detail, CT_EXIT_STATUS_KNOWN | ((uint32_t)status & 0xff));
+}
+
+CT_API _Noreturn void exit(int status)
+{
+	note_status(status);
+	exit_fn fn = real.exit ? real.exit : (exit_fn)next_sym("exit"); /* before our start */
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+typedef int (*main_fn)(int, char **, char **);
+typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
+                             void (*)(void), void *);
+static main_fn program_main;
+
+static int main_noted(int argc, char **argv, char **envp)
+{
+	int r = program_main(argc, argv, envp);
+	note_status(r);
+	return r;
+}
+
+CT_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                             void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	start_main_fn real_start = (start_main_fn)next_sym("__libc_start_main");
+	if (!real_start) /* not glibc's loader: nothing can start the program */
+		for (;;)
+			syscall(SYS_exit_group, 127);
+	program_main = main;
+	return real_start(main_noted, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
 static void start_once(void)
 {
 	resolve_real();
@@ -380,5 +427,5 @@ __attribute__((constructor)) static void on_load(void)
 __attribute__((destructor)) static void on_unload(void)
 {
 	if (started && ct.active)
-		ct_writer_finish();
+		ct_writer_finish(atomic_load(&exit_detail));
 }

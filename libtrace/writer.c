@@ -439,7 +439,7 @@ out:
 	pthread_mutex_unlock(&writer_st.start_lock);
 }
 
-void ct_writer_finish(void)
+void ct_writer_finish(uint32_t detail)
 {
 	pthread_mutex_lock(&writer_st.start_lock);
 	int started = atomic_load(&writer_st.started);
@@ -447,7 +447,7 @@ void ct_writer_finish(void)
 	pthread_mutex_unlock(&writer_st.start_lock);
 	if (!started || pthread_equal(pthread_self(), writer_st.th))
 		return;
-	atomic_store(&writer_st.ending, (uint64_t)CT_END_EXIT << 32);
+	atomic_store(&writer_st.ending, (uint64_t)CT_END_EXIT << 32 | detail);
 	atomic_store(&writer_st.stop, 1);
 	sem_post(&writer_st.wake);
 	pthread_join(writer_st.th, NULL);

@@ -12,7 +12,9 @@ extern void (*_Atomic ct_writer_tick_hook)(uint64_t now);
 /* Starts the writer thread if it is not running (first event). */
 void ct_writer_ensure(void);
 /* Normal exit: final drain, footer, close. Joins the writer thread. */
-void ct_writer_finish(void);
+/* The footer's end: exit, detail CT_EXIT_STATUS_KNOWN | status when the
+ * library saw it (format.h), else 0. */
+void ct_writer_finish(uint32_t detail);
 /* What ct_writer_flush asks for; each kind does what the ones before it do. */
 enum {
 	CT_FLUSH_BLOCK = 1,  /* everything recorded so far into a block */

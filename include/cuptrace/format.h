@@ -188,10 +188,12 @@ enum ct_ftag {
 /* How the process ended, as the footer's CT_FT_END records it. */
 enum ct_end {
 	CT_END_UNKNOWN = 0,
-	CT_END_EXIT = 1,     /* exit() or a return from main; detail 0 */
+	CT_END_EXIT = 1,     /* exit() or a return from main; detail: CT_EXIT_STATUS_KNOWN |
+	                        status where the library saw it (format 1.2), else 0 */
 	CT_END_EXIT_NOW = 2, /* _exit() or _Exit(); detail: the status */
 	CT_END_EXEC = 3,     /* execve() or a sibling; detail 0 */
 	CT_END_SIGNAL = 4,   /* killed by a signal; detail: its number */
 };
+#define CT_EXIT_STATUS_KNOWN 0x100u
 
 #endif

@@ -23,7 +23,8 @@ def info(path):
 
 @pytest.mark.parametrize("mode,ms,ended,rc", [
     ("exec", 0, "exec", 0), ("exec", 800, "exec", 0),
-    ("_exit", 0, "_exit(5)", 5), ("_Exit", 0, "_exit(6)", 6), ("child", 0, "_exit(0)", 0)])
+    ("_exit", 0, "_exit(5)", 5), ("_Exit", 0, "_exit(6)", 6), ("child", 0, "_exit(0)", 0),
+    ("exit", 0, "exit(7)", 7), ("return", 0, "exit(3)", 3)])
 def test_leaving_without_exit_keeps_everything(tmp_path, mode, ms, ended, rc):
     p = run([PROGS / "leave", mode, 1000, ms], env=traced_env(tmp_path / "o"), timeout=30)
     assert p.returncode == rc and p.stderr == "", p.stderr
@@ -38,7 +39,7 @@ def test_exit_is_recorded_as_exit(tmp_path, prog):
     p = run([PROGS / prog[0], *prog[1:]], env=traced_env(tmp_path / "o"), timeout=30)
     assert p.returncode == 0, p.stderr
     for f in ctr_files(tmp_path / "o"):
-        assert info(f)["ended"] == "exit"
+        assert info(f)["ended"] == "exit(0)"
 
 
 def test_python_multiprocessing_child_keeps_its_events(tmp_path):

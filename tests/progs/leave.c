@@ -1,9 +1,11 @@
-/* Ways of leaving without exit(): the file must still end with a footer
+/* Ways of leaving without exit() (and with it): the file must still end with a footer
  * that says how the process ended.
  * usage: leave MODE N [MS]   N ranges named "before", then MODE:
  *   exec     sleeps MS ms, then execl("/bin/true")
  *   _exit    _exit(5)
  *   _Exit    _Exit(6)
+ *   exit     exit(7): the status is in the footer too
+ *   return   returns 3 from main
  *   child    a forked child records the N ranges and leaves by _exit(0)
  *            (as every Python multiprocessing child does); the parent
  *            records nothing and exits 0
@@ -53,5 +55,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "_Exit"))
 		_Exit(6);
+	if (!strcmp(mode, "exit"))
+		exit(7);
+	if (!strcmp(mode, "return"))
+		return 3;
 	_exit(5);
 }

@@ -93,7 +93,7 @@ int main(void)
 	ct_file_close(&f);
 
 	/* Normal exit: a last footer that says so. */
-	ct_writer_finish();
+	ct_writer_finish(0);
 	CHECK_EQ(ct_file_open(&f, path), 0);
 	while (ct_file_next(&f, &ev) == 1)
 		;

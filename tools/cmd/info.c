@@ -45,8 +45,11 @@ static void print_ending(const struct ct_file *f)
 {
 	uint64_t d = f->end_detail;
 	switch (f->end_how) {
-	case CT_END_EXIT:
-		printf("ended:       exit\n");
+	case CT_END_EXIT: /* the status where the library saw it (format 1.2) */
+		if (d & CT_EXIT_STATUS_KNOWN)
+			printf("ended:       exit(%llu)\n", (unsigned long long)(d & 0xff));
+		else
+			printf("ended:       exit\n");
 		break;
 	case CT_END_EXIT_NOW:
 		printf("ended:       _exit(%llu)\n", (unsigned long long)d);
