@@ -56,6 +56,19 @@ static __thread int in_handler __attribute__((tls_model("initial-exec")));
 
 /* How long a handler waits for the writer. */
 #define SIGNAL_FLUSH_MS 3000
+/* ... and before that, for sources that hold records (ct_leaving_hook):
+ * short, so that the writer's flush still fits into the second Open MPI
+ * allows between SIGTERM and SIGKILL. */
+#define SOURCES_FLUSH_MS 300
+
+void (*_Atomic ct_leaving_hook)(int timeout_ms);
+
+static void flush_sources(void)
+{
+	void (*hook)(int) = atomic_load(&ct_leaving_hook);
+	if (hook)
+		hook(SOURCES_FLUSH_MS);
+}
 
 static void handler(int sig, siginfo_t *info, void *uc)
 {
@@ -65,6 +78,8 @@ static void handler(int sig, siginfo_t *info, void *uc)
 	/* In a vfork child (the parent's memory): not ours to flush. */
 	if (!in_handler && syscall(SYS_getpid) == ct.pid) {
 		in_handler = 1;
+		if (dies)
+			flush_sources();
 		ct_writer_flush(dies ? CT_FLUSH_FOOTER : CT_FLUSH_BLOCK, CT_END_SIGNAL,
 				(uint32_t)sig, SIGNAL_FLUSH_MS);
 		in_handler = 0;
@@ -135,6 +150,12 @@ static void on_thread_registered(void)
 	 * at start-up (Python installs KeyboardInterrupt only over SIG_DFL)
 	 * must find them as it left them. */
 	pthread_once(&sig_once, install_all);
+}
+
+void ct_source_started(void)
+{
+	if (started && ct.active)
+		on_thread_registered();
 }
 
 /* Signals stay blocked from prepare to parent/child: a handler that ran in
@@ -220,8 +241,10 @@ static void before_exec(void)
 {
 	/* The file stays open (O_CLOEXEC closes it): a failed exec goes on
 	 * recording into it, and a later footer says how it ended after all. */
-	if (owns_writer())
+	if (owns_writer()) {
+		flush_sources();
 		ct_writer_flush(CT_FLUSH_SYNC, CT_END_EXEC, 0, LEAVE_FLUSH_MS);
+	}
 }
 
 #define CALL_REAL(fn, ...)                                                                         \
@@ -304,9 +327,11 @@ CT_API int execle(const char *path, const char *arg, ...)
 
 static _Noreturn void leave_now(exit_fn fn, int status)
 {
-	if (owns_writer())
+	if (owns_writer()) {
+		flush_sources();
 		ct_writer_flush(CT_FLUSH_CLOSE, CT_END_EXIT_NOW, (uint32_t)status & 0xff,
 				LEAVE_FLUSH_MS);
+	}
 	if (fn)
 		fn(status);
 	for (;;)

@@ -10,4 +10,16 @@
  * writer. Safe from any thread; only the first call does work. */
 void ct_start(void);
 
+/* Set by a source that holds records outside the rings (CUPTI keeps
+ * completed GPU records in its buffers until a flush): called when the
+ * process is about to leave (a signal that ends it, _exit, exec), before
+ * the writer's last flush, to move them into the rings. It may wait at most
+ * timeout_ms and must be async-signal-safe (the caller may be a handler). */
+extern void (*_Atomic ct_leaving_hook)(int timeout_ms);
+
+/* Called by such a source once it is set up: the writer and the signal
+ * handlers start now, as at a thread's first event, so that a signal that
+ * comes before its first records still finds what it holds. */
+void ct_source_started(void);
+
 #endif

@@ -47,6 +47,10 @@ static struct {
 	int flusher_started;
 	sem_t wake;
 	_Atomic int stop, force, cleaned;
+	/* flushes asked for before the process leaves (leaving) and the last
+	 * one done: a flush that read asked == n before calling CUPTI covers
+	 * every request up to n */
+	_Atomic uint64_t asked, done;
 } cupti_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* optional: a kind that only adds detail (which cudaEventRecord an event
@@ -203,10 +207,31 @@ static void *flusher_main(void *arg)
 		}
 		if (atomic_load(&cupti_st.stop))
 			break;
+		uint64_t asked = atomic_load(&cupti_st.asked);
 		int forced = atomic_exchange(&cupti_st.force, 0);
 		CALL(flush_all, forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+		atomic_store(&cupti_st.done, asked);
 	}
 	return NULL;
+}
+
+/* ct_leaving_hook: the process is about to leave (a signal, _exit, exec)
+ * with up to a flush period of completed records in CUPTI's buffers. CUPTI
+ * may not be called from a signal handler, nor from inside a CUDA call the
+ * handler interrupted, so the flush thread does it; this only asks and
+ * waits, with async-signal-safe calls, at most timeout_ms (CUPTI may be
+ * held by the very thread the signal interrupted). */
+static void flush_before_leaving(int timeout_ms)
+{
+	if (!cupti_st.flusher_started || ct.pid != ct_cupti_pid || !atomic_load(&ct_cupti_on))
+		return;
+	uint64_t want = atomic_fetch_add(&cupti_st.asked, 1) + 1;
+	atomic_store(&cupti_st.force, 1);
+	sem_post(&cupti_st.wake);
+	for (int ms = 0; atomic_load(&cupti_st.done) < want && ms < timeout_ms; ms++) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 static void stop_flusher(void)
@@ -366,6 +391,8 @@ static int setup(void)
 		ct_warn("cannot start the CUPTI flush thread; GPU events are written at exit only");
 	} else {
 		cupti_st.flusher_started = 1;
+		atomic_store(&ct_leaving_hook, flush_before_leaving);
+		ct_source_started();
 	}
 	atexit(at_exit);
 	return 0;

@@ -7,6 +7,8 @@
  *                           noisy calls; ends with cudaDeviceReset
  *   sim_train small         a few calls of each kind (failure injection)
  *   sim_train burst N       N launches without a pause (buffer pressure)
+ *   sim_train term N        N launches, synchronised; prints "ready" and waits
+ *                           for a signal (what CUPTI holds must reach the file)
  *   sim_train window        launches outside and inside cudaProfilerStart/Stop
  *   sim_train fork          a child forked after CUDA started exits normally
  *   sim_train known N       N steps whose GPU timings are known by construction
@@ -341,7 +343,13 @@ int main(int argc, char **argv)
 		small();
 	else if (!strcmp(mode, "burst"))
 		burst(argc > 2 ? atoi(argv[2]) : 10000);
-	else if (!strcmp(mode, "window"))
+	else if (!strcmp(mode, "term")) {
+		burst(argc > 2 ? atoi(argv[2]) : 100);
+		printf("ready\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	} else if (!strcmp(mode, "window"))
 		window();
 	else if (!strcmp(mode, "fork"))
 		forked();
@@ -350,7 +358,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "events"))
 		events(argc > 2 ? atoi(argv[2]) : 4);
 	else {
-		fprintf(stderr, "usage: sim_train train|small|burst|window|fork|known|events [N]\n");
+		fprintf(stderr, "usage: sim_train train|small|burst|term|window|fork|known|events [N]\n");
 		return 2;
 	}
 	printf("sim_train %s done\n", mode);

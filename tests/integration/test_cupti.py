@@ -4,6 +4,7 @@ library's CUPTI code runs unmodified, and the converted trace is compared
 event by event with what the simulator produced (its truth log)."""
 import json
 import re
+import signal
 import subprocess
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -307,6 +308,30 @@ def test_capture_window_from_cuda_profiler_api(tmp_path):
     # flushed when capture stopped, not at exit
     after = [t for t in read_truth(tmp_path / "nvtx.jsonl") if t["kind"] == "after_stop"]
     assert after == [{"kind": "after_stop", "pending": 0}]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_right_after_the_gpu_work_keeps_it(tmp_path, sig):
+    """Killed before the periodic CUPTI flush (every 500 ms): the records
+    CUPTI still holds reach the file (the handler has the flush thread
+    flush CUPTI first), and a GPU-only program has its handlers from the
+    moment CUPTI is set up, before any record."""
+    env = sim_env(tmp_path / "o", tmp_path)
+    p = subprocess.Popen([SIM_TRAIN, "term", "300"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n"
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+    assert p.returncode == -sig and err == "", err
+    [f] = ctr_files(tmp_path / "o")
+    out = tool("info", f).stdout
+    assert re.search(r"status:\s+clean", out) and f"ended:       signal {int(sig)} " in out, out
+    sim = [t for t in read_truth(tmp_path / "sim.jsonl") if t["k"] == "kernel"]
+    assert len(sim) == 300
+    assert int(re.search(r"kernel\s+(\d+)", out).group(1)) == 300, out
 
 
 def test_forked_child_never_touches_cupti(tmp_path):
