@@ -16,67 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* ---- names */
-
-void sqlite_short_name(const char *s, size_t n, size_t *off, size_t *len)
-{
-	static const char anon[] = "(anonymous namespace)";
-	size_t end = n;
-	int angle = 0;
-	/* the parameter list: the first '(' outside template arguments that
-	 * does not open "(anonymous namespace)" */
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '<')
-			angle++;
-		else if (s[i] == '>' && angle > 0)
-			angle--;
-		else if (s[i] == '(' && !angle) {
-			if (n - i >= sizeof anon - 1 && !memcmp(s + i, anon, sizeof anon - 1)) {
-				i += sizeof anon - 2;
-				continue;
-			}
-			end = i;
-			break;
-		}
-	}
-	if (end == 0) {
-		*off = 0, *len = n;
-		return;
-	}
-	/* its template arguments */
-	size_t e = end;
-	while (e > 0 && s[e - 1] == ' ')
-		e--;
-	if (e > 0 && s[e - 1] == '>') {
-		int d = 0;
-		while (e > 0) {
-			e--;
-			if (s[e] == '>')
-				d++;
-			else if (s[e] == '<' && --d == 0)
-				break;
-		}
-	}
-	/* its scopes and return type */
-	size_t b = e;
-	angle = 0;
-	while (b > 0) {
-		char c = s[b - 1];
-		if (c == '>')
-			angle++;
-		else if (c == '<')
-			angle--;
-		else if (!angle && (c == ' ' || c == ':' || c == '*' || c == '&'))
-			break;
-		b--;
-	}
-	if (e <= b) {
-		*off = 0, *len = n;
-		return;
-	}
-	*off = b, *len = e - b;
-}
-
 /* ---- the consumer */
 
 static void thread_row(struct sq *q, const struct m_track *tr)
