@@ -22,9 +22,9 @@ echo
 # profiler-plugin ABI), rank 2 late at every 10th collective.
 job="$out/job"
 echo "== 4 ranks of build/tests/cupti_sim/nccl_harness_sim (CUPTI simulator), rank 2 late"
-t0=$(( $(date +%s%N) + 1500000000 ))
+t0=$(( $(date +%s%N) + 500000000 ))
 for r in 0 1 2 3; do
-	CUPTRACE_STEP_RANGE=step RANK=$r WORLD_SIZE=4 HARNESS_PACE_US=6000 HARNESS_T0=$t0 \
+	CUPTRACE_STEP_RANGE=step RANK=$r WORLD_SIZE=4 HARNESS_PACE_US=6000 HARNESS_T0=$t0 HARNESS_GEMM_US=40000 \
 		HARNESS_LATE=2:4000:10 HARNESS_STEP_LATE=1:3000 \
 		build/bin/cuptrace run -o "$job/rank%r.ctr" -t cuda,nvtx,nccl -- \
 		build/tests/cupti_sim/nccl_harness_sim 12 >/dev/null &

@@ -44,7 +44,9 @@
  * a simulated GPU (one stream per communicator, mangled NCCL kernel names),
  * each iteration launches two compute kernels, records a CUDA event that
  * the communication stream waits for and ends with a stream sync, inside an
- * NVTX range "step" (so CUPTRACE_STEP_RANGE=step marks steps). */
+ * NVTX range "step" (so CUPTRACE_STEP_RANGE=step marks steps); the first
+ * compute kernel runs HARNESS_GEMM_US us (default 30; the demo makes its
+ * GPUs busy with it). */
 #include "hang.h"
 #include "nccl_plugin.h"
 #include "pace.h"
@@ -598,11 +600,13 @@ int main(int argc, char **argv)
 #ifdef HARNESS_SIM
 	sim_init(1);
 	sim_compute = sim_stream_create(0);
+	uint64_t gemm_ns = (uint64_t)env_int("HARNESS_GEMM_US", "HARNESS_GEMM_US", 30) * 1000;
 	sim_stream[0] = sim_stream_create(0);
 	sim_stream[1] = sim_stream_create(0);
 #endif
 	pace_init(world_rank);
 	hang_init(plugin_lib);
+	pace_start();
 	for (int it = 0; it < iters; it++) {
 		if (use_steps && step) {
 			mark_step(step, it);
@@ -612,7 +616,7 @@ int main(int argc, char **argv)
 		nvtxRangePushA("step");
 		nvtxRangePushA("forward");
 		sim_launch(sim_compute, "_Z4gemmPKfS0_Pfi", (struct sim_dim){64, 1, 1},
-		           (struct sim_dim){256, 1, 1}, 64, 0, 0, 30000);
+		           (struct sim_dim){256, 1, 1}, 64, 0, 0, gemm_ns);
 		sim_launch(sim_compute, "_Z7softmaxPKfPfi", (struct sim_dim){32, 1, 1},
 		           (struct sim_dim){128, 1, 1}, 32, 0, 0, 8000);
 		nvtxRangePop();
