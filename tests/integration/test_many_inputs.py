@@ -69,7 +69,7 @@ def test_unusable_files_are_skipped_with_a_warning(small, tmp_path, cmd):
     if cmd == "convert":
         assert n_slices(load_json(out)) > 0 and "wrote" in p.stderr
     elif cmd == "stats":
-        assert nvtx_counts(p.stdout)["train_step"] == 3
+        assert nvtx_counts(p.stdout)[":train_step"] == 3
     elif cmd == "info":
         assert "rank0.ctr" in p.stdout and "status:      clean" in p.stdout
     else:
@@ -166,7 +166,7 @@ def test_other_ranks_are_not_duplicates(small, tmp_path):
     files = rank_files(small, tmp_path / "job", 3)
     p = tool("stats", "--report", "nvtx_sum", "--format", "json", tmp_path / "job")
     assert p.returncode == 0 and "duplicate" not in p.stderr, p.stderr
-    assert nvtx_counts(p.stdout)["train_step"] == 3 * len(files)
+    assert nvtx_counts(p.stdout)[":train_step"] == 3 * len(files)
 
 
 # ---- item 13: thousands of ranks, a bounded number of open files

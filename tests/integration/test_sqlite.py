@@ -222,7 +222,7 @@ def test_nvtx_ranges_by_text(nvtx_trace, train):
     for files, db in (nvtx_trace, train[:2]):
         # the domain's name comes from its NvtxDomainCreate row
         got = {(r[0], r[1]): r[2:] for r in db.execute(
-            "SELECT coalesce(d.text || ':', '') || coalesce(n.text, s.value), "
+            "SELECT coalesce(d.text, '') || ':' || coalesce(n.text, s.value), "
             "CASE n.eventType WHEN 59 THEN 'PushPop' ELSE 'StartEnd' END, count(*), "
             "sum(n.end - n.start) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
             "LEFT JOIN NVTX_EVENTS d ON d.eventType = 75 AND d.domainId = n.domainId "

@@ -57,8 +57,8 @@ def test_steps_window_the_nvtx_gpu_and_api_reports(stepped, lo, hi):
     want_steps = [e for e in ev if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")
                   and inside(e)]
     assert nv["ProfilerStep"]["Instances"] == len(want_steps) == min(hi, 11) - lo + 1
-    names = {f"step {s - 1}" for s in range(lo, min(hi, 12) + 1)}
-    assert {k for k in nv if k.startswith("step ")} == names
+    names = {f":step {s - 1}" for s in range(lo, min(hi, 12) + 1)}
+    assert {k for k in nv if k.startswith(":step ")} == names
     # Kernels: instances and total time per name, from the trace.
     want = {}
     for e in ev:

@@ -18,13 +18,13 @@ static void *begin(const struct stats_opts *opts)
 	return st;
 }
 
-static void range_label(const struct span *s, char *buf, size_t len)
+/* A range's name as nsys's NVTX reports write it: "domain:name", the
+ * default domain empty (":step"), so that scripts written against
+ * `nsys stats` find the same names. */
+void nvtx_range_label(const struct span *s, char *buf, size_t len)
 {
-	if (s->domain.len)
-		snprintf(buf, len, "%.*s:%.*s", (int)s->domain.len, s->domain.s, (int)s->name.len,
-			 s->name.s);
-	else
-		snprintf(buf, len, "%.*s", (int)s->name.len, s->name.s);
+	snprintf(buf, len, "%.*s:%.*s", (int)s->domain.len, s->domain.s ? s->domain.s : "",
+	         (int)s->name.len, s->name.s ? s->name.s : "");
 }
 
 static void event(void *p, struct tfile *t, const struct m_event *ev)
@@ -42,7 +42,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	if (s->kind == SP_STEP)
 		snprintf(key, sizeof key, "ProfilerStep");
 	else
-		range_label(s, key, sizeof key);
+		nvtx_range_label(s, key, sizeof key);
 	dur_add(p, key, style, s->end - s->ts);
 }
 

@@ -49,7 +49,9 @@ static void event(void *ctx, struct tfile *t, const struct m_event *ev)
 	if (ev->annot.part + 1 < ev->annot.nparts)
 		return;
 	const struct span *s = ev->span;
-	struct pr *a = named_get(&p->by, s->name.s, s->name.len);
+	char label[512];
+	nvtx_range_label(s, label, sizeof label);
+	struct pr *a = named_get(&p->by, label, strlen(label));
 	uint64_t d = p->end - p->ts;
 	if (!a->n || d < a->min)
 		a->min = d;

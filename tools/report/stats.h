@@ -33,6 +33,8 @@ struct report {
 };
 
 extern const struct report report_nvtx_sum;
+/* "domain:name" of an NVTX range, as nsys's reports name it (nvtx.c). */
+void nvtx_range_label(const struct span *s, char *buf, size_t len);
 extern const struct report report_cuda_gpu_kern_sum, report_cuda_gpu_mem_time_sum,
 	report_cuda_api_sum;
 extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks;
