@@ -13,7 +13,7 @@ PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,build/tests/progs/%,$(PROG_SRC))
 
 # Programs that link the library directly (control API from C).
-LINKS_LIB := build/tests/progs/control_api
+LINKS_LIB := build/tests/progs/control_api build/tests/progs/rotate_threads
 
 build/tests/progs/%: tests/progs/%.c tests/progs/truth.h
 	@mkdir -p $(dir $@)
