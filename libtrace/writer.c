@@ -448,12 +448,14 @@ static void *writer_main(void *arg)
 		cycle();
 		if (writer_st.watch)
 			watch_pass();
-		if (req >= CT_FLUSH_FOOTER)
+		if (req >= CT_FLUSH_FOOTER) {
+			writer_st.rotated[0] = 0; /* the process leaves: no rotation */
 			write_footer(atomic_load(&writer_st.ending));
-		else if (req == CT_FLUSH_ROTATE)
+		} else if (req == CT_FLUSH_ROTATE) {
 			rotate();
-		else if (req || (writer_st.enc.len && now - writer_st.last_write >= FLUSH_NS))
+		} else if (req || (writer_st.enc.len && now - writer_st.last_write >= FLUSH_NS)) {
 			write_block();
+		}
 		if (req >= CT_FLUSH_SYNC)
 			sync_file();
 		if (req >= CT_FLUSH_CLOSE)

@@ -105,7 +105,8 @@ test-integration: all test-progs
 test: deps all test-progs test-unit test-integration test-fuzz test-fuzz-nccl
 
 test-tsan:
-	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit all build/tests/cupti_sim/sim_train
+	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit all build/tests/cupti_sim/sim_train \
+		build/tests/progs/rotate_threads
 	$(Q)sh tests/tsan_tools.sh
 
 test-san:

@@ -25,6 +25,7 @@ static void (*api_start)(void);
 static void (*api_stop)(void);
 static int (*api_enabled)(void);
 static const char *(*api_flush)(void);
+static const char *(*api_rotate)(void);
 
 /* Above this many names (names made per call, e.g. f"batch {i}"), new
  * names are not cached any more: memory stays bounded. */
@@ -376,19 +377,31 @@ CALL0(step)
 CALL0(start)
 CALL0(stop)
 
-static PyObject *mod_flush(PyObject *m, PyObject *unused)
+/* A call that waits for the writer and returns a path (or NULL). */
+static PyObject *path_call(const char *(*fn)(void))
 {
-	(void)m, (void)unused;
 	const char *path = NULL;
-	if (api_flush) {
+	if (fn) {
 		/* The writer may take a while: let other Python threads run. */
 		Py_BEGIN_ALLOW_THREADS
-		path = api_flush();
+		path = fn();
 		Py_END_ALLOW_THREADS
 	}
 	if (!path)
 		Py_RETURN_NONE;
 	return PyUnicode_DecodeFSDefault(path);
+}
+
+static PyObject *mod_flush(PyObject *m, PyObject *unused)
+{
+	(void)m, (void)unused;
+	return path_call(api_flush);
+}
+
+static PyObject *mod_rotate(PyObject *m, PyObject *unused)
+{
+	(void)m, (void)unused;
+	return path_call(api_rotate);
 }
 
 static PyObject *mod_enabled(PyObject *m, PyObject *unused)
@@ -423,6 +436,7 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	SYM(api_start, "cuptrace_start");
 	SYM(api_stop, "cuptrace_stop");
 	SYM(api_flush, "cuptrace_flush"); /* newer libraries only */
+	SYM(api_rotate, "cuptrace_rotate");
 #undef SYM
 	/* Tracing off (no library, bad settings, rank not selected): every
 	 * entry point stays one test of a NULL pointer. */
@@ -433,7 +447,7 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	api_push = on ? push : NULL;
 	if (!on)
 		api_mark = NULL, api_step = NULL, api_start = NULL, api_stop = NULL,
-		api_flush = NULL;
+		api_flush = NULL, api_rotate = NULL;
 	return PyBool_FromLong(on);
 }
 
@@ -460,7 +474,7 @@ static PyObject *mod_unbind(PyObject *m, PyObject *unused)
 	(void)m, (void)unused;
 	api_push = NULL, api_pop = NULL, api_enabled = NULL;
 	api_mark = NULL, api_step = NULL, api_start = NULL, api_stop = NULL;
-	api_flush = NULL;
+	api_flush = NULL, api_rotate = NULL;
 	Py_RETURN_NONE;
 }
 
@@ -477,6 +491,9 @@ static PyMethodDef mod_methods[] = {
     {"stop", mod_stop, METH_NOARGS, "stop(): closes the capture window."},
     {"flush", mod_flush, METH_NOARGS,
      "flush() -> path or None: everything recorded so far into the trace file, waited for."},
+    {"rotate", mod_rotate, METH_NOARGS,
+     "rotate() -> path or None: finishes the trace file (as at exit) and records on into a new "
+     "one; returns the finished file's path (None: nothing recorded since the last one)."},
     {"enabled", mod_enabled, METH_NOARGS, "enabled() -> bool: is this process tracing?"},
     {"_bind", mod_bind, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
