@@ -11,6 +11,8 @@ around the module's forward (no Python on the way); backward ranges use
 torch's module hooks.
 Works with torch 1.13 (Debian) and 2.x.
 """
+from collections import OrderedDict as _OrderedDict
+
 import torch
 
 from . import _auto
@@ -41,6 +43,7 @@ class _Handles:
 
 
 _Tensor = torch.Tensor
+_KEY = "cuptrace"  # our hook's key in a tensor's hook dict (torch's keys are ints)
 
 
 def _first_grad_tensor(out):
@@ -80,10 +83,21 @@ class _TensorHook:
 
     @staticmethod
     def of(t):
-        h = getattr(t, "_cuptrace_hook", None)
+        # What Tensor.register_hook does, less its RemovableHandle (about
+        # 2 us a call, most of the cost of backward ranges): the tensor's
+        # hook dict holds the hook under a key of ours, which also finds it
+        # again (no attribute on the tensor: that would give it a __dict__).
+        hooks = t._backward_hooks
+        if hooks is None:
+            h = _TensorHook()
+            # torch's own kind of dict: its handles keep weak references.
+            t._backward_hooks = _OrderedDict(((_KEY, h),))
+            if t.grad_fn is not None:
+                t.grad_fn._register_hook_dict(t)
+            return h
+        h = hooks.get(_KEY)
         if h is None:
-            h = t._cuptrace_hook = _TensorHook()
-            t.register_hook(h)
+            h = hooks[_KEY] = _TensorHook()
         return h
 
 
