@@ -7,8 +7,7 @@
  * returns one Range object per name, cached by the str, holding the name's
  * UTF-8 bytes, so that `with cuptrace.range("x"):` allocates nothing and
  * encodes nothing after its first use. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_cuptrace.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -17,8 +16,11 @@
  * compiled into this module): activate() checks options with it. */
 #include "common/config.h"
 
-static int (*api_push)(const char *);
-static int (*api_pop)(void);
+/* Shared with _torch.c (hidden: -fvisibility=hidden). */
+int (*ct_py_push)(const char *);
+int (*ct_py_pop)(void);
+#define api_push ct_py_push
+#define api_pop ct_py_pop
 static void (*api_mark)(const char *);
 static void (*api_step)(void);
 static void (*api_start)(void);
@@ -35,15 +37,6 @@ static PyObject *cache; /* str -> Range */
 /* ---- Range: a named range, a context manager, a decorator and a pair of
  * hook functions (push/pop ignore their arguments: module hooks). ---- */
 
-typedef struct {
-	PyObject_HEAD
-	PyObject *name;	 /* the str */
-	PyObject *bytes; /* UTF-8 with lone surrogates replaced, when needed */
-	const char *utf8;
-	vectorcallfunc vectorcall;
-} Range;
-
-static PyTypeObject RangeType;
 static PyObject *range_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
 				  PyObject *kwnames);
 
@@ -191,7 +184,7 @@ static PyGetSetDef range_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject RangeType = {
+PyTypeObject RangeType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cuptrace.Range",
     .tp_basicsize = sizeof(Range),
     .tp_dealloc = (destructor)range_dealloc,
@@ -522,7 +515,8 @@ PyMODINIT_FUNC PyInit__cuptrace(void)
 	Py_INCREF(&RangeType);
 	Py_INCREF(&WrappedType);
 	if (!cache || PyModule_AddObject(m, "Range", (PyObject *)&RangeType) < 0 ||
-	    PyModule_AddObject(m, "Annotated", (PyObject *)&WrappedType) < 0) {
+	    PyModule_AddObject(m, "Annotated", (PyObject *)&WrappedType) < 0 ||
+	    ct_py_torch_init(m) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}
