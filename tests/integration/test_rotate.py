@@ -58,3 +58,18 @@ def test_rotate_without_tracing_returns_none(tmp_path):
     p = run([PROGS / "rotate_threads", 1, 2], env=env, timeout=120, check=True)
     assert re.findall(r"^rotated (.*)$", p.stdout, re.M) == ["none", "none"]
     assert ctr_files(tmp_path / "out") == []
+
+
+def test_window_files_follow_the_first_files_actual_name(tmp_path):
+    # The usual name is taken: the first file gets a numbered one, and the
+    # window files are named after that one, not after the pattern.
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "r.ctr").write_bytes(b"not ours")
+    env = traced_env(out)
+    env["CUPTRACE_OUTPUT"] = f"{out}/r.ctr"
+    p = run([PROGS / "rotate_threads", 1, 2], env=env, timeout=120, check=True)
+    assert re.findall(r"^rotated (.*)$", p.stdout, re.M) == [str(out / "r.1.ctr"),
+                                                             str(out / "r.1.w2.ctr")]
+    assert (out / "r.ctr").read_bytes() == b"not ours"
+    assert sorted(f.name for f in ctr_files(out)) == ["r.1.ctr", "r.1.w2.ctr", "r.1.w3.ctr", "r.ctr"]
