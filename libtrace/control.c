@@ -50,6 +50,14 @@ CT_API const char *cuptrace_flush(void)
 	return ct_writer_path();
 }
 
+CT_API const char *cuptrace_rotate(void)
+{
+	/* The writer does the switch; the caller waits as for a flush. */
+	if (!ct.active || ct_writer_flush(CT_FLUSH_ROTATE, 0, 0, 10000))
+		return NULL;
+	return ct_writer_rotated_path();
+}
+
 CT_API int cuptrace_enabled(void)
 {
 	ct_start();

@@ -38,9 +38,50 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
+/* Copies path without its extension (".ctr": the last dot of the file
+ * name) into base; returns the extension ("" when none). */
+static const char *split_ext(const char *path, char *base, size_t len)
+{
+	snprintf(base, len, "%s", path);
+	char *dot = strrchr(base, '.');
+	if (!dot || strchr(dot, '/'))
+		return "";
+	*dot = 0;
+	return path + (dot - base);
+}
+
 static int open_new(const char *path)
 {
 	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+}
+
+/* Creates path, or when the name is taken a numbered one beside it
+ * (out/r0.ctr -> out/r0.1.ctr, out/r0.2.ctr, ...), whose name then goes
+ * into path. */
+static int open_unique(char *path, size_t len)
+{
+	if (make_dirs(path)) {
+		ct_log_error("cannot create the directory of %s: %s", path, strerror(errno));
+		return -1;
+	}
+	int fd = open_new(path);
+	if (fd >= 0 || errno != EEXIST)
+		goto done;
+	char base[PATH_MAX];
+	const char *ext = split_ext(path, base, sizeof base);
+	char cand[PATH_MAX + 32];
+	for (int i = 1; i < 1000 && fd < 0 && errno == EEXIST; i++) {
+		snprintf(cand, sizeof cand, "%s.%d%s", base, i, ext);
+		fd = open_new(cand);
+	}
+	if (fd >= 0) {
+		ct_warn("%s exists; writing %s instead", path, cand);
+		snprintf(path, len, "%s", cand);
+	}
+done:
+	if (fd < 0)
+		ct_log_error("cannot create %s: %s; this process is not traced", path, strerror(errno));
+	return fd;
 }
 
 int ct_output_open(char *path, size_t len)
@@ -57,33 +98,16 @@ int ct_output_open(char *path, size_t len)
 		ct_log_error("CUPTRACE_OUTPUT=%s: expands to a path that is too long", ct.cfg.output);
 		return -1;
 	}
-	if (make_dirs(path)) {
-		ct_log_error("cannot create the directory of %s: %s", path, strerror(errno));
+	return open_unique(path, len);
+}
+
+int ct_output_open_part(const char *first, unsigned part, char *path, size_t len)
+{
+	char base[PATH_MAX];
+	const char *ext = split_ext(first, base, sizeof base);
+	if ((size_t)snprintf(path, len, "%s.w%u%s", base, part, ext) >= len - 16) {
+		ct_log_error("%s.w%u%s: the path is too long", base, part, ext);
 		return -1;
 	}
-	int fd = open_new(path);
-	if (fd >= 0 || errno != EEXIST)
-		goto done;
-	/* Name taken: out/r0.ctr -> out/r0.1.ctr, out/r0.2.ctr, ... */
-	char base[PATH_MAX];
-	snprintf(base, sizeof base, "%s", path);
-	const char *ext = "";
-	char *dot = strrchr(base, '.');
-	if (dot && !strchr(dot, '/')) {
-		ext = path + (dot - base);
-		*dot = 0;
-	}
-	char cand[PATH_MAX + 32];
-	for (int i = 1; i < 1000 && fd < 0 && errno == EEXIST; i++) {
-		snprintf(cand, sizeof cand, "%s.%d%s", base, i, ext);
-		fd = open_new(cand);
-	}
-	if (fd >= 0) {
-		ct_warn("%s exists; writing %s instead", path, cand);
-		snprintf(path, len, "%s", cand);
-	}
-done:
-	if (fd < 0)
-		ct_log_error("cannot create %s: %s; this process is not traced", path, strerror(errno));
-	return fd;
+	return open_unique(path, len);
 }

@@ -9,5 +9,9 @@
  * existing file: when the name is taken, a numbered one is used and the
  * user is told. */
 int ct_output_open(char *path_out, size_t len);
+/* The same for the part-th file of the process (part >= 2: the files
+ * after cuptrace_rotate): the first file's name with ".w<part>" before its
+ * extension (out/r0.ctr -> out/r0.w2.ctr). */
+int ct_output_open_part(const char *first, unsigned part, char *path_out, size_t len);
 
 #endif

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "output.h"
 #include "thread.h"
+#include "tnames.h"
 #include "trace.h"
 #include "watchdog.h"
 
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -53,9 +55,18 @@ static struct {
 	_Atomic int waiters;
 	_Atomic uint64_t ending; /* how << 32 | detail, for the footer */
 	sem_t wake, flushed;
-	int fd; /* -1 until the first block, -2 after a failure */
+	int fd; /* -1 until the first block (of each file), -2 after a failure */
 	uint64_t off; /* bytes written to the file */
 	char path[4096];
+	/* Rotation (cuptrace_rotate): the number of the file being written
+	 * (1, 2, ...), the first file's path (later ones are named after it),
+	 * the file the last rotation finished ("" when none), and how much of
+	 * the block is what a new file starts with (definitions, thread
+	 * names): that alone makes no file. */
+	unsigned part;
+	char first[4096];
+	char rotated[4096];
+	size_t preamble;
 	struct ct_enc enc;
 	ZSTD_CCtx *cctx;
 	uint8_t *zbuf;
@@ -64,7 +75,7 @@ static struct {
 	uint64_t drops[CT_NKINDS];
 	int finished;
 	int watch; /* the hang watchdog is on: NCCL records go past it */
-} writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+} writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .part = 1};
 
 static int write_header(int fd)
 {
@@ -112,10 +123,15 @@ static void discard_block(void)
 
 static void write_block(void)
 {
-	if (writer_st.enc.len == 0)
+	if (writer_st.enc.len <= writer_st.preamble)
 		return;
 	if (writer_st.fd == -1) {
-		writer_st.fd = ct_output_open(writer_st.path, sizeof writer_st.path);
+		writer_st.preamble = 0;
+		if (writer_st.part == 1)
+			writer_st.fd = ct_output_open(writer_st.path, sizeof writer_st.path);
+		else
+			writer_st.fd = ct_output_open_part(writer_st.first, writer_st.part,
+			                                   writer_st.path, sizeof writer_st.path);
 		if (writer_st.fd >= 0 && write_header(writer_st.fd)) {
 			ct_log_error("writing %s: %s; tracing stops", writer_st.path,
 			             strerror(errno));
@@ -231,6 +247,8 @@ static void on_record(void *ctx, const struct ct_rec *r)
 	}
 	if (ct_defs_pending())
 		ct_defs_drain(&defs_sink);
+	if (r->kind == CT_EV_THREAD_NAME)
+		ct_tnames_keep(writer_st.enc.tid, r);
 	if (writer_st.watch && r->kind >= CT_EV_NCCL_FIRST && r->kind < CT_EV_NCCL_END)
 		ct_watch_record((int)writer_st.enc.tid, r);
 	encode(r);
@@ -315,16 +333,16 @@ static void watch_pass(void)
 		              writer_st.fd >= 0 ? "" : " (but the file could not be written)");
 }
 
-static void write_footer(void)
+/* end: how << 32 | detail (enum ct_end) */
+static void write_footer(uint64_t end)
 {
 	uint64_t rt, mono;
 	ct_clock_anchor(&rt, &mono);
-	if (writer_st.enc.len == 0 && writer_st.fd == -1)
-		return; /* nothing was ever recorded: no file */
+	if (writer_st.enc.len <= writer_st.preamble && writer_st.fd == -1)
+		return; /* nothing was ever recorded (in this file): no file */
 	writer_st.enc.trunc_str = atomic_load_explicit(&ct.truncated_strings, memory_order_relaxed);
 	/* The footer in a block of its own, found through the trailer. */
 	write_block();
-	uint64_t end = atomic_load(&writer_st.ending);
 	writer_st.enc.end_how = (uint32_t)(end >> 32);
 	writer_st.enc.end_detail = (uint32_t)end;
 	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
@@ -354,6 +372,50 @@ static void close_file(void)
 		ct_log_error("writing %s: %s; the trace may be incomplete", writer_st.path,
 			     strerror(errno));
 	writer_st.fd = -2;
+}
+
+/* A thread's name at the head of a new file, as of the rotation. */
+static void replay_name(int64_t tid, struct ct_rec *r)
+{
+	r->f[0] = ct_now();
+	int64_t cur = writer_st.enc.tid;
+	ct_enc_thread(&writer_st.enc, tid);
+	encode(r);
+	if (cur >= 0)
+		ct_enc_thread(&writer_st.enc, cur);
+}
+
+/* A window ended (cuptrace_rotate): the file is finished as at exit
+ * (footer, fsync, close) and what comes next goes to a new file, opened
+ * with its first block. Each file stands alone: the string table starts
+ * over, every definition and thread name goes in again, event and drop
+ * counts start from zero. Recording threads never wait: their rings are
+ * drained into the old file up to here (cycle), the rest into the new. */
+static void rotate(void)
+{
+	writer_st.rotated[0] = 0;
+	if (writer_st.fd == -2 || (writer_st.fd == -1 && writer_st.enc.len <= writer_st.preamble))
+		return; /* tracing failed, or nothing since the last file: no file */
+	write_footer((uint64_t)CT_END_ROTATE << 32 | writer_st.part);
+	sync_file();
+	if (writer_st.fd < 0)
+		return; /* the file failed (said so); tracing stops */
+	snprintf(writer_st.rotated, sizeof writer_st.rotated, "%s", writer_st.path);
+	if (writer_st.part == 1)
+		snprintf(writer_st.first, sizeof writer_st.first, "%s", writer_st.path);
+	close_file();
+	writer_st.fd = -1;
+	writer_st.part++;
+	memset(writer_st.enc.events, 0, sizeof writer_st.enc.events);
+	memset(writer_st.drops, 0, sizeof writer_st.drops);
+	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next)
+		memcpy(t->drops_base, t->drops_reported, sizeof t->drops_base);
+	ct_enc_forget_strings(&writer_st.enc);
+	ct_enc_new_block(&writer_st.enc);
+	ct_defs_replay();
+	ct_defs_drain(&defs_sink);
+	ct_tnames_each(replay_name);
+	writer_st.preamble = writer_st.enc.len;
 }
 
 static void *writer_main(void *arg)
@@ -386,10 +448,14 @@ static void *writer_main(void *arg)
 		cycle();
 		if (writer_st.watch)
 			watch_pass();
-		if (req >= CT_FLUSH_FOOTER)
-			write_footer();
-		else if (req || (writer_st.enc.len && now - writer_st.last_write >= FLUSH_NS))
+		if (req >= CT_FLUSH_FOOTER) {
+			writer_st.rotated[0] = 0; /* the process leaves: no rotation */
+			write_footer(atomic_load(&writer_st.ending));
+		} else if (req == CT_FLUSH_ROTATE) {
+			rotate();
+		} else if (req || (writer_st.enc.len && now - writer_st.last_write >= FLUSH_NS)) {
 			write_block();
+		}
 		if (req >= CT_FLUSH_SYNC)
 			sync_file();
 		if (req >= CT_FLUSH_CLOSE)
@@ -402,7 +468,7 @@ static void *writer_main(void *arg)
 		}
 	}
 	cycle();
-	write_footer();
+	write_footer(atomic_load(&writer_st.ending));
 	sync_file();
 	close_file();
 	return NULL;
@@ -483,6 +549,11 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms)
 	return done ? 0 : -1;
 }
 
+const char *ct_writer_rotated_path(void)
+{
+	return writer_st.rotated[0] ? writer_st.rotated : NULL;
+}
+
 const char *ct_writer_path(void)
 {
 	return writer_st.fd >= 0 ? writer_st.path : NULL;
@@ -510,6 +581,10 @@ void ct_writer_fork_child(void)
 	if (writer_st.fd >= 0)
 		close(writer_st.fd);
 	writer_st.fd = -1;
+	writer_st.part = 1;
+	writer_st.preamble = 0;
+	writer_st.first[0] = writer_st.rotated[0] = 0;
+	ct_tnames_fork_child();
 	memset(writer_st.drops, 0, sizeof writer_st.drops);
 	atomic_store(&writer_st.started, 0);
 	atomic_store(&writer_st.stop, 0);

@@ -15,12 +15,17 @@ void ct_writer_ensure(void);
 /* The footer's end: exit, detail CT_EXIT_STATUS_KNOWN | status when the
  * library saw it (format.h), else 0. */
 void ct_writer_finish(uint32_t detail);
-/* What ct_writer_flush asks for; each kind does what the ones before it do. */
+/* What ct_writer_flush asks for; each kind does BLOCK's work first, and
+ * from FOOTER on what the kinds before it do (ROTATE apart). Of requests
+ * served together the highest wins: a process that leaves (FOOTER and
+ * after) ends its file there, rotation asked for or not. */
 enum {
 	CT_FLUSH_BLOCK = 1,  /* everything recorded so far into a block */
-	CT_FLUSH_FOOTER = 2, /* ... then a footer saying how the process ends */
-	CT_FLUSH_SYNC = 3,   /* ... then fsync (exec: the file stays open) */
-	CT_FLUSH_CLOSE = 4,  /* ... then close (_exit) */
+	CT_FLUSH_ROTATE = 2, /* ... then footer, fsync and close as at exit, and
+	                      * later records go to a new file (cuptrace_rotate) */
+	CT_FLUSH_FOOTER = 3, /* ... then a footer saying how the process ends */
+	CT_FLUSH_SYNC = 4,   /* ... then fsync (exec: the file stays open) */
+	CT_FLUSH_CLOSE = 5,  /* ... then close (_exit) */
 };
 /* Asks the writer to write everything recorded so far (ring records
  * committed before the call), as `what` says, with `how` and `detail`
@@ -28,6 +33,11 @@ enum {
  * when served, -1 on timeout or when no writer runs. Async-signal-safe:
  * only atomics and semaphores. */
 int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms);
+
+/* After a served CT_FLUSH_ROTATE: the path of the file it finished, or
+ * NULL when that window recorded nothing (no file) or the file failed.
+ * Valid until the next rotation. */
+const char *ct_writer_rotated_path(void);
 
 /* The trace file's path once the writer opened it (after a served
  * ct_writer_flush the caller sees it complete), else NULL. */

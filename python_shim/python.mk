@@ -5,9 +5,9 @@
 PY_EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
 PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
 PY_EXT := python_shim/cuptrace/_cuptrace$(PY_EXT_SUFFIX)
-PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c libtrace/common/config.c libtrace/common/pattern.c
+PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c python_shim/cuptrace/_torch.c libtrace/common/config.c libtrace/common/pattern.c
 
-$(PY_EXT): $(PY_EXT_SRC) libtrace/common/config.h libtrace/common/pattern.h
+$(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/common/config.h libtrace/common/pattern.h
 	@$(if $(Q),echo "  PYEXT   $@")
 	$(Q)$(CC) -shared -fPIC -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 		-Wno-cast-function-type -fvisibility=hidden -D_GNU_SOURCE -Ilibtrace -isystem $(PY_INCLUDE) \

@@ -39,7 +39,7 @@ class build_with_make(build_py):
 
 ext = Extension(
     "cuptrace._cuptrace",
-    sources=["cuptrace/_cuptrace.c", "../libtrace/common/config.c", "../libtrace/common/pattern.c"],
+    sources=["cuptrace/_cuptrace.c", "cuptrace/_torch.c", "../libtrace/common/config.c", "../libtrace/common/pattern.c"],
     include_dirs=[os.path.join(ROOT, "libtrace")],
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=["-std=gnu11", "-fvisibility=hidden", "-Wno-missing-field-initializers"],

@@ -13,7 +13,7 @@ PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,build/tests/progs/%,$(PROG_SRC))
 
 # Programs that link the library directly (control API from C).
-LINKS_LIB := build/tests/progs/control_api
+LINKS_LIB := build/tests/progs/control_api build/tests/progs/rotate_threads
 
 build/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)
@@ -105,7 +105,8 @@ test-integration: all test-progs
 test: deps all test-progs test-unit test-integration test-fuzz test-fuzz-nccl
 
 test-tsan:
-	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit all build/tests/cupti_sim/sim_train
+	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit all build/tests/cupti_sim/sim_train \
+		build/tests/progs/rotate_threads
 	$(Q)sh tests/tsan_tools.sh
 
 test-san:

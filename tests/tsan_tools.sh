@@ -10,6 +10,10 @@ D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
 LD_PRELOAD="$TSAN:build/lib/libcuptrace.so" CUPTRACE_OUTPUT="$D/o/t.ctr" \
 	CUPTRACE_TRACE=cuda,memory,nvtx build/tests/cupti_sim/sim_train train 900 >"$D/log" 2>&1
+# Rotation while four threads record (cuptrace_rotate, writer.c).
+LD_PRELOAD="$TSAN:build/lib/libcuptrace.so" CUPTRACE_OUTPUT="$D/r/r.ctr" \
+	build/tests/progs/rotate_threads 4 4 >>"$D/log" 2>&1
+[ "$(ls "$D/r" | wc -l)" -eq 5 ] || { cat "$D/log"; echo "tsan_tools: expected 5 rotated files"; exit 1; }
 build/bin/cuptrace convert -j 4 -o "$D/t.json" "$D/o/t.ctr" >>"$D/log" 2>&1
 build/bin/cuptrace convert -j 5 -o "$D/t.json.gz" "$D/o/t.ctr" "$D/o/t.ctr" >>"$D/log" 2>&1
 build/bin/cuptrace convert -j 4 -o "$D/t.pftrace" "$D/o/t.ctr" >>"$D/log" 2>&1
@@ -19,4 +23,4 @@ if grep -q "ThreadSanitizer" "$D/log"; then
 fi
 blocks=$(build/bin/cuptrace info "$D/o/t.ctr" | sed -n 's/^blocks: *\([0-9]*\).*/\1/p')
 [ "$blocks" -ge 3 ] || { echo "tsan_tools: expected several blocks, got $blocks"; exit 1; }
-echo "  TSAN    traced sim_train, convert -j 4 of one file (3 shares, .json and .pftrace): no reports"
+echo "  TSAN    traced sim_train, rotate_threads, convert -j 4 of one file (3 shares, .json and .pftrace): no reports"

@@ -26,6 +26,18 @@ void cuptrace_mark(const char *name);
  * is not tracing or has written nothing yet. */
 const char *cuptrace_flush(void);
 
+/* Ends the trace file at this point, as at exit (footer, fsync, close),
+ * and goes on recording into a new file: the first file's name with
+ * ".w2", ".w3", ... before its extension (traces/r0.ctr, then
+ * traces/r0.w2.ctr), opened when the next event comes. Each file reads on
+ * its own (header, strings, thread names complete). Recording threads
+ * never wait; the caller waits as cuptrace_flush does (at most 10 s).
+ * Returns the finished file's path (valid until the next rotation), or
+ * NULL when this process is not tracing, recorded nothing since the last
+ * rotation (no file), or the writer did not answer in time. Calls from
+ * several threads at once may share one rotation. */
+const char *cuptrace_rotate(void);
+
 /* Is this process tracing (configuration valid, rank selected)? */
 int cuptrace_enabled(void);
 

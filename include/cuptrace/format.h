@@ -193,6 +193,8 @@ enum ct_end {
 	CT_END_EXIT_NOW = 2, /* _exit() or _Exit(); detail: the status */
 	CT_END_EXEC = 3,     /* execve() or a sibling; detail 0 */
 	CT_END_SIGNAL = 4,   /* killed by a signal; detail: its number */
+	CT_END_ROTATE = 5,   /* cuptrace_rotate(): the process goes on in its next
+	                      * file; detail: this file's number (1, 2, ...) */
 };
 #define CT_EXIT_STATUS_KNOWN 0x100u
 

@@ -19,11 +19,12 @@ import functools
 import os
 
 from . import _cuptrace as _c
-from ._cuptrace import Range, enabled, flush, mark, pop, push, range, start, step, stop  # noqa: A004
+from ._cuptrace import (Range, enabled, flush, mark, pop, push, range, rotate, start,  # noqa: A004
+                        step, stop)
 from ._schedule import ProfilerAction, profile, schedule
 
 __all__ = ["activate", "enabled", "start", "stop", "step", "push", "pop", "mark", "range", "flush",
-           "annotate", "Range", "schedule", "profile", "ProfilerAction", "library_path",
+           "rotate", "annotate", "Range", "schedule", "profile", "ProfilerAction", "library_path",
            "program_path"]
 
 _OPTIONS = {

@@ -7,8 +7,7 @@
  * returns one Range object per name, cached by the str, holding the name's
  * UTF-8 bytes, so that `with cuptrace.range("x"):` allocates nothing and
  * encodes nothing after its first use. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_cuptrace.h"
 
 #include <dlfcn.h>
 #include <stddef.h>
@@ -17,14 +16,18 @@
  * compiled into this module): activate() checks options with it. */
 #include "common/config.h"
 
-static int (*api_push)(const char *);
-static int (*api_pop)(void);
+/* Shared with _torch.c (hidden: -fvisibility=hidden). */
+int (*ct_py_push)(const char *);
+int (*ct_py_pop)(void);
+#define api_push ct_py_push
+#define api_pop ct_py_pop
 static void (*api_mark)(const char *);
 static void (*api_step)(void);
 static void (*api_start)(void);
 static void (*api_stop)(void);
 static int (*api_enabled)(void);
 static const char *(*api_flush)(void);
+static const char *(*api_rotate)(void);
 
 /* Above this many names (names made per call, e.g. f"batch {i}"), new
  * names are not cached any more: memory stays bounded. */
@@ -34,15 +37,6 @@ static PyObject *cache; /* str -> Range */
 /* ---- Range: a named range, a context manager, a decorator and a pair of
  * hook functions (push/pop ignore their arguments: module hooks). ---- */
 
-typedef struct {
-	PyObject_HEAD
-	PyObject *name;	 /* the str */
-	PyObject *bytes; /* UTF-8 with lone surrogates replaced, when needed */
-	const char *utf8;
-	vectorcallfunc vectorcall;
-} Range;
-
-static PyTypeObject RangeType;
 static PyObject *range_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
 				  PyObject *kwnames);
 
@@ -190,7 +184,7 @@ static PyGetSetDef range_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject RangeType = {
+PyTypeObject RangeType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cuptrace.Range",
     .tp_basicsize = sizeof(Range),
     .tp_dealloc = (destructor)range_dealloc,
@@ -376,19 +370,31 @@ CALL0(step)
 CALL0(start)
 CALL0(stop)
 
-static PyObject *mod_flush(PyObject *m, PyObject *unused)
+/* A call that waits for the writer and returns a path (or NULL). */
+static PyObject *path_call(const char *(*fn)(void))
 {
-	(void)m, (void)unused;
 	const char *path = NULL;
-	if (api_flush) {
+	if (fn) {
 		/* The writer may take a while: let other Python threads run. */
 		Py_BEGIN_ALLOW_THREADS
-		path = api_flush();
+		path = fn();
 		Py_END_ALLOW_THREADS
 	}
 	if (!path)
 		Py_RETURN_NONE;
 	return PyUnicode_DecodeFSDefault(path);
+}
+
+static PyObject *mod_flush(PyObject *m, PyObject *unused)
+{
+	(void)m, (void)unused;
+	return path_call(api_flush);
+}
+
+static PyObject *mod_rotate(PyObject *m, PyObject *unused)
+{
+	(void)m, (void)unused;
+	return path_call(api_rotate);
 }
 
 static PyObject *mod_enabled(PyObject *m, PyObject *unused)
@@ -423,6 +429,7 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	SYM(api_start, "cuptrace_start");
 	SYM(api_stop, "cuptrace_stop");
 	SYM(api_flush, "cuptrace_flush"); /* newer libraries only */
+	SYM(api_rotate, "cuptrace_rotate");
 #undef SYM
 	/* Tracing off (no library, bad settings, rank not selected): every
 	 * entry point stays one test of a NULL pointer. */
@@ -433,7 +440,7 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	api_push = on ? push : NULL;
 	if (!on)
 		api_mark = NULL, api_step = NULL, api_start = NULL, api_stop = NULL,
-		api_flush = NULL;
+		api_flush = NULL, api_rotate = NULL;
 	return PyBool_FromLong(on);
 }
 
@@ -460,7 +467,7 @@ static PyObject *mod_unbind(PyObject *m, PyObject *unused)
 	(void)m, (void)unused;
 	api_push = NULL, api_pop = NULL, api_enabled = NULL;
 	api_mark = NULL, api_step = NULL, api_start = NULL, api_stop = NULL;
-	api_flush = NULL;
+	api_flush = NULL, api_rotate = NULL;
 	Py_RETURN_NONE;
 }
 
@@ -477,6 +484,9 @@ static PyMethodDef mod_methods[] = {
     {"stop", mod_stop, METH_NOARGS, "stop(): closes the capture window."},
     {"flush", mod_flush, METH_NOARGS,
      "flush() -> path or None: everything recorded so far into the trace file, waited for."},
+    {"rotate", mod_rotate, METH_NOARGS,
+     "rotate() -> path or None: finishes the trace file (as at exit) and records on into a new "
+     "one; returns the finished file's path (None: nothing recorded since the last one)."},
     {"enabled", mod_enabled, METH_NOARGS, "enabled() -> bool: is this process tracing?"},
     {"_bind", mod_bind, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
@@ -505,7 +515,8 @@ PyMODINIT_FUNC PyInit__cuptrace(void)
 	Py_INCREF(&RangeType);
 	Py_INCREF(&WrappedType);
 	if (!cache || PyModule_AddObject(m, "Range", (PyObject *)&RangeType) < 0 ||
-	    PyModule_AddObject(m, "Annotated", (PyObject *)&WrappedType) < 0) {
+	    PyModule_AddObject(m, "Annotated", (PyObject *)&WrappedType) < 0 ||
+	    ct_py_torch_init(m) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

@@ -8,8 +8,9 @@ cuptrace.profile, with torch.profiler.schedule's semantics step by step.
             prof.step()
 
 A window records through the library's capture windows (capture=api,
-cuptrace.start / cuptrace.stop); a window's end flushes the trace file and
-hands its path to on_trace_ready.
+cuptrace.start / cuptrace.stop); a saved window's end finishes its trace
+file (cuptrace.rotate: the process records on into a new one) and hands
+that file's path to on_trace_ready.
 """
 import enum
 import os
@@ -67,10 +68,11 @@ def _always(step):
 
 class profile:
     """Mirrors torch.profiler.profile: start()/stop() or `with`, step() at
-    each step's end. on_trace_ready(path) runs after each recorded window
-    with the trace file, flushed up to the window's end (all windows of a
-    process go to its one file; `prof.windows` lists each window's first and
-    last step). Other keyword arguments are activate()'s options, used when
+    each step's end. on_trace_ready(path) runs after each saved window with
+    the path of that window's own file, finished as at exit (the first
+    window's file has the usual name, later ones ".w2", ".w3", ... before
+    the extension; None when the window recorded nothing). `prof.windows`
+    lists each window's first and last step, `prof.paths` their files. Other keyword arguments are activate()'s options, used when
     the library is not yet loaded (then capture=api is set here)."""
 
     def __init__(self, *, schedule=None, on_trace_ready=None, trace_children=True, **options):
@@ -143,7 +145,7 @@ class profile:
                 _c.step()
 
     def _trace_ready(self, last):
-        path = _c.flush()
+        path = _c.rotate()
         self.windows.append((self._first, last))
         self.paths.append(path)
         if self.on_trace_ready is not None:

@@ -7,10 +7,12 @@
 Module ranges are named by the module's path in the model
 (`encoder.layers.3.attn`; the model itself by its class name); backward
 ranges add " backward". A forward range is the C extension's wrapper
-around the module's forward (no Python on the way); backward ranges use
-torch's module hooks.
+around the module's forward (no Python on the way); backward ranges are
+tensor hooks, also in C (_torch.c).
 Works with torch 1.13 (Debian) and 2.x.
 """
+from collections import OrderedDict as _OrderedDict
+
 import torch
 
 from . import _auto
@@ -56,69 +58,12 @@ def _first_grad_tensor(out):
     return None
 
 
-class _TensorHook:
-    """The one hook cuptrace puts on a tensor. Its gradient ends the backward
-    of the modules the tensor was input to (closes first) and starts the
-    backward of the modules whose output it is (a module and its last child
-    share one; outer modules open first, so that the ranges nest)."""
-
-    __slots__ = ("closes", "opens")
-
-    def __init__(self):
-        self.closes = 0
-        self.opens = []
-
-    def __call__(self, grad):
-        # A leaf tensor keeps its hook from one backward to the next: what
-        # was asked for is done once.
-        closes, opens = self.closes, self.opens
-        self.closes, self.opens = 0, []
-        for _ in range(closes):
-            _c.pop()
-        for r in opens:
-            r.push()
-
-    @staticmethod
-    def of(t):
-        h = getattr(t, "_cuptrace_hook", None)
-        if h is None:
-            h = t._cuptrace_hook = _TensorHook()
-            t.register_hook(h)
-        return h
-
-
-class _WithBackward:
-    """A module's forward with its range, hooking the tensors that open and
-    close its backward range. A class rather than a closure so that
-    copy.deepcopy of the model wraps the copy's own forward (__reduce__)."""
-
-    __slots__ = ("forward", "fwd", "bwd")
-
-    def __init__(self, forward, fwd, bwd):
-        self.forward, self.fwd, self.bwd = forward, fwd, bwd
-
-    def __reduce__(self):
-        return (_WithBackward, (self.forward, self.fwd, self.bwd))
-
-    def __call__(self, *args, **kwargs):
-        self.fwd.push()
-        try:
-            out = self.forward(*args, **kwargs)
-        finally:
-            _c.pop()
-        # Fast paths for one tensor in, one out. No output needs a gradient
-        # under torch.no_grad(): nothing to hook then.
-        if type(out) is _Tensor:
-            t_out = out if out.requires_grad else None
-        else:
-            t_out = _first_grad_tensor(out)
-        if t_out is not None:
-            a = args[0] if len(args) == 1 else None
-            t_in = a if type(a) is _Tensor and a.requires_grad else _first_grad_tensor(args)
-            if t_in is not None:
-                _TensorHook.of(t_out).opens.insert(0, self.bwd)
-                _TensorHook.of(t_in).closes += 1
-        return out
+# The backward ranges' hooks are the extension's (_torch.c): a module's
+# forward in its range, then one hook per tensor (in the tensor's hook dict,
+# not through Tensor.register_hook) that closes the backward ranges of the
+# modules the tensor went into and opens those of the modules it came out
+# of. Calls other than one tensor in, one out find their tensors here.
+_c._torch_setup(_Tensor, _OrderedDict, _first_grad_tensor)
 
 
 class _ForwardRange:
@@ -127,7 +72,7 @@ class _ForwardRange:
     Not a forward hook: any hook sends every call of the module down
     torch's slow Python path, which costs more than the range itself.
 
-    With backward ranges the wrapper (_WithBackward) also hooks
+    With backward ranges the wrapper (the extension's _WithBackward) hooks
     two tensors of the call: the output's gradient opens the module's
     backward range, the input's (computed once the module's backward is
     done) closes it. A call whose input needs no gradient (the model's
@@ -139,7 +84,7 @@ class _ForwardRange:
         if not backward:
             self.wrapper = fwd(module.forward)
         else:
-            self.wrapper = _WithBackward(module.forward, fwd, _c.Range(name + " backward"))
+            self.wrapper = _c._WithBackward(module.forward, fwd, _c.Range(name + " backward"))
         module.forward = self.wrapper
 
     def remove(self):

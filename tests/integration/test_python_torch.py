@@ -4,6 +4,7 @@ module ranges, steps from the optimizer, torch.profiler's schedules, worker
 files. CT_TEST_PY runs these against an installed package (pyshim.py)."""
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -253,17 +254,22 @@ prof.start()"""
     assert p.returncode == 0, p.stderr
     ready, windows = json.loads(p.stdout.splitlines()[0])
     files = ctr_files(tmp_path / "o")
-    assert len(files) == 1
-    # One call per recorded window, each with the (flushed) trace file.
-    assert [r[0] for r in ready] == [str(files[0])] * 2
-    assert ready[0][1] > 0 and ready[1][1] > ready[0][1]
-
     tsched = torch.profiler.schedule(**sched)
     act = torch.profiler.ProfilerAction
     want = [i for i in range(steps) if tsched(i) in (act.RECORD, act.RECORD_AND_SAVE)]
     assert windows == [[want[0], want[2]], [want[3], want[5]]]
-    names = user_names(convert(files, tmp_path / "t.json"))
-    assert sorted(int(n.split()[1]) for n in names if n.startswith("iter ")) == want
+    # One file per saved window, handed over finished (its size stays).
+    assert len(ready) == 2 and sorted(str(f) for f in files) == sorted(r[0] for r in ready)
+    first = Path(ready[0][0])
+    assert Path(ready[1][0]) == first.with_name(first.stem + ".w2" + first.suffix)
+    for (path, size), (lo, hi) in zip(ready, windows):
+        assert os.path.getsize(path) == size
+        info = run([program(), "info", path], env=env_for(base_env()), check=True).stdout
+        assert "ended:       rotated" in info
+        # Each window's file, read on its own, holds exactly its steps.
+        doc = convert([path], tmp_path / (Path(path).stem + ".json"))
+        iters = sorted(int(n.split()[1]) for n in user_names(doc) if n.startswith("iter "))
+        assert iters == [i for i in want if lo <= i <= hi]
 
 
 @NO_SAN

@@ -61,6 +61,10 @@ static void print_ending(const struct ct_file *f)
 		printf("ended:       signal %llu (%s)\n", (unsigned long long)d,
 		       d > 0 && d < 65 ? strsignal((int)d) : "unknown");
 		break;
+	case CT_END_ROTATE:
+		printf("ended:       rotated (file %llu of the process; it goes on in the next)\n",
+		       (unsigned long long)d);
+		break;
 	default:
 		if (f->end_how)
 			printf("ended:       unknown (%llu)\n", (unsigned long long)f->end_how);

@@ -1,0 +1,296 @@
+/* cuptrace.torch's backward ranges, in C (issue 15): per module call they
+ * were a Python wrapper, a Python hook and Tensor.register_hook, about
+ * 8 us a call, 13 % of a small MLP's training step.
+ *
+ * BackwardHook: the one hook cuptrace puts on a tensor (in the tensor's
+ * hook dict, under the key "cuptrace"). Its gradient ends the backward of
+ * the modules the tensor was input to (closes first) and starts the
+ * backward of the modules whose output it is (opens, outer modules first so
+ * that the ranges nest).
+ *
+ * WithBackward(forward, fwd, bwd): a module's forward inside range fwd;
+ * then, when the call's output and input need gradients, the output's hook
+ * opens bwd and the input's closes it. Outputs and inputs other than one
+ * plain tensor go through cuptrace.torch's _first_grad_tensor. */
+#include "_cuptrace.h"
+
+#include <stddef.h>
+
+/* Set by _torch_setup(Tensor, OrderedDict, first_grad_tensor). */
+static PyObject *tensor_type, *odict_type, *first_grad;
+static PyObject *s_requires_grad, *s_backward_hooks, *s_grad_fn, *s_register_hook_dict, *s_key;
+
+/* ---- BackwardHook ---- */
+
+typedef struct {
+	PyObject_HEAD
+	Py_ssize_t closes;
+	PyObject *opens; /* list of Range, or NULL */
+	vectorcallfunc vectorcall;
+} BackwardHook;
+
+static PyTypeObject BackwardHookType;
+
+static PyObject *hook_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+				 PyObject *kwnames)
+{
+	(void)args, (void)nargsf, (void)kwnames;
+	BackwardHook *h = (BackwardHook *)self;
+	/* A leaf tensor keeps its hook from one backward to the next: what
+	 * was asked for is done once. */
+	Py_ssize_t closes = h->closes;
+	PyObject *opens = h->opens;
+	h->closes = 0, h->opens = NULL;
+	if (ct_py_pop)
+		for (Py_ssize_t i = 0; i < closes; i++)
+			ct_py_pop();
+	if (opens && ct_py_push)
+		for (Py_ssize_t i = 0; i < PyList_GET_SIZE(opens); i++)
+			ct_py_push(((Range *)PyList_GET_ITEM(opens, i))->utf8);
+	Py_XDECREF(opens);
+	Py_RETURN_NONE;
+}
+
+static void hook_dealloc(BackwardHook *h)
+{
+	Py_XDECREF(h->opens);
+	PyObject_Free(h);
+}
+
+static PyTypeObject BackwardHookType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cuptrace._BackwardHook",
+    .tp_basicsize = sizeof(BackwardHook),
+    .tp_dealloc = (destructor)hook_dealloc,
+    .tp_vectorcall_offset = offsetof(BackwardHook, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+};
+
+/* t's hook (borrowed from t's hook dict), made and registered when t has
+ * none: what Tensor.register_hook does, less its RemovableHandle (about
+ * 2 us): the dict is torch's own kind (handles keep weak references to it),
+ * registered with the tensor's grad_fn when it has one. */
+static BackwardHook *hook_of(PyObject *t)
+{
+	PyObject *hooks = PyObject_GetAttr(t, s_backward_hooks);
+	if (!hooks)
+		return NULL;
+	BackwardHook *h = NULL;
+	if (hooks != Py_None && PyDict_Check(hooks)) {
+		h = (BackwardHook *)PyDict_GetItemWithError(hooks, s_key);
+		if (h || PyErr_Occurred()) {
+			Py_DECREF(hooks);
+			return h;
+		}
+	}
+	h = PyObject_New(BackwardHook, &BackwardHookType);
+	if (!h)
+		goto out;
+	h->closes = 0, h->opens = NULL, h->vectorcall = hook_vectorcall;
+	if (hooks == Py_None) {
+		Py_DECREF(hooks);
+		hooks = PyObject_CallNoArgs(odict_type);
+		if (!hooks || PyObject_SetItem(hooks, s_key, (PyObject *)h) ||
+		    PyObject_SetAttr(t, s_backward_hooks, hooks))
+			goto fail;
+		PyObject *gf = PyObject_GetAttr(t, s_grad_fn);
+		if (!gf)
+			goto fail;
+		PyObject *r = gf == Py_None ? Py_NewRef(Py_None)
+					    : PyObject_CallMethodOneArg(gf, s_register_hook_dict, t);
+		Py_DECREF(gf);
+		if (!r)
+			goto fail;
+		Py_DECREF(r);
+	} else if (PyObject_SetItem(hooks, s_key, (PyObject *)h)) {
+		goto fail;
+	}
+	Py_DECREF(h); /* the dict holds it */
+	goto out;
+fail:
+	Py_CLEAR(h);
+out:
+	Py_XDECREF(hooks);
+	return h;
+}
+
+/* ---- WithBackward ---- */
+
+typedef struct {
+	PyObject_HEAD
+	PyObject *forward;
+	Range *fwd, *bwd;
+	vectorcallfunc vectorcall;
+} WithBackward;
+
+static PyTypeObject WithBackwardType;
+
+/* o if it is a plain tensor that needs a gradient, else Py_None; new ref. */
+static PyObject *grad_tensor(PyObject *o)
+{
+	if (Py_TYPE(o) != (PyTypeObject *)tensor_type)
+		return PyObject_CallOneArg(first_grad, o);
+	PyObject *rg = PyObject_GetAttr(o, s_requires_grad);
+	if (!rg)
+		return NULL;
+	int yes = rg == Py_True;
+	Py_DECREF(rg);
+	return Py_NewRef(yes ? o : Py_None);
+}
+
+/* The hooks of one call: out's gradient opens bwd, the input's closes it. */
+static int hook_call(WithBackward *w, PyObject *out, PyObject *const *args, Py_ssize_t n)
+{
+	PyObject *t_out = grad_tensor(out);
+	if (!t_out || t_out == Py_None) {
+		Py_XDECREF(t_out);
+		return t_out ? 0 : -1;
+	}
+	PyObject *t_in;
+	if (n == 1) {
+		t_in = grad_tensor(args[0]);
+	} else {
+		PyObject *tup = PyTuple_New(n);
+		if (!tup) {
+			Py_DECREF(t_out);
+			return -1;
+		}
+		for (Py_ssize_t i = 0; i < n; i++)
+			PyTuple_SET_ITEM(tup, i, Py_NewRef(args[i]));
+		t_in = PyObject_CallOneArg(first_grad, tup);
+		Py_DECREF(tup);
+	}
+	int rc = t_in ? 0 : -1;
+	if (t_in && t_in != Py_None) {
+		BackwardHook *ho = hook_of(t_out), *hi = ho ? hook_of(t_in) : NULL;
+		if (hi && !ho->opens)
+			ho->opens = PyList_New(0);
+		if (!hi || !ho->opens || PyList_Insert(ho->opens, 0, (PyObject *)w->bwd))
+			rc = -1;
+		else
+			hi->closes++;
+	}
+	Py_XDECREF(t_in);
+	Py_DECREF(t_out);
+	return rc;
+}
+
+static PyObject *wb_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
+			       PyObject *kwnames)
+{
+	WithBackward *w = (WithBackward *)self;
+	if (!ct_py_push)
+		return PyObject_Vectorcall(w->forward, args, nargsf, kwnames);
+	ct_py_push(w->fwd->utf8);
+	PyObject *out = PyObject_Vectorcall(w->forward, args, nargsf, kwnames);
+	if (ct_py_pop)
+		ct_py_pop();
+	/* Keyword arguments are not looked at for the input, as before. */
+	if (out && hook_call(w, out, args, PyVectorcall_NARGS(nargsf)) < 0)
+		Py_CLEAR(out);
+	return out;
+}
+
+static PyObject *wb_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	PyObject *forward;
+	Range *fwd, *bwd;
+	static char *kwl[] = {"forward", "fwd", "bwd", NULL};
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO!O!:_WithBackward", kwl, &forward,
+					 &RangeType, &fwd, &RangeType, &bwd))
+		return NULL;
+	WithBackward *w = PyObject_GC_New(WithBackward, type);
+	if (!w)
+		return NULL;
+	w->forward = Py_NewRef(forward);
+	w->fwd = (Range *)Py_NewRef(fwd);
+	w->bwd = (Range *)Py_NewRef(bwd);
+	w->vectorcall = wb_vectorcall;
+	PyObject_GC_Track(w);
+	return (PyObject *)w;
+}
+
+static int wb_traverse(WithBackward *w, visitproc visit, void *arg)
+{
+	Py_VISIT(w->forward);
+	return 0;
+}
+
+static int wb_clear(WithBackward *w)
+{
+	Py_CLEAR(w->forward);
+	return 0;
+}
+
+static void wb_dealloc(WithBackward *w)
+{
+	PyObject_GC_UnTrack(w);
+	wb_clear(w);
+	Py_CLEAR(w->fwd);
+	Py_CLEAR(w->bwd);
+	PyObject_GC_Del(w);
+}
+
+/* copy.deepcopy of an annotated model: the copy's wrapper calls the copy's
+ * own forward. */
+static PyObject *wb_reduce(WithBackward *w, PyObject *unused)
+{
+	(void)unused;
+	if (!w->forward)
+		return PyErr_Format(PyExc_ValueError, "cleared _WithBackward"), NULL;
+	return Py_BuildValue("O(OOO)", (PyObject *)Py_TYPE(w), w->forward, (PyObject *)w->fwd,
+			     (PyObject *)w->bwd);
+}
+
+static PyMethodDef wb_methods[] = {
+    {"__reduce__", (PyCFunction)wb_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject WithBackwardType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "cuptrace._WithBackward",
+    .tp_basicsize = sizeof(WithBackward),
+    .tp_dealloc = (destructor)wb_dealloc,
+    .tp_vectorcall_offset = offsetof(WithBackward, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "_WithBackward(forward, fwd, bwd): forward in range fwd, its backward in bwd.",
+    .tp_traverse = (traverseproc)wb_traverse,
+    .tp_clear = (inquiry)wb_clear,
+    .tp_methods = wb_methods,
+    .tp_new = wb_new,
+};
+
+static PyObject *torch_setup(PyObject *m, PyObject *args)
+{
+	(void)m;
+	PyObject *t, *od, *fg;
+	if (!PyArg_ParseTuple(args, "OOO:_torch_setup", &t, &od, &fg))
+		return NULL;
+	Py_XSETREF(tensor_type, Py_NewRef(t));
+	Py_XSETREF(odict_type, Py_NewRef(od));
+	Py_XSETREF(first_grad, Py_NewRef(fg));
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef torch_methods[] = {
+    {"_torch_setup", torch_setup, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+int ct_py_torch_init(PyObject *m)
+{
+	if (PyType_Ready(&BackwardHookType) < 0 || PyType_Ready(&WithBackwardType) < 0)
+		return -1;
+	s_requires_grad = PyUnicode_InternFromString("requires_grad");
+	s_backward_hooks = PyUnicode_InternFromString("_backward_hooks");
+	s_grad_fn = PyUnicode_InternFromString("grad_fn");
+	s_register_hook_dict = PyUnicode_InternFromString("_register_hook_dict");
+	s_key = PyUnicode_InternFromString("cuptrace");
+	if (!s_requires_grad || !s_backward_hooks || !s_grad_fn || !s_register_hook_dict || !s_key)
+		return -1;
+	Py_INCREF(&WithBackwardType);
+	if (PyModule_AddObject(m, "_WithBackward", (PyObject *)&WithBackwardType) < 0)
+		return -1;
+	return PyModule_AddFunctions(m, torch_methods);
+}
