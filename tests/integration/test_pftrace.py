@@ -117,7 +117,7 @@ def decode(path, plain=False):
     names, cats, anns = defaultdict(dict), defaultdict(dict), defaultdict(dict)
     tracks, procs = {}, {}
     events = []  # (seq, packet, order)
-    cleared, clocks = set(), {}
+    cleared, clocks, deftrack = set(), {}, {}
     stats = Counter()
     for p, packed in packets(path, stats):
         seq = p.trusted_packet_sequence_id
@@ -136,6 +136,10 @@ def decode(path, plain=False):
         if p.HasField("trace_packet_defaults"):
             assert p.sequence_flags & SEQ_CLEARED
             clocks[seq].default = p.trace_packet_defaults.timestamp_clock_id
+            # track_event.proto: an event without track_uuid is on
+            # TrackEventDefaults.track_uuid
+            d = p.trace_packet_defaults.track_event_defaults
+            deftrack[seq] = d.track_uuid if d.HasField("track_uuid") else None
         if p.HasField("clock_snapshot"):
             clocks[seq].snapshot(p.clock_snapshot)
             stats["clocks"] = max(stats["clocks"], len(clocks[seq].snap))
@@ -169,7 +173,11 @@ def decode(path, plain=False):
             assert seq in cleared, "events come after their sequence's state is cleared"
             assert packed != plain, "a file's events travel compressed unless asked not to"
             e = p.track_event
-            ev = dict(seq=seq, ts=ts, type=e.type, track=e.track_uuid,
+            if not e.HasField("track_uuid"):
+                assert deftrack.get(seq), "an event without a track needs the default"
+                stats["default_track"] += 1
+            track = e.track_uuid if e.HasField("track_uuid") else deftrack[seq]
+            ev = dict(seq=seq, ts=ts, type=e.type, track=track,
                       name=names[seq][e.name_iid] if e.name_iid else (e.name or None),
                       cat=",".join(cats[seq][c] for c in e.category_iids) or None,
                       args={(anns[seq][a.name_iid] if a.name_iid else a.name): ann_value(a)

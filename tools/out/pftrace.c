@@ -5,7 +5,8 @@
  *
  * - Every (file, share) is one trusted packet sequence. Its first packet
  *   clears the incremental state (sequence_flags) and sets the sequence's
- *   TracePacketDefaults: timestamps on clock 64. Each track (and the flow
+ *   TracePacketDefaults: timestamps on clock 64, events without a track_uuid
+ *   on the file's first track (pftrace_seq.c). Each track (and the flow
  *   instants of each track, the async ranges, the counters) gets an
  *   incremental clock of its own, sequence-scoped ids 64-127, each started
  *   by a ClockSnapshot pairing it with BOOTTIME at the file's start: a
@@ -241,7 +242,8 @@ static void event_head(struct pft *p, unsigned type, uint64_t uuid, const struct
 	out_need(o, 6 * PB_MAX);
 	char *q = o->buf + o->len;
 	q = pb_uint(q, TE_TYPE, type);
-	q = pb_uint(q, TE_TRACK, uuid);
+	if (uuid != p->def_track)
+		q = pb_uint(q, TE_TRACK, uuid);
 	if (nd->name_iid)
 		q = pb_uint(q, TE_NAME_IID, nd->name_iid);
 	if (nd->cat < C_N)
@@ -264,7 +266,8 @@ static void end_packet(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid
 	*q++ = (char)(TP_TRACK_EVENT << 3 | PB_LEN);
 	char *tl = q++;
 	q = pb_uint(q, TE_TYPE, TYPE_SLICE_END);
-	q = pb_uint(q, TE_TRACK, uuid);
+	if (uuid != p->def_track)
+		q = pb_uint(q, TE_TRACK, uuid);
 	*tl = (char)(q - tl - 1);
 	*len = (char)(q - len - 1); /* < 64 bytes */
 	o->len = (size_t)(q - o->buf);
@@ -419,7 +422,7 @@ static void counter(struct pft *p, const struct m_event *ev)
 	unsigned clock = use_clock(p, &p->counter_clock);
 	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), &nd, &pkt);
 	pb_put_uint(o, TE_TYPE, TYPE_COUNTER);
-	pb_put_uint(o, TE_TRACK, uuid);
+	pb_put_uint(o, TE_TRACK, uuid); /* never the default (a thread's) */
 	pb_put_uint(o, TE_COUNTER_VALUE, (uint64_t)ev->counter.value);
 	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }

@@ -18,7 +18,7 @@ enum {
 	TRACE_PACKET = 1,
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
 	TP_SEQ_FLAGS = 13, TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58,
-	TP_DEFAULTS = 59, TPD_CLOCK_ID = 58,
+	TP_DEFAULTS = 59, TPD_CLOCK_ID = 58, TPD_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
 	SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
 	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
 	CLOCK_BOOTTIME = 6, CLOCK_SEQ_DELTA = 64, /* the first sequence-scoped id: the default */
@@ -91,6 +91,7 @@ struct pft {
 	struct inputs *in;
 	struct tfile *t;
 	uint32_t seq;
+	uint64_t def_track; /* the sequence's default track (TrackEventDefaults): no track_uuid */
 	/* The sequence's incremental clocks, one per track while the 64
 	 * sequence-scoped ids last (a track's events come in time order; the
 	 * tracks of a file do not: CPU calls, then the GPU work they launched):
@@ -148,6 +149,7 @@ uint64_t proc_uuid(uint64_t pid);
 uint64_t gpu_pid(const struct pft *p, uint64_t dev);
 uint64_t track_proc_uuid(const struct pft *p, const struct m_track *tr);
 uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane);
+uint64_t track_id_uuid(const struct pft *p, uint32_t id, unsigned lane);
 uint64_t async_uuid(const struct pft *p, unsigned lane);
 uint64_t counter_uuid(const struct pft *p, uint64_t dev);
 struct ptrack *ptrack(struct pft *p, const struct m_track *tr);

@@ -24,9 +24,14 @@ uint64_t track_proc_uuid(const struct pft *p, const struct m_track *tr)
 }
 
 /* Small for the first file's tracks: they are written with every event. */
+uint64_t track_id_uuid(const struct pft *p, uint32_t id, unsigned lane)
+{
+	return ((uint64_t)p->t->index << 24 | (uint64_t)(id & 0x3ffff) << 5 | lane) + 1;
+}
+
 uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane)
 {
-	return ((uint64_t)p->t->index << 24 | (uint64_t)(tr->id & 0x3ffff) << 5 | lane) + 1;
+	return track_id_uuid(p, tr->id, lane);
 }
 
 uint64_t async_uuid(const struct pft *p, unsigned lane)
