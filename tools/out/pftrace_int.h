@@ -159,7 +159,7 @@ unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e);
 /* pftrace_pack.c: once o holds `threshold` bytes or more (whole packets),
  * they go to the sink as one zstd-compressed packet. */
 #define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
-#define PF_ZSTD_LEVEL (-5) /* zstd --fast=5: measured, bench/RESULTS.md */
+#define PF_ZSTD_LEVEL (-1) /* measured, bench/RESULTS.md */
 void pack_chunk(struct pft *p, size_t threshold);
 
 /* pftrace.c, for pftrace_file.c: one event of the model into the share's
