@@ -203,7 +203,7 @@ def decode(path, plain=False):
             counters.append(ev)
     assert not last, "every slice ends"
     return dict(tracks=tracks, procs=procs, slices=slices, instants=instants, counters=counters,
-                stats=stats)
+                stats=stats, stats_default_tracks={t for t in deftrack.values() if t in tracks})
 
 
 def where(d, uuid):
@@ -318,6 +318,11 @@ def test_training_run_as_json(train_ctr, tmp_path):
     # are a fraction of the packets they hold
     st = d["stats"]
     assert st["absolute"] < st["expanded"] / 4, st
+    # the sequence's default track (the file's first: its main thread's
+    # CUDA calls) spares the track_uuid of many events
+    assert st["default_track"] > st["expanded"] / 10, st
+    dt = d["stats_default_tracks"]
+    assert dt and all(d["tracks"][t]["kind"] == "thread" for t in dt), dt
     raw = sum(len(p.SerializeToString()) + 3 for p, packed in packets(tmp_path / "t.pftrace", Counter())
               if packed)
     assert st["compressed"] * 3 < raw, (st, raw)

@@ -48,12 +48,6 @@ static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 /* ---- packets */
 
 
-/* Between packets (the open slice ended): the buffer may go to the sink. */
-void boundary(struct pft *p)
-{
-	close_open(p);
-	pack_chunk(p, PF_CHUNK);
-}
 
 /* A packet's time: a delta on its track's incremental clock (named unless
  * it is the sequence's default), or, when it would go back in time or the
@@ -99,9 +93,11 @@ static size_t packet(struct pft *p, unsigned clock, int ts_set, uint64_t ts)
 {
 	struct out *o = p->o;
 	boundary(p);
-	size_t at = pb_open(o, TRACE_PACKET);
-	out_need(o, 6 * PB_MAX);
+	/* the packet's tag, its length's byte (pb_open) and its head at once */
+	out_need(o, 8 * PB_MAX);
 	char *q = o->buf + o->len;
+	*q++ = (char)(TRACE_PACKET << 3 | PB_LEN);
+	size_t at = (size_t)(q++ - o->buf);
 	if (ts_set)
 		q = put_ts(p, clock, q, ts);
 	q = pb_uint(q, TP_SEQ_ID, p->seq);
@@ -273,10 +269,8 @@ static void end_packet(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid
 	o->len = (size_t)(q - o->buf);
 }
 
-void close_open(struct pft *p)
+void close_open_slice(struct pft *p)
 {
-	if (!p->open.on)
-		return;
 	p->open.on = 0;
 	end_packet(p, p->open.clock, ts_of(p, p->open.end), p->open.uuid);
 }

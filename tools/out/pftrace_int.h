@@ -130,8 +130,6 @@ static inline uint64_t ts_of(const struct pft *p, uint64_t t)
 	return ns > 0 ? (uint64_t)ns : 0;
 }
 
-/* Between packets: the slice left open ends, the buffer may go to the sink. */
-void boundary(struct pft *p);
 
 /* pftrace_seq.c: a packet without a time (flags 0 outside the files'
  * sequences), a sequence's first packet, the ClockSnapshot starting
@@ -148,13 +146,28 @@ void process_descriptor(struct out *o, uint32_t seq, unsigned flags, uint64_t pi
 uint64_t proc_uuid(uint64_t pid);
 uint64_t gpu_pid(const struct pft *p, uint64_t dev);
 uint64_t track_proc_uuid(const struct pft *p, const struct m_track *tr);
-uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane);
-uint64_t track_id_uuid(const struct pft *p, uint32_t id, unsigned lane);
 uint64_t async_uuid(const struct pft *p, unsigned lane);
 uint64_t counter_uuid(const struct pft *p, uint64_t dev);
-struct ptrack *ptrack(struct pft *p, const struct m_track *tr);
+struct ptrack *ptrack_grow(struct pft *p, const struct m_track *tr);
 unsigned lane_pick(struct lanes *l, uint64_t b, uint64_t e);
 unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e);
+
+/* Inline, as they are used for every event: a track's uuid (small for the
+ * first file's tracks, they are written with every event); its state. */
+static inline uint64_t track_id_uuid(const struct pft *p, uint32_t id, unsigned lane)
+{
+	return ((uint64_t)p->t->index << 24 | (uint64_t)(id & 0x3ffff) << 5 | lane) + 1;
+}
+
+static inline uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane)
+{
+	return track_id_uuid(p, tr->id, lane);
+}
+
+static inline struct ptrack *ptrack(struct pft *p, const struct m_track *tr)
+{
+	return tr->id < p->ntr ? &p->tr[tr->id] : ptrack_grow(p, tr);
+}
 
 /* pftrace_pack.c: once o holds `threshold` bytes or more (whole packets),
  * they go to the sink as one zstd-compressed packet. */
@@ -165,8 +178,23 @@ void pack_chunk(struct pft *p, size_t threshold);
 /* pftrace.c, for pftrace_file.c: one event of the model into the share's
  * sequence (the consumer's event); the slice still open written out. */
 void pftrace_event(void *ctx, const struct m_event *ev);
-void close_open(struct pft *p);
+void close_open_slice(struct pft *p);
 void pack_free(struct pft *p);
+
+static inline void close_open(struct pft *p)
+{
+	if (p->open.on)
+		close_open_slice(p);
+}
+
+/* Between packets (inline: once for every packet): the slice left open
+ * ends, the buffer may go to the sink. */
+static inline void boundary(struct pft *p)
+{
+	close_open(p);
+	if (p->o->len >= PF_CHUNK)
+		pack_chunk(p, PF_CHUNK);
+}
 
 /* pftrace_args.c: the args of each kind of slice, as debug annotations
  * (names interned by pftrace.c through the `need` of the event). */
