@@ -18,8 +18,9 @@
  *   as trace_packet.proto asks of sequences with defaults. Event names,
  *   categories and arg names are interned on first use (interned_data in
  *   the packet that needs them).
- * - Packets travel in zstd_compressed_packets, 256 KB of whole packets per
- *   frame (pftrace_pack.c); only the head (the files' processes) is plain.
+ * - Packets travel in chunks of 256 KB of whole packets (pftrace_pack.c),
+ *   each a zstd_compressed_packets frame or, while the output stays within
+ *   half the protobuf, plain; the head (the files' processes) is plain.
  * - Tracks: a process per rank (pftrace_head) and per GPU of a rank, a
  *   thread track per CPU thread, named tracks under the processes for
  *   streams, syncs and NCCL communicators, a counter track per GPU.

@@ -111,6 +111,7 @@ struct pft {
 	struct ZSTD_CCtx_s *zctx;
 	char *zbuf;
 	size_t zcap;
+	uint64_t pb_bytes, file_bytes; /* protobuf handed to pack_chunk, bytes it wrote */
 	/* The last slice written, whose END is not yet: a flow may add to it. */
 	struct {
 		int on;
@@ -173,6 +174,7 @@ static inline struct ptrack *ptrack(struct pft *p, const struct m_track *tr)
  * they go to the sink as one zstd-compressed packet. */
 #define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
 #define PF_ZSTD_LEVEL (-1) /* measured, bench/RESULTS.md */
+#define PF_KEEP 2 /* the output: 1/PF_KEEP of the protobuf (the rest of the chunks plain) */
 void pack_chunk(struct pft *p, size_t threshold);
 
 /* pftrace.c, for pftrace_file.c: one event of the model into the share's
