@@ -11,10 +11,11 @@
  * tokenizer expands each bundle where it stands and takes a plain packet
  * as it is).
  * Size bought with speed: zstd costs a third of the conversion (0.27 s of
- * NVTX 10M's 0.89 s), and the protobuf alone is 1/3.4 of the JSON, so a
- * chunk goes out plain whenever that keeps the share's output within
- * 1/PF_KEEP of its protobuf (1/7 of the JSON; about 40 % of the chunks, and
- * of zstd's time, spared). Level and figures: bench/RESULTS.md. */
+ * NVTX 10M's 0.89 s) and its time follows its input, while the protobuf
+ * alone is 1/2.9-1/3.5 of the JSON; so a chunk goes out plain whenever that
+ * keeps the share's output within 1/PF_KEEP of its protobuf (1/7 of the
+ * JSON; about 40 % of the chunks and half of zstd's time spared). Level and
+ * figures: bench/RESULTS.md. */
 #include "out/pftrace_int.h"
 #include "out/sink.h"
 
