@@ -131,7 +131,6 @@ static inline uint64_t ts_of(const struct pft *p, uint64_t t)
 	return ns > 0 ? (uint64_t)ns : 0;
 }
 
-
 /* pftrace_seq.c: a packet without a time (flags 0 outside the files'
  * sequences), a sequence's first packet, the ClockSnapshot starting
  * incremental clock `id` at the file's start, descriptors. */
@@ -171,7 +170,8 @@ static inline struct ptrack *ptrack(struct pft *p, const struct m_track *tr)
 }
 
 /* pftrace_pack.c: once o holds `threshold` bytes or more (whole packets),
- * they go to the sink as one zstd-compressed packet. */
+ * they go to the sink as one zstd-compressed packet, or plain while the
+ * share's output stays within 1/PF_KEEP of its protobuf. */
 #define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
 #define PF_ZSTD_LEVEL (-1) /* measured, bench/RESULTS.md */
 #define PF_KEEP 2 /* the output: 1/PF_KEEP of the protobuf (the rest of the chunks plain) */
