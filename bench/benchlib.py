@@ -43,6 +43,7 @@ class Usage:
         kib, user, sys_s = line.split()
         self.peak_rss_mb = int(kib) / 1024.0
         self.cpu_s = float(user) + float(sys_s)
+        self.user_s, self.sys_s = float(user), float(sys_s)
 
 
 def run(cmd, env=None, stdout=subprocess.PIPE):

@@ -117,7 +117,7 @@ def decode(path, plain=False):
     names, cats, anns = defaultdict(dict), defaultdict(dict), defaultdict(dict)
     tracks, procs = {}, {}
     events = []  # (seq, packet, order)
-    cleared, clocks = set(), {}
+    cleared, clocks, deftrack = set(), {}, {}
     stats = Counter()
     for p, packed in packets(path, stats):
         seq = p.trusted_packet_sequence_id
@@ -136,6 +136,10 @@ def decode(path, plain=False):
         if p.HasField("trace_packet_defaults"):
             assert p.sequence_flags & SEQ_CLEARED
             clocks[seq].default = p.trace_packet_defaults.timestamp_clock_id
+            # track_event.proto: an event without track_uuid is on
+            # TrackEventDefaults.track_uuid
+            d = p.trace_packet_defaults.track_event_defaults
+            deftrack[seq] = d.track_uuid if d.HasField("track_uuid") else None
         if p.HasField("clock_snapshot"):
             clocks[seq].snapshot(p.clock_snapshot)
             stats["clocks"] = max(stats["clocks"], len(clocks[seq].snap))
@@ -167,9 +171,14 @@ def decode(path, plain=False):
                                       rank=t.sibling_order_rank)
         if p.HasField("track_event"):
             assert seq in cleared, "events come after their sequence's state is cleared"
-            assert packed != plain, "a file's events travel compressed unless asked not to"
+            assert not (plain and packed), "--pftrace-plain compresses nothing"
+            stats["packed_events" if packed else "plain_events"] += 1
             e = p.track_event
-            ev = dict(seq=seq, ts=ts, type=e.type, track=e.track_uuid,
+            if not e.HasField("track_uuid"):
+                assert deftrack.get(seq), "an event without a track needs the default"
+                stats["default_track"] += 1
+            track = e.track_uuid if e.HasField("track_uuid") else deftrack[seq]
+            ev = dict(seq=seq, ts=ts, type=e.type, track=track,
                       name=names[seq][e.name_iid] if e.name_iid else (e.name or None),
                       cat=",".join(cats[seq][c] for c in e.category_iids) or None,
                       args={(anns[seq][a.name_iid] if a.name_iid else a.name): ann_value(a)
@@ -195,7 +204,7 @@ def decode(path, plain=False):
             counters.append(ev)
     assert not last, "every slice ends"
     return dict(tracks=tracks, procs=procs, slices=slices, instants=instants, counters=counters,
-                stats=stats)
+                stats=stats, stats_default_tracks={t for t in deftrack.values() if t in tracks})
 
 
 def where(d, uuid):
@@ -310,9 +319,22 @@ def test_training_run_as_json(train_ctr, tmp_path):
     # are a fraction of the packets they hold
     st = d["stats"]
     assert st["absolute"] < st["expanded"] / 4, st
+    # the sequence's default track (the file's first: its main thread's
+    # CUDA calls) spares the track_uuid of many events
+    assert st["default_track"] > st["expanded"] / 10, st
+    dt = d["stats_default_tracks"]
+    assert dt and all(d["tracks"][t]["kind"] == "thread" for t in dt), dt
     raw = sum(len(p.SerializeToString()) + 3 for p, packed in packets(tmp_path / "t.pftrace", Counter())
               if packed)
     assert st["compressed"] * 3 < raw, (st, raw)
+    # size bought with speed: chunks go out plain while the file stays
+    # within half its protobuf (pftrace_pack.c), so this trace of more than
+    # one chunk (256 KB) has both, and the file is still under 1/5 of the JSON
+    size = os.path.getsize(tmp_path / "t.pftrace")
+    whole = sum(len(p.SerializeToString()) + 3 for p, _ in packets(tmp_path / "t.pftrace", Counter()))
+    assert whole > 256 * 1024 and st["packed_events"] and st["plain_events"], (st, whole)
+    assert size <= whole / 2 + 1024, (size, whole)
+    assert size * 5 <= os.path.getsize(tmp_path / "t.json"), size
     assert any(s["flows"] for s in d["slices"]), "launch flows leave the calls"
     # ordering: the GPU process after the rank's, streams in the JSON's order
     ranks = {t["proc"]: t["rank"] for t in d["tracks"].values() if t["kind"] == "process"}

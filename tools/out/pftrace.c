@@ -5,7 +5,8 @@
  *
  * - Every (file, share) is one trusted packet sequence. Its first packet
  *   clears the incremental state (sequence_flags) and sets the sequence's
- *   TracePacketDefaults: timestamps on clock 64. Each track (and the flow
+ *   TracePacketDefaults: timestamps on clock 64, events without a track_uuid
+ *   on the file's first track (pftrace_seq.c). Each track (and the flow
  *   instants of each track, the async ranges, the counters) gets an
  *   incremental clock of its own, sequence-scoped ids 64-127, each started
  *   by a ClockSnapshot pairing it with BOOTTIME at the file's start: a
@@ -17,8 +18,9 @@
  *   as trace_packet.proto asks of sequences with defaults. Event names,
  *   categories and arg names are interned on first use (interned_data in
  *   the packet that needs them).
- * - Packets travel in zstd_compressed_packets, 256 KB of whole packets per
- *   frame (pftrace_pack.c); only the head (the files' processes) is plain.
+ * - Packets travel in chunks of 256 KB of whole packets (pftrace_pack.c),
+ *   each a zstd_compressed_packets frame or, while the output stays within
+ *   half the protobuf, plain; the head (the files' processes) is plain.
  * - Tracks: a process per rank (pftrace_head) and per GPU of a rank, a
  *   thread track per CPU thread, named tracks under the processes for
  *   streams, syncs and NCCL communicators, a counter track per GPU.
@@ -47,12 +49,6 @@ static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 /* ---- packets */
 
 
-/* Between packets (the open slice ended): the buffer may go to the sink. */
-void boundary(struct pft *p)
-{
-	close_open(p);
-	pack_chunk(p, PF_CHUNK);
-}
 
 /* A packet's time: a delta on its track's incremental clock (named unless
  * it is the sequence's default), or, when it would go back in time or the
@@ -98,9 +94,11 @@ static size_t packet(struct pft *p, unsigned clock, int ts_set, uint64_t ts)
 {
 	struct out *o = p->o;
 	boundary(p);
-	size_t at = pb_open(o, TRACE_PACKET);
-	out_need(o, 6 * PB_MAX);
+	/* the packet's tag, its length's byte (pb_open) and its head at once */
+	out_need(o, 8 * PB_MAX);
 	char *q = o->buf + o->len;
+	*q++ = (char)(TRACE_PACKET << 3 | PB_LEN);
+	size_t at = (size_t)(q++ - o->buf);
 	if (ts_set)
 		q = put_ts(p, clock, q, ts);
 	q = pb_uint(q, TP_SEQ_ID, p->seq);
@@ -241,7 +239,8 @@ static void event_head(struct pft *p, unsigned type, uint64_t uuid, const struct
 	out_need(o, 6 * PB_MAX);
 	char *q = o->buf + o->len;
 	q = pb_uint(q, TE_TYPE, type);
-	q = pb_uint(q, TE_TRACK, uuid);
+	if (uuid != p->def_track)
+		q = pb_uint(q, TE_TRACK, uuid);
 	if (nd->name_iid)
 		q = pb_uint(q, TE_NAME_IID, nd->name_iid);
 	if (nd->cat < C_N)
@@ -264,16 +263,15 @@ static void end_packet(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid
 	*q++ = (char)(TP_TRACK_EVENT << 3 | PB_LEN);
 	char *tl = q++;
 	q = pb_uint(q, TE_TYPE, TYPE_SLICE_END);
-	q = pb_uint(q, TE_TRACK, uuid);
+	if (uuid != p->def_track)
+		q = pb_uint(q, TE_TRACK, uuid);
 	*tl = (char)(q - tl - 1);
 	*len = (char)(q - len - 1); /* < 64 bytes */
 	o->len = (size_t)(q - o->buf);
 }
 
-void close_open(struct pft *p)
+void close_open_slice(struct pft *p)
 {
-	if (!p->open.on)
-		return;
 	p->open.on = 0;
 	end_packet(p, p->open.clock, ts_of(p, p->open.end), p->open.uuid);
 }
@@ -419,7 +417,7 @@ static void counter(struct pft *p, const struct m_event *ev)
 	unsigned clock = use_clock(p, &p->counter_clock);
 	size_t pkt, te = event_start(p, clock, ts_of(p, ev->ts), &nd, &pkt);
 	pb_put_uint(o, TE_TYPE, TYPE_COUNTER);
-	pb_put_uint(o, TE_TRACK, uuid);
+	pb_put_uint(o, TE_TRACK, uuid); /* never the default (a thread's) */
 	pb_put_uint(o, TE_COUNTER_VALUE, (uint64_t)ev->counter.value);
 	event_end(p, pkt, te, NULL, uuid, clock, 0);
 }

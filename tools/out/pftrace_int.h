@@ -18,7 +18,7 @@ enum {
 	TRACE_PACKET = 1,
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12,
 	TP_SEQ_FLAGS = 13, TP_TRACK_DESCRIPTOR = 60, TP_CLOCK_SNAPSHOT = 6, TP_CLOCK_ID = 58,
-	TP_DEFAULTS = 59, TPD_CLOCK_ID = 58,
+	TP_DEFAULTS = 59, TPD_CLOCK_ID = 58, TPD_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
 	SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2,
 	CS_CLOCKS = 1, CLK_ID = 1, CLK_TIMESTAMP = 2, CLK_INCREMENTAL = 3,
 	CLOCK_BOOTTIME = 6, CLOCK_SEQ_DELTA = 64, /* the first sequence-scoped id: the default */
@@ -91,6 +91,7 @@ struct pft {
 	struct inputs *in;
 	struct tfile *t;
 	uint32_t seq;
+	uint64_t def_track; /* the sequence's default track (TrackEventDefaults): no track_uuid */
 	/* The sequence's incremental clocks, one per track while the 64
 	 * sequence-scoped ids last (a track's events come in time order; the
 	 * tracks of a file do not: CPU calls, then the GPU work they launched):
@@ -110,6 +111,7 @@ struct pft {
 	struct ZSTD_CCtx_s *zctx;
 	char *zbuf;
 	size_t zcap;
+	uint64_t pb_bytes, file_bytes; /* protobuf handed to pack_chunk, bytes it wrote */
 	/* The last slice written, whose END is not yet: a flow may add to it. */
 	struct {
 		int on;
@@ -129,9 +131,6 @@ static inline uint64_t ts_of(const struct pft *p, uint64_t t)
 	return ns > 0 ? (uint64_t)ns : 0;
 }
 
-/* Between packets: the slice left open ends, the buffer may go to the sink. */
-void boundary(struct pft *p);
-
 /* pftrace_seq.c: a packet without a time (flags 0 outside the files'
  * sequences), a sequence's first packet, the ClockSnapshot starting
  * incremental clock `id` at the file's start, descriptors. */
@@ -147,24 +146,57 @@ void process_descriptor(struct out *o, uint32_t seq, unsigned flags, uint64_t pi
 uint64_t proc_uuid(uint64_t pid);
 uint64_t gpu_pid(const struct pft *p, uint64_t dev);
 uint64_t track_proc_uuid(const struct pft *p, const struct m_track *tr);
-uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane);
 uint64_t async_uuid(const struct pft *p, unsigned lane);
 uint64_t counter_uuid(const struct pft *p, uint64_t dev);
-struct ptrack *ptrack(struct pft *p, const struct m_track *tr);
+struct ptrack *ptrack_grow(struct pft *p, const struct m_track *tr);
 unsigned lane_pick(struct lanes *l, uint64_t b, uint64_t e);
 unsigned slice_lane(struct ptrack *pt, uint64_t b, uint64_t e);
 
+/* Inline, as they are used for every event: a track's uuid (small for the
+ * first file's tracks, they are written with every event); its state. */
+static inline uint64_t track_id_uuid(const struct pft *p, uint32_t id, unsigned lane)
+{
+	return ((uint64_t)p->t->index << 24 | (uint64_t)(id & 0x3ffff) << 5 | lane) + 1;
+}
+
+static inline uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane)
+{
+	return track_id_uuid(p, tr->id, lane);
+}
+
+static inline struct ptrack *ptrack(struct pft *p, const struct m_track *tr)
+{
+	return tr->id < p->ntr ? &p->tr[tr->id] : ptrack_grow(p, tr);
+}
+
 /* pftrace_pack.c: once o holds `threshold` bytes or more (whole packets),
- * they go to the sink as one zstd-compressed packet. */
+ * they go to the sink as one zstd-compressed packet, or plain while the
+ * share's output stays within 1/PF_KEEP of its protobuf. */
 #define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
-#define PF_ZSTD_LEVEL (-5) /* zstd --fast=5: measured, bench/RESULTS.md */
+#define PF_ZSTD_LEVEL (-1) /* measured, bench/RESULTS.md */
+#define PF_KEEP 2 /* the output: 1/PF_KEEP of the protobuf (the rest of the chunks plain) */
 void pack_chunk(struct pft *p, size_t threshold);
 
 /* pftrace.c, for pftrace_file.c: one event of the model into the share's
  * sequence (the consumer's event); the slice still open written out. */
 void pftrace_event(void *ctx, const struct m_event *ev);
-void close_open(struct pft *p);
+void close_open_slice(struct pft *p);
 void pack_free(struct pft *p);
+
+static inline void close_open(struct pft *p)
+{
+	if (p->open.on)
+		close_open_slice(p);
+}
+
+/* Between packets (inline: once for every packet): the slice left open
+ * ends, the buffer may go to the sink. */
+static inline void boundary(struct pft *p)
+{
+	close_open(p);
+	if (p->o->len >= PF_CHUNK)
+		pack_chunk(p, PF_CHUNK);
+}
 
 /* pftrace_args.c: the args of each kind of slice, as debug annotations
  * (names interned by pftrace.c through the `need` of the event). */

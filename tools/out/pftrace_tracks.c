@@ -23,12 +23,6 @@ uint64_t track_proc_uuid(const struct pft *p, const struct m_track *tr)
 	return proc_uuid(tr->on_gpu ? gpu_pid(p, tr->device) : p->t->pid);
 }
 
-/* Small for the first file's tracks: they are written with every event. */
-uint64_t track_uuid(const struct pft *p, const struct m_track *tr, unsigned lane)
-{
-	return ((uint64_t)p->t->index << 24 | (uint64_t)(tr->id & 0x3ffff) << 5 | lane) + 1;
-}
-
 uint64_t async_uuid(const struct pft *p, unsigned lane)
 {
 	return 1ull << 61 | (uint64_t)p->t->index << 8 | lane;
@@ -39,7 +33,7 @@ uint64_t counter_uuid(const struct pft *p, uint64_t dev)
 	return 1ull << 60 | (uint64_t)p->t->index << 20 | (dev & 0xfffff);
 }
 
-struct ptrack *ptrack(struct pft *p, const struct m_track *tr)
+struct ptrack *ptrack_grow(struct pft *p, const struct m_track *tr)
 {
 	size_t i = tr->id;
 	if (i >= p->ntr) {
