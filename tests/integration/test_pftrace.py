@@ -318,7 +318,9 @@ def test_training_run_as_json(train_ctr, tmp_path):
     # and the kernels they launch come in separate runs), and the frames
     # are a fraction of the packets they hold
     st = d["stats"]
-    assert st["absolute"] < st["expanded"] / 4, st
+    # (a quarter to a third are absolute: under ASan the simulator's records
+    # come in shorter runs, 2579 of 8248 in one CI run)
+    assert st["absolute"] < st["expanded"] / 2, st
     # the sequence's default track (the file's first: its main thread's
     # CUDA calls) spares the track_uuid of many events
     assert st["default_track"] > st["expanded"] / 10, st
