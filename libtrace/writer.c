@@ -104,6 +104,8 @@ static int write_header(int fd)
 		job = secure_getenv("PBS_JOBID");
 	if (job)
 		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
+	if (writer_st.part > 1) /* a window after a rotation: the tools keep it apart */
+		p = ct_tlv_u(p, CT_H_PART, writer_st.part);
 	size_t len = ct_header_seal(buf, p);
 	int rc = ct_write_all(fd, buf, len);
 	writer_st.off = len;

@@ -54,6 +54,8 @@ enum ct_htag {
 	CT_H_RANK_SOURCE = 12,	 /* string: the variable the rank came from */
 	CT_H_PPID = 13,		 /* u */
 	CT_H_JOB_ID = 14,	 /* string, may be empty */
+	CT_H_PART = 16,		 /* u: the file's number among its process's files
+				  * (cuptrace_rotate: 2, 3, ...); absent in the first */
 	/* From format 1.1, the last field, always the CT_HEADER_CRC_SIZE
 	 * bytes 0x0f 0x04 c0 c1 c2 c3: the CRC-32C (little endian) of every
 	 * byte of the file before c0 (magic, versions, length, fields). A

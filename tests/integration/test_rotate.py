@@ -50,6 +50,18 @@ def test_rotation_loses_and_repeats_nothing(tmp_path):
     # Rotations came while the threads recorded: several files hold marks.
     assert len({k for marks in seen.values() for k, _ in marks}) >= 3
 
+    # Given together, the windows are parts of one process, not copies of
+    # one file: every mark once in one trace, one split file per window.
+    p = run([TOOL, "convert", "-o", tmp_path / "all.json", out], check=True)
+    assert "duplicate" not in p.stderr, p.stderr
+    doc = convert([out], tmp_path / "all.json")
+    together = sorted(e["name"] for e in doc["traceEvents"] if e.get("ph") == "i")
+    assert together == sorted(f"{who} {n}" for who, c in counts.items() for n in range(c))
+    run([TOOL, "convert", "--split-ranks", tmp_path / "split", out], check=True)
+    split = sorted(f.name for f in (tmp_path / "split").iterdir())
+    # no rank: each file is named by its place among the inputs
+    assert split == ["rank0.json"] + [f"rank{k - 1}.w{k}.json" for k in range(2, ROTATIONS + 2)]
+
 
 def test_rotate_without_tracing_returns_none(tmp_path):
     env = traced_env(tmp_path / "out")

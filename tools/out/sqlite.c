@@ -216,14 +216,8 @@ int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 	}
 	int rc = 0;
 	for (size_t i = 0; i < in->n; i++) {
-		struct tfile *t = &in->v[i];
-		char path[4200], pidpart[32] = "";
-		/* two files of one rank (a forked child, a restart) get the pid too */
-		for (size_t j = 0; j < in->n; j++)
-			if (j != i && in->v[j].rank == t->rank)
-				snprintf(pidpart, sizeof pidpart, ".%llu", (unsigned long long)t->f.h.pid);
-		snprintf(path, sizeof path, "%s/rank%lld%s.sqlite", dir,
-		         (long long)(t->rank < 0 ? t->index : t->rank), pidpart);
+		char path[4200];
+		inputs_split_path(in, i, dir, ".sqlite", path, sizeof path);
 		int r = export_files(in, i, i + 1, path);
 		if (r)
 			rc = 1;

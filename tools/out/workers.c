@@ -81,13 +81,8 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 static int split_one(struct job *j, struct tfile *t)
 {
 	char path[4096];
-	char pidpart[32] = "";
-	/* Two files of one rank (a forked child, a restart) get the pid too. */
-	for (size_t i = 0; i < j->in->n; i++)
-		if (&j->in->v[i] != t && j->in->v[i].rank == t->rank)
-			snprintf(pidpart, sizeof pidpart, ".%llu", (unsigned long long)t->f.h.pid);
-	snprintf(path, sizeof path, "%s/rank%lld%s.json%s", j->dir,
-		 (long long)(t->rank < 0 ? t->index : t->rank), pidpart, j->gz ? ".gz" : "");
+	inputs_split_path(j->in, (size_t)(t - j->in->v), j->dir, j->gz ? ".json.gz" : ".json", path,
+	                  sizeof path);
 	struct sink *s = sink_open(path);
 	if (!s) {
 		fprintf(stderr, "cuptrace: %s: %s\n", path, strerror(errno));

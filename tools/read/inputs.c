@@ -244,7 +244,9 @@ static int cmp_files(const void *a, const void *b)
 		return c;
 	if (x->f.h.rt_anchor != y->f.h.rt_anchor)
 		return x->f.h.rt_anchor < y->f.h.rt_anchor ? -1 : 1;
-	return x->f.h.pid < y->f.h.pid ? -1 : x->f.h.pid > y->f.h.pid;
+	if (x->f.h.pid != y->f.h.pid)
+		return x->f.h.pid < y->f.h.pid ? -1 : 1;
+	return x->f.h.part < y->f.h.part ? -1 : x->f.h.part > y->f.h.part;
 }
 
 /* Same file (device and inode: the same path twice, a hard or symbolic
@@ -285,8 +287,8 @@ static void drop_same_files(struct names *nm)
 	qsort(nm->v, nm->n, sizeof *nm->v, cmp_order);
 }
 
-/* The identity of the process that wrote a file: a copy of a rank's file
- * has the same. index: position in in->v (command-line order). */
+/* The identity of the process that wrote a file, and which of its files
+ * (windows after cuptrace_rotate): a copy of a rank's file has the same. index: position in in->v (command-line order). */
 static int cmp_identity(const void *a, const void *b, void *arg)
 {
 	const struct tfile *v = arg;
@@ -302,6 +304,8 @@ static int cmp_identity(const void *a, const void *b, void *arg)
 		return x->mono_anchor < y->mono_anchor ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
 	return i < j ? -1 : i > j;
 }
@@ -309,7 +313,7 @@ static int cmp_identity(const void *a, const void *b, void *arg)
 static int same_process(const struct ct_header *x, const struct ct_header *y)
 {
 	return !strcmp(x->host, y->host) && x->pid == y->pid && x->rt_anchor == y->rt_anchor &&
-	       x->mono_anchor == y->mono_anchor && x->rank == y->rank;
+	       x->mono_anchor == y->mono_anchor && x->rank == y->rank && x->part == y->part;
 }
 
 /* Drops files written by the same process as an earlier one (a copy of a
@@ -512,4 +516,18 @@ int inputs_rewind(struct inputs *in, size_t i)
 const char *tfile_esc(struct tfile *t, uint64_t sid, const char *s, uint32_t len, uint32_t *outlen)
 {
 	return strcache_get(&t->esc, sid, s, len, NULL, outlen);
+}
+
+void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const char *ext,
+                       char *buf, size_t len)
+{
+	const struct tfile *t = &in->v[i];
+	char pidpart[32] = "", partpart[32] = "";
+	for (size_t j = 0; j < in->n; j++)
+		if (j != i && in->v[j].rank == t->rank && in->v[j].f.h.pid != t->f.h.pid)
+			snprintf(pidpart, sizeof pidpart, ".%llu", (unsigned long long)t->f.h.pid);
+	if (t->f.h.part > 1)
+		snprintf(partpart, sizeof partpart, ".w%llu", (unsigned long long)t->f.h.part);
+	snprintf(buf, len, "%s/rank%lld%s%s%s", dir, (long long)(t->rank < 0 ? t->index : t->rank),
+	         pidpart, partpart, ext);
 }

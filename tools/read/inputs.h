@@ -52,6 +52,14 @@ void tfile_release(struct tfile *t);
  * after inputs_open, it holds no descriptor until read. */
 int inputs_rewind(struct inputs *in, size_t i);
 
+/* The name of file i's own output in a --split-ranks directory:
+ * DIR/rank<R><ext> (the file's index when it has no rank); when other
+ * files share its rank (a forked child, a restart) the pid is added
+ * (rank<R>.<pid>), and a window after a rotation adds its number
+ * (.w<N>). */
+void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const char *ext,
+                       char *buf, size_t len);
+
 /* Escaped JSON text of a string reference (cached for interned strings). */
 const char *tfile_esc(struct tfile *t, uint64_t sid, const char *s, uint32_t len, uint32_t *outlen);
 
