@@ -52,6 +52,29 @@ void dur_add(struct durations *s, const char *key, const char *style, uint64_t d
 		a->max = d;
 }
 
+void dur_merge(struct durations *dst, struct durations *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		struct dur_agg *s = &src->v[i], *a = find(dst, s->key, s->style);
+		if (a->n + s->n > a->cap) {
+			a->cap = a->n + s->n;
+			a->d = xrealloc(a->d, a->cap * sizeof *a->d);
+		}
+		memcpy(a->d + a->n, s->d, s->n * sizeof *s->d);
+		a->n += s->n;
+		a->total += s->total;
+		if (s->min < a->min)
+			a->min = s->min;
+		if (s->max > a->max)
+			a->max = s->max;
+		free(s->d);
+		free(s->key);
+	}
+	free(src->v);
+	hmap_free(&src->index);
+	memset(src, 0, sizeof *src);
+}
+
 static int cmp_u64(const void *x, const void *y)
 {
 	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;

@@ -27,6 +27,10 @@ struct durations {
 /* Adds one duration under (key, style); style is compared by pointer. */
 void dur_add(struct durations *s, const char *key, const char *style, uint64_t d);
 
+/* Appends src's durations to dst's, as if dst had seen them after its
+ * own, and frees src's aggregates. */
+void dur_merge(struct durations *dst, struct durations *src);
+
 /* The table: Time (%), Total Time (ns), <count_col>, Avg, Med, Min, Max,
  * StdDev (ns), [Style,] <name_col>, rows by total time, largest first.
  * Time (%) is each row's share of the rows for which in_total says yes
