@@ -55,6 +55,10 @@ def stats_rows(files, per_file, total, cores):
     report("ranks", "stats: %d files, %d cores, events/s" % (RANKS, cores), "%.2f M/s" % median(many),
            "-", None, spread(many))
     report("ranks", "stats: parallel efficiency", "%.0f %%" % (100 * eff), ">= 80 %", eff >= 0.8)
+    # On a VM shared with other work the medians measure the load as much
+    # as the tool: the fastest runs of each, for the record.
+    report("ranks", "stats: efficiency of the fastest runs", "%.0f %%" % (100 * max(many) / (cores * max(one))),
+           "-", None)
     report("ranks", "stats: peak RSS 1 file / %d files" % RANKS,
            "%.1f / %.1f MB" % (median(rss1), median(rssn)), "-", None)
 

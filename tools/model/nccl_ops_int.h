@@ -26,13 +26,14 @@
 #define HOLD_NODES 65536
 
 enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
-enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4, F_KEEP = 8 };
+enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
 
 struct node {
 	uint64_t id;
 	int32_t next;       /* free list */
 	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
 	uint8_t kind, flags;
+	uint8_t kept; /* == nccl_ops.epoch: kept by the forced hand-out under way */
 	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
 	uint64_t ts, end, last;
 	int64_t tid;
@@ -90,6 +91,7 @@ struct nccl_ops {
 	 * skips its scans of the held set. */
 	uint64_t min_last;
 	unsigned since_sweep;
+	uint8_t epoch; /* of the last forced hand-out (never 0: new nodes have 0) */
 	struct nccl_op *ops;
 	size_t opcap;
 };
@@ -104,11 +106,6 @@ static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
  * until the next call (the array may move). */
 struct node *nops_get(struct nccl_ops *e, uint64_t id);
 void nops_drop(struct nccl_ops *e, struct node *x);
-/* Relinks the free nodes lowest index first: the nodes made next (in the
- * order their records come) then lie one after another in memory, as
- * they are read again when their plan is handed out, instead of where
- * the last sweep happened to free them. */
-void nops_free_in_order(struct nccl_ops *e);
 
 static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
 {

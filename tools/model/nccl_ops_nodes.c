@@ -44,16 +44,6 @@ void nops_drop(struct nccl_ops *e, struct node *x)
 	e->free = i;
 }
 
-void nops_free_in_order(struct nccl_ops *e)
-{
-	e->free = -1;
-	for (size_t i = e->nn; i-- > 0;)
-		if (!e->n[i].id) {
-			e->n[i].next = e->free;
-			e->free = (int32_t)i;
-		}
-}
-
 /* Sorted with their keys beside them: comparing never reads a node (the
  * held set is far larger than the caches). */
 struct sort_key {

@@ -194,7 +194,17 @@ static void keep(struct nccl_ops *e, uint64_t id)
 {
 	struct node *x = nops_find(e, id);
 	if (x)
-		x->flags |= F_KEEP;
+		x->kept = e->epoch;
+}
+
+/* A new mark for the nodes to keep: no pass clears the last one. */
+static void new_epoch(struct nccl_ops *e)
+{
+	if (++e->epoch == 0) { /* wrapped: old marks could match again */
+		for (size_t i = 0; i < e->nn; i++)
+			e->n[i].kept = 0;
+		e->epoch = 1;
+	}
 }
 
 /* More than e->hold nodes held: hands out the older half of the plans (by
@@ -224,9 +234,11 @@ static void force(struct nccl_ops *e)
 	for (size_t i = 0; i < k; i++)
 		emit(e, ps[i]->tasks >= 0 ? ps[i] : NULL, ps[i]->tasks >= 0 ? NULL : ps[i]);
 	/* What the plans still held refer to stays. */
+	new_epoch(e);
+	uint8_t ep = e->epoch;
 	for (size_t i = k; i < np; i++) {
 		struct node *x = ps[i];
-		x->flags |= F_KEEP;
+		x->kept = ep;
 		uint64_t link = x->tasks >= 0 ? x->link : 0;
 		keep(e, link);
 		struct node *l = nops_find(e, link);
@@ -235,7 +247,7 @@ static void force(struct nccl_ops *e)
 		for (int32_t t = x->tasks >= 0 ? x->tasks : (int32_t)(x - e->n); t >= 0;
 		     t = x->tasks >= 0 ? e->n[t].sib : -1) {
 			uint64_t api = e->n[t].parent;
-			e->n[t].flags |= F_KEEP;
+			e->n[t].kept = ep;
 			keep(e, api);
 			struct node *a = nops_find(e, api);
 			if (a)
@@ -243,20 +255,26 @@ static void force(struct nccl_ops *e)
 		}
 	}
 	free(ps);
+	/* One pass over the held set (far larger than the caches): forgets,
+	 * and relinks the free nodes lowest index first (nops_drop's links
+	 * are rewritten here): the nodes made next (in the order their
+	 * records come) then lie one after another in memory, as they are
+	 * read again when their plan is handed out. */
+	int32_t head = -1, *tail = &head;
 	for (size_t i = 0; i < e->nn; i++) {
 		struct node *x = &e->n[i];
-		if (!x->id || (x->flags & F_KEEP) || x->last >= cut)
-			continue;
-		if (x->kind == CT_EV_NCCL_KERNEL_CH) { /* open channel of a held task */
-			struct node *t = nops_find(e, x->parent);
-			if (t && (t->flags & F_KEEP))
-				continue;
+		if (x->id && x->kept != ep && x->last < cut) {
+			struct node *t = x->kind == CT_EV_NCCL_KERNEL_CH ? nops_find(e, x->parent) : NULL;
+			if (!t || t->kept != ep) /* (else: an open channel of a held task) */
+				nops_drop(e, x);
 		}
-		nops_drop(e, x);
+		if (!x->id) {
+			*tail = (int32_t)i;
+			tail = &x->next;
+		}
 	}
-	for (size_t i = 0; i < e->nn; i++)
-		e->n[i].flags &= (uint8_t)~F_KEEP;
-	nops_free_in_order(e);
+	*tail = -1;
+	e->free = head;
 	size_t w = 0;
 	for (size_t j = 0; j < e->nkern; j++) {
 		if (e->kern[j].k.ts >= cut)
