@@ -24,6 +24,7 @@
  * NCCL records apart (a thread's ring chunk reaches the file up to ~90 ms
  * after its first record); this holds several times that. */
 #define HOLD_NODES 65536
+#define NAME_SLOTS 1024 /* names told apart: NAME_SLOTS / 2 (then "") */
 
 enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
 enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
@@ -34,10 +35,12 @@ struct node {
 	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
 	uint8_t kind, flags;
 	uint8_t kept; /* == nccl_ops.epoch: kept by the forced hand-out under way */
+	/* Names by number (nops_name): 8 bytes, not 4 x NCCL_NAME, in a
+	 * node of which tens of thousands are held, read again when cold. */
+	uint16_t func, dtype, algo, proto;
 	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
 	uint64_t ts, end, last;
 	int64_t tid;
-	char func[NCCL_NAME], dtype[NCCL_NAME], algo[NCCL_NAME], proto[NCCL_NAME];
 	uint64_t count, seq, stream, depth;
 	int64_t root, rank;
 	unsigned nch, nwarps, members, gch, gdone; /* gdone: channels that ended */
@@ -94,6 +97,11 @@ struct nccl_ops {
 	uint8_t epoch; /* of the last forced hand-out (never 0: new nodes have 0) */
 	struct nccl_op *ops;
 	size_t opcap;
+	/* The names nodes hold (operations, datatypes, algorithms, protocols:
+	 * a few dozen); name 0 is "". Found by hash: slot -> number + 1. */
+	char (*names)[NCCL_NAME];
+	size_t nnames, namecap;
+	uint16_t name_slot[NAME_SLOTS];
 };
 
 static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
@@ -106,6 +114,9 @@ static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
  * until the next call (the array may move). */
 struct node *nops_get(struct nccl_ops *e, uint64_t id);
 void nops_drop(struct nccl_ops *e, struct node *x);
+/* The number of name s (len bytes, cut at NCCL_NAME - 1 and at a NUL, as
+ * a copy into char[NCCL_NAME] would); e->names[it] is the name. */
+uint16_t nops_name(struct nccl_ops *e, const char *s, size_t len);
 
 static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
 {

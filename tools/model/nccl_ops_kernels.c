@@ -93,7 +93,7 @@ static void plan_masks(struct nccl_ops *e)
 		if (!l || l->kind != CT_EV_NCCL_LAUNCH)
 			continue;
 		for (int32_t t = g->tasks; t >= 0; t = e->n[t].sib)
-			l->fmask |= func_bit(e->n[t].func, strlen(e->n[t].func));
+			l->fmask |= func_bit(e->names[e->n[t].func], strlen(e->names[e->n[t].func]));
 	}
 }
 

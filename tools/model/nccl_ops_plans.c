@@ -57,12 +57,12 @@ static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struc
 		api = NULL;
 	/* The user's view of the call when there is one: the task of an
 	 * AllGather or Broadcast counts bytes of ncclInt8. */
-	const struct node *src = api && api->func[0] ? api : t;
-	memcpy(o->func, src->func, NCCL_NAME);
-	memcpy(o->datatype, src->dtype, NCCL_NAME);
+	const struct node *src = api && api->func ? api : t;
+	memcpy(o->func, e->names[src->func], NCCL_NAME);
+	memcpy(o->datatype, e->names[src->dtype], NCCL_NAME);
 	o->count = src->count;
-	memcpy(o->algo, t->algo, NCCL_NAME);
-	memcpy(o->proto, t->proto, NCCL_NAME);
+	memcpy(o->algo, e->names[t->algo], NCCL_NAME);
+	memcpy(o->proto, e->names[t->proto], NCCL_NAME);
 	o->is_p2p = t->kind == CT_EV_NCCL_P2P;
 	o->root = o->is_p2p ? -1 : t->root;
 	o->peer = o->is_p2p ? t->root : -1;
