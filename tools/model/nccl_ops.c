@@ -60,6 +60,7 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	e->hold = HOLD_NODES;
 	e->min_last = UINT64_MAX;
 	nops_name(e, "", 0); /* the table, with name 0 */
+	e->lkfree = -1;
 	/* The NCCL source's handles are a counter (handed out to each thread
 	 * in blocks) above a 4-bit type code: ids of one thread's records
 	 * come in runs, which the id map keeps together. */
@@ -144,6 +145,7 @@ void nccl_ops_free(struct nccl_ops *e)
 	free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
 	free(e->is_nccl);
+	free(e->lk);
 	free(e->names);
 	free(e);
 }

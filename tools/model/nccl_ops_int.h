@@ -46,8 +46,12 @@ struct node {
 	unsigned nch, nwarps, members, gch, gdone; /* gdone: channels that ended */
 	uint64_t gmin, gmax; /* task: GPU timer span; channel: its start */
 	unsigned fmask;      /* launch: operations of its plan (func_bit) */
-	int has_kernel;      /* launch: the NCCL kernel that ran it */
-	struct nccl_kernel kernel;
+	uint32_t kernel;     /* launch: the NCCL kernel that ran it, in e->lk (+ 1; 0 none) */
+};
+
+struct launch_kernel { /* a kernel matched to a launch still held */
+	struct nccl_kernel k;
+	int32_t next; /* free list */
 };
 
 struct kern {
@@ -99,6 +103,9 @@ struct nccl_ops {
 	size_t opcap;
 	/* The names nodes hold (operations, datatypes, algorithms, protocols:
 	 * a few dozen); name 0 is "". Found by hash: slot -> number + 1. */
+	struct launch_kernel *lk; /* few: launches are handed out soon after their kernel */
+	size_t nlk, lkcap;
+	int32_t lkfree;
 	char (*names)[NCCL_NAME];
 	size_t nnames, namecap;
 	uint16_t name_slot[NAME_SLOTS];
@@ -117,6 +124,13 @@ void nops_drop(struct nccl_ops *e, struct node *x);
 /* The number of name s (len bytes, cut at NCCL_NAME - 1 and at a NUL, as
  * a copy into char[NCCL_NAME] would); e->names[it] is the name. */
 uint16_t nops_name(struct nccl_ops *e, const char *s, size_t len);
+/* Launch x ran kernel k (x owns k's name from now on). */
+void nops_set_kernel(struct nccl_ops *e, struct node *x, const struct nccl_kernel *k);
+/* The kernel of launch x, or NULL. */
+static inline const struct nccl_kernel *nops_kernel(const struct nccl_ops *e, const struct node *x)
+{
+	return x->kernel ? &e->lk[x->kernel - 1].k : NULL;
+}
 
 static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
 {

@@ -156,8 +156,7 @@ void nops_match_kernels(struct nccl_ops *e, uint64_t limit)
 			continue;
 		struct kern *kk = &e->kern[k];
 		kk->used = 1;
-		x->kernel = kk->k; /* the launch owns the name from now on */
-		x->has_kernel = 1;
+		nops_set_kernel(e, x, &kk->k); /* the launch owns the name from now on */
 		x->flags |= F_MATCHED;
 		if (!m) {
 			e->sm = xrealloc(e->sm, (e->nsm + 1) * sizeof *e->sm);

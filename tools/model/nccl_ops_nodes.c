@@ -36,12 +36,32 @@ void nops_drop(struct nccl_ops *e, struct node *x)
 {
 	int32_t i = (int32_t)(x - e->n);
 	idmap_del(&e->ids, x->id);
-	if (x->has_kernel)
-		free(x->kernel.name);
+	if (x->kernel) {
+		struct launch_kernel *k = &e->lk[x->kernel - 1];
+		free(k->k.name);
+		k->next = e->lkfree;
+		e->lkfree = (int32_t)(x->kernel - 1);
+	}
 	x->id = 0;
 	e->live--;
 	x->next = e->free;
 	e->free = i;
+}
+
+void nops_set_kernel(struct nccl_ops *e, struct node *x, const struct nccl_kernel *k)
+{
+	int32_t i = e->lkfree;
+	if (i >= 0 && (size_t)i < e->nlk) {
+		e->lkfree = e->lk[i].next;
+	} else {
+		if (e->nlk == e->lkcap) {
+			e->lkcap = e->lkcap ? 2 * e->lkcap : 64;
+			e->lk = xrealloc(e->lk, e->lkcap * sizeof *e->lk);
+		}
+		i = (int32_t)e->nlk++;
+	}
+	e->lk[i].k = *k;
+	x->kernel = (uint32_t)i + 1;
 }
 
 uint16_t nops_name(struct nccl_ops *e, const char *s, size_t len)

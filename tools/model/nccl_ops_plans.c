@@ -93,7 +93,7 @@ static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struc
 	}
 	o->gpu_channels = t->gch;
 	o->gpu_done = (t->gch && t->gdone >= t->gch) ||
-	              (launch && launch->has_kernel && launch->kernel.end);
+	              (launch && launch->kernel && nops_kernel(e, launch)->end);
 	uint64_t gid = api ? api->parent : launch ? launch->parent : 0;
 	struct node *g = nops_find(e, gid);
 	if (g && g->kind == CT_EV_NCCL_GROUP_API) {
@@ -156,8 +156,9 @@ static void emit(struct nccl_ops *e, struct node *p, struct node *lone)
 		pl.launch_start = launch->ts;
 		pl.launch_end = launch->flags & F_STOPPED ? launch->end : 0;
 		pl.stream = launch->stream;
-		pl.has_kernel = launch->has_kernel;
-		pl.kernel = launch->kernel;
+		pl.has_kernel = launch->kernel != 0;
+		if (launch->kernel)
+			pl.kernel = *nops_kernel(e, launch);
 	}
 	e->fn(e->ctx, &pl);
 	/* Forget the tasks, the plan, and the launch with its kernel. */
