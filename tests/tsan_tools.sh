@@ -1,7 +1,8 @@
 #!/bin/sh
 # Part of `make test-tsan`, on the SAN=thread build: a traced multi-threaded
 # run (library, CUPTI simulator, writer thread) and conversions that split
-# one file among several workers, with ThreadSanitizer watching both. Any
+# one file among several workers, and stats/report reading files on
+# several threads, with ThreadSanitizer watching. Any
 # report fails (TSan exits 66 on a report; the output is also searched).
 set -e
 cd "$(dirname "$0")/.."
@@ -17,10 +18,15 @@ LD_PRELOAD="$TSAN:build/lib/libcuptrace.so" CUPTRACE_OUTPUT="$D/r/r.ctr" \
 build/bin/cuptrace convert -j 4 -o "$D/t.json" "$D/o/t.ctr" >>"$D/log" 2>&1
 build/bin/cuptrace convert -j 5 -o "$D/t.json.gz" "$D/o/t.ctr" "$D/o/t.ctr" >>"$D/log" 2>&1
 build/bin/cuptrace convert -j 4 -o "$D/t.pftrace" "$D/o/t.ctr" >>"$D/log" 2>&1
+# stats and report: files read on 3 threads, parts merged in file order
+# (the GPU run and the five window files of the rotation: six inputs)
+build/bin/cuptrace stats -j 3 --by step,time "$D/o/t.ctr" "$D/r" >"$D/stats" 2>>"$D/log"
+build/bin/cuptrace report -j 3 -o "$D/r.html" "$D/o/t.ctr" "$D/r" >>"$D/log" 2>&1
 if grep -q "ThreadSanitizer" "$D/log"; then
 	cat "$D/log"
 	exit 1
 fi
 blocks=$(build/bin/cuptrace info "$D/o/t.ctr" | sed -n 's/^blocks: *\([0-9]*\).*/\1/p')
 [ "$blocks" -ge 3 ] || { echo "tsan_tools: expected several blocks, got $blocks"; exit 1; }
-echo "  TSAN    traced sim_train, rotate_threads, convert -j 4 of one file (3 shares, .json and .pftrace): no reports"
+grep -q "breakdown" "$D/stats" || { echo "tsan_tools: stats printed no breakdown"; exit 1; }
+echo "  TSAN    traced sim_train, rotate_threads, convert -j 4 of one file (3 shares, .json and .pftrace), stats/report -j 3: no reports"

@@ -28,6 +28,9 @@ int cmd_align(const char *cmd, const char *arg, int *align);
 /* --steps ARG (A-B or A) of command cmd into opts; -1 (said on stderr)
  * when it is not that. */
 struct stats_opts;
+/* -j/--jobs ARG of command cmd (a number >= 1) into *jobs; -1 (said on
+ * stderr) otherwise. */
+int cmd_jobs(const char *cmd, const char *arg, int *jobs);
 int cmd_steps(const char *cmd, const char *arg, struct stats_opts *opts);
 
 #endif

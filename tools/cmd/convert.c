@@ -89,12 +89,8 @@ int cmd_convert(int argc, char **argv)
 			if (cmd_align("convert", optarg, &align))
 				return 2;
 		} else if (c == 'j') {
-			char *end;
-			jobs = (int)strtol(optarg, &end, 10);
-			if (*end || jobs < 1) {
-				fprintf(stderr, "cuptrace convert: -j needs a number >= 1\n");
+			if (cmd_jobs("convert", optarg, &jobs))
 				return 2;
-			}
 		} else {
 			return cmd_usage(c, help);
 		}

@@ -2,6 +2,7 @@
  * from the tables of the reports of `cuptrace stats`, run by the same
  * driver (report/collect.h), so the page and stats agree to the digit. */
 #include "cmd/cmd.h"
+#include "out/workers.h"
 #include "model/clocks.h"
 #include "out/html.h"
 #include "out/sink.h"
@@ -48,7 +49,7 @@ static const struct section {
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace report -o OUT.html [--steps A-B] [--align none|collectives]\n"
-	      "                      [--strict] INPUT...\n\n"
+	      "                      [-j N] [--strict] INPUT...\n\n"
 	      "Writes one self-contained HTML page (no network, scripts, fonts or images\n"
 	      "from elsewhere) with the job's picture: header (command, hosts, ranks, GPUs,\n"
 	      "window, events, drops, truncated files), breakdown per rank with the slowest\n"
@@ -58,8 +59,8 @@ static void help(FILE *f)
 	      "Every figure is a cell of `cuptrace stats --by step,time --report\n"
 	      "breakdown,steps,cuda_gpu_kern_sum,nvtx_sum,nccl_sum,nccl_sizes,nccl_skew`\n"
 	      "on the same inputs; hover a mark for its exact values. INPUT is a .ctr\n"
-	      "file, a directory of them, or an NCCL_DEBUG=INFO log. --steps, --align and\n"
-	      "--strict as in cuptrace stats.\n"
+	      "file, a directory of them, or an NCCL_DEBUG=INFO log. --steps, --align,\n"
+	      "-j and --strict as in cuptrace stats.\n"
 	      "docs/REPORT.md describes the page.\n",
 	      f);
 }
@@ -239,16 +240,21 @@ int cmd_report(int argc, char **argv)
 					   {"steps", required_argument, NULL, 's'},
 					   {"strict", no_argument, NULL, 'S'},
 					   {"align", required_argument, NULL, 'A'},
+					   {"jobs", required_argument, NULL, 'j'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *out = NULL, *steps_arg = NULL;
-	int c, strict = 0, align = ALIGN_AUTO;
+	int c, strict = 0, align = ALIGN_AUTO, jobs = 0;
 	struct stats_opts opts = {.explicit_list = 1, .by_step = 1, .by_time = 1,
 				  .min_gap = 1000000};
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:s:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:s:j:h", lo, NULL)) != -1) {
 		if (c == 'o')
 			out = optarg;
+		else if (c == 'j') {
+			if (cmd_jobs("report", optarg, &jobs))
+				return 2;
+		}
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
@@ -282,7 +288,8 @@ int cmd_report(int argc, char **argv)
 		inputs_close(&in);
 		return 2;
 	}
-	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, "report", steps_arg, take, &col);
+	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, convert_jobs(jobs, in.n),
+				 "report", steps_arg, take, &col);
 	if (rc < 0) {
 		inputs_close(&in);
 		return 1;

@@ -3,6 +3,7 @@
 #include "report/stats.h"
 #include "report/collect.h"
 #include "model/clocks.h"
+#include "out/workers.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -57,7 +58,7 @@ static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
 	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
-	      "                     [--align none|collectives] [--strict] INPUT...\n\n"
+	      "                     [--align none|collectives] [-j N] [--strict] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -77,6 +78,8 @@ static void help(FILE *f)
 	      "GPU; the steps report adds achieved TFLOP/s (N / step time). --align:\n"
 	      "clocks of several hosts, as cuptrace convert (default: collectives with\n"
 	      "more than one host; a first table gives each host's offset).\n"
+	      "-j, --jobs N: worker threads reading the files (default: all CPUs, at\n"
+	      "most one per file); the tables are the same for any N.\n"
 	      "docs/ANALYSIS.md defines every figure.\n",
 	      f);
 }
@@ -120,11 +123,12 @@ int cmd_stats(int argc, char **argv)
 					   {"min-gap", required_argument, NULL, 'G'},
 					   {"flops-per-step", required_argument, NULL, 'F'},
 					   {"align", required_argument, NULL, 'A'},
+					   {"jobs", required_argument, NULL, 'j'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL;
 	enum table_fmt fmt = FMT_TABLE;
-	int c, strict = 0, align = ALIGN_AUTO;
+	int c, strict = 0, align = ALIGN_AUTO, jobs = 0;
 	optind = 1;
 	struct {
 		const struct report *r[NREPORTS];
@@ -132,9 +136,13 @@ int cmd_stats(int argc, char **argv)
 		struct stats_opts opts;
 	} run = {0};
 	run.opts.min_gap = 1000000;
-	while ((c = getopt_long(argc, argv, "r:f:s:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:f:s:j:h", lo, NULL)) != -1) {
 		if (c == 'r')
 			list = optarg;
+		else if (c == 'j') {
+			if (cmd_jobs("stats", optarg, &jobs))
+				return 2;
+		}
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
@@ -230,8 +238,8 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	struct print pr = {fmt, 1};
-	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, "stats", steps_arg, print_table,
-				 &pr);
+	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, convert_jobs(jobs, in.n),
+				 "stats", steps_arg, print_table, &pr);
 	if (rc < 0) { /* --steps matched nothing: no table */
 		inputs_close(&in);
 		return 1;

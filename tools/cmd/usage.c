@@ -3,6 +3,8 @@
 #include "model/clocks.h"
 #include "report/collect.h"
 
+#include <stdlib.h>
+
 int cmd_usage(int c, void (*help)(FILE *))
 {
 	help(c == 'h' ? stdout : stderr);
@@ -14,6 +16,18 @@ int cmd_align(const char *cmd, const char *arg, int *align)
 	if (!clocks_parse(arg, align))
 		return 0;
 	fprintf(stderr, "cuptrace %s: --align %s: expected none or collectives\n", cmd, arg);
+	return -1;
+}
+
+int cmd_jobs(const char *cmd, const char *arg, int *jobs)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+	if (end != arg && !*end && v >= 1 && v <= 1 << 20) {
+		*jobs = (int)v;
+		return 0;
+	}
+	fprintf(stderr, "cuptrace %s: -j needs a number >= 1\n", cmd);
 	return -1;
 }
 

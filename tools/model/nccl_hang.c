@@ -255,3 +255,40 @@ void nh_free(struct nh *h)
 	hmap_free(&h->sidx);
 	free(h);
 }
+
+/* Strings get dst's numbers in the order src first saw them: the numbers
+ * one h fed every file in turn would have given. */
+void nh_merge(struct nh *dst, struct nh *src)
+{
+	nh_files_done(src);
+	uint16_t *map = xcalloc(src->nstr ? src->nstr : 1, sizeof *map);
+	for (size_t i = 0; i < src->nstr; i++)
+		map[i] = nh_str(dst, src->str[i], strlen(src->str[i]));
+	size_t rc0 = dst->nrc, f0 = dst->nf;
+	for (size_t i = 0; i < src->nrc; i++) {
+		struct nh_rc *r = src->rc[i];
+		r->name = map[r->name];
+		for (uint64_t k = 0; k < r->n && k < NH_KEEP; k++)
+			r->ring[k].func = map[r->ring[k].func], r->ring[k].dtype = map[r->ring[k].dtype];
+		for (unsigned k = 0; k < r->nf; k++)
+			r->f[k].func = map[r->f[k].func];
+		r->file += f0;
+		if (dst->nrc == dst->rccap) {
+			dst->rccap = dst->rccap ? 2 * dst->rccap : 16;
+			dst->rc = xrealloc(dst->rc, dst->rccap * sizeof *dst->rc);
+		}
+		dst->rc[dst->nrc++] = r;
+	}
+	for (size_t i = 0; i < src->nf; i++) {
+		if (dst->nf == dst->fcap) {
+			dst->fcap = dst->fcap ? 2 * dst->fcap : 16;
+			dst->f = xrealloc(dst->f, dst->fcap * sizeof *dst->f);
+		}
+		dst->f[dst->nf] = src->f[i];
+		dst->f[dst->nf++].first_rc += rc0;
+	}
+	dst->colls += src->colls;
+	free(map);
+	src->nrc = src->nf = 0; /* moved */
+	nh_free(src);
+}

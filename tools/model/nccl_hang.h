@@ -88,6 +88,9 @@ struct nh *nh_new(void);
 /* Events of file t, in the model's order, files one after another (a file
  * ends when the next one's first event or nh_finish comes). */
 void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev);
+/* Folds src (fed files of its own, read after dst's) into dst as if dst
+ * had been fed them; frees src. */
+void nh_merge(struct nh *dst, struct nh *src);
 /* The analysis; valid until nh_free. */
 const struct nh_result *nh_finish(struct nh *h);
 void nh_free(struct nh *h);

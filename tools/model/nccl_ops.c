@@ -59,6 +59,8 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	e->horizon = HORIZON_NS;
 	e->hold = HOLD_NODES;
 	e->min_last = UINT64_MAX;
+	nops_name(e, "", 0); /* the table, with name 0 */
+	e->lkfree = -1;
 	/* The NCCL source's handles are a counter (handed out to each thread
 	 * in blocks) above a 4-bit type code: ids of one thread's records
 	 * come in runs, which the id map keeps together. */
@@ -143,14 +145,14 @@ void nccl_ops_free(struct nccl_ops *e)
 	free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
 	free(e->is_nccl);
+	free(e->lk);
+	free(e->names);
 	free(e);
 }
 
-static void copy_name(char *dst, const struct ct_event *ev, unsigned i)
+static uint16_t name_of(struct nccl_ops *e, const struct ct_event *ev, unsigned i)
 {
-	size_t n = ev->sl[i] < NCCL_NAME - 1 ? ev->sl[i] : NCCL_NAME - 1;
-	memcpy(dst, ev->s[i], n);
-	dst[n] = 0;
+	return nops_name(e, ev->s[i], ev->sl[i]);
 }
 
 /* ---- events ---- */
@@ -298,8 +300,8 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		if (!(x = start_node(e, ev, ts)))
 			break;
 		x->parent = ev->v[3];
-		copy_name(x->func, ev, 4);
-		copy_name(x->dtype, ev, 5);
+		x->func = name_of(e, ev, 4);
+		x->dtype = name_of(e, ev, 5);
 		x->count = ev->v[6];
 		x->root = coll ? (int64_t)ev->v[7] : -1;
 		x->stream = ev->v[coll ? 8 : 7];
@@ -333,18 +335,18 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		x->link = ev->v[4];
 		if (coll) {
 			x->seq = ev->v[5];
-			copy_name(x->func, ev, 6);
-			copy_name(x->dtype, ev, 7);
+			x->func = name_of(e, ev, 6);
+			x->dtype = name_of(e, ev, 7);
 			x->count = ev->v[8];
 			x->root = (int64_t)ev->v[9];
 			x->nch = (unsigned)ev->v[10];
 			x->nwarps = (unsigned)ev->v[11];
-			copy_name(x->algo, ev, 12);
-			copy_name(x->proto, ev, 13);
+			x->algo = name_of(e, ev, 12);
+			x->proto = name_of(e, ev, 13);
 			x->rank = (int64_t)ev->v[14];
 		} else {
-			copy_name(x->func, ev, 5);
-			copy_name(x->dtype, ev, 6);
+			x->func = name_of(e, ev, 5);
+			x->dtype = name_of(e, ev, 6);
 			x->count = ev->v[7];
 			x->root = (int64_t)ev->v[8]; /* the peer */
 			x->nch = (unsigned)ev->v[9];

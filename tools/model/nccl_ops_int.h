@@ -24,26 +24,34 @@
  * NCCL records apart (a thread's ring chunk reaches the file up to ~90 ms
  * after its first record); this holds several times that. */
 #define HOLD_NODES 65536
+#define NAME_SLOTS 1024 /* names told apart: NAME_SLOTS / 2 (then "") */
 
 enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
-enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4, F_KEEP = 8 };
+enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
 
 struct node {
 	uint64_t id;
 	int32_t next;       /* free list */
 	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
 	uint8_t kind, flags;
+	uint8_t kept; /* == nccl_ops.epoch: kept by the forced hand-out under way */
+	/* Names by number (nops_name): 8 bytes, not 4 x NCCL_NAME, in a
+	 * node of which tens of thousands are held, read again when cold. */
+	uint16_t func, dtype, algo, proto;
 	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
 	uint64_t ts, end, last;
 	int64_t tid;
-	char func[NCCL_NAME], dtype[NCCL_NAME], algo[NCCL_NAME], proto[NCCL_NAME];
 	uint64_t count, seq, stream, depth;
 	int64_t root, rank;
 	unsigned nch, nwarps, members, gch, gdone; /* gdone: channels that ended */
 	uint64_t gmin, gmax; /* task: GPU timer span; channel: its start */
 	unsigned fmask;      /* launch: operations of its plan (func_bit) */
-	int has_kernel;      /* launch: the NCCL kernel that ran it */
-	struct nccl_kernel kernel;
+	uint32_t kernel;     /* launch: the NCCL kernel that ran it, in e->lk (+ 1; 0 none) */
+};
+
+struct launch_kernel { /* a kernel matched to a launch still held */
+	struct nccl_kernel k;
+	int32_t next; /* free list */
 };
 
 struct kern {
@@ -90,8 +98,17 @@ struct nccl_ops {
 	 * skips its scans of the held set. */
 	uint64_t min_last;
 	unsigned since_sweep;
+	uint8_t epoch; /* of the last forced hand-out (never 0: new nodes have 0) */
 	struct nccl_op *ops;
 	size_t opcap;
+	/* The names nodes hold (operations, datatypes, algorithms, protocols:
+	 * a few dozen); name 0 is "". Found by hash: slot -> number + 1. */
+	struct launch_kernel *lk; /* few: launches are handed out soon after their kernel */
+	size_t nlk, lkcap;
+	int32_t lkfree;
+	char (*names)[NCCL_NAME];
+	size_t nnames, namecap;
+	uint16_t name_slot[NAME_SLOTS];
 };
 
 static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
@@ -104,11 +121,16 @@ static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
  * until the next call (the array may move). */
 struct node *nops_get(struct nccl_ops *e, uint64_t id);
 void nops_drop(struct nccl_ops *e, struct node *x);
-/* Relinks the free nodes lowest index first: the nodes made next (in the
- * order their records come) then lie one after another in memory, as
- * they are read again when their plan is handed out, instead of where
- * the last sweep happened to free them. */
-void nops_free_in_order(struct nccl_ops *e);
+/* The number of name s (len bytes, cut at NCCL_NAME - 1 and at a NUL, as
+ * a copy into char[NCCL_NAME] would); e->names[it] is the name. */
+uint16_t nops_name(struct nccl_ops *e, const char *s, size_t len);
+/* Launch x ran kernel k (x owns k's name from now on). */
+void nops_set_kernel(struct nccl_ops *e, struct node *x, const struct nccl_kernel *k);
+/* The kernel of launch x, or NULL. */
+static inline const struct nccl_kernel *nops_kernel(const struct nccl_ops *e, const struct node *x)
+{
+	return x->kernel ? &e->lk[x->kernel - 1].k : NULL;
+}
 
 static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
 {

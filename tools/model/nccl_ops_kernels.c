@@ -93,7 +93,7 @@ static void plan_masks(struct nccl_ops *e)
 		if (!l || l->kind != CT_EV_NCCL_LAUNCH)
 			continue;
 		for (int32_t t = g->tasks; t >= 0; t = e->n[t].sib)
-			l->fmask |= func_bit(e->n[t].func, strlen(e->n[t].func));
+			l->fmask |= func_bit(e->names[e->n[t].func], strlen(e->names[e->n[t].func]));
 	}
 }
 
@@ -156,8 +156,7 @@ void nops_match_kernels(struct nccl_ops *e, uint64_t limit)
 			continue;
 		struct kern *kk = &e->kern[k];
 		kk->used = 1;
-		x->kernel = kk->k; /* the launch owns the name from now on */
-		x->has_kernel = 1;
+		nops_set_kernel(e, x, &kk->k); /* the launch owns the name from now on */
 		x->flags |= F_MATCHED;
 		if (!m) {
 			e->sm = xrealloc(e->sm, (e->nsm + 1) * sizeof *e->sm);

@@ -36,22 +36,64 @@ void nops_drop(struct nccl_ops *e, struct node *x)
 {
 	int32_t i = (int32_t)(x - e->n);
 	idmap_del(&e->ids, x->id);
-	if (x->has_kernel)
-		free(x->kernel.name);
+	if (x->kernel) {
+		struct launch_kernel *k = &e->lk[x->kernel - 1];
+		free(k->k.name);
+		k->next = e->lkfree;
+		e->lkfree = (int32_t)(x->kernel - 1);
+	}
 	x->id = 0;
 	e->live--;
 	x->next = e->free;
 	e->free = i;
 }
 
-void nops_free_in_order(struct nccl_ops *e)
+void nops_set_kernel(struct nccl_ops *e, struct node *x, const struct nccl_kernel *k)
 {
-	e->free = -1;
-	for (size_t i = e->nn; i-- > 0;)
-		if (!e->n[i].id) {
-			e->n[i].next = e->free;
-			e->free = (int32_t)i;
+	int32_t i = e->lkfree;
+	if (i >= 0 && (size_t)i < e->nlk) {
+		e->lkfree = e->lk[i].next;
+	} else {
+		if (e->nlk == e->lkcap) {
+			e->lkcap = e->lkcap ? 2 * e->lkcap : 64;
+			e->lk = xrealloc(e->lk, e->lkcap * sizeof *e->lk);
 		}
+		i = (int32_t)e->nlk++;
+	}
+	e->lk[i].k = *k;
+	x->kernel = (uint32_t)i + 1;
+}
+
+uint16_t nops_name(struct nccl_ops *e, const char *s, size_t len)
+{
+	len = len < NCCL_NAME - 1 ? len : NCCL_NAME - 1;
+	len = len ? strnlen(s, len) : 0;
+	if (!e->nnames) { /* name 0: "" */
+		e->namecap = 64;
+		e->names = xcalloc(e->namecap, sizeof *e->names);
+		e->nnames = 1;
+	}
+	if (!len)
+		return 0;
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	size_t i = (size_t)(h ^ h >> 29) & (NAME_SLOTS - 1);
+	for (; e->name_slot[i]; i = (i + 1) & (NAME_SLOTS - 1)) {
+		const char *n = e->names[e->name_slot[i] - 1];
+		if (!memcmp(n, s, len) && !n[len])
+			return (uint16_t)(e->name_slot[i] - 1);
+	}
+	if (e->nnames >= NAME_SLOTS / 2) /* absurd for NCCL's enumerations */
+		return 0;
+	if (e->nnames == e->namecap) {
+		e->names = xrealloc(e->names, 2 * e->namecap * sizeof *e->names);
+		memset(e->names + e->namecap, 0, e->namecap * sizeof *e->names);
+		e->namecap *= 2;
+	}
+	memcpy(e->names[e->nnames], s, len);
+	e->name_slot[i] = (uint16_t)(e->nnames + 1);
+	return (uint16_t)e->nnames++;
 }
 
 /* Sorted with their keys beside them: comparing never reads a node (the

@@ -57,12 +57,12 @@ static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struc
 		api = NULL;
 	/* The user's view of the call when there is one: the task of an
 	 * AllGather or Broadcast counts bytes of ncclInt8. */
-	const struct node *src = api && api->func[0] ? api : t;
-	memcpy(o->func, src->func, NCCL_NAME);
-	memcpy(o->datatype, src->dtype, NCCL_NAME);
+	const struct node *src = api && api->func ? api : t;
+	memcpy(o->func, e->names[src->func], NCCL_NAME);
+	memcpy(o->datatype, e->names[src->dtype], NCCL_NAME);
 	o->count = src->count;
-	memcpy(o->algo, t->algo, NCCL_NAME);
-	memcpy(o->proto, t->proto, NCCL_NAME);
+	memcpy(o->algo, e->names[t->algo], NCCL_NAME);
+	memcpy(o->proto, e->names[t->proto], NCCL_NAME);
 	o->is_p2p = t->kind == CT_EV_NCCL_P2P;
 	o->root = o->is_p2p ? -1 : t->root;
 	o->peer = o->is_p2p ? t->root : -1;
@@ -93,7 +93,7 @@ static void fill_op(struct nccl_ops *e, struct nccl_op *o, struct node *t, struc
 	}
 	o->gpu_channels = t->gch;
 	o->gpu_done = (t->gch && t->gdone >= t->gch) ||
-	              (launch && launch->has_kernel && launch->kernel.end);
+	              (launch && launch->kernel && nops_kernel(e, launch)->end);
 	uint64_t gid = api ? api->parent : launch ? launch->parent : 0;
 	struct node *g = nops_find(e, gid);
 	if (g && g->kind == CT_EV_NCCL_GROUP_API) {
@@ -156,8 +156,9 @@ static void emit(struct nccl_ops *e, struct node *p, struct node *lone)
 		pl.launch_start = launch->ts;
 		pl.launch_end = launch->flags & F_STOPPED ? launch->end : 0;
 		pl.stream = launch->stream;
-		pl.has_kernel = launch->has_kernel;
-		pl.kernel = launch->kernel;
+		pl.has_kernel = launch->kernel != 0;
+		if (launch->kernel)
+			pl.kernel = *nops_kernel(e, launch);
 	}
 	e->fn(e->ctx, &pl);
 	/* Forget the tasks, the plan, and the launch with its kernel. */
@@ -194,7 +195,17 @@ static void keep(struct nccl_ops *e, uint64_t id)
 {
 	struct node *x = nops_find(e, id);
 	if (x)
-		x->flags |= F_KEEP;
+		x->kept = e->epoch;
+}
+
+/* A new mark for the nodes to keep: no pass clears the last one. */
+static void new_epoch(struct nccl_ops *e)
+{
+	if (++e->epoch == 0) { /* wrapped: old marks could match again */
+		for (size_t i = 0; i < e->nn; i++)
+			e->n[i].kept = 0;
+		e->epoch = 1;
+	}
 }
 
 /* More than e->hold nodes held: hands out the older half of the plans (by
@@ -224,9 +235,11 @@ static void force(struct nccl_ops *e)
 	for (size_t i = 0; i < k; i++)
 		emit(e, ps[i]->tasks >= 0 ? ps[i] : NULL, ps[i]->tasks >= 0 ? NULL : ps[i]);
 	/* What the plans still held refer to stays. */
+	new_epoch(e);
+	uint8_t ep = e->epoch;
 	for (size_t i = k; i < np; i++) {
 		struct node *x = ps[i];
-		x->flags |= F_KEEP;
+		x->kept = ep;
 		uint64_t link = x->tasks >= 0 ? x->link : 0;
 		keep(e, link);
 		struct node *l = nops_find(e, link);
@@ -235,7 +248,7 @@ static void force(struct nccl_ops *e)
 		for (int32_t t = x->tasks >= 0 ? x->tasks : (int32_t)(x - e->n); t >= 0;
 		     t = x->tasks >= 0 ? e->n[t].sib : -1) {
 			uint64_t api = e->n[t].parent;
-			e->n[t].flags |= F_KEEP;
+			e->n[t].kept = ep;
 			keep(e, api);
 			struct node *a = nops_find(e, api);
 			if (a)
@@ -243,20 +256,26 @@ static void force(struct nccl_ops *e)
 		}
 	}
 	free(ps);
+	/* One pass over the held set (far larger than the caches): forgets,
+	 * and relinks the free nodes lowest index first (nops_drop's links
+	 * are rewritten here): the nodes made next (in the order their
+	 * records come) then lie one after another in memory, as they are
+	 * read again when their plan is handed out. */
+	int32_t head = -1, *tail = &head;
 	for (size_t i = 0; i < e->nn; i++) {
 		struct node *x = &e->n[i];
-		if (!x->id || (x->flags & F_KEEP) || x->last >= cut)
-			continue;
-		if (x->kind == CT_EV_NCCL_KERNEL_CH) { /* open channel of a held task */
-			struct node *t = nops_find(e, x->parent);
-			if (t && (t->flags & F_KEEP))
-				continue;
+		if (x->id && x->kept != ep && x->last < cut) {
+			struct node *t = x->kind == CT_EV_NCCL_KERNEL_CH ? nops_find(e, x->parent) : NULL;
+			if (!t || t->kept != ep) /* (else: an open channel of a held task) */
+				nops_drop(e, x);
 		}
-		nops_drop(e, x);
+		if (!x->id) {
+			*tail = (int32_t)i;
+			tail = &x->next;
+		}
 	}
-	for (size_t i = 0; i < e->nn; i++)
-		e->n[i].flags &= (uint8_t)~F_KEEP;
-	nops_free_in_order(e);
+	*tail = -1;
+	e->free = head;
 	size_t w = 0;
 	for (size_t j = 0; j < e->nkern; j++) {
 		if (e->kern[j].k.ts >= cut)

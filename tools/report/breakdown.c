@@ -277,6 +277,30 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	busy_add(gpu_of(bd, device)->busy, ev->track, ev->ts, ev->end, cat, 0);
 }
 
+/* Rows are per file: a part's come after those of the files before. */
+static void merge(void *p, void *part)
+{
+	struct bd *bd = p, *q = part;
+	end_file(q);
+	for (size_t i = 0; i < q->nrows; i++) {
+		if (bd->nrows == bd->caprows) {
+			bd->caprows = bd->caprows ? bd->caprows * 2 : 64;
+			bd->rows = xrealloc(bd->rows, bd->caprows * sizeof *bd->rows);
+		}
+		bd->rows[bd->nrows++] = q->rows[i];
+	}
+	for (size_t i = 0; i < q->ntrows; i++) {
+		if (bd->ntrows == bd->captrows) {
+			bd->captrows = bd->captrows ? bd->captrows * 2 : 16;
+			bd->trows = xrealloc(bd->trows, bd->captrows * sizeof *bd->trows);
+		}
+		bd->trows[bd->ntrows++] = q->trows[i]; /* its buckets move over */
+	}
+	free(q->rows);
+	free(q->trows);
+	free(q);
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0;
@@ -438,4 +462,5 @@ const struct report report_breakdown = {
     "GPU time per rank and GPU (--by step: per step; --by time: busy per time bucket): compute,\n"
     "               communication, memory, idle, overlap",
     begin, event, end,
+    .merge = merge,
 };

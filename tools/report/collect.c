@@ -1,12 +1,17 @@
 /* The driver of the reports (collect.h): clocks, one pass over each file
- * through the model, NCCL logs, then the tables. */
+ * through the model (files shared out to worker threads, each file's
+ * events into report parts of its own), the parts merged in file order,
+ * NCCL logs, then the tables. */
 #include "report/collect.h"
 #include "model/clocks.h"
 #include "model/step_window.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* One file being read: its parts of the reports. */
 struct run {
 	const struct report *const *r;
 	void **st;
@@ -14,6 +19,26 @@ struct run {
 	struct tfile *t;
 	const struct stats_opts *opts;
 	uint64_t from, to; /* --steps: the file's window, [from, to) */
+};
+
+/* How a file's reading went, said when its parts are merged (in file
+ * order, so that messages come in the same order however many workers). */
+enum { F_PENDING, F_READ, F_STEPLESS = 2, F_REWIND = 4 };
+
+struct job {
+	struct inputs *in;
+	const struct report *const *r;
+	size_t n;
+	void **st; /* the reports' states, parts merged into them */
+	const struct stats_opts *opts;
+	const char *cmd;
+	void ***parts;     /* per file, once read */
+	_Atomic int *done; /* per file: F_* once read, else F_PENDING */
+	_Atomic size_t next;
+	pthread_mutex_t mu; /* merging */
+	size_t merged;      /* files merged so far */
+	size_t stepless;
+	int rc;
 };
 
 static int outside(const struct run *run, const struct report *r, uint64_t ts)
@@ -88,45 +113,110 @@ static struct table *clocks_table(const struct clocks *c)
 	return t;
 }
 
-int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
-		    const struct stats_opts *opts, int align, const char *cmd,
-		    const char *steps_arg, collect_fn fn, void *ctx)
+/* Merges what is read, in file order, from the first file not merged. */
+static void merge_ready(struct job *j)
 {
-	struct run run = {.r = r, .n = n, .opts = opts};
-	run.st = calloc(n ? n : 1, sizeof *run.st);
+	pthread_mutex_lock(&j->mu);
+	for (; j->merged < j->in->n; j->merged++) {
+		size_t k = j->merged;
+		int how = atomic_load(&j->done[k]);
+		if (how == F_PENDING)
+			break;
+		struct tfile *t = &j->in->v[k];
+		if (how & F_STEPLESS) {
+			j->stepless++;
+			if (j->in->n > 1)
+				fprintf(stderr, "cuptrace %s: warning: %s holds no steps\n", j->cmd,
+					t->f.path);
+		}
+		if (how & F_REWIND) {
+			j->rc = 1;
+		} else if (t->f.status == CT_CORRUPT) {
+			fprintf(stderr, "cuptrace: %s\n", t->f.err);
+			j->rc = 1;
+		} else if (t->f.status == CT_TRUNCATED || t->f.status == CT_DAMAGED) {
+			fprintf(stderr, "cuptrace: warning: %s\n", t->f.err);
+		}
+		for (size_t i = 0; i < j->n; i++)
+			j->r[i]->merge(j->st[i], j->parts[k][i]);
+		free(j->parts[k]);
+		j->parts[k] = NULL;
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* Reads file k into parts of the reports of its own. */
+static int read_file(struct job *j, size_t k)
+{
+	struct run run = {.r = j->r, .n = j->n, .opts = j->opts, .t = &j->in->v[k]};
+	run.st = calloc(j->n ? j->n : 1, sizeof *run.st);
 	if (!run.st)
 		exit(1);
-	struct clocks ck;
-	int rc = 0;
-	if (clocks_align(in, align, 1, &ck))
-		rc = 1;
-	for (size_t i = 0; i < n; i++)
-		run.st[i] = r[i]->begin(opts);
-	size_t stepless = 0;
-	for (size_t k = 0; k < in->n; k++) {
-		run.t = &in->v[k];
-		if (opts->steps) {
-			/* A first pass for the window of the steps. */
-			if (!step_window(run.t, opts->step_lo, opts->step_hi, &run.from, &run.to)) {
-				stepless++;
-				if (in->n > 1)
-					fprintf(stderr, "cuptrace %s: warning: %s holds no steps\n", cmd,
-						run.t->f.path);
-			}
-			if (inputs_rewind(in, k)) {
-				rc = 1;
-				continue;
-			}
-		}
-		model_file(run.t, &reports_consumer, &run, NULL);
-		if (run.t->f.status == CT_CORRUPT) {
-			fprintf(stderr, "cuptrace: %s\n", run.t->f.err);
-			rc = 1;
-		} else if (run.t->f.status == CT_TRUNCATED || run.t->f.status == CT_DAMAGED) {
-			fprintf(stderr, "cuptrace: warning: %s\n", run.t->f.err);
-		}
-		tfile_release(run.t);
+	for (size_t i = 0; i < j->n; i++)
+		run.st[i] = j->r[i]->part ? j->r[i]->part(j->st[i]) : j->r[i]->begin(j->opts);
+	j->parts[k] = run.st;
+	int how = F_READ;
+	if (j->opts->steps) {
+		/* A first pass for the window of the steps. */
+		if (!step_window(run.t, j->opts->step_lo, j->opts->step_hi, &run.from, &run.to))
+			how |= F_STEPLESS;
+		if (inputs_rewind(j->in, k))
+			return how | F_REWIND;
 	}
+	model_file(run.t, &reports_consumer, &run, NULL);
+	tfile_release(run.t);
+	return how;
+}
+
+static void *worker(void *arg)
+{
+	struct job *j = arg;
+	for (size_t k; (k = atomic_fetch_add(&j->next, 1)) < j->in->n;) {
+		atomic_store(&j->done[k], read_file(j, k));
+		merge_ready(j);
+	}
+	return NULL;
+}
+
+/* The workers; the calling thread is one of them. */
+static void run_workers(struct job *j, int jobs)
+{
+	pthread_t th[256];
+	int started = 0;
+	if (jobs > 256)
+		jobs = 256;
+	for (int k = 1; k < jobs; k++)
+		if (!pthread_create(&th[started], NULL, worker, j))
+			started++;
+	worker(j);
+	for (int k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+	merge_ready(j); /* (every file is read: merges what another left) */
+}
+
+int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
+		    const struct stats_opts *opts, int align, int jobs, const char *cmd,
+		    const char *steps_arg, collect_fn fn, void *ctx)
+{
+	struct job j = {.in = in, .r = r, .n = n, .opts = opts, .cmd = cmd};
+	j.st = calloc(n ? n : 1, sizeof *j.st);
+	j.parts = calloc(in->n ? in->n : 1, sizeof *j.parts);
+	j.done = calloc(in->n ? in->n : 1, sizeof *j.done);
+	if (!j.st || !j.parts || !j.done)
+		exit(1);
+	pthread_mutex_init(&j.mu, NULL);
+	struct clocks ck;
+	if (clocks_align(in, align, 1, &ck))
+		j.rc = 1;
+	for (size_t i = 0; i < n; i++)
+		j.st[i] = r[i]->begin(opts);
+	run_workers(&j, jobs < 1 ? 1 : jobs);
+	pthread_mutex_destroy(&j.mu);
+	free(j.parts);
+	free((void *)j.done);
+	int rc = j.rc;
+	size_t stepless = j.stepless;
+	void **st = j.st;
 	int none = in->n && stepless == in->n;
 	if (none) {
 		/* Tables of nothing would only say "(no rows)". */
@@ -141,7 +231,7 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 		for (size_t k = 0; k < in->nlogs; k++)
 			for (size_t i = 0; i < n; i++)
 				if (r[i]->log)
-					r[i]->log(run.st[i], in->logs[k]);
+					r[i]->log(st[i], in->logs[k]);
 	}
 	struct table *clk = none ? NULL : clocks_table(&ck);
 	clocks_free(&ck);
@@ -149,7 +239,7 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 		fn(ctx, -1, clk);
 	for (size_t i = 0; i < n; i++) {
 		struct table *tabs[4];
-		int nt = r[i]->end(run.st[i], tabs);
+		int nt = r[i]->end(st[i], tabs);
 		for (int k = 0; k < nt; k++) {
 			if (none)
 				table_free(tabs[k]);
@@ -157,6 +247,6 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 				fn(ctx, (int)i, tabs[k]);
 		}
 	}
-	free(run.st);
+	free(st);
 	return none ? -1 : rc;
 }

@@ -1,7 +1,6 @@
 #include "report/durations.h"
 #include "util/xalloc.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,16 +45,83 @@ void dur_add(struct durations *s, const char *key, const char *style, uint64_t d
 	}
 	a->d[a->n++] = d;
 	a->total += d;
+	a->sumsq += (sumsq_t)d * d;
 	if (d < a->min)
 		a->min = d;
 	if (d > a->max)
 		a->max = d;
 }
 
-static int cmp_u64(const void *x, const void *y)
+void dur_merge(struct durations *dst, struct durations *src)
 {
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
+	for (size_t i = 0; i < src->n; i++) {
+		struct dur_agg *s = &src->v[i], *a = find(dst, s->key, s->style);
+		if (a->n + s->n > a->cap) {
+			a->cap = a->n + s->n;
+			a->d = xrealloc(a->d, a->cap * sizeof *a->d);
+		}
+		memcpy(a->d + a->n, s->d, s->n * sizeof *s->d);
+		a->n += s->n;
+		a->total += s->total;
+		a->sumsq += s->sumsq;
+		if (s->min < a->min)
+			a->min = s->min;
+		if (s->max > a->max)
+			a->max = s->max;
+		free(s->d);
+		free(s->key);
+	}
+	free(src->v);
+	hmap_free(&src->index);
+	memset(src, 0, sizeof *src);
+}
+
+static void swap(uint64_t *v, size_t i, size_t j)
+{
+	uint64_t t = v[i];
+	v[i] = v[j], v[j] = t;
+}
+
+/* The k-th smallest of v[0..n) (from 0), v reordered so that nothing
+ * before v[k] is larger: selection by three-way partitions around the
+ * median of three (linear time on the data seen here; equal values, as
+ * durations often are, end a round at once). */
+static uint64_t select_k(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+	while (lo < hi) {
+		uint64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi];
+		uint64_t p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		/* v[lo..lt) < p, v[lt..i) == p, v(gt..hi] > p; p is in the range,
+		 * so gt never passes below lt */
+		size_t lt = lo, i = lo, gt = hi;
+		while (i <= gt) {
+			if (v[i] < p)
+				swap(v, lt++, i++);
+			else if (v[i] > p)
+				swap(v, i, gt--);
+			else
+				i++;
+		}
+		if (k < lt)
+			hi = lt - 1;
+		else if (k > gt)
+			lo = gt + 1;
+		else
+			return p;
+	}
+	return v[k];
+}
+
+static double median_of(uint64_t *v, size_t n)
+{
+	uint64_t hi = select_k(v, n, n / 2);
+	if (n % 2)
+		return (double)hi;
+	uint64_t lo = v[0]; /* the largest of v[0..n/2) */
+	for (size_t i = 1; i < n / 2; i++)
+		lo = v[i] > lo ? v[i] : lo;
+	return ((double)lo + (double)hi) / 2;
 }
 
 static int cmp_total(const void *x, const void *y)
@@ -83,13 +149,9 @@ struct table *dur_table(struct durations *s, const char *title, const char *coun
 			all += s->v[i].total;
 	for (size_t i = 0; i < s->n; i++) {
 		struct dur_agg *a = &s->v[i];
-		qsort(a->d, a->n, sizeof *a->d, cmp_u64);
 		double avg = (double)a->total / (double)a->n;
-		double med = a->n % 2 ? (double)a->d[a->n / 2]
-				      : ((double)a->d[a->n / 2 - 1] + (double)a->d[a->n / 2]) / 2;
-		double var = 0;
-		for (size_t k = 0; k < a->n; k++)
-			var += ((double)a->d[k] - avg) * ((double)a->d[k] - avg);
+		double med = median_of(a->d, a->n);
+		struct moments m = {a->n, a->total, a->sumsq};
 		int counted = !in_total || in_total(a);
 		table_row(t);
 		table_f(t, counted && all ? 100.0 * (double)a->total / (double)all : 0, 1);
@@ -99,7 +161,7 @@ struct table *dur_table(struct durations *s, const char *title, const char *coun
 		table_f(t, med, 1);
 		table_u64(t, a->min);
 		table_u64(t, a->max);
-		table_f(t, a->n > 1 ? sqrt(var / (double)(a->n - 1)) : 0, 1);
+		table_f(t, moments_stddev(&m), 1);
 		if (with_style)
 			table_str(t, a->style ? a->style : "");
 		table_str(t, a->key);

@@ -176,6 +176,22 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	}
 }
 
+/* Rows are per file: a part's come after those of the files before. */
+static void merge(void *p, void *part)
+{
+	struct gg *gg = p, *q = part;
+	end_file(q);
+	for (size_t i = 0; i < q->nrows; i++) {
+		if (gg->nrows == gg->caprows) {
+			gg->caprows = gg->caprows ? gg->caprows * 2 : 16;
+			gg->rows = xrealloc(gg->rows, gg->caprows * sizeof *gg->rows);
+		}
+		gg->rows[gg->nrows++] = q->rows[i];
+	}
+	free(q->rows);
+	free(q);
+}
+
 static int cmp_row(const void *x, const void *y)
 {
 	const struct grow *a = x, *b = y;
@@ -259,4 +275,5 @@ static int end(void *p, struct table **out)
 const struct report report_gpu_gaps = {
     "gpu_gaps", "GPU idle gaps longer than --min-gap (default 1 ms), with the CPU range running",
     begin, event, end,
+    .merge = merge,
 };

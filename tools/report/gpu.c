@@ -8,7 +8,6 @@
 #include "report/quant.h"
 #include "report/stats.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +67,13 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		add_sref(st, &ev->api.name, d);
 }
 
+static void merge(void *p, void *part)
+{
+	struct dsum *st = part;
+	dur_merge(&((struct dsum *)p)->d, &st->d);
+	free(st);
+}
+
 static int end(void *p, struct table **out)
 {
 	struct dsum *st = p;
@@ -112,6 +118,7 @@ static void *begin_api(const struct stats_opts *opts)
 
 const struct report report_cuda_gpu_kern_sum = {
     "cuda_gpu_kern_sum", "time in each GPU kernel (demangled name)", begin_kern, event, end,
+    .merge = merge,
 };
 const struct report report_cuda_gpu_mem_time_sum = {
     "cuda_gpu_mem_time_sum",
@@ -119,17 +126,18 @@ const struct report report_cuda_gpu_mem_time_sum = {
     begin_mem,
     event,
     end,
+    .merge = merge,
 };
 const struct report report_cuda_api_sum = {
     "cuda_api_sum", "time in each CUDA runtime and driver call", begin_api, event, end,
+    .merge = merge,
 };
 
 /* ---- cuda_gpu_mem_size_sum: bytes per memory operation (MB = 10^6 B) */
 
 struct msz {
-	uint64_t n, total, min, max;
-	double m2mean; /* running sum of squares about the mean (Welford), in B^2 */
-	double mean;
+	uint64_t min, max;
+	struct moments m; /* n, total bytes */
 	struct quant q;
 };
 
@@ -157,16 +165,30 @@ static void event_size(void *p, struct tfile *t, const struct m_event *ev)
 	const char *op = ev->cat == MC_MEMSET ? "[CUDA memset]" : copy_op(ev->gpu.kind);
 	struct msz *a = named_get(&m->by, op, strlen(op));
 	uint64_t b = ev->gpu.bytes;
-	if (!a->n || b < a->min)
+	if (!a->m.n || b < a->min)
 		a->min = b;
 	if (b > a->max)
 		a->max = b;
-	a->n++;
-	a->total += b;
-	double d = (double)b - a->mean;
-	a->mean += d / (double)a->n;
-	a->m2mean += d * ((double)b - a->mean);
+	moments_add(&a->m, b);
 	quant_add(&a->q, (int64_t)b);
+}
+
+static void merge_msz(void *into, void *from)
+{
+	struct msz *a = into, *b = from;
+	if (b->m.n && (!a->m.n || b->min < a->min))
+		a->min = b->min;
+	if (b->max > a->max)
+		a->max = b->max;
+	moments_merge(&a->m, &b->m);
+	quant_merge(&a->q, &b->q);
+}
+
+static void merge_size(void *p, void *part)
+{
+	struct msize *m = part;
+	named_merge(&((struct msize *)p)->by, &m->by, merge_msz);
+	free(m);
 }
 
 struct sorder {
@@ -198,18 +220,18 @@ static int end_size(void *p, struct table **out)
 	if (!o)
 		exit(1);
 	for (size_t i = 0; i < m->by.n; i++)
-		o[i] = (struct sorder){i, ((struct msz *)m->by.v[i])->total, m->by.keys[i]};
+		o[i] = (struct sorder){i, ((struct msz *)m->by.v[i])->m.sum, m->by.keys[i]};
 	qsort(o, m->by.n, sizeof *o, cmp_sorder);
 	for (size_t k = 0; k < m->by.n; k++) {
 		struct msz *a = m->by.v[o[k].i];
 		table_row(t);
-		table_f(t, (double)a->total / 1e6, 3);
-		table_u64(t, a->n);
-		table_f(t, a->mean / 1e6, 3);
+		table_f(t, (double)a->m.sum / 1e6, 3);
+		table_u64(t, a->m.n);
+		table_f(t, (double)a->m.sum / (double)a->m.n / 1e6, 3);
 		table_f(t, quant_median(&a->q) / 1e6, 3);
 		table_f(t, (double)a->min / 1e6, 3);
 		table_f(t, (double)a->max / 1e6, 3);
-		table_f(t, a->n > 1 ? sqrt(a->m2mean / (double)(a->n - 1)) / 1e6 : 0, 3);
+		table_f(t, moments_stddev(&a->m) / 1e6, 3);
 		table_str(t, o[k].name);
 		quant_free(&a->q);
 	}
@@ -225,4 +247,5 @@ static int end_size(void *p, struct table **out)
 const struct report report_cuda_gpu_mem_size_sum = {
     "cuda_gpu_mem_size_sum", "bytes of GPU memory copies and memsets, by operation (MB = 10^6 B)",
     begin_size, event_size, end_size,
+    .merge = merge_size,
 };

@@ -48,6 +48,22 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	k->shorter += dur < call;
 }
 
+static void merge_kl(void *into, void *from)
+{
+	struct kl *a = into, *b = from;
+	a->n += b->n;
+	a->shorter += b->shorter;
+	quant_merge(&a->lat, &b->lat);
+	quant_merge(&a->dur, &b->dur);
+}
+
+static void merge(void *p, void *part)
+{
+	struct lr *l = part;
+	named_merge(&((struct lr *)p)->by, &l->by, merge_kl);
+	free(l);
+}
+
 struct order {
 	size_t i;
 	uint64_t n;
@@ -102,4 +118,5 @@ const struct report report_launch = {
     "launch",
     "per kernel: launches, median launch latency and duration, kernels shorter than their call",
     begin, event, end,
+    .merge = merge,
 };

@@ -49,3 +49,10 @@ void named_free(struct named *m)
 	hmap_free(&m->index);
 	memset(m, 0, sizeof *m);
 }
+
+void named_merge(struct named *dst, struct named *src, void (*fn)(void *into, void *from))
+{
+	for (size_t i = 0; i < src->n; i++)
+		fn(named_get(dst, src->keys[i], strlen(src->keys[i])), src->v[i]);
+	named_free(src);
+}

@@ -21,5 +21,9 @@ void named_init(struct named *m, size_t size);
 /* The record of name s (len bytes), made zeroed at first sight. */
 void *named_get(struct named *m, const char *s, size_t len);
 void named_free(struct named *m); /* the records and names */
+/* Folds src into dst (parts of the inputs, in order): each of src's
+ * records, in order of first sight, into dst's of its name by fn (which
+ * frees what the record holds); then frees src. */
+void named_merge(struct named *dst, struct named *src, void (*fn)(void *into, void *from));
 
 #endif

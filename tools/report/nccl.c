@@ -12,6 +12,7 @@
 struct st {
 	int feeder;
 	const struct stats_opts *opts;
+	struct nccl_adds adds; /* a part's (one file's) operations */
 };
 
 static void *begin(const struct stats_opts *opts)
@@ -28,7 +29,28 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 {
 	struct st *s = p;
 	if (s->feeder)
-		nccl_collect_event(t, ev);
+		nccl_collect_event(&s->adds, t, ev);
+}
+
+/* A part is not one of the collection's users: it only notes. */
+static void *part(void *p)
+{
+	struct st *s = p, *q = calloc(1, sizeof *q);
+	if (!q)
+		exit(1);
+	q->feeder = s->feeder;
+	q->opts = s->opts;
+	return q;
+}
+
+static void merge(void *p, void *q)
+{
+	struct st *s = q;
+	if (s->feeder)
+		nccl_collect_merge(&s->adds);
+	free(s->adds.v);
+	free(s);
+	(void)p;
 }
 
 static void log_input(void *p, const char *path)
@@ -284,14 +306,17 @@ static int end_ranks(void *p, struct table **out)
 const struct report report_nccl_sum = {
     "nccl_sum", "NCCL operations per operation and datatype: calls, bytes, GPU time, algbw, busbw",
     begin,      event,      end_sum,
-    log_input,  1,
+    log_input,  1,          merge,
+    part,
 };
 const struct report report_nccl_sizes = {
     "nccl_sizes", "NCCL calls per message size (<64KB, 64KB-1MB, 1MB-16MB, >16MB)",
     begin,        event,        end_sizes,
-    log_input,    1,
+    log_input,    1,            merge,
+    part,
 };
 const struct report report_nccl_ranks = {
     "nccl_ranks", "NCCL calls and bytes per rank and operation", begin, event, end_ranks,
-    log_input,    1,
+    log_input,    1,            merge,
+    part,
 };

@@ -11,7 +11,22 @@
 
 /* 1 when the caller is the one that feeds events and logs. */
 int nccl_collect_begin(const struct stats_opts *opts);
-void nccl_collect_event(struct tfile *t, const struct m_event *ev);
+/* One file's operations, noted where its events are read (any thread)
+ * and added to the collection in file order (nccl_collect_merge), so that
+ * the totals come out the same however the files were shared out. */
+struct nccl_add {
+	int64_t rank, nranks;
+	char func[NCCL_NAME], dtype[NCCL_NAME];
+	uint64_t bytes, ns;
+	int timed;
+};
+struct nccl_adds {
+	struct nccl_add *v;
+	size_t n, cap;
+};
+void nccl_collect_event(struct nccl_adds *j, struct tfile *t, const struct m_event *ev);
+/* Adds j's operations to the collection and frees them. */
+void nccl_collect_merge(struct nccl_adds *j);
 void nccl_collect_log(const char *path);
 /* The totals; the first call finishes the collection. */
 const struct nccl_agg *nccl_collect_result(void);

@@ -29,6 +29,13 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	nh_event(s->h, t, ev);
 }
 
+static void merge(void *p, void *q)
+{
+	struct st *part = q;
+	nh_merge(((struct st *)p)->h, part->h);
+	free(part);
+}
+
 /* "0, 1, 3" (all of them: the table is for reading whole). */
 static void ranks_cell(struct table *t, const struct nh_ranks *r)
 {
@@ -156,5 +163,5 @@ static int end(void *p, struct table **out)
 const struct report report_nccl_hang = {
 	"nccl_hang",
 	"hangs: collectives not completed on every rank, who never arrived, where each rank was",
-	begin, event, end, NULL, 1,
+	begin, event, end, NULL, 1, merge,
 };

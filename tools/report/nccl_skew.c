@@ -32,9 +32,19 @@ struct worst {
 	int64_t step, last;
 };
 
+/* An arrival as a part (one file) notes it, to be matched in file order. */
+struct arrival {
+	uint64_t comm, seq;
+	char name[64], func[NCCL_NAME];
+	int nranks, crank;
+	int64_t who, step, t;
+};
+
 struct st {
 	const struct stats_opts *opts;
-	struct nm *m;
+	struct nm *m; /* NULL in a part */
+	struct arrival *a; /* a part's */
+	size_t na, acap;
 	struct hmap by_rank; /* rank + 2 -> index + 1 */
 	struct rank_agg *r;
 	size_t nr, rcap;
@@ -169,8 +179,35 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		return;
 	int64_t crank = o->rank >= 0 ? o->rank : cm->rank;
 	uint64_t at = o->api_start ? o->api_start : ev->ts;
-	nm_add(s->m, cm->hash, cm->name, (int)cm->nranks, (int)crank, t->rank >= 0 ? t->rank : crank,
-	       o->func, o->seq, o->step, (int64_t)at + t->off_ns);
+	if (s->na == s->acap) {
+		s->acap = s->acap ? 2 * s->acap : 256;
+		s->a = xrealloc(s->a, s->acap * sizeof *s->a);
+	}
+	struct arrival *a = &s->a[s->na++];
+	*a = (struct arrival){cm->hash, o->seq, "", "", (int)cm->nranks, (int)crank,
+	                      t->rank >= 0 ? t->rank : crank, o->step, (int64_t)at + t->off_ns};
+	memcpy(a->name, cm->name, sizeof a->name);
+	memcpy(a->func, o->func, sizeof a->func);
+}
+
+static void *part(void *p)
+{
+	struct st *s = xcalloc(1, sizeof *s);
+	s->opts = ((struct st *)p)->opts;
+	return s;
+}
+
+/* The matching across ranks, in file order. */
+static void merge(void *p, void *q)
+{
+	struct st *s = p, *part = q;
+	for (size_t i = 0; i < part->na; i++) {
+		const struct arrival *a = &part->a[i];
+		nm_add(s->m, a->comm, a->name, a->nranks, a->crank, a->who, a->func, a->seq, a->step,
+		       a->t);
+	}
+	free(part->a);
+	free(part);
 }
 
 static int cmp_u64(const void *x, const void *y)
@@ -270,5 +307,5 @@ static int end(void *p, struct table **out)
 const struct report report_nccl_skew = {
 	"nccl_skew",
 	"arrival spread at collectives matched across ranks: who is last, lateness, worst 20",
-	begin, event, end, NULL, 1,
+	begin, event, end, NULL, 1, merge, part,
 };

@@ -52,6 +52,12 @@ static int not_step(const struct dur_agg *a)
 	return a->style != STYLE_STEP;
 }
 
+static void merge(void *p, void *part)
+{
+	dur_merge(p, part);
+	free(part);
+}
+
 static int end(void *p, struct table **out)
 {
 	out[0] = dur_table(p, "nvtx_sum: NVTX range summary", "Instances", "Range", 1, not_step);
@@ -62,4 +68,5 @@ static int end(void *p, struct table **out)
 const struct report report_nvtx_sum = {
 	"nvtx_sum", "time in each NVTX range (Time %, total, instances, avg, median, min, max, stddev)",
 	begin, event, end,
+	.merge = merge,
 };

@@ -8,13 +8,12 @@
 #include "report/quant.h"
 #include "report/stats.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct pr {
-	uint64_t n, proj, range, ops, min, max, lvl;
-	double mean, m2;
+	uint64_t range, ops, min, max, lvl;
+	struct moments m; /* n, total projection */
 	struct quant q;
 };
 
@@ -53,20 +52,39 @@ static void event(void *ctx, struct tfile *t, const struct m_event *ev)
 	nvtx_range_label(s, label, sizeof label);
 	struct pr *a = named_get(&p->by, label, strlen(label));
 	uint64_t d = p->end - p->ts;
-	if (!a->n || d < a->min)
+	if (!a->m.n || d < a->min)
 		a->min = d;
 	if (d > a->max)
 		a->max = d;
-	a->n++;
-	a->proj += d;
+	moments_add(&a->m, d);
 	a->range += ev->annot.range_end > ev->annot.range_ts ? ev->annot.range_end - ev->annot.range_ts
 	                                                      : 0;
 	a->ops += p->ops;
 	a->lvl += (uint64_t)s->depth;
-	double x = (double)d - a->mean;
-	a->mean += x / (double)a->n;
-	a->m2 += x * ((double)d - a->mean);
 	quant_add(&a->q, (int64_t)d);
+}
+
+static void merge_pr(void *into, void *from)
+{
+	struct pr *a = into, *b = from;
+	if (b->m.n && (!a->m.n || b->min < a->min))
+		a->min = b->min;
+	if (b->max > a->max)
+		a->max = b->max;
+	moments_merge(&a->m, &b->m);
+	a->range += b->range;
+	a->ops += b->ops;
+	a->lvl += b->lvl;
+	quant_merge(&a->q, &b->q);
+}
+
+/* A range's parts come in a row inside one file: a part of the inputs
+ * holds no instance half put together at its end. */
+static void merge(void *ctx, void *part)
+{
+	struct np *p = part;
+	named_merge(&((struct np *)ctx)->by, &p->by, merge_pr);
+	free(p);
 }
 
 struct order {
@@ -101,22 +119,22 @@ static int end(void *ctx, struct table **out)
 	if (!o)
 		exit(1);
 	for (size_t i = 0; i < p->by.n; i++)
-		o[i] = (struct order){i, ((struct pr *)p->by.v[i])->proj, p->by.keys[i]};
+		o[i] = (struct order){i, ((struct pr *)p->by.v[i])->m.sum, p->by.keys[i]};
 	qsort(o, p->by.n, sizeof *o, cmp);
 	for (size_t k = 0; k < p->by.n; k++) {
 		struct pr *a = p->by.v[o[k].i];
-		double n = (double)a->n;
+		double n = (double)a->m.n;
 		table_row(t);
 		table_str(t, o[k].name);
 		table_str(t, "PushPop");
-		table_u64(t, a->proj);
+		table_u64(t, a->m.sum);
 		table_u64(t, a->range);
-		table_u64(t, a->n);
-		table_f(t, (double)a->proj / n, 1);
+		table_u64(t, a->m.n);
+		table_f(t, (double)a->m.sum / n, 1);
 		table_f(t, quant_median(&a->q), 1);
 		table_u64(t, a->min);
 		table_u64(t, a->max);
-		table_f(t, a->n > 1 ? sqrt(a->m2 / (n - 1)) : 0, 1);
+		table_f(t, moments_stddev(&a->m), 1);
 		table_u64(t, a->ops);
 		table_f(t, (double)a->ops / n, 1);
 		table_f(t, (double)a->lvl / n, 1);
@@ -135,4 +153,5 @@ static int end(void *ctx, struct table **out)
 const struct report report_nvtx_gpu_proj_sum = {
     "nvtx_gpu_proj_sum", "GPU time of the work launched inside each NVTX range (projection)",
     begin, event, end,
+    .merge = merge,
 };

@@ -1,6 +1,7 @@
 #include "report/quant.h"
 #include "util/xalloc.h"
 
+#include <math.h>
 #include <string.h>
 
 #define SUB 128 /* steps per power of two */
@@ -32,6 +33,16 @@ static void hist_add(struct quant *q, int64_t x)
 	q->hist[(x >= 0) * QUANT_BUCKETS + bucket(m)]++;
 }
 
+static void to_hist(struct quant *q)
+{
+	q->hist = xcalloc(2 * QUANT_BUCKETS, sizeof *q->hist);
+	for (size_t i = 0; i < q->n; i++)
+		hist_add(q, q->v[i]);
+	free(q->v);
+	q->v = NULL;
+	q->cap = 0;
+}
+
 void quant_add(struct quant *q, int64_t x)
 {
 	if (q->hist) {
@@ -40,12 +51,7 @@ void quant_add(struct quant *q, int64_t x)
 		return;
 	}
 	if (q->n == QUANT_EXACT) {
-		q->hist = xcalloc(2 * QUANT_BUCKETS, sizeof *q->hist);
-		for (size_t i = 0; i < q->n; i++)
-			hist_add(q, q->v[i]);
-		free(q->v);
-		q->v = NULL;
-		q->cap = 0;
+		to_hist(q);
 		hist_add(q, x);
 		q->n++;
 		return;
@@ -95,4 +101,39 @@ void quant_free(struct quant *q)
 	free(q->v);
 	free(q->hist);
 	memset(q, 0, sizeof *q);
+}
+
+/* The histogram's counts do not depend on the order of the values, nor on
+ * when the exact values were folded into it. */
+void quant_merge(struct quant *dst, struct quant *src)
+{
+	if (!src->hist) {
+		for (size_t i = 0; i < src->n; i++)
+			quant_add(dst, src->v[i]);
+	} else {
+		if (!dst->hist)
+			to_hist(dst);
+		for (size_t b = 0; b < 2 * QUANT_BUCKETS; b++)
+			dst->hist[b] += src->hist[b];
+		dst->n += src->n;
+	}
+	quant_free(src);
+}
+
+double moments_stddev(const struct moments *m)
+{
+	if (m->n < 2)
+		return 0;
+	/* n * sum(x^2) - sum(x)^2 = n (n - 1) variance: exact while it fits
+	 * in 128 bits (values below 2^44 and fewer than 2^30 of them); beyond,
+	 * in long double. */
+	sumsq_t s = m->sum, n = m->n;
+	long double num;
+	if (m->sumsq <= ~(sumsq_t)0 / n && s * s <= n * m->sumsq)
+		num = (long double)(n * m->sumsq - s * s);
+	else
+		num = (long double)m->sumsq * (long double)m->n - (long double)m->sum * (long double)m->sum;
+	if (num < 0)
+		num = 0;
+	return sqrt((double)(num / ((long double)m->n * (long double)(m->n - 1))));
 }

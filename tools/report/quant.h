@@ -20,5 +20,29 @@ void quant_add(struct quant *q, int64_t x);
 /* The median (mean of the two middle values for an even count); 0 when empty. */
 double quant_median(struct quant *q);
 void quant_free(struct quant *q);
+/* Adds src's values to dst, as if added after dst's, and frees src. */
+void quant_merge(struct quant *dst, struct quant *src);
+
+/* Sums for an exact standard deviation whatever the order of the values
+ * (so that parts of the inputs merge to the same figure). */
+__extension__ typedef unsigned __int128 sumsq_t;
+struct moments {
+	uint64_t n, sum;
+	sumsq_t sumsq;
+};
+static inline void moments_add(struct moments *m, uint64_t x)
+{
+	m->n++;
+	m->sum += x;
+	m->sumsq += (sumsq_t)x * x;
+}
+static inline void moments_merge(struct moments *dst, const struct moments *src)
+{
+	dst->n += src->n;
+	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
+}
+/* The sample standard deviation (n - 1); 0 for fewer than 2 values. */
+double moments_stddev(const struct moments *m);
 
 #endif

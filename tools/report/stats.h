@@ -30,6 +30,12 @@ struct report {
 	/* Follows --steps itself (by the step an operation was issued in);
 	 * the others see only events that start inside the steps. */
 	int own_steps;
+	/* Files are read in parallel (collect.c): each file's events go to a
+	 * part of its own, made by part(st) (NULL: begin(opts)); merge folds
+	 * a part into st and frees it, parts in file order, so that the
+	 * tables do not depend on how many workers read the files. */
+	void (*merge)(void *st, void *part);
+	void *(*part)(void *st);
 };
 
 extern const struct report report_nvtx_sum;

@@ -44,6 +44,20 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	s->v[s->n++] = (struct one){t->rank >= 0 ? t->rank : t->index, step, ev->end - ev->ts};
 }
 
+static void merge(void *p, void *part)
+{
+	struct st *s = p, *q = part;
+	if (s->n + q->n > s->cap) {
+		s->cap = s->n + q->n;
+		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
+	}
+	if (q->n)
+		memcpy(s->v + s->n, q->v, q->n * sizeof *q->v);
+	s->n += q->n;
+	free(q->v);
+	free(q);
+}
+
 static int cmp_rank_ns(const void *x, const void *y)
 {
 	const struct one *a = x, *b = y;
@@ -176,4 +190,5 @@ const struct report report_steps = {
 	"step duration per rank (count, avg, median, min, max, stddev, TFLOP/s); slowest rank per step;\n"
 	"               with --by step, every step of every rank",
 	begin, event, end, NULL, 1,
+	.merge = merge,
 };
