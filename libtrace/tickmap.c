@@ -38,9 +38,9 @@ static void push(struct ct_tickmap *m, uint64_t tick, uint64_t ns, uint64_t slop
 		 * that waited that long in a ring) extrapolate backwards. */
 		m->first = (m->first + 1) % CT_TICKMAP_KNOTS;
 		m->n--;
-		m->hint = m->hint ? m->hint - 1 : 0;
 	}
 	*knot(m, m->n++) = (struct ct_knot){tick, ns, slope, (uint64_t)exact};
+	m->lo = m->hi = 0; /* the cached segment may have changed */
 }
 
 void ct_tickmap_init(struct ct_tickmap *m, uint64_t tick, uint64_t ns, uint64_t rate)
@@ -105,22 +105,20 @@ void ct_tickmap_anchor(struct ct_tickmap *m, uint64_t tick, uint64_t ns)
 	push(m, tick, at, slope, reached);
 }
 
-uint64_t ct_tickmap_ns(struct ct_tickmap *m, uint64_t tick)
+/* Caches segment i (0..n-1 from the oldest) as the current one. */
+static void use(struct ct_tickmap *m, unsigned i)
 {
-	struct ct_knot *last = knot(m, m->n - 1);
-	if (tick >= last->tick) {
-		if (tick > m->max_tick)
-			m->max_tick = tick;
-		return line(last, tick);
-	}
-	/* Before the last knot: records that waited in a ring past an anchor.
-	 * Most fall in the segment the previous one did. */
-	unsigned h = m->hint;
-	if (h + 1 < m->n && knot(m, h)->tick <= tick && tick < knot(m, h + 1)->tick)
-		return line(knot(m, h), tick);
+	m->seg = (m->first + i) % CT_TICKMAP_KNOTS;
+	m->lo = m->k[m->seg].tick;
+	m->hi = i + 1 < m->n ? knot(m, i + 1)->tick : UINT64_MAX;
+}
+
+uint64_t ct_tickmap_ns_slow(struct ct_tickmap *m, uint64_t tick)
+{
 	if (tick < knot(m, 0)->tick)
-		return line(knot(m, 0), tick);
-	unsigned lo = 0, hi = m->n - 1; /* k(lo) <= tick < k(hi) */
+		return line(knot(m, 0), tick); /* back from the oldest; not cached */
+	/* Records that waited in a ring past an anchor or more. */
+	unsigned lo = 0, hi = m->n; /* k(lo) <= tick < k(hi), k(n) = infinity */
 	while (hi - lo > 1) {
 		unsigned mid = lo + (hi - lo) / 2;
 		if (knot(m, mid)->tick <= tick)
@@ -128,6 +126,6 @@ uint64_t ct_tickmap_ns(struct ct_tickmap *m, uint64_t tick)
 		else
 			hi = mid;
 	}
-	m->hint = lo;
+	use(m, lo);
 	return line(knot(m, lo), tick);
 }

@@ -40,9 +40,11 @@ struct ct_knot {
 struct ct_tickmap {
 	struct ct_knot k[CT_TICKMAP_KNOTS];
 	unsigned first, n; /* a ring of knots: k[first] is the oldest */
-	unsigned hint;	   /* index (0..n-1 from first) of the last segment used */
+	/* The segment the last tick fell in, [lo, hi) from knot `seg`: most
+	 * records of a pass fall in the one before or after the last knot. */
+	uint64_t lo, hi, seg;
 	uint64_t rate;	   /* measured ns per tick << 32 */
-	uint64_t max_tick; /* the largest tick converted past the last knot */
+	uint64_t max_tick; /* the largest tick converted */
 	/* True anchors the rate is measured between: ref 1-2 s old, cand
 	 * the next ref. */
 	uint64_t ref_tick, ref_ns, cand_tick, cand_ns;
@@ -56,6 +58,17 @@ void ct_tickmap_init(struct ct_tickmap *m, uint64_t tick, uint64_t ns, uint64_t 
  * not move the map forward (a tick not after what was converted). */
 void ct_tickmap_anchor(struct ct_tickmap *m, uint64_t tick, uint64_t ns);
 
-uint64_t ct_tickmap_ns(struct ct_tickmap *m, uint64_t tick);
+/* The writer's per-record call: inline, for the segment of the last call. */
+uint64_t ct_tickmap_ns_slow(struct ct_tickmap *m, uint64_t tick);
+static inline uint64_t ct_tickmap_ns(struct ct_tickmap *m, uint64_t tick)
+{
+	if (tick > m->max_tick)
+		m->max_tick = tick;
+	if (__builtin_expect(tick >= m->lo && tick < m->hi, 1)) {
+		const struct ct_knot *k = &m->k[m->seg];
+		return k->ns + (uint64_t)(((unsigned __int128)(tick - k->tick) * k->slope) >> 32);
+	}
+	return ct_tickmap_ns_slow(m, tick);
+}
 
 #endif
