@@ -26,29 +26,52 @@ static inline uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Cost of one clock_gettime(CLOCK_MONOTONIC) in ns of thread CPU time:
- * the median of a few batches. */
+/* Cost of one read of a clock in ns of thread CPU time: the median of a
+ * few batches of 1M. */
+#define CLOCK_COST(out, read_one)                                                                     \
+	do {                                                                                       \
+		double v[5];                                                                       \
+		for (int b = 0; b < 5; b++) {                                                      \
+			const int n = 1000000;                                                     \
+			uint64_t t0 = cpu_ns(), sink = 0;                                          \
+			for (int i = 0; i < n; i++)                                                \
+				sink += (read_one);                                                \
+			v[b] = (double)(cpu_ns() - t0) / n;                                        \
+			__asm__ volatile("" : : "r"(sink));                                        \
+		}                                                                                  \
+		for (int i = 1; i < 5; i++) /* insertion sort */                                   \
+			for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {                           \
+				double x = v[j];                                                   \
+				v[j] = v[j - 1], v[j - 1] = x;                                     \
+			}                                                                          \
+		out = v[2];                                                                        \
+	} while (0)
+
+static inline uint64_t mono_read(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_nsec;
+}
+
+/* clock_gettime(CLOCK_MONOTONIC) */
 static inline double clock_gettime_ns(void)
 {
-	double v[5];
-	for (int b = 0; b < 5; b++) {
-		struct timespec ts;
-		const int n = 1000000;
-		uint64_t t0 = cpu_ns(), sink = 0;
-		for (int i = 0; i < n; i++) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			sink += (uint64_t)ts.tv_nsec;
-		}
-		v[b] = (double)(cpu_ns() - t0) / n;
-		__asm__ volatile("" : : "r"(sink));
-	}
-	for (int i = 1; i < 5; i++) /* insertion sort */
-		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-			double x = v[j];
-			v[j] = v[j - 1], v[j - 1] = x;
-		}
-	return v[2];
+	double c;
+	CLOCK_COST(c, mono_read());
+	return c;
 }
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+/* one rdtsc, as the library's TSC hot path reads it */
+static inline double rdtsc_ns(void)
+{
+	double c;
+	CLOCK_COST(c, __rdtsc());
+	return c;
+}
+#endif
 
 /* xorshift64: cheap deterministic jitter. */
 static inline uint64_t rnd(uint64_t *s)

@@ -3,6 +3,7 @@
  * Untraced when run plainly (the loader finds no injection and every call
  * is a no-op); traced under LD_PRELOAD=libcuptrace.so. Prints key=value:
  *   clock_ns    one clock_gettime(CLOCK_MONOTONIC), measured in this run
+ *   rdtsc_ns    one rdtsc, measured in this run (x86-64 only)
  *   pair_cpu_ns one push+pop pair on one thread, in the thread's CPU time
  *               (median over rounds); equal for one and two threads when
  *               recording threads do not slow each other down
@@ -10,6 +11,9 @@
  *   events_s    push and pop events per second, all threads (median)
  *   writer_pct  CPU of the tracer's writer thread during the rounds, in %
  *               of one core (median; absent untraced)
+ *   writer_ns_ev the writer's CPU per event: from a round's start to the
+ *               end of the pause after it (the writer drains what is left
+ *               then), over the round's events (median; absent untraced)
  * A warm-up round runs first so that the loader is initialised and the
  * ring chunks have been touched once, as in a long-running program. */
 #include "bench_common.h"
@@ -104,6 +108,7 @@ int main(int argc, char **argv)
 	usleep(300000);
 
 	double pair_ns[MAX_ROUNDS], pair_cpu[MAX_ROUNDS], ev_s[MAX_ROUNDS], wpct[MAX_ROUNDS];
+	double wev[MAX_ROUNDS];
 	int wtid = writer_tid();
 	for (int r = 0; r < rounds; r++) {
 		uint64_t w0 = wtid > 0 ? thread_cpu_ns(wtid) : 0;
@@ -116,11 +121,16 @@ int main(int argc, char **argv)
 		pair_cpu[r] = csum / nthreads / (double)pairs;
 		ev_s[r] = 2.0 * (double)pairs * nthreads / (wall / 1e9);
 		usleep(200000);
+		wev[r] = wtid > 0 ? (double)(thread_cpu_ns(wtid) - w0) / (2.0 * (double)pairs * nthreads)
+				  : 0;
 	}
 	printf("threads=%d\npairs=%ld\nrounds=%d\n", nthreads, pairs, rounds);
+#if defined(__x86_64__)
+	printf("rdtsc_ns=%.2f\n", rdtsc_ns());
+#endif
 	printf("clock_ns=%.2f\npair_ns=%.2f\npair_cpu_ns=%.2f\nevents_s=%.0f\n", clk,
 	       median(pair_ns, rounds), median(pair_cpu, rounds), median(ev_s, rounds));
 	if (wtid > 0)
-		printf("writer_pct=%.1f\n", median(wpct, rounds));
+		printf("writer_pct=%.1f\nwriter_ns_ev=%.2f\n", median(wpct, rounds), median(wev, rounds));
 	return 0;
 }

@@ -46,8 +46,8 @@ static void control_record(unsigned kind, uint64_t value)
 	uint32_t g = atomic_load_explicit(&ct_gate, memory_order_relaxed);
 	if ((g & 1) && t->epoch != g)
 		ct_thread_new_epoch(t, g);
-	uint64_t f[2] = {ct_now(), value};
-	ct_rec_simple(t, kind, f, 2);
+	uint64_t f[2] = {ct_stamp(), value};
+	ct_rec_stamped(t, kind, f, 2);
 }
 
 /* Recomputes the gate; records the switch on the calling thread. */

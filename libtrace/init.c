@@ -93,6 +93,8 @@ static void init_once(void)
 	find_self();
 	read_cmdline();
 	ct_clock_anchor(&ct.rt_anchor, &ct.mono_anchor);
+	/* Before the first record; the mode it took goes into the header. */
+	ct.cfg.clock = (enum ct_clock_mode)ct_clock_setup(ct.cfg.clock);
 	if (ct_pool_init((size_t)ct.cfg.buffer_mb << 20)) {
 		ct_log_error("cannot reserve CUPTRACE_BUFFER_MB=%lu MB; this process is not traced",
 			     ct.cfg.buffer_mb);

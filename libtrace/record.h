@@ -34,7 +34,8 @@ static inline void ct_rec_thread_name(struct ct_thread *t, uint64_t tid, const c
 	struct ct_rec *r = ct_rec_begin(t, CT_EV_THREAD_NAME, 4, (uint32_t)len);
 	if (!r)
 		return;
-	r->f[0] = ct_now();
+	r->reserved = ct_tick_flag;
+	r->f[0] = ct_stamp();
 	r->f[1] = tid;
 	r->f[2] = len;
 	r->f[3] = (uint64_t)user;
@@ -43,7 +44,8 @@ static inline void ct_rec_thread_name(struct ct_thread *t, uint64_t tid, const c
 }
 
 /* A record outside the rings (for the definitions queue, ct_defs_add_record),
- * header filled in and timestamped now; free() it after use. */
+ * header filled in and timestamped now on CLOCK_MONOTONIC (the writer's map
+ * is for the rings' records); free() it after use. */
 static inline struct ct_rec *ct_rec_new(unsigned kind, unsigned nfields, uint32_t strbytes)
 {
 	uint32_t size = ct_rec_size(nfields, strbytes);
@@ -63,6 +65,18 @@ static inline void ct_rec_simple(struct ct_thread *t, unsigned kind, const uint6
 	struct ct_rec *r = ct_rec_begin(t, kind, n, 0);
 	if (!r)
 		return;
+	for (unsigned i = 0; i < n; i++)
+		r->f[i] = f[i];
+	ct_commit(t, r->size);
+}
+
+/* The same for a record whose f[0] the caller took from ct_stamp(). */
+static inline void ct_rec_stamped(struct ct_thread *t, unsigned kind, const uint64_t *f, unsigned n)
+{
+	struct ct_rec *r = ct_rec_begin(t, kind, n, 0);
+	if (!r)
+		return;
+	r->reserved = ct_tick_flag;
 	for (unsigned i = 0; i < n; i++)
 		r->f[i] = f[i];
 	ct_commit(t, r->size);

@@ -156,7 +156,9 @@ static inline void ct_count_drop(struct ct_thread *t, unsigned kind)
 
 /* Consumer: hands every committed record of t to fn, and gives drained
  * chunks back. Returns the number of records. When final is set (the
- * thread exited), the current chunk is given back too. */
+ * thread exited), the current chunk is given back too. fn may write into
+ * the record (the writer converts TSC ticks in place): its bytes are the
+ * consumer's until the release of `consumed` after fn returns. */
 typedef void (*ct_rec_fn)(void *ctx, const struct ct_rec *r);
 size_t ct_drain(struct ct_thread *t, ct_rec_fn fn, void *ctx, int final);
 /* The same, but stops once it has handed over max_bytes of records (it

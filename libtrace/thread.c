@@ -145,8 +145,8 @@ struct ct_thread *ct_thread_register(void)
 void ct_thread_new_epoch(struct ct_thread *t, uint32_t gate)
 {
 	if (t->epoch) {
-		uint64_t f[1] = {ct_now()};
-		ct_rec_simple(t, CT_EV_RESET, f, 1);
+		uint64_t f[1] = {ct_stamp()};
+		ct_rec_stamped(t, CT_EV_RESET, f, 1);
 	}
 	t->epoch = gate;
 	t->depth = 0;

@@ -7,6 +7,7 @@
 #include "log.h"
 #include "output.h"
 #include "thread.h"
+#include "tickmap.h"
 #include "tnames.h"
 #include "trace.h"
 #include "watchdog.h"
@@ -37,6 +38,7 @@
  * ~12 ns per NVTX event and ~60 ns per GPU record for files 5-10 % smaller
  * (bench/RESULTS.md, issue 14). */
 #define ZSTD_LEVEL 1
+#define ANCHOR_NS 20000000ull
 
 void (*_Atomic ct_writer_tick_hook)(uint64_t now);
 
@@ -75,6 +77,10 @@ static struct {
 	uint64_t drops[CT_NKINDS];
 	int finished;
 	int watch; /* the hang watchdog is on: NCCL records go past it */
+	/* Records stamped with the TSC (clock.h) get their nanoseconds here;
+	 * the map is anchored at most every ANCHOR_NS, before a pass. */
+	struct ct_tickmap map;
+	uint64_t anchored;
 } writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .part = 1};
 
 static int write_header(int fd)
@@ -243,6 +249,12 @@ static void new_owner(struct ct_thread *t, int tid)
  * every definition ahead of the records that use it. */
 static void on_record(void *ctx, const struct ct_rec *r)
 {
+	if (r->reserved & CT_REC_TICKS) {
+		/* In place, before anything reads it: the record is ours until
+		 * ct_drain_max's release of `consumed` hands the chunk back. */
+		struct ct_rec *w = (struct ct_rec *)r;
+		w->f[0] = ct_tickmap_ns(&writer_st.map, w->f[0]);
+	}
 	if (r->kind == CT_K_THREAD) {
 		new_owner(ctx, (int)r->f[0]);
 		return;
@@ -254,6 +266,20 @@ static void on_record(void *ctx, const struct ct_rec *r)
 	if (writer_st.watch && r->kind >= CT_EV_NCCL_FIRST && r->kind < CT_EV_NCCL_END)
 		ct_watch_record((int)writer_st.enc.tid, r);
 	encode(r);
+}
+
+/* A (tick, ns) anchor for the map before a pass: the records this pass
+ * takes were mostly stamped before it, and are interpolated. */
+static void anchor(int force)
+{
+	if (!ct_tick_flag)
+		return;
+	uint64_t tick, ns;
+	ct_clock_pair(&tick, &ns);
+	if (force || ns - writer_st.anchored >= ANCHOR_NS) {
+		ct_tickmap_anchor(&writer_st.map, tick, ns);
+		writer_st.anchored = ns;
+	}
 }
 
 /* One pass over every thread. Returns the number of records taken. */
@@ -447,6 +473,7 @@ static void *writer_main(void *arg)
 		void (*tick)(uint64_t) = atomic_load(&ct_writer_tick_hook);
 		if (tick)
 			tick(now);
+		anchor(req != 0);
 		cycle();
 		if (writer_st.watch)
 			watch_pass();
@@ -469,6 +496,7 @@ static void *writer_main(void *arg)
 				sem_post(&writer_st.flushed);
 		}
 	}
+	anchor(1);
 	cycle();
 	write_footer(atomic_load(&writer_st.ending));
 	sync_file();
@@ -490,6 +518,13 @@ void ct_writer_ensure(void)
 			goto out;
 		}
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+		if (ct_tick_flag) {
+			/* From the anchor read before the first record. */
+			uint64_t tick, ns, rate;
+			ct_clock_start(&tick, &ns, &rate);
+			ct_tickmap_init(&writer_st.map, tick, ns, rate);
+			writer_st.anchored = ns;
+		}
 		writer_st.watch = ct_watch_on();
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_checksumFlag, 1);
 		sem_init(&writer_st.wake, 0, 0);
@@ -596,6 +631,10 @@ void ct_writer_fork_child(void)
 	atomic_store(&writer_st.waiters, 0);
 	atomic_store(&writer_st.ending, 0);
 	writer_st.finished = 0;
+	/* The child's records are stamped after this: a map of its own from
+	 * a new anchor, with the rate the parent measured. */
+	ct_clock_fork_child(writer_st.map.rate);
+	writer_st.anchored = 0;
 	ct_watch_fork_child();
 	pthread_mutex_init(&writer_st.start_lock, NULL);
 }

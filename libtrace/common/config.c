@@ -13,7 +13,7 @@ const char *const ct_config_vars[] = {
 	"CUPTRACE_OUTPUT",   "CUPTRACE_TRACE",		"CUPTRACE_RANKS", "CUPTRACE_DELAY",
 	"CUPTRACE_DURATION", "CUPTRACE_CAPTURE",	"CUPTRACE_CAPTURE_REPEAT",
 	"CUPTRACE_STEPS",    "CUPTRACE_STEP_RANGE", "CUPTRACE_BUFFER_MB", "CUPTRACE_LOG",
-	"CUPTRACE_HANG_TIMEOUT", NULL,
+	"CUPTRACE_HANG_TIMEOUT", "CUPTRACE_CLOCK", NULL,
 };
 
 static int fail(char *err, size_t len, const char *name, const char *value, const char *fmt, ...)
@@ -260,6 +260,15 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 		if (parse_seconds(v, &s) || s == 0)
 			return fail(err, elen, name, v, "expected seconds > 0");
 		c->hang_timeout = s;
+	} else if (!strcmp(name, "CUPTRACE_CLOCK")) {
+		if (!strcmp(v, "auto"))
+			c->clock = CT_CLOCK_AUTO;
+		else if (!strcmp(v, "tsc"))
+			c->clock = CT_CLOCK_TSC;
+		else if (!strcmp(v, "monotonic"))
+			c->clock = CT_CLOCK_MONOTONIC;
+		else
+			return fail(err, elen, name, v, "expected auto, tsc or monotonic");
 	} else if (!strcmp(name, "CUPTRACE_CAPTURE")) {
 		if (!strcmp(v, "always"))
 			c->capture = CT_CAPTURE_ALWAYS;
@@ -411,6 +420,9 @@ size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 				      c->steps.repeat);
 	if (c->hang_timeout > 0 && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_HANG_TIMEOUT=%.9g\n", c->hang_timeout);
+	static const char *clk[] = {"auto", "tsc", "monotonic"};
+	if (c->clock != CT_CLOCK_AUTO && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_CLOCK=%s\n", clk[c->clock]);
 	if (c->step_range[0] && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_STEP_RANGE=%s\n", c->step_range);
 	if (!c->ranks.all && o < len) {

@@ -18,6 +18,8 @@ enum ct_source {
 #define CT_SRC_CUDA (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC)
 
 enum ct_capture_mode { CT_CAPTURE_ALWAYS, CT_CAPTURE_API, CT_CAPTURE_NVTX };
+/* CUPTRACE_CLOCK: what the rings' records are stamped with (libtrace/clock.c). */
+enum ct_clock_mode { CT_CLOCK_AUTO, CT_CLOCK_TSC, CT_CLOCK_MONOTONIC };
 enum ct_log_level { CT_LOG_QUIET, CT_LOG_WARN, CT_LOG_INFO, CT_LOG_DEBUG };
 
 #define CT_MAX_RANGES 64
@@ -48,6 +50,7 @@ struct ct_config {
 	unsigned long buffer_mb;
 	enum ct_log_level log;
 	double hang_timeout; /* seconds; 0 = off (CUPTRACE_HANG_TIMEOUT) */
+	enum ct_clock_mode clock; /* the library puts the mode it chose here */
 };
 
 #define CT_DEFAULT_OUTPUT "cuptrace/%h-%p.ctr"

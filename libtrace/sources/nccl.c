@@ -102,7 +102,10 @@ static uint64_t lq_pop(struct nctx *c)
 static inline uint64_t *begin(struct ct_thread *t, unsigned kind, unsigned n, struct ct_rec **r)
 {
 	*r = ct_rec_begin(t, kind, n, 0);
-	return *r ? (*r)->f : NULL;
+	if (!*r)
+		return NULL;
+	(*r)->reserved = ct_tick_flag; /* every one's f[0] is a ct_stamp() */
+	return (*r)->f;
 }
 
 static inline void commit(struct ct_thread *t, struct ct_rec *r)
@@ -132,7 +135,7 @@ static int start_event(struct nctx *c, void **out, const struct np_descr *d, uin
 	uint64_t launch = type == NP_GROUP && c ? lq_pop(c) : 0;
 	if (!t)
 		return 0;
-	uint64_t now = ct_now();
+	uint64_t now = ct_stamp();
 	switch (type) {
 	case NP_GROUP_API:
 		if (!(f = begin(t, CT_EV_NCCL_GROUP_API, 5, &r)))
@@ -251,7 +254,7 @@ static int stop_event(void *handle)
 	uint64_t *f;
 	if (!t || !(f = begin(t, CT_EV_NCCL_STOP, 2, &r)))
 		return 0;
-	f[0] = ct_now(), f[1] = h;
+	f[0] = ct_stamp(), f[1] = h;
 	commit(t, r);
 	return 0;
 }
@@ -270,7 +273,7 @@ static int record_state(void *handle, int state, union np_state_args *args)
 	uint64_t *f;
 	if (!t || !(f = begin(t, CT_EV_NCCL_STATE, 4, &r)))
 		return 0;
-	f[0] = ct_now(), f[1] = h, f[2] = (uint64_t)state, f[3] = value;
+	f[0] = ct_stamp(), f[1] = h, f[2] = (uint64_t)state, f[3] = value;
 	commit(t, r);
 	return 0;
 }
@@ -370,7 +373,7 @@ static int finalize(void *ctx)
 	struct ct_rec *r;
 	uint64_t *f;
 	if (t && (f = begin(t, CT_EV_NCCL_FINI, 2, &r))) {
-		f[0] = ct_now(), f[1] = c->id;
+		f[0] = ct_stamp(), f[1] = c->id;
 		commit(t, r);
 	}
 	return 0;

@@ -156,6 +156,7 @@ static inline int put_attr(struct ct_thread *t, unsigned kind, uint64_t ts, uint
 	struct ct_rec *r = ct_rec_begin(t, kind, nf, (uint32_t)len);
 	if (!r)
 		return -1;
+	r->reserved = ct_tick_flag; /* ts is a ct_stamp() */
 	uint64_t *f = r->f;
 	*f++ = ts;
 	if (kind == CT_EV_NVTX_START)
@@ -197,7 +198,7 @@ static int push(uint64_t domain, const struct attr *a)
 		ct_count_drop(t, CT_EV_NVTX_PUSH);
 		return d;
 	}
-	if (put_attr(t, CT_EV_NVTX_PUSH, ct_now(), 0, domain, a))
+	if (put_attr(t, CT_EV_NVTX_PUSH, ct_stamp(), 0, domain, a))
 		t->drop_depth = d + 1;
 	return d;
 }
@@ -215,8 +216,8 @@ static int pop(uint64_t domain)
 		if (d < t->drop_depth)
 			t->drop_depth = 0;
 	} else {
-		uint64_t f[2] = {ct_now(), domain};
-		ct_rec_simple(t, CT_EV_NVTX_POP, f, 2);
+		uint64_t f[2] = {ct_stamp(), domain};
+		ct_rec_stamped(t, CT_EV_NVTX_POP, f, 2);
 	}
 	if (t->trigger_depth && d < t->trigger_depth) {
 		t->trigger_depth = 0;
@@ -240,7 +241,7 @@ static nvtxRangeId_t start(uint64_t domain, const struct attr *a)
 	uint64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
 	if (trigger)
 		atomic_store(&trigger_range, id);
-	put_attr(t, CT_EV_NVTX_START, ct_now(), id, domain, a);
+	put_attr(t, CT_EV_NVTX_START, ct_stamp(), id, domain, a);
 	return id;
 }
 
@@ -249,8 +250,8 @@ static void end(uint64_t domain, nvtxRangeId_t id)
 	struct ct_thread *t = ct_recorder();
 	if (!t || !id)
 		return;
-	uint64_t f[3] = {ct_now(), id, domain};
-	ct_rec_simple(t, CT_EV_NVTX_END, f, 3);
+	uint64_t f[3] = {ct_stamp(), id, domain};
+	ct_rec_stamped(t, CT_EV_NVTX_END, f, 3);
 	uint64_t want = id;
 	if (atomic_load_explicit(&trigger_range, memory_order_relaxed) == id &&
 	    atomic_compare_exchange_strong(&trigger_range, &want, 0))
@@ -261,7 +262,7 @@ static void mark(uint64_t domain, const struct attr *a)
 {
 	struct ct_thread *t = ct_recorder();
 	if (t)
-		put_attr(t, CT_EV_NVTX_MARK, ct_now(), 0, domain, a);
+		put_attr(t, CT_EV_NVTX_MARK, ct_stamp(), 0, domain, a);
 }
 
 static uint64_t dom(nvtxDomainHandle_t d)

@@ -89,6 +89,10 @@ def venv_python(module):
 
 
 def traced_env(outdir, **extra):
+    # CT_TEST_CLOCK=monotonic|tsc runs the suite on one record clock
+    # (CUPTRACE_CLOCK; default auto); a test's own setting wins.
+    if os.environ.get("CT_TEST_CLOCK") and "CUPTRACE_CLOCK" not in extra:
+        extra["CUPTRACE_CLOCK"] = os.environ["CT_TEST_CLOCK"]
     return base_env(LD_PRELOAD=preload(), CUPTRACE_OUTPUT=f"{outdir}/%h-%p.ctr", **extra)
 
 

@@ -268,6 +268,18 @@ static void test_numbers(void)
 		set_bad("CUPTRACE_HANG_TIMEOUT", bad_secs[i], "expected seconds > 0");
 	set_bad("CUPTRACE_HANG_TIMEOUT", "0", "expected seconds > 0");
 	CHECK(cfg.hang_timeout == 1.5);
+	/* The record clock: auto unless told. */
+	CHECK_EQ(cfg.clock, CT_CLOCK_AUTO);
+	set_ok("CUPTRACE_CLOCK", "tsc");
+	CHECK_EQ(cfg.clock, CT_CLOCK_TSC);
+	set_ok("CUPTRACE_CLOCK", "monotonic");
+	CHECK_EQ(cfg.clock, CT_CLOCK_MONOTONIC);
+	static const char *const bad_clk[] = {"", "TSC", "realtime", "tsc ", "mono"};
+	for (size_t i = 0; i < sizeof bad_clk / sizeof *bad_clk; i++)
+		set_bad("CUPTRACE_CLOCK", bad_clk[i], "expected auto, tsc or monotonic");
+	CHECK_EQ(cfg.clock, CT_CLOCK_MONOTONIC);
+	set_ok("CUPTRACE_CLOCK", "auto");
+	CHECK_EQ(cfg.clock, CT_CLOCK_AUTO);
 
 	set_ok("CUPTRACE_BUFFER_MB", "1");
 	CHECK_EQ(cfg.buffer_mb, 1);
@@ -324,6 +336,7 @@ static void test_dump(void)
 	set_ok("CUPTRACE_LOG", "info");
 	set_ok("CUPTRACE_STEPS", "wait=1,warmup=2,active=3,repeat=4");
 	set_ok("CUPTRACE_STEP_RANGE", "iter");
+	set_ok("CUPTRACE_CLOCK", "tsc");
 	char a[4096], b[4096];
 	size_t n = ct_config_dump(&cfg, a, sizeof a);
 	CHECK_EQ(n, strlen(a));
@@ -340,11 +353,12 @@ static void test_dump(void)
 		set_ok(line, eq + 1);
 		lines++;
 	}
-	CHECK_EQ(lines, 10);
+	CHECK_EQ(lines, 11);
 	CHECK_EQ(ct_config_dump(&cfg, b, sizeof b), n);
 	CHECK_STR(a, b);
 	CHECK(cfg.sources == saved.sources && cfg.capture == saved.capture &&
-	      cfg.buffer_mb == saved.buffer_mb && cfg.steps.repeat == saved.steps.repeat);
+	      cfg.buffer_mb == saved.buffer_mb && cfg.steps.repeat == saved.steps.repeat &&
+	      cfg.clock == CT_CLOCK_TSC);
 	/* A short buffer: cut, never overrun, the return value within it. */
 	char small[40];
 	memset(small, 'Z', sizeof small);
@@ -397,7 +411,7 @@ static void test_check_names(void)
 		snprintf(known[n], sizeof known[n], "%s=1", ct_config_vars[n]);
 		kenv[n] = known[n];
 	}
-	CHECK_EQ(n, 12);
+	CHECK_EQ(n, 13);
 	ct_config_check_names(kenv, on_warn);
 	CHECK_EQ(nwarned, 0);
 	ct_config_check_names(NULL, on_warn);

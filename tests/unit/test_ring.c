@@ -80,11 +80,23 @@ static void fill(struct ct_rec *r, uint64_t word, uint32_t size)
 		r->f[i] = mix(word + i);
 }
 
+/* The consumer writes into each record it is handed, as the library's
+ * writer does (it turns TSC ticks into ns in place): the record is the
+ * consumer's until the drain releases `consumed`. A record that comes
+ * back with the mark was handed over twice, or the producer reused its
+ * bytes while the consumer still wrote (ThreadSanitizer sees that too). */
+#define CONSUMED_MARK 0x5a5au
+
+static void mark_consumed(const struct ct_rec *r)
+{
+	((struct ct_rec *)r)->reserved = CONSUMED_MARK;
+}
+
 /* 0 when r is intact. */
 static int intact(const struct ct_rec *r)
 {
 	uint64_t word = r->f[0];
-	if (r->size != rec_size(word) || r->kind != KIND)
+	if (r->size != rec_size(word) || r->kind != KIND || r->reserved == CONSUMED_MARK)
 		return -1;
 	for (uint32_t i = 1; i < (r->size - 8) / 8; i++)
 		if (r->f[i] != mix(word + i))
@@ -121,6 +133,7 @@ static void on_rec(void *ctx, const struct ct_rec *r)
 	}
 	s->next[p] = seq + 1;
 	s->got[p]++;
+	mark_consumed(r);
 }
 
 /* ---- pool */
@@ -460,7 +473,7 @@ static void det_on_rec(void *ctx, const struct ct_rec *r)
 		return;
 	}
 	uint32_t n = (d->size[p][seq] - 8) / 8, mid = n / 2;
-	if (r->size != d->size[p][seq] || r->kind != KIND ||
+	if (r->size != d->size[p][seq] || r->kind != KIND || r->reserved == CONSUMED_MARK ||
 	    (mid && r->f[mid] != mix(word + mid)) || (n > 1 && r->f[n - 1] != mix(word + n - 1))) {
 		fprintf(stderr, "stop %lu/%d: record torn: producer %u seq %llu\n", d->inject_at,
 			d->variant, p, (unsigned long long)seq);
@@ -475,6 +488,7 @@ static void det_on_rec(void *ctx, const struct ct_rec *r)
 	}
 	d->next[p] = seq + 1;
 	d->got[p]++;
+	mark_consumed(r);
 }
 
 static void det_drain(struct det *d, unsigned p, int final)

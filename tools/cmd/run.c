@@ -40,6 +40,7 @@ static const struct {
 	{"buffer-mb", 'b', "CUPTRACE_BUFFER_MB", "in-memory budget per process (MB)"},
 	{"log", 'l', "CUPTRACE_LOG", "quiet, warn, info, debug"},
 	{"hang-timeout", 0, "CUPTRACE_HANG_TIMEOUT", "seconds an NCCL operation may stay in flight before the trace is flushed and one line says so"},
+	{"clock", 0, "CUPTRACE_CLOCK", "timestamps read from: auto (the TSC where invariant), tsc, monotonic"},
 };
 #define NOPTS (sizeof opts / sizeof *opts)
 
