@@ -1,5 +1,10 @@
 #include "output.h"
+#include "common/config.h"
+#include "common/enc.h"
+#include "common/io.h"
 #include "common/pattern.h"
+#include "common/varint.h"
+#include "cuptrace/format.h"
 #include "log.h"
 #include "trace.h"
 
@@ -110,4 +115,62 @@ int ct_output_open_part(const char *first, unsigned part, char *path, size_t len
 		return -1;
 	}
 	return open_unique(path, len);
+}
+
+int ct_output_header(int fd, unsigned part, uint64_t *written)
+{
+	size_t cap = 4096 + ct.cmdline_len + 8192;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return -1;
+	uint8_t *p = buf + 16;
+	char cfg[4096];
+	size_t cfglen = ct_config_dump(&ct.cfg, cfg, sizeof cfg);
+	p = ct_tlv_str(p, CT_H_TRACER_VERSION, CT_VERSION, strlen(CT_VERSION));
+	p = ct_tlv_str(p, CT_H_HOST, ct.host, strlen(ct.host));
+	p = ct_tlv_u(p, CT_H_PID, (uint64_t)ct.pid);
+	p = ct_tlv_u(p, CT_H_PPID, (uint64_t)getppid());
+	p = ct_tlv_u(p, CT_H_RANK, ct_zigzag(ct.rank.rank));
+	p = ct_tlv_u(p, CT_H_LOCAL_RANK, ct_zigzag(ct.rank.local_rank));
+	p = ct_tlv_u(p, CT_H_WORLD_SIZE, ct_zigzag(ct.rank.world_size));
+	p = ct_tlv_u(p, CT_H_LOCAL_SIZE, ct_zigzag(ct.rank.local_size));
+	p = ct_tlv_str(p, CT_H_RANK_SOURCE, ct.rank.source, strlen(ct.rank.source));
+	p = ct_tlv_str(p, CT_H_CMDLINE, ct.cmdline ? ct.cmdline : "", ct.cmdline_len);
+	p = ct_tlv_u(p, CT_H_RT_ANCHOR, ct.rt_anchor);
+	p = ct_tlv_u(p, CT_H_MONO_ANCHOR, ct.mono_anchor);
+	p = ct_tlv_str(p, CT_H_CONFIG, cfg, cfglen);
+	const char *job = secure_getenv("SLURM_JOB_ID");
+	if (!job)
+		job = secure_getenv("PBS_JOBID");
+	if (job)
+		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
+	if (part > 1) /* a window after a rotation: the tools keep it apart */
+		p = ct_tlv_u(p, CT_H_PART, part);
+	size_t len = ct_header_seal(buf, p);
+	int rc = ct_write_all(fd, buf, len);
+	*written = len;
+	free(buf);
+	return rc;
+}
+
+int ct_output_trailer(int fd, uint64_t footer_at)
+{
+	uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
+	uint8_t buf[CT_TRAILER_SIZE];
+	memcpy(buf, t, 8);
+	memcpy(buf + 8, &footer_at, 8);
+	return ct_write_all(fd, buf, sizeof buf);
+}
+
+/* Parallel file systems report write errors late: at fsync or close. */
+void ct_output_sync(int fd, const char *path)
+{
+	if (fd >= 0 && fsync(fd) && errno != EINVAL && errno != EROFS)
+		ct_log_error("writing %s: %s; the trace may be incomplete", path, strerror(errno));
+}
+
+void ct_output_close(int fd, const char *path)
+{
+	if (fd >= 0 && close(fd) && errno != EINTR)
+		ct_log_error("writing %s: %s; the trace may be incomplete", path, strerror(errno));
 }

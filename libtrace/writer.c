@@ -83,42 +83,6 @@ static struct {
 	uint64_t anchored;
 } writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .part = 1};
 
-static int write_header(int fd)
-{
-	size_t cap = 4096 + ct.cmdline_len + 8192;
-	uint8_t *buf = malloc(cap);
-	if (!buf)
-		return -1;
-	uint8_t *p = buf + 16;
-	char cfg[4096];
-	size_t cfglen = ct_config_dump(&ct.cfg, cfg, sizeof cfg);
-	p = ct_tlv_str(p, CT_H_TRACER_VERSION, CT_VERSION, strlen(CT_VERSION));
-	p = ct_tlv_str(p, CT_H_HOST, ct.host, strlen(ct.host));
-	p = ct_tlv_u(p, CT_H_PID, (uint64_t)ct.pid);
-	p = ct_tlv_u(p, CT_H_PPID, (uint64_t)getppid());
-	p = ct_tlv_u(p, CT_H_RANK, ct_zigzag(ct.rank.rank));
-	p = ct_tlv_u(p, CT_H_LOCAL_RANK, ct_zigzag(ct.rank.local_rank));
-	p = ct_tlv_u(p, CT_H_WORLD_SIZE, ct_zigzag(ct.rank.world_size));
-	p = ct_tlv_u(p, CT_H_LOCAL_SIZE, ct_zigzag(ct.rank.local_size));
-	p = ct_tlv_str(p, CT_H_RANK_SOURCE, ct.rank.source, strlen(ct.rank.source));
-	p = ct_tlv_str(p, CT_H_CMDLINE, ct.cmdline ? ct.cmdline : "", ct.cmdline_len);
-	p = ct_tlv_u(p, CT_H_RT_ANCHOR, ct.rt_anchor);
-	p = ct_tlv_u(p, CT_H_MONO_ANCHOR, ct.mono_anchor);
-	p = ct_tlv_str(p, CT_H_CONFIG, cfg, cfglen);
-	const char *job = secure_getenv("SLURM_JOB_ID");
-	if (!job)
-		job = secure_getenv("PBS_JOBID");
-	if (job)
-		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
-	if (writer_st.part > 1) /* a window after a rotation: the tools keep it apart */
-		p = ct_tlv_u(p, CT_H_PART, writer_st.part);
-	size_t len = ct_header_seal(buf, p);
-	int rc = ct_write_all(fd, buf, len);
-	writer_st.off = len;
-	free(buf);
-	return rc;
-}
-
 /* A block that never reaches the file takes its string definitions with
  * it: start the string table over and queue every definition again, so
  * later blocks never refer to strings the file does not hold. */
@@ -140,7 +104,7 @@ static void write_block(void)
 		else
 			writer_st.fd = ct_output_open_part(writer_st.first, writer_st.part,
 			                                   writer_st.path, sizeof writer_st.path);
-		if (writer_st.fd >= 0 && write_header(writer_st.fd)) {
+		if (writer_st.fd >= 0 && ct_output_header(writer_st.fd, writer_st.part, &writer_st.off)) {
 			ct_log_error("writing %s: %s; tracing stops", writer_st.path,
 			             strerror(errno));
 			close(writer_st.fd);
@@ -376,29 +340,18 @@ static void write_footer(uint64_t end)
 	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
 	uint64_t at = writer_st.off;
 	write_block();
-	if (writer_st.fd >= 0) {
-		uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
-		uint8_t buf[CT_TRAILER_SIZE];
-		memcpy(buf, t, 8);
-		memcpy(buf + 8, &at, 8);
-		if (ct_write_all(writer_st.fd, buf, sizeof buf) == 0)
-			writer_st.off += sizeof buf;
-	}
+	if (writer_st.fd >= 0 && ct_output_trailer(writer_st.fd, at) == 0)
+		writer_st.off += CT_TRAILER_SIZE;
 }
 
-/* Parallel file systems report write errors late: at fsync or close. */
 static void sync_file(void)
 {
-	if (writer_st.fd >= 0 && fsync(writer_st.fd) && errno != EINVAL && errno != EROFS)
-		ct_log_error("writing %s: %s; the trace may be incomplete", writer_st.path,
-			     strerror(errno));
+	ct_output_sync(writer_st.fd, writer_st.path);
 }
 
 static void close_file(void)
 {
-	if (writer_st.fd >= 0 && close(writer_st.fd) && errno != EINTR)
-		ct_log_error("writing %s: %s; the trace may be incomplete", writer_st.path,
-			     strerror(errno));
+	ct_output_close(writer_st.fd, writer_st.path);
 	writer_st.fd = -2;
 }
 
