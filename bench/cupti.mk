@@ -17,4 +17,8 @@ bench-cupti: all $(if $(CUPTI_REAL_DIR),$(CUPTI_BENCH))
 
 bench: bench-cupti
 
-.PHONY: bench bench-cupti
+# The benchmark programs are built (not run) by `make test`, so that a change
+# of the library's internal interfaces cannot leave `make bench` broken.
+bench-build: bench-progs build/bench/bench_nccl $(if $(CUPTI_REAL_DIR),$(CUPTI_BENCH))
+
+.PHONY: bench bench-cupti bench-build

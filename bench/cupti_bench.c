@@ -365,7 +365,7 @@ int main(int argc, char **argv)
 		usleep(200000);
 		w1 = writer_cpu_ns();
 	} while (w1 - prev > 2000000);
-	ct_writer_finish();
+	ct_writer_finish(0);
 	struct stat st;
 	if (stat(argv[1], &st))
 		return 1;

@@ -102,7 +102,7 @@ test-integration: all test-progs
 -include tests/fuzz/fuzz.mk
 -include tests/fuzz/nccl.mk
 
-test: deps all test-progs test-unit test-integration test-fuzz test-fuzz-nccl
+test: deps all test-progs bench-build test-unit test-integration test-fuzz test-fuzz-nccl
 
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit all build/tests/cupti_sim/sim_train \
