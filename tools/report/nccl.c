@@ -48,7 +48,7 @@ static void merge(void *p, void *q)
 	struct st *s = q;
 	if (s->feeder)
 		nccl_collect_merge(&s->adds);
-	free(s->adds.v);
+	nccl_agg_free(&s->adds.agg);
 	free(s);
 	(void)p;
 }

@@ -58,6 +58,29 @@ void nccl_agg_add(struct nccl_agg *a, int64_t rank, const char *func, const char
 	}
 }
 
+/* Adds row x's totals to r. */
+static void fold(struct nccl_row *r, const struct nccl_row *x)
+{
+	r->calls += x->calls;
+	r->bytes += x->bytes;
+	r->min = x->min < r->min ? x->min : r->min;
+	r->max = x->max > r->max ? x->max : r->max;
+	r->timed += x->timed;
+	r->timed_bytes += x->timed_bytes;
+	r->time_ns += x->time_ns;
+	r->bus_bytes += x->bus_bytes;
+	for (int b = 0; b < NB_N; b++)
+		r->bucket[b] += x->bucket[b];
+}
+
+void nccl_agg_merge(struct nccl_agg *a, const struct nccl_agg *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct nccl_row *x = &from->v[i];
+		fold(row(a, x->rank, x->func, x->dtype), x);
+	}
+}
+
 void nccl_agg_rerank(struct nccl_agg *a, int64_t from, int64_t to)
 {
 	if (from == to)
@@ -68,17 +91,7 @@ void nccl_agg_rerank(struct nccl_agg *a, int64_t from, int64_t to)
 		if (x.rank != from)
 			continue;
 		a->v[i].rank = INT64_MIN; /* emptied below */
-		struct nccl_row *r = row(a, to, x.func, x.dtype);
-		r->calls += x.calls;
-		r->bytes += x.bytes;
-		r->min = x.min < r->min ? x.min : r->min;
-		r->max = x.max > r->max ? x.max : r->max;
-		r->timed += x.timed;
-		r->timed_bytes += x.timed_bytes;
-		r->time_ns += x.time_ns;
-		r->bus_bytes += x.bus_bytes;
-		for (int b = 0; b < NB_N; b++)
-			r->bucket[b] += x.bucket[b];
+		fold(row(a, to, x.func, x.dtype), &x);
 	}
 	size_t w = 0;
 	for (size_t i = 0; i < a->n; i++)

@@ -28,6 +28,8 @@ struct nccl_agg {
 
 void nccl_agg_add(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype,
                   uint64_t bytes, int64_t nranks, int has_time, uint64_t time_ns);
+/* Adds the rows of `from` to a (a file's totals into the job's). */
+void nccl_agg_merge(struct nccl_agg *a, const struct nccl_agg *from);
 /* Renumbers rank `from` as `to` (log inputs learn ranks at the end). */
 void nccl_agg_rerank(struct nccl_agg *a, int64_t from, int64_t to);
 void nccl_agg_free(struct nccl_agg *a);

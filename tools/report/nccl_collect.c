@@ -54,27 +54,15 @@ void nccl_collect_event(struct nccl_adds *j, struct tfile *t, const struct m_eve
 		timed = 1;
 		ns = p->kernel.end - p->kernel.ts;
 	}
-	if (j->n == j->cap) {
-		j->cap = j->cap ? j->cap * 2 : 256;
-		j->v = xrealloc(j->v, j->cap * sizeof *j->v);
-	}
-	struct nccl_add *a = &j->v[j->n++];
-	a->rank = t->rank >= 0 ? t->rank : o->rank;
-	a->nranks = o->comm ? o->comm->nranks : 0;
-	memcpy(a->func, o->func, sizeof a->func);
-	snprintf(a->dtype, sizeof a->dtype, "%s", o->datatype[0] ? o->datatype : "?");
-	a->bytes = o->bytes, a->ns = ns, a->timed = timed;
+	int64_t rank = t->rank >= 0 ? t->rank : o->rank;
+	nccl_agg_add(&j->agg, rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
+	             o->comm ? o->comm->nranks : 0, timed, ns);
 }
 
 void nccl_collect_merge(struct nccl_adds *j)
 {
-	for (size_t i = 0; i < j->n; i++) {
-		const struct nccl_add *a = &j->v[i];
-		nccl_agg_add(&collect.agg, a->rank, a->func, a->dtype, a->bytes, a->nranks, a->timed,
-		             a->ns);
-	}
-	free(j->v);
-	memset(j, 0, sizeof *j);
+	nccl_agg_merge(&collect.agg, &j->agg);
+	nccl_agg_free(&j->agg);
 }
 
 static struct proc *proc_of(const struct nccl_log_line *l)

@@ -11,21 +11,15 @@
 
 /* 1 when the caller is the one that feeds events and logs. */
 int nccl_collect_begin(const struct stats_opts *opts);
-/* One file's operations, noted where its events are read (any thread)
- * and added to the collection in file order (nccl_collect_merge), so that
- * the totals come out the same however the files were shared out. */
-struct nccl_add {
-	int64_t rank, nranks;
-	char func[NCCL_NAME], dtype[NCCL_NAME];
-	uint64_t bytes, ns;
-	int timed;
-};
+/* One file's totals, summed where its events are read (any thread) and
+ * added to the collection in file order (nccl_collect_merge), so that the
+ * totals (bus bytes are a floating-point sum) come out the same however the
+ * files were shared out; memory is the file's rows, not its operations. */
 struct nccl_adds {
-	struct nccl_add *v;
-	size_t n, cap;
+	struct nccl_agg agg;
 };
 void nccl_collect_event(struct nccl_adds *j, struct tfile *t, const struct m_event *ev);
-/* Adds j's operations to the collection and frees them. */
+/* Adds j's totals to the collection and frees them. */
 void nccl_collect_merge(struct nccl_adds *j);
 void nccl_collect_log(const char *path);
 /* The totals; the first call finishes the collection. */
