@@ -59,27 +59,30 @@ static inline struct ct_rec *ct_rec_new(unsigned kind, unsigned nfields, uint32_
 	return r;
 }
 
-/* A record whose fields are all numbers (no strings). */
-static inline void ct_rec_simple(struct ct_thread *t, unsigned kind, const uint64_t *f, unsigned n)
+/* A record whose fields are all numbers (no strings); clock is
+ * ct_tick_flag when f[0] came from ct_stamp(), else 0. */
+static inline void ct_rec_numbers(struct ct_thread *t, unsigned kind, const uint64_t *f,
+				  unsigned n, uint16_t clock)
 {
 	struct ct_rec *r = ct_rec_begin(t, kind, n, 0);
 	if (!r)
 		return;
+	r->reserved = clock;
 	for (unsigned i = 0; i < n; i++)
 		r->f[i] = f[i];
 	ct_commit(t, r->size);
 }
 
-/* The same for a record whose f[0] the caller took from ct_stamp(). */
+/* f[0] read with ct_now() (CLOCK_MONOTONIC). */
+static inline void ct_rec_simple(struct ct_thread *t, unsigned kind, const uint64_t *f, unsigned n)
+{
+	ct_rec_numbers(t, kind, f, n, 0);
+}
+
+/* f[0] taken from ct_stamp(). */
 static inline void ct_rec_stamped(struct ct_thread *t, unsigned kind, const uint64_t *f, unsigned n)
 {
-	struct ct_rec *r = ct_rec_begin(t, kind, n, 0);
-	if (!r)
-		return;
-	r->reserved = ct_tick_flag;
-	for (unsigned i = 0; i < n; i++)
-		r->f[i] = f[i];
-	ct_commit(t, r->size);
+	ct_rec_numbers(t, kind, f, n, ct_tick_flag);
 }
 
 #endif
