@@ -22,8 +22,10 @@ from conftest import BUILD, ctr_files, launcher_env, tool, traced_env
 
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 WORLD, ITERS = 4, 12
-PACE, LATE, EVERY, LATE_RANK = 6000, 4000, 10, 2
-STEP_LATE, STEP_RANK = 3000, 1
+# Long enough that a loaded machine waking a rank a few ms late cannot pass
+# for the built-in delays (it did, at 6 and 4 ms, with load 8 on 2 cores).
+PACE, LATE, EVERY, LATE_RANK = 15000, 12000, 10, 2
+STEP_LATE, STEP_RANK = 8000, 1
 REPORTS = "breakdown,steps,cuda_gpu_kern_sum,nvtx_sum,nccl_sum,nccl_sizes,nccl_skew,nccl_hang"
 
 

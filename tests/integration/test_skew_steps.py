@@ -20,8 +20,10 @@ from conftest import (LIB, PROGS, TOOL, convert, ctr_files, launcher_env, read_t
 
 HARNESS = PROGS / "nccl_harness"
 WORLD, ITERS = 4, 12
-PACE, LATE, EVERY, LATE_RANK = 6000, 4000, 10, 2
-STEP_LATE, STEP_RANK = 3000, 1
+# Long enough that a loaded machine waking a rank a few ms late cannot pass
+# for the built-in delays (it did, at 6 and 4 ms, with load 8 on 2 cores).
+PACE, LATE, EVERY, LATE_RANK = 15000, 12000, 10, 2
+STEP_LATE, STEP_RANK = 8000, 1
 # Collective slots of one iteration and how many collectives each starts
 # (send/recv have no sequence number; the fused group starts two).
 SLOTS = [1, 1, 1, 1, 1, 1, 0, 2, 1]
@@ -147,7 +149,7 @@ def test_skew_known_straggler(job):
     assert 0 < k < 20
     worst = table(got, "nccl_skew: worst")
     ok = [w for w in worst[:k] if w["Last Rank"] == LATE_RANK
-          and abs(w["Spread (ns)"] - LATE * US) < 1500 * US]
+          and abs(w["Spread (ns)"] - LATE * US) < 4000 * US]
     assert len(ok) >= 0.8 * k, worst
     per = {r["Rank"]: r for r in table(got, "nccl_skew: arrival")}
     assert per[LATE_RANK]["Times Last"] >= 0.8 * k
@@ -191,7 +193,7 @@ def test_steps_every_figure(job):
     # longer (80% of them: a late wake-up can spoil one)
     odd = [r for r in want2 if r["Step"] % 2]
     ok = [r for r in odd if r["Slowest Rank"] == STEP_RANK
-          and abs(r["Lead (ns)"] - STEP_LATE * US) < 1500 * US]
+          and abs(r["Lead (ns)"] - STEP_LATE * US) < 4000 * US]
     assert len(ok) >= 0.8 * len(odd), want2
     for row in table(got, "steps: step duration per rank"):
         assert abs(row["Med (ns)"] - 10 * PACE * US) < 2 * STEP_LATE * US, row
