@@ -76,7 +76,8 @@ class _ForwardRange:
     two tensors of the call: the output's gradient opens the module's
     backward range, the input's (computed once the module's backward is
     done) closes it. A call whose input needs no gradient (the model's
-    first layer) gets no backward range: nothing marks where it ends."""
+    first layer) gets no backward range: nothing marks where it ends; nor
+    does an identity (its output is its input)."""
 
     def __init__(self, module, name, backward):
         self.module = module

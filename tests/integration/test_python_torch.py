@@ -298,6 +298,63 @@ for i in range(3):
         assert inside(f, it) and inside(b, it) and f["ts"] + f["dur"] <= b["ts"]
 
 
+@NO_SAN
+def test_backward_ranges_of_calls_other_than_one_tensor_in_and_out(tmp_path):
+    """Calls with two tensors in and a tuple out, an identity (its input is
+    its output: no gradient of its own, so no backward range, and the
+    stack stays balanced), a call under no_grad (its output needs no
+    gradient: none) and a module called twice: backward ranges exactly
+    where a gradient flows through the module, each once per call, each
+    inside the iteration, and the same results as untraced."""
+    code = """
+import cuptrace, cuptrace.torch, torch
+class Two(torch.nn.Module):
+    def forward(self, a, b):
+        return a + b, a * b
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc, self.idn, self.two = torch.nn.Linear(4, 4), torch.nn.Identity(), Two()
+        self.frozen, self.act = torch.nn.Linear(4, 4), torch.nn.ReLU()
+    def forward(self, x):
+        h = self.idn(self.fc(x))
+        s, p = self.two(h, x)
+        with torch.no_grad():
+            self.frozen(h)
+        return self.act(self.act(s) * p).sum()
+torch.manual_seed(0)
+net = Net()
+h = cuptrace.torch.annotate_modules(net)
+x = torch.randn(2, 4)
+for i in range(3):
+    with cuptrace.range(f"it {i}"):
+        net(x).backward()
+print(float(net.fc.weight.grad.sum()))
+"""
+    env = env_for(traced_env(tmp_path / "o"))
+    p = run([python(), "-c", code], env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    plain = run([python(), "-c", code], env=env_for(base_env()), timeout=120)
+    assert plain.returncode == 0 and plain.stdout == p.stdout, plain.stderr
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    ev = x_events(doc)
+    names = sorted(e["name"] for e in ev if e["name"].endswith(" backward"))
+    # fc: its input needs no gradient; idn: an identity; frozen: no_grad;
+    # Net: its input needs none. act: called twice per iteration.
+    assert names == ["act backward"] * 6 + ["two backward"] * 3, names
+    its = sorted((e for e in ev if e["name"].startswith("it ")), key=lambda e: e["ts"])
+    assert len(its) == 3
+    for it in its:
+        mine = [e for e in ev if inside(e, it) and e["name"].endswith(" backward")]
+        assert sorted(e["name"] for e in mine) == ["act backward"] * 2 + ["two backward"]
+        fwd = [e for e in ev if inside(e, it) and e["name"] == "Net"]
+        assert len(fwd) == 1
+        two = [e for e in mine if e["name"] == "two backward"][0]
+        # Backward after forward; "two" runs after both calls of act.
+        assert all(fwd[0]["ts"] + fwd[0]["dur"] <= e["ts"] for e in mine)
+        assert all(e["ts"] + e["dur"] <= two["ts"] for e in mine if e is not two)
+
+
 MP_SCRIPT = """
 import sys
 import cuptrace
