@@ -10,8 +10,8 @@
  *
  * WithBackward(forward, fwd, bwd): a module's forward inside range fwd;
  * then, when the call's output and input need gradients, the output's hook
- * opens bwd and the input's closes it. Outputs and inputs other than one
- * plain tensor go through cuptrace.torch's _first_grad_tensor. */
+ * opens bwd and the input's closes it. Outputs and inputs other than
+ * tensors, tuples and lists go through cuptrace.torch's _first_grad_tensor. */
 #include "_cuptrace.h"
 
 #include <stddef.h>
@@ -188,14 +188,52 @@ typedef struct {
 
 static PyTypeObject WithBackwardType;
 
-/* The tensor of o to hook: o itself when it is a plain tensor, else what
- * cuptrace.torch's _first_grad_tensor finds (a tensor needing a gradient
- * or None). New reference. */
+static PyObject *first_of(PyObject *const *items, Py_ssize_t n);
+
+/* The tensor of o to hook: o itself when it is a plain tensor, else the
+ * first tensor needing a gradient in it, as cuptrace.torch's
+ * _first_grad_tensor finds it (tuples and lists here, without a Python
+ * call; anything else there), or None. New reference. */
 static PyObject *grad_tensor(PyObject *o)
 {
 	if (Py_TYPE(o) == (PyTypeObject *)tensor_type)
 		return Py_NewRef(o);
+	if (PyTuple_CheckExact(o))
+		return first_of(&PyTuple_GET_ITEM(o, 0), PyTuple_GET_SIZE(o));
+	if (PyList_CheckExact(o)) {
+		/* A copy: the list may change under a Python call in first_of. */
+		PyObject *t = PyList_AsTuple(o);
+		if (!t)
+			return NULL;
+		PyObject *r = first_of(&PyTuple_GET_ITEM(t, 0), PyTuple_GET_SIZE(t));
+		Py_DECREF(t);
+		return r;
+	}
 	return PyObject_CallOneArg(first_grad, o);
+}
+
+static PyObject *first_of(PyObject *const *items, Py_ssize_t n)
+{
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *o = items[i], *r;
+		if (o == Py_None || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
+		    PyUnicode_CheckExact(o) || PyBool_Check(o))
+			continue;
+		if (Py_TYPE(o) == (PyTypeObject *)tensor_type) {
+			PyObject *rg = PyObject_GetAttr(o, s_requires_grad);
+			if (!rg)
+				return NULL;
+			Py_DECREF(rg);
+			if (rg == Py_True)
+				return Py_NewRef(o);
+			continue;
+		}
+		r = grad_tensor(o);
+		if (r != Py_None)
+			return r;
+		Py_DECREF(r);
+	}
+	return Py_NewRef(Py_None);
 }
 
 /* The hooks of one call: out's gradient opens bwd, the input's closes it.
@@ -213,17 +251,7 @@ static int hook_call(WithBackward *w, PyObject *out, PyObject *const *args, Py_s
 	}
 	if (yes < 0)
 		goto out;
-	if (n == 1) {
-		t_in = grad_tensor(args[0]);
-	} else {
-		PyObject *tup = PyTuple_New(n);
-		if (!tup)
-			goto out;
-		for (Py_ssize_t i = 0; i < n; i++)
-			PyTuple_SET_ITEM(tup, i, Py_NewRef(args[i]));
-		t_in = PyObject_CallOneArg(first_grad, tup);
-		Py_DECREF(tup);
-	}
+	t_in = n == 1 ? grad_tensor(args[0]) : first_of(args, n);
 	if (!t_in)
 		goto out;
 	/* An identity (its input is its output): no gradient of its own to

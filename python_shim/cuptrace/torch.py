@@ -62,7 +62,8 @@ def _first_grad_tensor(out):
 # forward in its range, then one hook per tensor (in the tensor's hook dict,
 # not through Tensor.register_hook) that closes the backward ranges of the
 # modules the tensor went into and opens those of the modules it came out
-# of. Calls other than one tensor in, one out find their tensors here.
+# of. Outputs and inputs other than tensors, tuples and lists find their
+# tensors here.
 _c._torch_setup(_Tensor, _OrderedDict, _first_grad_tensor)
 
 

@@ -295,7 +295,8 @@ for i in range(3):
 
 
 def test_backward_ranges_of_calls_other_than_one_tensor_in_and_out(tmp_path):
-    """Calls with two tensors in and a tuple out, an identity (its input is
+    """Calls with three arguments in (a tensor without gradient, an int, a
+    tensor) and a tuple with a list out, an identity (its input is
     its output: no gradient of its own, so no backward range, and the
     stack stays balanced), a call under no_grad (its output needs no
     gradient: none) and a module called twice: backward ranges exactly
@@ -304,8 +305,8 @@ def test_backward_ranges_of_calls_other_than_one_tensor_in_and_out(tmp_path):
     code = """
 import cuptrace, cuptrace.torch, torch
 class Two(torch.nn.Module):
-    def forward(self, a, b):
-        return a + b, a * b
+    def forward(self, a, k, b):
+        return a * k + b, [a * b]
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -313,7 +314,7 @@ class Net(torch.nn.Module):
         self.frozen, self.act = torch.nn.Linear(4, 4), torch.nn.ReLU()
     def forward(self, x):
         h = self.idn(self.fc(x))
-        s, p = self.two(h, x)
+        s, [p] = self.two(x, 2, h)
         with torch.no_grad():
             self.frozen(h)
         return self.act(self.act(s) * p).sum()
