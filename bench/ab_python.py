@@ -10,6 +10,8 @@ pooled; printed: median, quartiles and each process's median.
 
 OLD_ROOT and NEW_ROOT are trees built with `make all pyext` for the same
 Python (NEW_ROOT defaults to this one, RUNS, processes per tree, to 5).
+BENCH_PY_WIDTH=2 narrows the MLP's layers (default 32): the step is then
+mostly torch's own cost per module call, and the hooks' share of it larger.
 """
 import os
 import shutil
@@ -62,12 +64,14 @@ def main():
         print("  plain step: median %.0f us (processes %s)" % (
             statistics.median(x["step_us"][0] for x in res),
             " ".join("%.0f" % x["step_us"][0] for x in res)))
+        step = statistics.median(x["step_us"][0] for x in res)
         for key, what in (("step_fwd_ranges_pct", "annotate_modules(backward=False) adds %"),
                           ("step_fwd_bwd_ranges_pct", "annotate_modules() adds %")):
             pooled = [v for x in res for v in x[key]]
-            print("  %s: %s over %d rounds; process medians %s" % (
+            print("  %s: %s over %d rounds; process medians %s; %.2f us per module call" % (
                 what, quartiles(pooled), len(pooled),
-                " ".join("%.2f" % statistics.median(x[key]) for x in res)))
+                " ".join("%.2f" % statistics.median(x[key]) for x in res),
+                statistics.median(pooled) / 100 * step / 101))
 
 
 if __name__ == "__main__":

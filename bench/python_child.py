@@ -97,13 +97,16 @@ def modules():
     import cuptrace.torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
+    # BENCH_PY_WIDTH (default 32; bench/ab_python.py): narrower layers
+    # leave torch's own cost per module call and the hooks' as the step.
+    width = int(os.environ.get("BENCH_PY_WIDTH", "32"))
     layers = []
     for _ in range(50):
-        layers += [torch.nn.Linear(32, 32), torch.nn.ReLU()]
+        layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers)
     assert sum(1 for _ in model.modules()) == 101
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    x, y = torch.randn(64, 32), torch.randn(64, 32)
+    x, y = torch.randn(64, width), torch.randn(64, width)
 
     def steps(n):
         for _ in range(n):
