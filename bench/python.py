@@ -1,12 +1,14 @@
 """Benchmark: Python annotations and cuptrace.torch (issue 15). One child
 process per configuration (bench/python_child.py), traced (LD_PRELOAD,
 capture always) and untraced, interleaved over BENCH_RUNS rounds; figures
-are the median over rounds of each child's median, in thread CPU time of
-the calling thread (the writer thread's work is not counted here; bench
+are the median over rounds of each child's median (annotate_modules: the
+median of all rounds of all children, with the quartiles), in thread CPU
+time of the calling thread (the writer thread's work is not counted here; bench
 writer.py measures it). The nvtx package comes from build/venv (made by
 tests/install-deps.sh); without it those lines are skipped."""
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -27,7 +29,8 @@ def child(mode, traced):
                            text=True)
         if p.returncode:
             sys.exit("bench python: %s %s failed:\n%s" % (mode, traced, p.stderr))
-        return {k: float(v) for k, v in (line.split("=") for line in p.stdout.split())}
+        return {k: [float(x) for x in v.split(",")]
+                for k, v in (line.split("=") for line in p.stdout.split())}
     finally:
         if d:
             shutil.rmtree(d)
@@ -40,13 +43,20 @@ def main():
     for _ in range(RUNS):
         for traced in (False, True):
             for k, v in child("annotations", traced).items():
-                rounds.setdefault((k, traced), []).append(v)
+                rounds.setdefault((k, traced), []).extend(v)
+        # The module figures: every round of every process pooled (each
+        # process prints its rounds' ratios; bench/python_child.py).
         for k, v in child("modules", True).items():
-            rounds.setdefault((k, True), []).append(v)
+            rounds.setdefault((k, True), []).extend(v)
 
     def fig(key, traced):
         xs = rounds.get((key, traced))
         return (median(xs), spread(xs)) if xs else (None, "")
+
+    def pooled(key):
+        xs = rounds[(key, True)]
+        q = statistics.quantiles(xs, n=4)
+        return median(xs), "quartiles %.2f %.2f of %d rounds" % (q[0], q[2], len(xs))
 
     tr, sp = fig("cuptrace_range_ns", True)
     un, spu = fig("cuptrace_range_ns", False)
@@ -65,8 +75,8 @@ def main():
         report("python", "record_function under torch.profiler", "%.0f ns" % rf, "-", None, sp)
     base, _ = fig("step_us", True)
     if base is not None:
-        pf, sf = fig("step_fwd_ranges_pct", True)
-        pb, sb = fig("step_fwd_bwd_ranges_pct", True)
+        pf, sf = pooled("step_fwd_ranges_pct")
+        pb, sb = pooled("step_fwd_bwd_ranges_pct")
         report("python", "MLP step (101 modules, CPU), traced", "%.0f us" % base, "-", None)
         report("python", "annotate_modules(backward=False) adds", "%+.1f %%" % pf, "<= 5 %", pf <= 5,
                sf)

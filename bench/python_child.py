@@ -4,6 +4,7 @@ extension, the old ctypes shim, NVIDIA's nvtx package, torch's
 record_function under torch.profiler), or of a training step of a
 100-module MLP with and without cuptrace.torch.annotate_modules.
 Usage: python_child.py annotations|modules traced|untraced"""
+import os
 import statistics
 import sys
 import time
@@ -96,13 +97,16 @@ def modules():
     import cuptrace.torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
+    # BENCH_PY_WIDTH (default 32; bench/ab_python.py): narrower layers
+    # leave torch's own cost per module call and the hooks' as the step.
+    width = int(os.environ.get("BENCH_PY_WIDTH", "32"))
     layers = []
     for _ in range(50):
-        layers += [torch.nn.Linear(32, 32), torch.nn.ReLU()]
+        layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers)
     assert sum(1 for _ in model.modules()) == 101
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    x, y = torch.randn(64, 32), torch.randn(64, 32)
+    x, y = torch.randn(64, width), torch.randn(64, width)
 
     def steps(n):
         for _ in range(n):
@@ -111,29 +115,44 @@ def modules():
             loss.backward()
             opt.step()
 
-    def timed(n=10):
-        steps(2)
-        t = time.thread_time_ns()
-        steps(n)
-        return (time.thread_time_ns() - t) / n / 1e3
+    def timed(n):
+        """The fastest of n steps, each timed alone: other processes only
+        ever add to a step's time (caches, interrupts), so the least time
+        is the steadiest figure of a short block."""
+        steps(1)  # the first step after a change is not timed
+        best = None
+        for _ in range(n):
+            t = time.thread_time_ns()
+            steps(1)
+            t = time.thread_time_ns() - t
+            best = t if best is None or t < best else best
+        return best / 1e3
 
-    plain, fwd, both = [], [], []
-    # Interleaved so that the machine's other load falls on all three alike;
-    # each added cost is taken against the plain steps right before it.
-    for _ in range(15):
-        p = timed()
-        h = cuptrace.torch.annotate_modules(model, backward=False)
-        f = timed()
-        h.remove()
-        h = cuptrace.torch.annotate_modules(model)
-        b = timed()
-        h.remove()
-        plain.append(p)
-        fwd.append(f / p - 1)
-        both.append(b / p - 1)
+    def annotated(n, **kw):
+        h = cuptrace.torch.annotate_modules(model, **kw)
+        try:
+            return timed(n)
+        finally:
+            h.remove()
+
+    # Short blocks, interleaved plain, forward ranges, plain, both: each
+    # annotated block is taken against the mean of the plain blocks on
+    # either side of it, so that a change of the machine's load within a
+    # round falls on both. Every round's ratio is printed: the parent pools
+    # them over its processes.
+    n = int(os.environ.get("BENCH_PY_STEPS", "5"))
+    rounds = int(os.environ.get("BENCH_PY_ROUNDS", "40"))
+    plain, fwd, both = [timed(n)], [], []
+    for _ in range(rounds):
+        f = annotated(n, backward=False)
+        plain.append(timed(n))
+        fwd.append(f / ((plain[-2] + plain[-1]) / 2) - 1)
+        b = annotated(n)
+        plain.append(timed(n))
+        both.append(b / ((plain[-2] + plain[-1]) / 2) - 1)
     print("step_us=%.1f" % statistics.median(plain))
-    print("step_fwd_ranges_pct=%.2f" % (100 * statistics.median(fwd)))
-    print("step_fwd_bwd_ranges_pct=%.2f" % (100 * statistics.median(both)))
+    print("step_fwd_ranges_pct=%s" % ",".join("%.3f" % (100 * x) for x in fwd))
+    print("step_fwd_bwd_ranges_pct=%s" % ",".join("%.3f" % (100 * x) for x in both))
 
 
 if __name__ == "__main__":

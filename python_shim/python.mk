@@ -7,11 +7,15 @@ PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths(
 PY_EXT := python_shim/cuptrace/_cuptrace$(PY_EXT_SUFFIX)
 PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c python_shim/cuptrace/_torch.c libtrace/common/config.c libtrace/common/pattern.c
 
-$(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/common/config.h libtrace/common/pattern.h
+# SAN=...: the extension with the sanitizers too (make test-san runs the
+# Python tests with it; the interpreter then needs the sanitizer's runtime
+# preloaded, as tests/integration/pyshim.py does). build/.variant: switching
+# SAN rebuilds it.
+$(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/common/config.h libtrace/common/pattern.h build/.variant
 	@$(if $(Q),echo "  PYEXT   $@")
 	$(Q)$(CC) -shared -fPIC -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 		-Wno-cast-function-type -fvisibility=hidden -D_GNU_SOURCE -Ilibtrace -isystem $(PY_INCLUDE) \
-		$(PY_EXT_SRC) -o $@ -ldl -lm
+		$(SANFLAGS) $(PY_EXT_SRC) -o $@ -ldl -lm
 
 pyext: $(PY_EXT)
 

@@ -4,7 +4,8 @@
 #   test-fuzz         replays the fuzz corpus through every reader entry point
 #   test-tsan         the ring and writer tests, a traced run and a parallel
 #                     conversion under ThreadSanitizer
-#   test-san          the whole suite under ASan/UBSan
+#   test-san          the whole suite under ASan/UBSan (the Python extension too:
+#                     python_shim/python.mk, tests/integration/pyshim.py)
 #   test-gpu          GPU smoke test (skips plainly without a GPU)
 
 TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -isystem $(CUDA_HOME)/include -Iinclude -Ilibtrace \

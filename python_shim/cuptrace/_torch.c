@@ -10,8 +10,8 @@
  *
  * WithBackward(forward, fwd, bwd): a module's forward inside range fwd;
  * then, when the call's output and input need gradients, the output's hook
- * opens bwd and the input's closes it. Outputs and inputs other than one
- * plain tensor go through cuptrace.torch's _first_grad_tensor. */
+ * opens bwd and the input's closes it. Outputs and inputs other than
+ * tensors, tuples and lists go through cuptrace.torch's _first_grad_tensor. */
 #include "_cuptrace.h"
 
 #include <stddef.h>
@@ -25,7 +25,10 @@ static PyObject *s_requires_grad, *s_backward_hooks, *s_grad_fn, *s_register_hoo
 typedef struct {
 	PyObject_HEAD
 	Py_ssize_t closes;
-	PyObject *opens; /* list of Range, or NULL */
+	/* The backward ranges to open, outer modules first: NULL, one Range
+	 * (a module's output hooked by that module alone: the common case,
+	 * no list to allocate) or a list of Range. */
+	PyObject *opens;
 	vectorcallfunc vectorcall;
 } BackwardHook;
 
@@ -44,11 +47,35 @@ static PyObject *hook_vectorcall(PyObject *self, PyObject *const *args, size_t n
 	if (ct_py_pop)
 		for (Py_ssize_t i = 0; i < closes; i++)
 			ct_py_pop();
-	if (opens && ct_py_push)
-		for (Py_ssize_t i = 0; i < PyList_GET_SIZE(opens); i++)
-			ct_py_push(((Range *)PyList_GET_ITEM(opens, i))->utf8);
+	if (opens && ct_py_push) {
+		if (PyList_CheckExact(opens))
+			for (Py_ssize_t i = 0; i < PyList_GET_SIZE(opens); i++)
+				ct_py_push(((Range *)PyList_GET_ITEM(opens, i))->utf8);
+		else
+			ct_py_push(((Range *)opens)->utf8);
+	}
 	Py_XDECREF(opens);
 	Py_RETURN_NONE;
+}
+
+/* r opens before what h opens already (the outer module's wrapper hooks
+ * after the inner one returned). */
+static int hook_open_first(BackwardHook *h, Range *r)
+{
+	if (!h->opens) {
+		h->opens = Py_NewRef(r);
+		return 0;
+	}
+	if (!PyList_CheckExact(h->opens)) {
+		PyObject *l = PyList_New(2);
+		if (!l)
+			return -1;
+		PyList_SET_ITEM(l, 0, Py_NewRef(r));
+		PyList_SET_ITEM(l, 1, h->opens); /* the list takes the reference */
+		h->opens = l;
+		return 0;
+	}
+	return PyList_Insert(h->opens, 0, (PyObject *)r);
 }
 
 static void hook_dealloc(BackwardHook *h)
@@ -66,52 +93,88 @@ static PyTypeObject BackwardHookType = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
 };
 
-/* t's hook (borrowed from t's hook dict), made and registered when t has
- * none: what Tensor.register_hook does, less its RemovableHandle (about
- * 2 us): the dict is torch's own kind (handles keep weak references to it),
- * registered with the tensor's grad_fn when it has one. */
-static BackwardHook *hook_of(PyObject *t)
+/* What one tensor of a call is to the backward ranges: whether it needs a
+ * gradient, and either its hook (it has one: it does) or what making one
+ * takes. Probing reads the tensor's hook dict first (about 50 ns) and then
+ * grad_fn, which a new hook needs anyway; `requires_grad` (about 200 ns on
+ * torch 1.13) only for tensors with neither: leaves and tensors without
+ * gradient. */
+typedef struct {
+	PyObject *t;	  /* borrowed */
+	BackwardHook *h;  /* borrowed from t's hook dict, or NULL */
+	PyObject *hooks;  /* t's hook dict or None (new reference) */
+	PyObject *gf;	  /* t's grad_fn (new reference) when h is NULL */
+} Probe;
+
+static void probe_done(Probe *p)
 {
-	PyObject *hooks = PyObject_GetAttr(t, s_backward_hooks);
-	if (!hooks)
+	Py_CLEAR(p->hooks);
+	Py_CLEAR(p->gf);
+}
+
+/* 1: t needs a gradient, 0: it does not, -1: error. p is set in any case
+ * (probe_done releases it). */
+static int probe(PyObject *t, Probe *p)
+{
+	p->t = t, p->h = NULL, p->gf = NULL;
+	p->hooks = PyObject_GetAttr(t, s_backward_hooks);
+	if (!p->hooks)
+		return -1;
+	if (p->hooks != Py_None && PyDict_Check(p->hooks)) {
+		p->h = (BackwardHook *)PyDict_GetItemWithError(p->hooks, s_key);
+		if (p->h)
+			return 1;
+		if (PyErr_Occurred())
+			return -1;
+	}
+	p->gf = PyObject_GetAttr(t, s_grad_fn);
+	if (!p->gf)
+		return -1;
+	if (p->gf != Py_None)
+		return 1;
+	PyObject *rg = PyObject_GetAttr(t, s_requires_grad);
+	if (!rg)
+		return -1;
+	int yes = rg == Py_True;
+	Py_DECREF(rg);
+	return yes;
+}
+
+/* The probed tensor's hook, made and registered when it has none: what
+ * Tensor.register_hook does, less its RemovableHandle (about 2 us): the
+ * dict is torch's own kind (handles keep weak references to it),
+ * registered with the tensor's grad_fn when it has one. Borrowed. */
+static BackwardHook *hook_of(Probe *p)
+{
+	if (p->h)
+		return p->h;
+	BackwardHook *h = PyObject_New(BackwardHook, &BackwardHookType);
+	if (!h)
 		return NULL;
-	BackwardHook *h = NULL;
-	if (hooks != Py_None && PyDict_Check(hooks)) {
-		h = (BackwardHook *)PyDict_GetItemWithError(hooks, s_key);
-		if (h || PyErr_Occurred()) {
-			Py_DECREF(hooks);
-			return h;
+	h->closes = 0, h->opens = NULL, h->vectorcall = hook_vectorcall;
+	if (p->hooks != Py_None) {
+		if (PyObject_SetItem(p->hooks, s_key, (PyObject *)h))
+			goto fail;
+	} else {
+		PyObject *hooks = PyObject_CallNoArgs(odict_type);
+		if (!hooks)
+			goto fail;
+		Py_SETREF(p->hooks, hooks);
+		if (PyObject_SetItem(hooks, s_key, (PyObject *)h) ||
+		    PyObject_SetAttr(p->t, s_backward_hooks, hooks))
+			goto fail;
+		if (p->gf != Py_None) {
+			PyObject *r = PyObject_CallMethodOneArg(p->gf, s_register_hook_dict, p->t);
+			if (!r)
+				goto fail;
+			Py_DECREF(r);
 		}
 	}
-	h = PyObject_New(BackwardHook, &BackwardHookType);
-	if (!h)
-		goto out;
-	h->closes = 0, h->opens = NULL, h->vectorcall = hook_vectorcall;
-	if (hooks == Py_None) {
-		Py_DECREF(hooks);
-		hooks = PyObject_CallNoArgs(odict_type);
-		if (!hooks || PyObject_SetItem(hooks, s_key, (PyObject *)h) ||
-		    PyObject_SetAttr(t, s_backward_hooks, hooks))
-			goto fail;
-		PyObject *gf = PyObject_GetAttr(t, s_grad_fn);
-		if (!gf)
-			goto fail;
-		PyObject *r = gf == Py_None ? Py_NewRef(Py_None)
-					    : PyObject_CallMethodOneArg(gf, s_register_hook_dict, t);
-		Py_DECREF(gf);
-		if (!r)
-			goto fail;
-		Py_DECREF(r);
-	} else if (PyObject_SetItem(hooks, s_key, (PyObject *)h)) {
-		goto fail;
-	}
 	Py_DECREF(h); /* the dict holds it */
-	goto out;
+	return p->h = h;
 fail:
-	Py_CLEAR(h);
-out:
-	Py_XDECREF(hooks);
-	return h;
+	Py_DECREF(h);
+	return NULL;
 }
 
 /* ---- WithBackward ---- */
@@ -125,51 +188,89 @@ typedef struct {
 
 static PyTypeObject WithBackwardType;
 
-/* o if it is a plain tensor that needs a gradient, else Py_None; new ref. */
+static PyObject *first_of(PyObject *const *items, Py_ssize_t n);
+
+/* The tensor of o to hook: o itself when it is a plain tensor, else the
+ * first tensor needing a gradient in it, as cuptrace.torch's
+ * _first_grad_tensor finds it (tuples and lists here, without a Python
+ * call; anything else there), or None. New reference. */
 static PyObject *grad_tensor(PyObject *o)
 {
-	if (Py_TYPE(o) != (PyTypeObject *)tensor_type)
-		return PyObject_CallOneArg(first_grad, o);
-	PyObject *rg = PyObject_GetAttr(o, s_requires_grad);
-	if (!rg)
-		return NULL;
-	int yes = rg == Py_True;
-	Py_DECREF(rg);
-	return Py_NewRef(yes ? o : Py_None);
+	if (Py_TYPE(o) == (PyTypeObject *)tensor_type)
+		return Py_NewRef(o);
+	if (PyTuple_CheckExact(o))
+		return first_of(&PyTuple_GET_ITEM(o, 0), PyTuple_GET_SIZE(o));
+	if (PyList_CheckExact(o)) {
+		/* A copy: the list may change under a Python call in first_of. */
+		PyObject *t = PyList_AsTuple(o);
+		if (!t)
+			return NULL;
+		PyObject *r = first_of(&PyTuple_GET_ITEM(t, 0), PyTuple_GET_SIZE(t));
+		Py_DECREF(t);
+		return r;
+	}
+	return PyObject_CallOneArg(first_grad, o);
 }
 
-/* The hooks of one call: out's gradient opens bwd, the input's closes it. */
+static PyObject *first_of(PyObject *const *items, Py_ssize_t n)
+{
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *o = items[i], *r;
+		if (o == Py_None || PyLong_CheckExact(o) || PyFloat_CheckExact(o) ||
+		    PyUnicode_CheckExact(o) || PyBool_Check(o))
+			continue;
+		if (Py_TYPE(o) == (PyTypeObject *)tensor_type) {
+			PyObject *rg = PyObject_GetAttr(o, s_requires_grad);
+			if (!rg)
+				return NULL;
+			Py_DECREF(rg);
+			if (rg == Py_True)
+				return Py_NewRef(o);
+			continue;
+		}
+		r = grad_tensor(o);
+		if (r != Py_None)
+			return r;
+		Py_DECREF(r);
+	}
+	return Py_NewRef(Py_None);
+}
+
+/* The hooks of one call: out's gradient opens bwd, the input's closes it.
+ * Nothing is hooked unless both need a gradient. */
 static int hook_call(WithBackward *w, PyObject *out, PyObject *const *args, Py_ssize_t n)
 {
-	PyObject *t_out = grad_tensor(out);
-	if (!t_out || t_out == Py_None) {
-		Py_XDECREF(t_out);
-		return t_out ? 0 : -1;
+	PyObject *t_out = grad_tensor(out), *t_in = NULL;
+	Probe po = {0}, pi = {0};
+	int rc = -1, yes;
+	if (!t_out)
+		return -1;
+	if (t_out == Py_None || (yes = probe(t_out, &po)) == 0) {
+		rc = 0;
+		goto out;
 	}
-	PyObject *t_in;
-	if (n == 1) {
-		t_in = grad_tensor(args[0]);
-	} else {
-		PyObject *tup = PyTuple_New(n);
-		if (!tup) {
-			Py_DECREF(t_out);
-			return -1;
-		}
-		for (Py_ssize_t i = 0; i < n; i++)
-			PyTuple_SET_ITEM(tup, i, Py_NewRef(args[i]));
-		t_in = PyObject_CallOneArg(first_grad, tup);
-		Py_DECREF(tup);
+	if (yes < 0)
+		goto out;
+	t_in = n == 1 ? grad_tensor(args[0]) : first_of(args, n);
+	if (!t_in)
+		goto out;
+	/* An identity (its input is its output): no gradient of its own to
+	 * range, and one hook that opened and closed it would close the
+	 * range of whatever was open before it. */
+	if (t_in == Py_None || t_in == t_out || (yes = probe(t_in, &pi)) == 0) {
+		rc = 0;
+		goto out;
 	}
-	int rc = t_in ? 0 : -1;
-	if (t_in && t_in != Py_None) {
-		BackwardHook *ho = hook_of(t_out), *hi = ho ? hook_of(t_in) : NULL;
-		if (hi && !ho->opens)
-			ho->opens = PyList_New(0);
-		if (!hi || !ho->opens || PyList_Insert(ho->opens, 0, (PyObject *)w->bwd))
-			rc = -1;
-		else
-			hi->closes++;
+	if (yes < 0)
+		goto out;
+	BackwardHook *ho = hook_of(&po), *hi = ho ? hook_of(&pi) : NULL;
+	if (hi && hook_open_first(ho, w->bwd) == 0) {
+		hi->closes++;
+		rc = 0;
 	}
+out:
+	probe_done(&po);
+	probe_done(&pi);
 	Py_XDECREF(t_in);
 	Py_DECREF(t_out);
 	return rc;

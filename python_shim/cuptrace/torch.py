@@ -62,7 +62,8 @@ def _first_grad_tensor(out):
 # forward in its range, then one hook per tensor (in the tensor's hook dict,
 # not through Tensor.register_hook) that closes the backward ranges of the
 # modules the tensor went into and opens those of the modules it came out
-# of. Calls other than one tensor in, one out find their tensors here.
+# of. Outputs and inputs other than tensors, tuples and lists find their
+# tensors here.
 _c._torch_setup(_Tensor, _OrderedDict, _first_grad_tensor)
 
 
@@ -76,7 +77,8 @@ class _ForwardRange:
     two tensors of the call: the output's gradient opens the module's
     backward range, the input's (computed once the module's backward is
     done) closes it. A call whose input needs no gradient (the model's
-    first layer) gets no backward range: nothing marks where it ends."""
+    first layer) gets no backward range: nothing marks where it ends; nor
+    does an identity (its output is its input)."""
 
     def __init__(self, module, name, backward):
         self.module = module

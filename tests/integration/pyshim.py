@@ -5,7 +5,7 @@ with CT_TEST_PY=/venv/bin/python the package pip installed into that venv
 import os
 from pathlib import Path
 
-from conftest import PYTHON, ROOT
+from conftest import PYTHON, ROOT, SAN, preload
 
 SHIM = ROOT / "python_shim"
 INSTALLED = os.environ.get("CT_TEST_PY", "")
@@ -17,10 +17,20 @@ def python():
 
 
 def env_for(env):
-    """env with the package importable (source tree: PYTHONPATH)."""
+    """env with the package importable (source tree: PYTHONPATH). In
+    sanitizer builds (make test-san) the source tree's extension is built
+    with the sanitizer: its runtime must be loaded first, traced or not."""
     env = dict(env)
     if not INSTALLED:
         env["PYTHONPATH"] = str(SHIM)
+        if "address" in SAN or "thread" in SAN:
+            rt = preload().split(":")[0]
+            have = env.get("LD_PRELOAD", "")
+            if rt not in have.split(":"):
+                env["LD_PRELOAD"] = f"{rt}:{have}" if have else rt
+            # Python's objects from malloc, not from its own arenas: the
+            # sanitizer then sees the extension's objects overrun or freed.
+            env["PYTHONMALLOC"] = "malloc"
     return env
 
 
