@@ -53,14 +53,14 @@ struct job {
 
 /* A file in lockstep. */
 struct lfile {
+	/* The worker that reads it (busy) alone touches these: */
 	struct run run; /* the model's consumer context: stays put */
 	struct model_run *mr;
+	int begun, how;
+	/* Under j->mu: */
 	int64_t pos; /* job time read up to (the decoder's latest TS); INT64_MIN: none yet */
-	uint8_t busy, state; /* state: L_* */
-	int how;
+	uint8_t busy, read; /* read: to its end */
 };
-
-enum { L_NEW, L_READING, L_READ };
 
 /* Records read from a file at a time in lockstep, and how far (ns of job
  * time) a file may be read ahead of the one furthest behind: workers need
@@ -238,7 +238,7 @@ static ptrdiff_t pick(struct job *j)
 	ptrdiff_t best = -1;
 	for (size_t k = 0; k < j->in->n; k++) {
 		const struct lfile *f = &j->lf[k];
-		if (f->state == L_READ)
+		if (f->read)
 			continue;
 		if (f->pos < floor)
 			floor = f->pos;
@@ -252,23 +252,24 @@ static ptrdiff_t pick(struct job *j)
 	return best;
 }
 
-/* Reads a chunk of file k (j->mu not held); 0 once it is read whole. */
-static int read_chunk(struct job *j, size_t k)
+/* Reads a chunk of file k (j->mu not held; the caller made it busy); 0
+ * once it is read whole. *pos: how far it is read now. */
+static int read_chunk(struct job *j, size_t k, int64_t *pos)
 {
 	struct lfile *f = &j->lf[k];
-	if (f->state == L_NEW) {
+	if (!f->begun) {
+		f->begun = 1;
 		f->how = begin_file(j, k, &f->run);
 		if (f->how & F_REWIND)
 			return 0;
 		f->mr = model_open(f->run.t, &reports_consumer, &f->run, NULL);
-		f->state = L_READING;
 	}
 	struct tfile *t = f->run.t;
 	int more = model_step(f->mr, CHUNK);
 	if (t->f.last_ts) {
 		int64_t at = (int64_t)t->f.last_ts + t->off_ns;
-		if (at > f->pos)
-			f->pos = at;
+		if (at > *pos)
+			*pos = at;
 	}
 	if (!more) {
 		model_close(f->mr);
@@ -289,16 +290,18 @@ static void *lockstep_worker(void *arg)
 			continue;
 		}
 		struct lfile *f = &j->lf[k];
+		int64_t pos = f->pos;
 		f->busy = 1;
 		pthread_mutex_unlock(&j->mu);
-		int more = read_chunk(j, (size_t)k);
+		int more = read_chunk(j, (size_t)k, &pos);
 		pthread_mutex_lock(&j->mu);
 		for (size_t i = 0; i < j->n; i++)
 			if (j->r[i]->drain)
 				j->r[i]->drain(j->st[i], j->parts[k][i]);
 		f->busy = 0;
+		f->pos = pos;
 		if (!more) {
-			f->state = L_READ;
+			f->read = 1;
 			j->left--;
 			atomic_store(&j->done[k], f->how);
 			merge_ready_locked(j);
