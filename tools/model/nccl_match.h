@@ -45,9 +45,11 @@ struct nm_arrival {
 	int nranks, crank;
 	int64_t who, step, t;
 	/* Which report counts when two disagree: the lowest order (the
-	 * file's index) gives the collective its step and a rank reported
-	 * twice its time, whatever order the reports come in (files read
-	 * together reach the matcher in no fixed order); ties: the first. */
+	 * file's index) gives the collective its step, whatever order the
+	 * reports come in (files read together reach the matcher in no fixed
+	 * order; ties: the first), and a rank reported twice while the
+	 * collective is held its time (once handed out, a later report
+	 * starts a collective of its own). */
 	int64_t order;
 };
 void nm_put(struct nm *m, const struct nm_arrival *a);
