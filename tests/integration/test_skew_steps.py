@@ -8,6 +8,7 @@ the API starts and steps of the converted trace (exact, in ns) and checked
 against what was built in (rank 2 is last by about LATE at those
 collectives; rank 1 is slowest by about STEP_LATE at odd steps)."""
 import json
+import re
 import statistics
 import subprocess
 import time
@@ -277,3 +278,39 @@ def test_run_stats(tmp_path):
     assert p.returncode == 3 and "no trace file was written" in p.stderr
     p = run([TOOL, "run", "--stats=bogus", "--", "true"], env=launcher_env())
     assert p.returncode == 2 and "unknown report" in p.stderr
+
+
+def test_skew_window_flat(tmp_path):
+    """The matcher's high-water mark (stats --verbose) stays flat when the
+    trace grows threefold: the files are read in lockstep, so it holds the
+    collectives in flight across ranks, not one rank's whole run (read one
+    file after another, it held every collective of the first file: the
+    figure grew with the trace). Traces longer than what the NCCL join
+    holds per file before handing operations out (model/nccl_ops_int.h,
+    HOLD_NODES: some 1,200 iterations), which bounds the window from below.
+    The same with -j 1 and -j 3."""
+    seen = {}
+    for iters in (1500, 4500):
+        d = tmp_path / str(iters)
+        procs = [subprocess.Popen([str(HARNESS), str(iters)], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True,
+                                  env=dict(traced_env(d), CUPTRACE_OUTPUT=f"{d}/rank%r.ctr",
+                                           RANK=str(r), WORLD_SIZE="2"))
+                 for r in range(2)]
+        for p in procs:
+            _, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err
+        files = ctr_files(d)
+        assert len(files) == 2
+        for jobs in ("1", "3"):
+            p = tool("stats", "-v", "-j", jobs, "--report", "nccl_skew", *map(str, files))
+            assert p.returncode == 0, p.stderr
+            m = re.search(r"nccl_skew: (\d+) collectives matched; the matcher held at most "
+                          r"(\d+) at once", p.stderr)
+            assert m, p.stderr
+            seen[iters, jobs] = int(m[1]), int(m[2])
+    for jobs in ("1", "3"):
+        (short, short_peak), (long, long_peak) = seen[1500, jobs], seen[4500, jobs]
+        assert long == 3 * short == 3 * 1500 * 9, seen  # every collective matched
+        assert long_peak <= 1.5 * short_peak + 500, seen
+        assert long_peak < long / 2, seen

@@ -58,7 +58,7 @@ static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
 	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
-	      "                     [--align none|collectives] [-j N] [--strict] INPUT...\n\n"
+	      "                     [--align none|collectives] [-j N] [--strict] [-v] INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -80,6 +80,8 @@ static void help(FILE *f)
 	      "more than one host; a first table gives each host's offset).\n"
 	      "-j, --jobs N: worker threads reading the files (default: all CPUs, at\n"
 	      "most one per file); the tables are the same for any N.\n"
+	      "-v, --verbose: how the reports ran, on stderr (nccl_skew: collectives\n"
+	      "matched, the most its matcher held at once).\n"
 	      "docs/ANALYSIS.md defines every figure.\n",
 	      f);
 }
@@ -124,6 +126,7 @@ int cmd_stats(int argc, char **argv)
 					   {"flops-per-step", required_argument, NULL, 'F'},
 					   {"align", required_argument, NULL, 'A'},
 					   {"jobs", required_argument, NULL, 'j'},
+					   {"verbose", no_argument, NULL, 'v'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL;
@@ -136,8 +139,10 @@ int cmd_stats(int argc, char **argv)
 		struct stats_opts opts;
 	} run = {0};
 	run.opts.min_gap = 1000000;
-	while ((c = getopt_long(argc, argv, "r:f:s:j:h", lo, NULL)) != -1) {
-		if (c == 'r')
+	while ((c = getopt_long(argc, argv, "r:f:s:j:vh", lo, NULL)) != -1) {
+		if (c == 'v')
+			run.opts.verbose = 1; /* how the reports ran (nccl_skew's window) */
+		else if (c == 'r')
 			list = optarg;
 		else if (c == 'j') {
 			if (cmd_jobs("stats", optarg, &jobs))

@@ -3,6 +3,9 @@
  * and drops as events. */
 #include "model/model_int.h"
 #include "read/gpu.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
 #include <string.h>
 
 const char *const m_cat_name[MC_N] = {
@@ -101,51 +104,98 @@ static int no_launches(const struct ct_file *f)
 	       !(f->f_events[CT_EV_KERNEL] + f->f_events[CT_EV_MEMCPY] + f->f_events[CT_EV_MEMSET]);
 }
 
-int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh)
-{
+/* One file being read (model.h): the model and where the reading stands. */
+struct model_run {
 	struct model m;
-	memset(&m, 0, sizeof m);
-	m.t = t, m.c = c, m.ctx = ctx, m.mine = 1;
-	m.spans = spans_new(on_span, &m);
-	m.quiet_n = UINT64_MAX;
-	step_range(&m);
-	m.project = gpu_file_traces_cuda(&t->f.h) && !no_launches(&t->f);
+	unsigned k, share; /* conversion shares (m_share) */
+	_Atomic uint64_t *progress;
+	uint64_t block, n;
+	int ended;
+};
+
+struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *ctx,
+                             const struct m_share *sh)
+{
+	struct model_run *r = xcalloc(1, sizeof *r);
+	struct model *m = &r->m;
+	m->t = t, m->c = c, m->ctx = ctx, m->mine = 1;
+	m->spans = spans_new(on_span, m);
+	m->quiet_n = UINT64_MAX;
+	step_range(m);
+	m->project = gpu_file_traces_cuda(&t->f.h) && !no_launches(&t->f);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
-	unsigned k = sh && sh->nshares > 1 ? sh->nshares : 1, share = sh ? sh->share : 0;
-	_Atomic uint64_t *progress = sh && share == 0 ? sh->progress : NULL;
-	uint64_t block = 0, n = 0;
+	r->k = sh && sh->nshares > 1 ? sh->nshares : 1;
+	r->share = sh ? sh->share : 0;
+	r->progress = sh && r->share == 0 ? sh->progress : NULL;
+	return r;
+}
+
+/* What the file's end produces. */
+static void file_end(struct model_run *r)
+{
+	struct model *m = &r->m;
+	m->mine = r->share == 0;
+	spans_finish(m->spans);
+	model_annot_end(m);
+	model_gpu_end(m);
+	model_nccl_end(m);
+	drops(m, spans_last_ts(m->spans));
+	if (m->c->end_file)
+		m->c->end_file(m->ctx, m->t);
+	r->ended = 1;
+}
+
+int model_step(struct model_run *r, uint64_t max)
+{
+	struct model *m = &r->m;
+	struct tfile *t = m->t;
 	struct ct_event ev;
-	while (ct_file_next(&t->f, &ev) == 1) {
-		if (k > 1 && t->f.nblocks != block) {
-			block = t->f.nblocks;
-			m.mine = (block - 1) % k == share;
+	if (r->ended)
+		return 0;
+	for (uint64_t i = 0; i < max; i++) {
+		if (ct_file_next(&t->f, &ev) != 1) {
+			file_end(r);
+			return 0;
 		}
-		if (progress && !(++n & 0xffff))
-			atomic_fetch_add_explicit(progress, 0x10000, memory_order_relaxed);
+		if (r->k > 1 && t->f.nblocks != r->block) {
+			r->block = t->f.nblocks;
+			m->mine = (r->block - 1) % r->k == r->share;
+		}
+		if (r->progress && !(++r->n & 0xffff))
+			atomic_fetch_add_explicit(r->progress, 0x10000, memory_order_relaxed);
 		if (ev.kind >= CT_EV_CUPTI_FIRST && ev.kind < CT_EV_CUPTI_END) {
-			model_gpu_record(&m, &ev);
+			model_gpu_record(m, &ev);
 			if (ev.kind == CT_EV_KERNEL)
-				model_nccl_record(&m, &ev); /* NCCL kernels join their operations */
+				model_nccl_record(m, &ev); /* NCCL kernels join their operations */
 		} else if ((ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) ||
 		           ev.kind == CT_EV_HANG) {
-			model_nccl_record(&m, &ev);
+			model_nccl_record(m, &ev);
 		} else {
-			spans_event(m.spans, &ev);
-			m.nspans++;
+			spans_event(m->spans, &ev);
+			m->nspans++;
 			if (ev.kind == CT_EV_STEP)
-				model_nccl_record(&m, &ev);
+				model_nccl_record(m, &ev);
 		}
 	}
-	m.mine = share == 0; /* what the file's end produces */
-	spans_finish(m.spans);
-	model_annot_end(&m);
-	model_gpu_end(&m);
-	model_nccl_end(&m);
-	drops(&m, spans_last_ts(m.spans));
-	if (c->end_file)
-		c->end_file(ctx, t);
-	spans_free(m.spans);
-	model_free_tracks(&m);
-	return t->f.status == CT_CORRUPT ? -1 : 0;
+	return 1;
+}
+
+int model_close(struct model_run *r)
+{
+	if (!r->ended)
+		file_end(r);
+	struct model *m = &r->m;
+	int rc = m->t->f.status == CT_CORRUPT ? -1 : 0;
+	spans_free(m->spans);
+	model_free_tracks(m);
+	free(r);
+	return rc;
+}
+
+int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh)
+{
+	struct model_run *r = model_open(t, c, ctx, sh);
+	model_step(r, UINT64_MAX);
+	return model_close(r);
 }

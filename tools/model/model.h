@@ -176,4 +176,14 @@ struct m_share {
  * damage was handed out; t->f.err says why), else 0. */
 int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh);
 
+/* model_file a piece at a time, for readers that keep several files in
+ * step (report/collect.c's lockstep): open, then model_step reads at most
+ * max records (1: more remain; 0: the file ended and its end was handed
+ * out), model_close finishes what is not (-1: the file was corrupt). */
+struct model_run;
+struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *ctx,
+                             const struct m_share *sh);
+int model_step(struct model_run *r, uint64_t max);
+int model_close(struct model_run *r);
+
 #endif

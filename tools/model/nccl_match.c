@@ -9,8 +9,9 @@ struct slot {
 	struct slot *prev, *next; /* order of arrival, for the cap */
 	uint64_t key;
 	struct nm_coll c;
+	int64_t order; /* of the report that gave the step */
 	char func[32];
-	int64_t v[]; /* t[nranks], then who[nranks] */
+	int64_t v[]; /* t[nranks], who[nranks], then order[nranks] */
 };
 
 struct nm {
@@ -82,26 +83,28 @@ static void retire(struct nm *m, struct slot *s)
 	free(s);
 }
 
-void nm_add(struct nm *m, uint64_t comm, const char *name, int nranks, int crank, int64_t who,
-            const char *func, uint64_t seq, int64_t step, int64_t t)
+void nm_put(struct nm *m, const struct nm_arrival *a)
 {
+	int nranks = a->nranks, crank = a->crank;
 	if (nranks < 2 || crank < 0 || crank >= nranks)
 		return;
-	uint64_t key = key_of(comm, func, seq);
+	uint64_t key = key_of(a->comm, a->func, a->seq);
 	struct slot *s = hmap_get(&m->index, key);
-	while (s && !(s->c.comm == comm && s->c.seq == seq && !strcmp(s->func, func)))
+	while (s && !(s->c.comm == a->comm && s->c.seq == a->seq && !strcmp(s->func, a->func)))
 		s = s->chain;
 	if (!s) {
-		s = xcalloc(1, sizeof *s + 2 * (size_t)nranks * sizeof(int64_t));
+		s = xrealloc(NULL, sizeof *s + 3 * (size_t)nranks * sizeof(int64_t));
 		s->key = key;
 		s->chain = hmap_get(&m->index, key);
 		hmap_put(&m->index, key, s);
-		snprintf(s->func, sizeof s->func, "%s", func);
-		s->c = (struct nm_coll){comm, comm_name(m, comm, name), s->func, seq, step, nranks,
-		                        0, s->v, s->v + nranks};
+		snprintf(s->func, sizeof s->func, "%s", a->func);
+		s->c = (struct nm_coll){a->comm, comm_name(m, a->comm, a->comm_name), s->func, a->seq,
+		                        a->step, nranks, 0, s->v, s->v + nranks};
+		s->order = a->order;
 		for (int i = 0; i < nranks; i++)
 			s->v[i] = NM_NONE;
 		s->prev = m->tail;
+		s->next = NULL;
 		if (m->tail)
 			m->tail->next = s;
 		else
@@ -109,15 +112,33 @@ void nm_add(struct nm *m, uint64_t comm, const char *name, int nranks, int crank
 		m->tail = s;
 		if (++m->n > m->peak)
 			m->peak = m->n;
+	} else if (a->order < s->order) {
+		s->order = a->order;
+		s->c.step = a->step;
 	}
-	if (s->v[crank] != NM_NONE)
+	if (s->v[crank] != NM_NONE) {
+		/* A rank reported twice (two files claim it): the lower order's. */
+		if (a->order < s->v[2 * nranks + crank]) {
+			s->v[crank] = a->t;
+			s->v[nranks + crank] = a->who;
+			s->v[2 * nranks + crank] = a->order;
+		}
 		return;
-	s->v[crank] = t;
-	s->v[nranks + crank] = who;
+	}
+	s->v[crank] = a->t;
+	s->v[nranks + crank] = a->who;
+	s->v[2 * nranks + crank] = a->order;
 	if (++s->c.seen == s->c.nranks)
 		retire(m, s);
 	else if (m->n > m->cap)
 		retire(m, m->head);
+}
+
+void nm_add(struct nm *m, uint64_t comm, const char *name, int nranks, int crank, int64_t who,
+            const char *func, uint64_t seq, int64_t step, int64_t t)
+{
+	struct nm_arrival a = {comm, seq, name, func, nranks, crank, who, step, t, 0};
+	nm_put(m, &a);
 }
 
 size_t nm_finish(struct nm *m)

@@ -5,9 +5,11 @@
  *
  * Memory holds a window: a collective waits here until every rank of its
  * communicator has reported it (nranks comes from the communicator), then
- * it is handed out and forgotten. Files are read one after another, so the
- * window is as deep as the collectives of one rank; `cap` bounds it: past
- * it, the oldest collective is handed out with the ranks it has. */
+ * it is handed out and forgotten. How deep the window is depends on the
+ * caller: files read one after another (clocks.c) hold one rank's
+ * collectives; files read in lockstep (nccl_skew under report/collect.c)
+ * only those in flight across ranks. `cap` bounds it: past it, the oldest
+ * collective is handed out with the ranks it has. */
 #ifndef CT_NCCL_MATCH_H
 #define CT_NCCL_MATCH_H
 
@@ -34,8 +36,24 @@ typedef void (*nm_fn)(void *ctx, const struct nm_coll *c);
 struct nm;
 
 struct nm *nm_new(size_t cap, nm_fn fn, void *ctx);
+
 /* Communicator rank crank (of nranks) of process `who` reached collective
- * (comm, func, seq) at time t. A second report of one rank is ignored. */
+ * (comm, func, seq) at time t. The strings are copied. */
+struct nm_arrival {
+	uint64_t comm, seq;
+	const char *comm_name, *func;
+	int nranks, crank;
+	int64_t who, step, t;
+	/* Which report counts when two disagree: the lowest order (the
+	 * file's index) gives the collective its step, whatever order the
+	 * reports come in (files read together reach the matcher in no fixed
+	 * order; ties: the first), and a rank reported twice while the
+	 * collective is held its time (once handed out, a later report
+	 * starts a collective of its own). */
+	int64_t order;
+};
+void nm_put(struct nm *m, const struct nm_arrival *a);
+/* nm_put in the order of the calls (order 0). */
 void nm_add(struct nm *m, uint64_t comm, const char *comm_name, int nranks, int crank,
             int64_t who, const char *func, uint64_t seq, int64_t step, int64_t t);
 /* Hands out what is still waiting (some ranks never reported it) and

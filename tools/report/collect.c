@@ -1,13 +1,19 @@
 /* The driver of the reports (collect.h): clocks, one pass over each file
  * through the model (files shared out to worker threads, each file's
  * events into report parts of its own), the parts merged in file order,
- * NCCL logs, then the tables. */
+ * NCCL logs, then the tables. When a report matches across files
+ * (report.drain: nccl_skew), the files are read in lockstep instead: all
+ * open, a chunk at a time, the file furthest behind in time first, so
+ * that what the matcher holds is what is in flight across ranks, not a
+ * whole rank's collectives. */
 #include "report/collect.h"
 #include "model/clocks.h"
 #include "model/step_window.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -39,7 +45,32 @@ struct job {
 	size_t merged;      /* files merged so far */
 	size_t stepless;
 	int rc;
+	/* Lockstep (NULL: files read whole, one per worker at a time). */
+	struct lfile *lf;
+	size_t left;	   /* files not yet read to their end */
+	pthread_cond_t cv; /* a chunk was read */
 };
+
+/* A file in lockstep. */
+struct lfile {
+	/* The worker that reads it (busy) alone touches these: */
+	struct run run; /* the model's consumer context: stays put */
+	struct model_run *mr;
+	int begun, how;
+	/* Under j->mu: */
+	int64_t pos; /* job time read up to (the decoder's latest TS); INT64_MIN: none yet */
+	uint8_t busy, read; /* read: to its end */
+};
+
+/* Records read from a file at a time in lockstep, and how far (ns of job
+ * time) a file may be read ahead of the one furthest behind: workers need
+ * some room to read files side by side; the matcher's window grows with
+ * it (the collectives of AHEAD ns and one chunk). */
+#define CHUNK 4096
+#define AHEAD 100000000
+/* Lockstep holds every file's decoder and model at once: above this many
+ * files, they are read one after another (the matcher's cap bounds it). */
+#define LOCKSTEP_MAX 64
 
 static int outside(const struct run *run, const struct report *r, uint64_t ts)
 {
@@ -113,10 +144,10 @@ static struct table *clocks_table(const struct clocks *c)
 	return t;
 }
 
-/* Merges what is read, in file order, from the first file not merged. */
-static void merge_ready(struct job *j)
+/* Merges what is read, in file order, from the first file not merged
+ * (j->mu held). */
+static void merge_ready_locked(struct job *j)
 {
-	pthread_mutex_lock(&j->mu);
 	for (; j->merged < j->in->n; j->merged++) {
 		size_t k = j->merged;
 		int how = atomic_load(&j->done[k]);
@@ -142,27 +173,44 @@ static void merge_ready(struct job *j)
 		free(j->parts[k]);
 		j->parts[k] = NULL;
 	}
+}
+
+static void merge_ready(struct job *j)
+{
+	pthread_mutex_lock(&j->mu);
+	merge_ready_locked(j);
 	pthread_mutex_unlock(&j->mu);
 }
 
-/* Reads file k into parts of the reports of its own. */
-static int read_file(struct job *j, size_t k)
+/* Readies file k for reading into parts of the reports of its own: F_*
+ * (F_REWIND: it cannot be read). */
+static int begin_file(struct job *j, size_t k, struct run *run)
 {
-	struct run run = {.r = j->r, .n = j->n, .opts = j->opts, .t = &j->in->v[k]};
-	run.st = calloc(j->n ? j->n : 1, sizeof *run.st);
-	if (!run.st)
+	*run = (struct run){.r = j->r, .n = j->n, .opts = j->opts, .t = &j->in->v[k]};
+	run->st = calloc(j->n ? j->n : 1, sizeof *run->st);
+	if (!run->st)
 		exit(1);
 	for (size_t i = 0; i < j->n; i++)
-		run.st[i] = j->r[i]->part ? j->r[i]->part(j->st[i]) : j->r[i]->begin(j->opts);
-	j->parts[k] = run.st;
+		run->st[i] = j->r[i]->part ? j->r[i]->part(j->st[i]) : j->r[i]->begin(j->opts);
+	j->parts[k] = run->st;
 	int how = F_READ;
 	if (j->opts->steps) {
 		/* A first pass for the window of the steps. */
-		if (!step_window(run.t, j->opts->step_lo, j->opts->step_hi, &run.from, &run.to))
+		if (!step_window(run->t, j->opts->step_lo, j->opts->step_hi, &run->from, &run->to))
 			how |= F_STEPLESS;
 		if (inputs_rewind(j->in, k))
-			return how | F_REWIND;
+			how |= F_REWIND;
 	}
+	return how;
+}
+
+/* Reads file k whole. */
+static int read_file(struct job *j, size_t k)
+{
+	struct run run;
+	int how = begin_file(j, k, &run);
+	if (how & F_REWIND)
+		return how;
 	model_file(run.t, &reports_consumer, &run, NULL);
 	tfile_release(run.t);
 	return how;
@@ -178,20 +226,132 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* ---- lockstep */
+
+/* The file to read a chunk of next (j->mu held), or -1: the one furthest
+ * behind that no worker reads, if it is not more than AHEAD past the
+ * furthest behind of all (which a worker then reads: wait for it). Files
+ * not begun come first. */
+static ptrdiff_t pick(struct job *j)
+{
+	int64_t floor = INT64_MAX, best_pos = INT64_MAX;
+	ptrdiff_t best = -1;
+	for (size_t k = 0; k < j->in->n; k++) {
+		const struct lfile *f = &j->lf[k];
+		if (f->read)
+			continue;
+		if (f->pos < floor)
+			floor = f->pos;
+		if (!f->busy && (best < 0 || f->pos < best_pos))
+			best = (ptrdiff_t)k, best_pos = f->pos;
+	}
+	if (best < 0 || best_pos == INT64_MIN)
+		return best;
+	if (floor == INT64_MIN || best_pos - floor > AHEAD)
+		return -1;
+	return best;
+}
+
+/* Reads a chunk of file k (j->mu not held; the caller made it busy); 0
+ * once it is read whole. *pos: how far it is read now. */
+static int read_chunk(struct job *j, size_t k, int64_t *pos)
+{
+	struct lfile *f = &j->lf[k];
+	if (!f->begun) {
+		f->begun = 1;
+		f->how = begin_file(j, k, &f->run);
+		if (f->how & F_REWIND)
+			return 0;
+		f->mr = model_open(f->run.t, &reports_consumer, &f->run, NULL);
+	}
+	struct tfile *t = f->run.t;
+	int more = model_step(f->mr, CHUNK);
+	if (t->f.last_ts) {
+		int64_t at = (int64_t)t->f.last_ts + t->off_ns;
+		if (at > *pos)
+			*pos = at;
+	}
+	if (!more) {
+		model_close(f->mr);
+		f->mr = NULL;
+		tfile_release(t);
+	}
+	return more;
+}
+
+static void *lockstep_worker(void *arg)
+{
+	struct job *j = arg;
+	pthread_mutex_lock(&j->mu);
+	while (j->left) {
+		ptrdiff_t k = pick(j);
+		if (k < 0) {
+			pthread_cond_wait(&j->cv, &j->mu);
+			continue;
+		}
+		struct lfile *f = &j->lf[k];
+		int64_t pos = f->pos;
+		f->busy = 1;
+		pthread_mutex_unlock(&j->mu);
+		int more = read_chunk(j, (size_t)k, &pos);
+		pthread_mutex_lock(&j->mu);
+		for (size_t i = 0; i < j->n; i++)
+			if (j->r[i]->drain)
+				j->r[i]->drain(j->st[i], j->parts[k][i]);
+		f->busy = 0;
+		f->pos = pos;
+		if (!more) {
+			f->read = 1;
+			j->left--;
+			atomic_store(&j->done[k], f->how);
+			merge_ready_locked(j);
+		}
+		pthread_cond_broadcast(&j->cv);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return NULL;
+}
+
+/* Whether the files are read in lockstep: a report matches across them. */
+static int lockstep(const struct job *j)
+{
+	if (!j->in->n || j->in->n > LOCKSTEP_MAX)
+		return 0;
+	for (size_t i = 0; i < j->n; i++)
+		if (j->r[i]->drain)
+			return 1;
+	return 0;
+}
+
 /* The workers; the calling thread is one of them. */
 static void run_workers(struct job *j, int jobs)
 {
 	pthread_t th[256];
 	int started = 0;
+	void *(*fn)(void *) = worker;
+	if (lockstep(j)) {
+		j->lf = calloc(j->in->n, sizeof *j->lf);
+		if (!j->lf)
+			exit(1);
+		for (size_t k = 0; k < j->in->n; k++)
+			j->lf[k].pos = INT64_MIN;
+		j->left = j->in->n;
+		pthread_cond_init(&j->cv, NULL);
+		fn = lockstep_worker;
+	}
 	if (jobs > 256)
 		jobs = 256;
 	for (int k = 1; k < jobs; k++)
-		if (!pthread_create(&th[started], NULL, worker, j))
+		if (!pthread_create(&th[started], NULL, fn, j))
 			started++;
-	worker(j);
+	fn(j);
 	for (int k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
 	merge_ready(j); /* (every file is read: merges what another left) */
+	if (j->lf) {
+		pthread_cond_destroy(&j->cv);
+		free(j->lf);
+	}
 }
 
 int reports_collect(struct inputs *in, const struct report *const *r, size_t n,

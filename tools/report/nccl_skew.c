@@ -5,6 +5,7 @@
  * the last rank is the one that started last. Works from NCCL's profiler
  * plugin alone (the API events; the task's start under ABI v4). */
 #include "model/nccl_match.h"
+#include "report/quant.h"
 #include "report/stats.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
@@ -14,16 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Collectives held at most while some ranks have not reported them (with
- * files read one after another: the collectives of one rank). */
+/* Collectives held at most while some ranks have not reported them. The
+ * files are read in lockstep (report/collect.c), so the matcher holds the
+ * collectives in flight across ranks; this cap only guards against files
+ * whose arrivals come far out of time order. */
 #define WINDOW (1u << 22)
 #define TOP 20
+/* Latenesses kept exactly per rank (the median is exact up to this many
+ * collectives per rank, then within 0.4%: report/quant.h); 1 MiB a rank. */
+#define EXACT (1u << 17)
 
 struct rank_agg {
 	int64_t rank;
 	uint64_t colls, last, total, imposed;
-	uint64_t *late; /* every lateness, for the exact median */
-	size_t cap;
+	struct quant late; /* for the median */
 };
 
 struct worst {
@@ -32,19 +37,26 @@ struct worst {
 	int64_t step, last;
 };
 
-/* An arrival as a part (one file) notes it, to be matched in file order. */
+/* An arrival as a part (one file) notes it, until the next drain. Names
+ * point into the part's interned strings (few: communicators and
+ * operations), not copies. */
 struct arrival {
 	uint64_t comm, seq;
-	char name[64], func[NCCL_NAME];
-	int nranks, crank;
+	const char *name, *func;
+	int32_t nranks, crank;
 	int64_t who, step, t;
 };
 
 struct st {
 	const struct stats_opts *opts;
 	struct nm *m; /* NULL in a part */
-	struct arrival *a; /* a part's */
+	/* a part's: arrivals since the last drain, the file's index */
+	struct arrival *a;
 	size_t na, acap;
+	int64_t order;
+	struct hmap names;  /* a part's communicator names by hash + 1 */
+	char **funcs;       /* a part's operation names */
+	size_t nfuncs, fcap;
 	struct hmap by_rank; /* rank + 2 -> index + 1 */
 	struct rank_agg *r;
 	size_t nr, rcap;
@@ -66,21 +78,28 @@ static struct rank_agg *agg_of(struct st *s, int64_t rank)
 	struct rank_agg *a = &s->r[s->nr++];
 	memset(a, 0, sizeof *a);
 	a->rank = rank;
+	a->late.exact = EXACT;
 	hmap_put(&s->by_rank, k, (void *)(uintptr_t)s->nr);
 	return a;
 }
 
-/* Whether x is a worse collective than y (larger spread; ties: the
- * earlier communicator hash and sequence number first). */
+/* Whether collective (spread, comm, seq, func) is worse than y (larger
+ * spread; ties: the earlier communicator hash and sequence number first). */
+static int beats(uint64_t spread, uint64_t comm, uint64_t seq, const char *func,
+                 const struct worst *y)
+{
+	if (spread != y->spread)
+		return spread > y->spread;
+	if (comm != y->comm)
+		return comm < y->comm;
+	if (seq != y->seq)
+		return seq < y->seq;
+	return strcmp(func, y->func) < 0;
+}
+
 static int worse(const struct worst *x, const struct worst *y)
 {
-	if (x->spread != y->spread)
-		return x->spread > y->spread;
-	if (x->comm != y->comm)
-		return x->comm < y->comm;
-	if (x->seq != y->seq)
-		return x->seq < y->seq;
-	return strcmp(x->func, y->func) < 0;
+	return beats(x->spread, x->comm, x->seq, x->func, y);
 }
 
 static void sift_down(struct worst *h, size_t n, size_t i)
@@ -99,18 +118,25 @@ static void sift_down(struct worst *h, size_t n, size_t i)
 	}
 }
 
-static void offer(struct st *s, const struct worst *w)
+/* Collective c enters the worst TOP if it beats the least of them (the
+ * names are copied only then). */
+static void offer(struct st *s, const struct nm_coll *c, uint64_t spread, int64_t last)
 {
+	if (s->ntop == TOP && !beats(spread, c->comm, c->seq, c->func, &s->top[0]))
+		return;
+	struct worst w = {c->comm, c->seq, spread, "", "", c->step, last};
+	snprintf(w.name, sizeof w.name, "%s", c->comm_name);
+	snprintf(w.func, sizeof w.func, "%s", c->func);
 	if (s->ntop < TOP) {
 		size_t i = s->ntop++;
-		s->top[i] = *w;
+		s->top[i] = w;
 		while (i && worse(&s->top[(i - 1) / 2], &s->top[i])) {
 			struct worst tmp = s->top[i];
 			s->top[i] = s->top[(i - 1) / 2], s->top[(i - 1) / 2] = tmp;
 			i = (i - 1) / 2;
 		}
-	} else if (worse(w, &s->top[0])) {
-		s->top[0] = *w;
+	} else {
+		s->top[0] = w;
 		sift_down(s->top, s->ntop, 0);
 	}
 }
@@ -140,21 +166,13 @@ static void done(void *ctx, const struct nm_coll *c)
 		uint64_t late = (uint64_t)(c->t[i] - lo);
 		a->colls++;
 		a->total += late;
-		if (a->colls > a->cap) {
-			a->cap = a->cap ? a->cap * 2 : 256;
-			a->late = xrealloc(a->late, a->cap * sizeof *a->late);
-		}
-		a->late[a->colls - 1] = late;
+		quant_add(&a->late, (int64_t)late);
 		imposed += (uint64_t)(hi - c->t[i]);
 	}
 	struct rank_agg *l = agg_of(s, c->who[last]);
 	l->last++;
 	l->imposed += imposed;
-	struct worst w = {c->comm, c->seq, (uint64_t)(hi - lo), "", "", c->step,
-	                  c->who[last]};
-	snprintf(w.name, sizeof w.name, "%s", c->comm_name);
-	snprintf(w.func, sizeof w.func, "%s", c->func);
-	offer(s, &w);
+	offer(s, c, (uint64_t)(hi - lo), c->who[last]);
 }
 
 static void *begin(const struct stats_opts *opts)
@@ -163,6 +181,35 @@ static void *begin(const struct stats_opts *opts)
 	s->opts = opts;
 	s->m = nm_new(WINDOW, done, s);
 	return s;
+}
+
+/* The part's copy of a communicator's name (one per hash). */
+static const char *comm_name(struct st *s, uint64_t hash, const char *name)
+{
+	char *n = hmap_get(&s->names, hash + !hash);
+	if (!n) {
+		n = strdup(name);
+		if (!n)
+			xoom();
+		hmap_put(&s->names, hash + !hash, n);
+	}
+	return n;
+}
+
+/* The part's copy of an operation's name (a handful per file). */
+static const char *func_name(struct st *s, const char *f)
+{
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (!strcmp(s->funcs[i], f))
+			return s->funcs[i];
+	if (s->nfuncs == s->fcap) {
+		s->fcap = s->fcap ? 2 * s->fcap : 16;
+		s->funcs = xrealloc(s->funcs, s->fcap * sizeof *s->funcs);
+	}
+	char *n = strdup(f);
+	if (!n)
+		xoom();
+	return s->funcs[s->nfuncs++] = n;
 }
 
 static void event(void *p, struct tfile *t, const struct m_event *ev)
@@ -183,11 +230,16 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		s->acap = s->acap ? 2 * s->acap : 256;
 		s->a = xrealloc(s->a, s->acap * sizeof *s->a);
 	}
-	struct arrival *a = &s->a[s->na++];
-	*a = (struct arrival){cm->hash, o->seq, "", "", (int)cm->nranks, (int)crank,
-	                      t->rank >= 0 ? t->rank : crank, o->step, (int64_t)at + t->off_ns};
-	memcpy(a->name, cm->name, sizeof a->name);
-	memcpy(a->func, o->func, sizeof a->func);
+	s->order = t->index;
+	s->a[s->na++] = (struct arrival){cm->hash,
+	                                 o->seq,
+	                                 comm_name(s, cm->hash, cm->name),
+	                                 func_name(s, o->func),
+	                                 (int32_t)cm->nranks,
+	                                 (int32_t)crank,
+	                                 t->rank >= 0 ? t->rank : crank,
+	                                 o->step,
+	                                 (int64_t)at + t->off_ns};
 }
 
 static void *part(void *p)
@@ -197,23 +249,33 @@ static void *part(void *p)
 	return s;
 }
 
-/* The matching across ranks, in file order. */
-static void merge(void *p, void *q)
+/* The matching across ranks: a part's arrivals so far (collect.c calls it
+ * after each chunk of the file, files read in lockstep). */
+static void drain(void *p, void *q)
 {
 	struct st *s = p, *part = q;
 	for (size_t i = 0; i < part->na; i++) {
 		const struct arrival *a = &part->a[i];
-		nm_add(s->m, a->comm, a->name, a->nranks, a->crank, a->who, a->func, a->seq, a->step,
-		       a->t);
+		struct nm_arrival x = {a->comm, a->seq,   a->name, a->func, a->nranks,
+		                       a->crank, a->who,  a->step, a->t,    part->order};
+		nm_put(s->m, &x);
 	}
-	free(part->a);
-	free(part);
+	part->na = 0;
 }
 
-static int cmp_u64(const void *x, const void *y)
+static void merge(void *p, void *q)
 {
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
+	struct st *part = q;
+	drain(p, q);
+	free(part->a);
+	for (size_t i = 0; i < part->names.cap; i++)
+		if (part->names.keys[i])
+			free(part->names.vals[i]);
+	hmap_free(&part->names);
+	for (size_t i = 0; i < part->nfuncs; i++)
+		free(part->funcs[i]);
+	free(part->funcs);
+	free(part);
 }
 
 static int cmp_rank(const void *x, const void *y)
@@ -230,10 +292,16 @@ static int cmp_worst(const void *x, const void *y)
 static int end(void *p, struct table **out)
 {
 	struct st *s = p;
+	size_t peak = nm_peak(s->m);
 	size_t incomplete = nm_finish(s->m);
+	if (s->opts->verbose)
+		fprintf(stderr,
+		        "cuptrace stats: nccl_skew: %" PRIu64 " collectives matched; the matcher "
+		        "held at most %zu at once\n",
+		        s->matched, peak);
 	if (!s->matched && !s->opts->explicit_list) { /* not asked for by name: nothing */
 		for (size_t i = 0; i < s->nr; i++)
-			free(s->r[i].late);
+			quant_free(&s->r[i].late);
 		free(s->r);
 		hmap_free(&s->by_rank);
 		free(s);
@@ -250,10 +318,7 @@ static int end(void *p, struct table **out)
 		qsort(s->r, s->nr, sizeof *s->r, cmp_rank);
 	for (size_t i = 0; i < s->nr; i++) {
 		struct rank_agg *a = &s->r[i];
-		qsort(a->late, a->colls, sizeof *a->late, cmp_u64);
-		size_t n = a->colls;
-		double med = n % 2 ? (double)a->late[n / 2]
-		                   : ((double)a->late[n / 2 - 1] + (double)a->late[n / 2]) / 2;
+		double med = quant_median(&a->late);
 		table_row(t1);
 		table_i64(t1, a->rank);
 		table_u64(t1, a->colls);
@@ -261,7 +326,7 @@ static int end(void *p, struct table **out)
 		table_u64(t1, a->total);
 		table_f(t1, med, 1);
 		table_u64(t1, a->imposed);
-		free(a->late);
+		quant_free(&a->late);
 	}
 	static const char *c2[] = {"Communicator", "Seq",          "Operation",
 	                           "Step",         "Spread (ns)", "Last Rank"};
@@ -307,5 +372,5 @@ static int end(void *p, struct table **out)
 const struct report report_nccl_skew = {
 	"nccl_skew",
 	"arrival spread at collectives matched across ranks: who is last, lateness, worst 20",
-	begin, event, end, NULL, 1, merge, part,
+	begin, event, end, NULL, 1, merge, part, drain,
 };

@@ -50,7 +50,7 @@ void quant_add(struct quant *q, int64_t x)
 		q->n++;
 		return;
 	}
-	if (q->n == QUANT_EXACT) {
+	if (q->n == (q->exact ? q->exact : QUANT_EXACT)) {
 		to_hist(q);
 		hist_add(q, x);
 		q->n++;
@@ -98,9 +98,11 @@ double quant_median(struct quant *q)
 
 void quant_free(struct quant *q)
 {
+	size_t exact = q->exact;
 	free(q->v);
 	free(q->hist);
 	memset(q, 0, sizeof *q);
+	q->exact = exact;
 }
 
 /* The histogram's counts do not depend on the order of the values, nor on

@@ -11,8 +11,9 @@
 #define QUANT_EXACT 4096
 
 struct quant {
-	int64_t *v; /* exact values while n <= QUANT_EXACT */
+	int64_t *v; /* exact values while n <= QUANT_EXACT (or exact) */
 	size_t n, cap;
+	size_t exact; /* 0: QUANT_EXACT; set before the first value */
 	uint32_t *hist; /* [2][QUANT_BUCKETS]: negative, non-negative; NULL while exact */
 };
 

@@ -16,6 +16,7 @@ struct stats_opts {
 	int by_time;	  /* --by time (breakdown: busy per time bucket) */
 	uint64_t min_gap; /* --min-gap, ns (gpu_gaps) */
 	double flops_per_step; /* --flops-per-step N (0: not given) */
+	int verbose;           /* --verbose: reports say how they ran, on stderr */
 };
 
 struct report {
@@ -36,6 +37,13 @@ struct report {
 	 * tables do not depend on how many workers read the files. */
 	void (*merge)(void *st, void *part);
 	void *(*part)(void *st);
+	/* Reports that match events ACROSS files (nccl_skew; the matching
+	 * itself is model/'s): with two files or more, collect.c reads them
+	 * in lockstep, a chunk of one file at a time, and after each chunk
+	 * drain(st, part) hands st what the part has gathered so far, under
+	 * a lock, in no fixed order of files (the tables must not depend on
+	 * it). merge still comes once per file, after its last drain. */
+	void (*drain)(void *st, void *part);
 };
 
 extern const struct report report_nvtx_sum;
