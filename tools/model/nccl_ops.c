@@ -136,8 +136,8 @@ void nccl_ops_free(struct nccl_ops *e)
 	/* What is left in them is dropped: the ids (none is live after the
 	 * final sweep, but a join can be freed before it) and nothing else
 	 * (nodes are cleared when taken). */
-	if (e->ids.n)
-		memset(e->ids.s, 0, e->ids.cap * sizeof *e->ids.s), e->ids.n = 0;
+	if (e->live)
+		idmap_clear(&e->ids);
 	struct spare *s = spare_of_thread();
 	free(s->n);
 	idmap_free(&s->ids);
