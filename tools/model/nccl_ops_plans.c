@@ -174,21 +174,16 @@ static void emit(struct nccl_ops *e, struct node *p, struct node *lone)
 		nops_drop(e, p);
 }
 
-static int is_task(const struct node *x)
-{
-	return x->kind == CT_EV_NCCL_COLL || x->kind == CT_EV_NCCL_P2P;
-}
-
 /* A plan, or a task without one, untouched since limit. */
 static int quiet_plan(const struct node *x, uint64_t limit)
 {
-	return x->last <= limit && (x->tasks >= 0 || (is_task(x) && !x->link));
+	return x->last <= limit && plan_like(x);
 }
 
 static int any_plan(const struct node *x, uint64_t limit)
 {
 	(void)limit;
-	return x->tasks >= 0 || (is_task(x) && !x->link);
+	return plan_like(x);
 }
 
 static void keep(struct nccl_ops *e, uint64_t id)
@@ -208,6 +203,39 @@ static void new_epoch(struct nccl_ops *e)
 	}
 }
 
+static void pf_node(const struct node *x)
+{
+	const char *c = (const char *)x;
+	__builtin_prefetch(c);
+	__builtin_prefetch(c + 64);
+	__builtin_prefetch(c + 128);
+	__builtin_prefetch(c + sizeof *x - 1);
+}
+
+/* Emitting a plan reads its nodes long after they were made (cold):
+ * stage 1 fetches a plan's first task and its launch, stage 2 (later,
+ * with those in cache) the task's call and that call's group. */
+static void ahead(struct nccl_ops *e, struct node *p, int stage)
+{
+	if (!p)
+		return;
+	struct node *t = p->tasks >= 0 ? &e->n[p->tasks] : p;
+	if (stage == 1) {
+		pf_node(t);
+		struct node *l = nops_find(e, p->tasks >= 0 ? p->link : 0);
+		if (l)
+			pf_node(l);
+		return;
+	}
+	struct node *a = nops_find(e, t->parent);
+	if (a) {
+		pf_node(a);
+		struct node *g = nops_find(e, a->parent);
+		if (g)
+			pf_node(g);
+	}
+}
+
 /* More than e->hold nodes held: hands out the older half of the plans (by
  * start, then id, as a sweep would), quiet or not, then forgets the nodes
  * no held task refers to that are older than the plans handed out, and
@@ -217,7 +245,7 @@ static void new_epoch(struct nccl_ops *e)
 static void force(struct nccl_ops *e)
 {
 	size_t np;
-	struct node **ps = nops_sorted(e, any_plan, 0, &np);
+	struct node **ps = nops_plans(e, any_plan, 0, &np);
 	size_t k = (np + 1) / 2;
 	if (!k) {
 		free(ps);
@@ -232,8 +260,11 @@ static void force(struct nccl_ops *e)
 			limit = l->ts;
 	}
 	nops_match_kernels(e, limit);
-	for (size_t i = 0; i < k; i++)
+	for (size_t i = 0; i < k; i++) {
+		ahead(e, i + 16 < k ? ps[i + 16] : NULL, 1);
+		ahead(e, i + 8 < k ? ps[i + 8] : NULL, 2);
 		emit(e, ps[i]->tasks >= 0 ? ps[i] : NULL, ps[i]->tasks >= 0 ? NULL : ps[i]);
+	}
 	/* What the plans still held refer to stays. */
 	new_epoch(e);
 	uint8_t ep = e->epoch;
@@ -319,7 +350,7 @@ void nops_sweep(struct nccl_ops *e, int final)
 	}
 	/* Plans in the order they were made, so output is stable. */
 	size_t np;
-	struct node **ps = nops_sorted(e, quiet_plan, limit, &np);
+	struct node **ps = nops_plans(e, quiet_plan, limit, &np);
 	/* Indices, not pointers: emitting frees nodes (it never grows the
 	 * array, so the pointers above stay valid). */
 	for (size_t i = 0; i < np; i++) {
