@@ -55,7 +55,6 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	*sp = (struct spare){0};
 	e->fn = fn;
 	e->ctx = ctx;
-	e->free = -1;
 	e->horizon = HORIZON_NS;
 	e->hold = HOLD_NODES;
 	e->min_last = UINT64_MAX;
@@ -145,6 +144,7 @@ void nccl_ops_free(struct nccl_ops *e)
 	free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
 	free(e->cand);
+	free(e->free);
 	free(e->is_nccl);
 	free(e->lk);
 	free(e->names);

@@ -30,35 +30,35 @@ enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
 /* F_CAND: in nccl_ops.cand; F_SEEN: met already by the pass over it under way. */
 enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4, F_CAND = 8, F_SEEN = 16 };
 
-/* 192 bytes, on 64-byte boundaries: the held set's scans (nops_sorted, the
- * forced hand-out's pass) read only the first cache line of each node, so
- * what they test (id, kind, links, times, marks) is there; the rest is
- * read when a plan is handed out. */
+/* 192 bytes, on 64-byte boundaries, the fields in the cache line of the
+ * records that come long after a node was made (when it is cold): the
+ * held set's scans (nops_sorted, nops_plans, the forced hand-out's pass)
+ * and stop records read only line 0, a kernel channel's start and end
+ * lines 0 and 1 of its task; line 2 is read when a plan is handed out. */
 struct node {
 	/* line 0 */
 	uint64_t id;
-	uint64_t ts, last;
-	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
-	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
-	int32_t next;       /* free list */
+	uint64_t ts, last, end;
+	uint64_t parent, link; /* task: its plan; plan: its launch */
+	int32_t tasks, sib;    /* plan: first task; task: next task of its plan */
+	uint32_t kernel; /* launch: the NCCL kernel that ran it, in e->lk (+ 1; 0 none) */
 	uint8_t kind, flags;
 	uint8_t kept; /* == nccl_ops.epoch: kept by the forced hand-out under way */
 	uint8_t pad0;
 	/* line 1 */
-	uint64_t end;
+	uint64_t gmin, gmax;  /* task: GPU timer span; channel: its start */
+	unsigned gch, gdone; /* task: channels that started, that ended */
 	int64_t tid;
-	uint64_t count, seq, stream;
-	int64_t root, rank;
-	uint64_t gmin; /* task: GPU timer span (with gmax); channel: its start */
+	uint64_t ctx, count, seq, stream;
 	/* line 2 */
-	uint64_t gmax, depth;
+	int64_t root, rank;
+	uint64_t depth;
 	/* Names by number (nops_name): 8 bytes, not 4 x NCCL_NAME, in a
 	 * node of which tens of thousands are held, read again when cold. */
 	uint16_t func, dtype, algo, proto;
-	unsigned nch, nwarps, members, gch, gdone; /* gdone: channels that ended */
-	unsigned fmask;  /* launch: operations of its plan (func_bit) */
-	uint32_t kernel; /* launch: the NCCL kernel that ran it, in e->lk (+ 1; 0 none) */
-	char pad2[12];
+	unsigned nch, nwarps, members;
+	unsigned fmask; /* launch: operations of its plan (func_bit) */
+	char pad2[16];
 };
 _Static_assert(sizeof(struct node) == 192, "a node is three cache lines");
 
@@ -82,7 +82,10 @@ struct nccl_ops {
 	struct node *n;
 	size_t nn, cap;
 	size_t live, hold; /* nodes in use; the most held before forcing plans out */
-	int32_t free;
+	/* Free nodes (a stack: the top is taken first); after a forced
+	 * hand-out, lowest index on top. */
+	int32_t *free;
+	size_t nfree, freecap;
 	struct idmap ids; /* node id -> its index in n */
 	/* Indices of the nodes that may be plans (plan_like), so that finding
 	 * the plans does not scan the held set: every live node that is
@@ -140,6 +143,8 @@ static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
  * until the next call (the array may move). */
 struct node *nops_get(struct nccl_ops *e, uint64_t id);
 void nops_drop(struct nccl_ops *e, struct node *x);
+/* Slot i is free (taken before the slots freed earlier). */
+void nops_free_push(struct nccl_ops *e, int32_t i);
 /* The number of name s (len bytes, cut at NCCL_NAME - 1 and at a NUL, as
  * a copy into char[NCCL_NAME] would); e->names[it] is the name. */
 uint16_t nops_name(struct nccl_ops *e, const char *s, size_t len);

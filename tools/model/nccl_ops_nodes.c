@@ -11,9 +11,12 @@ struct node *nops_get(struct nccl_ops *e, uint64_t id)
 	if (x || !id)
 		return x;
 	int32_t i;
-	if (e->free >= 0) {
-		i = e->free;
-		e->free = e->n[i].next;
+	if (e->nfree) {
+		i = e->free[--e->nfree];
+		/* The next node to be made: cold, about to be written whole. */
+		if (e->nfree)
+			for (int l = 0; l < 3; l++)
+				__builtin_prefetch((char *)&e->n[e->free[e->nfree - 1]] + 64 * l, 1);
 	} else {
 		if (e->nn == e->cap) {
 			/* On cache-line boundaries (see struct node), so not
@@ -53,8 +56,16 @@ void nops_drop(struct nccl_ops *e, struct node *x)
 	}
 	x->id = 0;
 	e->live--;
-	x->next = e->free;
-	e->free = i;
+	nops_free_push(e, i);
+}
+
+void nops_free_push(struct nccl_ops *e, int32_t i)
+{
+	if (e->nfree == e->freecap) {
+		e->freecap = e->freecap ? 2 * e->freecap : 1024;
+		e->free = xrealloc(e->free, e->freecap * sizeof *e->free);
+	}
+	e->free[e->nfree++] = i;
 }
 
 void nops_set_kernel(struct nccl_ops *e, struct node *x, const struct nccl_kernel *k)
@@ -161,6 +172,8 @@ static void cand_compact(struct nccl_ops *e)
 {
 	size_t w = 0;
 	for (size_t i = 0; i < e->ncand; i++) {
+		if (i + 16 < e->ncand) /* plans made long ago: cold */
+			__builtin_prefetch(&e->n[e->cand[i + 16]]);
 		struct node *x = &e->n[e->cand[i]];
 		if (!(x->flags & F_CAND) || (x->flags & F_SEEN))
 			continue; /* dropped (the slot cleared or reused), or a repeat */

@@ -288,25 +288,21 @@ static void force(struct nccl_ops *e)
 	}
 	free(ps);
 	/* One pass over the held set (far larger than the caches): forgets,
-	 * and relinks the free nodes lowest index first (nops_drop's links
-	 * are rewritten here): the nodes made next (in the order their
-	 * records come) then lie one after another in memory, as they are
-	 * read again when their plan is handed out. */
-	int32_t head = -1, *tail = &head;
-	for (size_t i = 0; i < e->nn; i++) {
+	 * and stacks the free nodes lowest index on top (so the pass runs
+	 * down): the nodes made next (in the order their records come) then
+	 * lie one after another in memory, as they are read again when their
+	 * plan is handed out. */
+	e->nfree = 0;
+	for (size_t i = e->nn; i-- > 0;) {
 		struct node *x = &e->n[i];
-		if (x->id && x->kept != ep && x->last < cut) {
+		if (!x->id) {
+			nops_free_push(e, (int32_t)i);
+		} else if (x->kept != ep && x->last < cut) {
 			struct node *t = x->kind == CT_EV_NCCL_KERNEL_CH ? nops_find(e, x->parent) : NULL;
 			if (!t || t->kept != ep) /* (else: an open channel of a held task) */
-				nops_drop(e, x);
-		}
-		if (!x->id) {
-			*tail = (int32_t)i;
-			tail = &x->next;
+				nops_drop(e, x); /* (which stacks it) */
 		}
 	}
-	*tail = -1;
-	e->free = head;
 	size_t w = 0;
 	for (size_t j = 0; j < e->nkern; j++) {
 		if (e->kern[j].k.ts >= cut)
