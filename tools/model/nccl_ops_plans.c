@@ -209,7 +209,6 @@ static void pf_node(const struct node *x)
 	__builtin_prefetch(c);
 	__builtin_prefetch(c + 64);
 	__builtin_prefetch(c + 128);
-	__builtin_prefetch(c + sizeof *x - 1);
 }
 
 /* Emitting a plan reads its nodes long after they were made (cold):
@@ -236,6 +235,25 @@ static void ahead(struct nccl_ops *e, struct node *p, int stage)
 	}
 }
 
+/* The same for marking what held plans refer to: line 0 of a plan's
+ * first task and launch (stage 1), of the task's call (stage 2). */
+static void keep_ahead(struct nccl_ops *e, struct node *p, int stage)
+{
+	if (!p)
+		return;
+	struct node *t = p->tasks >= 0 ? &e->n[p->tasks] : p;
+	if (stage == 1) {
+		__builtin_prefetch(t);
+		struct node *l = nops_find(e, p->tasks >= 0 ? p->link : 0);
+		if (l)
+			__builtin_prefetch(l);
+		return;
+	}
+	struct node *a = nops_find(e, t->parent);
+	if (a)
+		__builtin_prefetch(a);
+}
+
 /* More than e->hold nodes held: hands out the older half of the plans (by
  * start, then id, as a sweep would), quiet or not, then forgets the nodes
  * no held task refers to that are older than the plans handed out, and
@@ -253,6 +271,8 @@ static void force(struct nccl_ops *e)
 	}
 	uint64_t cut = ps[0]->ts, limit = 0;
 	for (size_t i = 0; i < k; i++) {
+		if (i + 8 < k)
+			__builtin_prefetch(nops_find(e, ps[i + 8]->link));
 		struct node *l = nops_find(e, ps[i]->link);
 		if (ps[i]->last > limit)
 			limit = ps[i]->last;
@@ -269,6 +289,8 @@ static void force(struct nccl_ops *e)
 	new_epoch(e);
 	uint8_t ep = e->epoch;
 	for (size_t i = k; i < np; i++) {
+		keep_ahead(e, i + 16 < np ? ps[i + 16] : NULL, 1);
+		keep_ahead(e, i + 8 < np ? ps[i + 8] : NULL, 2);
 		struct node *x = ps[i];
 		x->kept = ep;
 		uint64_t link = x->tasks >= 0 ? x->link : 0;
