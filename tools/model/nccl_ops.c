@@ -55,7 +55,6 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	*sp = (struct spare){0};
 	e->fn = fn;
 	e->ctx = ctx;
-	e->free = -1;
 	e->horizon = HORIZON_NS;
 	e->hold = HOLD_NODES;
 	e->min_last = UINT64_MAX;
@@ -136,14 +135,16 @@ void nccl_ops_free(struct nccl_ops *e)
 	/* What is left in them is dropped: the ids (none is live after the
 	 * final sweep, but a join can be freed before it) and nothing else
 	 * (nodes are cleared when taken). */
-	if (e->ids.n)
-		memset(e->ids.s, 0, e->ids.cap * sizeof *e->ids.s), e->ids.n = 0;
+	if (e->live)
+		idmap_clear(&e->ids);
 	struct spare *s = spare_of_thread();
 	free(s->n);
 	idmap_free(&s->ids);
 	*s = (struct spare){e->n, e->cap, e->ids};
 	free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
+	free(e->cand);
+	free(e->free);
 	free(e->is_nccl);
 	free(e->lk);
 	free(e->names);
@@ -190,6 +191,7 @@ static void add_task(struct nccl_ops *e, struct node *x)
 		x = nops_find(e, id);
 		x->sib = p->tasks;
 		p->tasks = (int32_t)(x - e->n);
+		nops_cand(e, p);
 		p->members++;
 		if (ts > p->last)
 			p->last = ts;
@@ -255,6 +257,7 @@ static struct node *start_node(struct nccl_ops *e, const struct ct_event *ev, ui
 		x->last = ts > x->last ? ts : x->last;
 		x->ctx = ev->v[2];
 		x->tid = ev->tid;
+		nops_cand(e, x);
 	}
 	return x;
 }
@@ -324,6 +327,7 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		if (!(x = start_node(e, ev, ts)))
 			break;
 		x->link = ev->v[3];
+		nops_cand(e, x);
 		nops_touch(e, x->link, ts);
 		break;
 	case CT_EV_NCCL_COLL:
@@ -333,6 +337,7 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 			break;
 		x->parent = ev->v[3];
 		x->link = ev->v[4];
+		nops_cand(e, x);
 		if (coll) {
 			x->seq = ev->v[5];
 			x->func = name_of(e, ev, 6);

@@ -27,27 +27,40 @@
 #define NAME_SLOTS 1024 /* names told apart: NAME_SLOTS / 2 (then "") */
 
 enum { N_NONE = 0 }; /* node kind 0: only referenced so far */
-enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4 };
+/* F_CAND: in nccl_ops.cand; F_SEEN: met already by the pass over it under way. */
+enum { F_STOPPED = 1, F_REPORTED = 2, F_MATCHED = 4, F_CAND = 8, F_SEEN = 16 };
 
+/* 192 bytes, on 64-byte boundaries, the fields in the cache line of the
+ * records that come long after a node was made (when it is cold): the
+ * held set's scans (nops_sorted, nops_plans, the forced hand-out's pass)
+ * and stop records read only line 0, a kernel channel's start and end
+ * lines 0 and 1 of its task; line 2 is read when a plan is handed out. */
 struct node {
+	/* line 0 */
 	uint64_t id;
-	int32_t next;       /* free list */
-	int32_t tasks, sib; /* plan: first task; task: next task of its plan */
+	uint64_t ts, last, end;
+	uint64_t parent, link; /* task: its plan; plan: its launch */
+	int32_t tasks, sib;    /* plan: first task; task: next task of its plan */
+	uint32_t kernel; /* launch: the NCCL kernel that ran it, in e->lk (+ 1; 0 none) */
 	uint8_t kind, flags;
 	uint8_t kept; /* == nccl_ops.epoch: kept by the forced hand-out under way */
+	uint8_t pad0;
+	/* line 1 */
+	uint64_t gmin, gmax;  /* task: GPU timer span; channel: its start */
+	unsigned gch, gdone; /* task: channels that started, that ended */
+	int64_t tid;
+	uint64_t ctx, count, seq, stream;
+	/* line 2 */
+	int64_t root, rank;
+	uint64_t depth;
 	/* Names by number (nops_name): 8 bytes, not 4 x NCCL_NAME, in a
 	 * node of which tens of thousands are held, read again when cold. */
 	uint16_t func, dtype, algo, proto;
-	uint64_t ctx, parent, link; /* task: its plan; plan: its launch */
-	uint64_t ts, end, last;
-	int64_t tid;
-	uint64_t count, seq, stream, depth;
-	int64_t root, rank;
-	unsigned nch, nwarps, members, gch, gdone; /* gdone: channels that ended */
-	uint64_t gmin, gmax; /* task: GPU timer span; channel: its start */
-	unsigned fmask;      /* launch: operations of its plan (func_bit) */
-	uint32_t kernel;     /* launch: the NCCL kernel that ran it, in e->lk (+ 1; 0 none) */
+	unsigned nch, nwarps, members;
+	unsigned fmask; /* launch: operations of its plan (func_bit) */
+	char pad2[16];
 };
+_Static_assert(sizeof(struct node) == 192, "a node is three cache lines");
 
 struct launch_kernel { /* a kernel matched to a launch still held */
 	struct nccl_kernel k;
@@ -69,8 +82,17 @@ struct nccl_ops {
 	struct node *n;
 	size_t nn, cap;
 	size_t live, hold; /* nodes in use; the most held before forcing plans out */
-	int32_t free;
+	/* Free nodes (a stack: the top is taken first); after a forced
+	 * hand-out, lowest index on top. */
+	int32_t *free;
+	size_t nfree, freecap;
 	struct idmap ids; /* node id -> its index in n */
+	/* Indices of the nodes that may be plans (plan_like), so that finding
+	 * the plans does not scan the held set: every live node that is
+	 * plan_like is here and has F_CAND. Entries of nodes since dropped
+	 * or no longer plan_like (and repeats) go at the next nops_plans. */
+	int32_t *cand;
+	size_t ncand, candcap;
 	struct nccl_comm *comm;
 	size_t ncomm, commcap;
 	struct kern *kern;
@@ -121,6 +143,8 @@ static inline struct node *nops_find(struct nccl_ops *e, uint64_t id)
  * until the next call (the array may move). */
 struct node *nops_get(struct nccl_ops *e, uint64_t id);
 void nops_drop(struct nccl_ops *e, struct node *x);
+/* Slot i is free (taken before the slots freed earlier). */
+void nops_free_push(struct nccl_ops *e, int32_t i);
 /* The number of name s (len bytes, cut at NCCL_NAME - 1 and at a NUL, as
  * a copy into char[NCCL_NAME] would); e->names[it] is the name. */
 uint16_t nops_name(struct nccl_ops *e, const char *s, size_t len);
@@ -130,6 +154,25 @@ void nops_set_kernel(struct nccl_ops *e, struct node *x, const struct nccl_kerne
 static inline const struct nccl_kernel *nops_kernel(const struct nccl_ops *e, const struct node *x)
 {
 	return x->kernel ? &e->lk[x->kernel - 1].k : NULL;
+}
+
+static inline int is_task(const struct node *x)
+{
+	return x->kind == CT_EV_NCCL_COLL || x->kind == CT_EV_NCCL_P2P;
+}
+
+/* A plan: a node with tasks, or a task without a plan. */
+static inline int plan_like(const struct node *x)
+{
+	return x->tasks >= 0 || (is_task(x) && !x->link);
+}
+
+void nops_cand_add(struct nccl_ops *e, struct node *x);
+/* After x's kind, link or tasks changed: x is listed if it became a plan. */
+static inline void nops_cand(struct nccl_ops *e, struct node *x)
+{
+	if (!(x->flags & F_CAND) && plan_like(x))
+		nops_cand_add(e, x);
 }
 
 static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
@@ -143,6 +186,11 @@ static inline void nops_touch(struct nccl_ops *e, uint64_t id, uint64_t ts)
  * *n of them. The caller frees the array. */
 struct node **nops_sorted(struct nccl_ops *e, int (*want)(const struct node *x, uint64_t limit),
                           uint64_t limit, size_t *n);
+
+/* The same, over the plans only (want(x) implies plan_like(x)), from
+ * the list of candidates rather than the whole held set. */
+struct node **nops_plans(struct nccl_ops *e, int (*want)(const struct node *x, uint64_t limit),
+                         uint64_t limit, size_t *n);
 
 /* A GPU kernel event: an NCCL kernel is kept for the join. */
 void nops_kernel_event(struct nccl_ops *e, const struct ct_event *ev);

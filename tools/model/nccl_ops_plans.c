@@ -174,21 +174,16 @@ static void emit(struct nccl_ops *e, struct node *p, struct node *lone)
 		nops_drop(e, p);
 }
 
-static int is_task(const struct node *x)
-{
-	return x->kind == CT_EV_NCCL_COLL || x->kind == CT_EV_NCCL_P2P;
-}
-
 /* A plan, or a task without one, untouched since limit. */
 static int quiet_plan(const struct node *x, uint64_t limit)
 {
-	return x->last <= limit && (x->tasks >= 0 || (is_task(x) && !x->link));
+	return x->last <= limit && plan_like(x);
 }
 
 static int any_plan(const struct node *x, uint64_t limit)
 {
 	(void)limit;
-	return x->tasks >= 0 || (is_task(x) && !x->link);
+	return plan_like(x);
 }
 
 static void keep(struct nccl_ops *e, uint64_t id)
@@ -208,6 +203,57 @@ static void new_epoch(struct nccl_ops *e)
 	}
 }
 
+static void pf_node(const struct node *x)
+{
+	const char *c = (const char *)x;
+	__builtin_prefetch(c);
+	__builtin_prefetch(c + 64);
+	__builtin_prefetch(c + 128);
+}
+
+/* Emitting a plan reads its nodes long after they were made (cold):
+ * stage 1 fetches a plan's first task and its launch, stage 2 (later,
+ * with those in cache) the task's call and that call's group. */
+static void ahead(struct nccl_ops *e, struct node *p, int stage)
+{
+	if (!p)
+		return;
+	struct node *t = p->tasks >= 0 ? &e->n[p->tasks] : p;
+	if (stage == 1) {
+		pf_node(t);
+		struct node *l = nops_find(e, p->tasks >= 0 ? p->link : 0);
+		if (l)
+			pf_node(l);
+		return;
+	}
+	struct node *a = nops_find(e, t->parent);
+	if (a) {
+		pf_node(a);
+		struct node *g = nops_find(e, a->parent);
+		if (g)
+			pf_node(g);
+	}
+}
+
+/* The same for marking what held plans refer to: line 0 of a plan's
+ * first task and launch (stage 1), of the task's call (stage 2). */
+static void keep_ahead(struct nccl_ops *e, struct node *p, int stage)
+{
+	if (!p)
+		return;
+	struct node *t = p->tasks >= 0 ? &e->n[p->tasks] : p;
+	if (stage == 1) {
+		__builtin_prefetch(t);
+		struct node *l = nops_find(e, p->tasks >= 0 ? p->link : 0);
+		if (l)
+			__builtin_prefetch(l);
+		return;
+	}
+	struct node *a = nops_find(e, t->parent);
+	if (a)
+		__builtin_prefetch(a);
+}
+
 /* More than e->hold nodes held: hands out the older half of the plans (by
  * start, then id, as a sweep would), quiet or not, then forgets the nodes
  * no held task refers to that are older than the plans handed out, and
@@ -217,7 +263,7 @@ static void new_epoch(struct nccl_ops *e)
 static void force(struct nccl_ops *e)
 {
 	size_t np;
-	struct node **ps = nops_sorted(e, any_plan, 0, &np);
+	struct node **ps = nops_plans(e, any_plan, 0, &np);
 	size_t k = (np + 1) / 2;
 	if (!k) {
 		free(ps);
@@ -225,6 +271,8 @@ static void force(struct nccl_ops *e)
 	}
 	uint64_t cut = ps[0]->ts, limit = 0;
 	for (size_t i = 0; i < k; i++) {
+		if (i + 8 < k)
+			__builtin_prefetch(nops_find(e, ps[i + 8]->link));
 		struct node *l = nops_find(e, ps[i]->link);
 		if (ps[i]->last > limit)
 			limit = ps[i]->last;
@@ -232,12 +280,17 @@ static void force(struct nccl_ops *e)
 			limit = l->ts;
 	}
 	nops_match_kernels(e, limit);
-	for (size_t i = 0; i < k; i++)
+	for (size_t i = 0; i < k; i++) {
+		ahead(e, i + 16 < k ? ps[i + 16] : NULL, 1);
+		ahead(e, i + 8 < k ? ps[i + 8] : NULL, 2);
 		emit(e, ps[i]->tasks >= 0 ? ps[i] : NULL, ps[i]->tasks >= 0 ? NULL : ps[i]);
+	}
 	/* What the plans still held refer to stays. */
 	new_epoch(e);
 	uint8_t ep = e->epoch;
 	for (size_t i = k; i < np; i++) {
+		keep_ahead(e, i + 16 < np ? ps[i + 16] : NULL, 1);
+		keep_ahead(e, i + 8 < np ? ps[i + 8] : NULL, 2);
 		struct node *x = ps[i];
 		x->kept = ep;
 		uint64_t link = x->tasks >= 0 ? x->link : 0;
@@ -257,25 +310,21 @@ static void force(struct nccl_ops *e)
 	}
 	free(ps);
 	/* One pass over the held set (far larger than the caches): forgets,
-	 * and relinks the free nodes lowest index first (nops_drop's links
-	 * are rewritten here): the nodes made next (in the order their
-	 * records come) then lie one after another in memory, as they are
-	 * read again when their plan is handed out. */
-	int32_t head = -1, *tail = &head;
-	for (size_t i = 0; i < e->nn; i++) {
+	 * and stacks the free nodes lowest index on top (so the pass runs
+	 * down): the nodes made next (in the order their records come) then
+	 * lie one after another in memory, as they are read again when their
+	 * plan is handed out. */
+	e->nfree = 0;
+	for (size_t i = e->nn; i-- > 0;) {
 		struct node *x = &e->n[i];
-		if (x->id && x->kept != ep && x->last < cut) {
+		if (!x->id) {
+			nops_free_push(e, (int32_t)i);
+		} else if (x->kept != ep && x->last < cut) {
 			struct node *t = x->kind == CT_EV_NCCL_KERNEL_CH ? nops_find(e, x->parent) : NULL;
 			if (!t || t->kept != ep) /* (else: an open channel of a held task) */
-				nops_drop(e, x);
-		}
-		if (!x->id) {
-			*tail = (int32_t)i;
-			tail = &x->next;
+				nops_drop(e, x); /* (which stacks it) */
 		}
 	}
-	*tail = -1;
-	e->free = head;
 	size_t w = 0;
 	for (size_t j = 0; j < e->nkern; j++) {
 		if (e->kern[j].k.ts >= cut)
@@ -319,7 +368,7 @@ void nops_sweep(struct nccl_ops *e, int final)
 	}
 	/* Plans in the order they were made, so output is stable. */
 	size_t np;
-	struct node **ps = nops_sorted(e, quiet_plan, limit, &np);
+	struct node **ps = nops_plans(e, quiet_plan, limit, &np);
 	/* Indices, not pointers: emitting frees nodes (it never grows the
 	 * array, so the pointers above stay valid). */
 	for (size_t i = 0; i < np; i++) {

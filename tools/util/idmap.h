@@ -1,10 +1,13 @@
-/* A hash map from 64-bit ids to 32-bit indices, for ids that come in runs
- * (counters handed out in blocks, as the NCCL source's handles are): ids
- * that differ only in their low bits land in one bucket of 8 neighbouring
- * slots, and a slot holds key and value together, so looking up the ids
- * of recent records mostly hits cache lines already loaded (hmap.h
- * scatters every id, two cache misses each). Any ids work; runs are only
- * faster. Key 0 is reserved. */
+/* A map from 64-bit ids to 32-bit indices, for ids that are counters
+ * (above a few low bits of type code) handed out in blocks, as the NCCL
+ * source's handles are, and of which only a recent window is held at any
+ * time. An id first goes to its slot in a direct-mapped table (slot =
+ * counter modulo the table's size): consecutive ids lie in consecutive
+ * slots, so the ids of recent records share cache lines, a lookup is one
+ * load and a delete one store. An id whose slot holds another id (the
+ * held ids span more counters than the table, or the ids are not
+ * counters) goes to a hash map that keeps runs of 8 ids in one bucket.
+ * Any ids work; counters are only faster. Key 0 is reserved. */
 #ifndef CT_IDMAP_H
 #define CT_IDMAP_H
 
@@ -17,12 +20,18 @@ struct idmap_slot {
 };
 
 struct idmap {
-	struct idmap_slot *s;
-	size_t n, cap; /* cap: a power of two, or 0 */
+	struct idmap_slot *d; /* direct: slot (key >> shift) & (dcap - 1) */
+	size_t dcap;          /* a power of two, or 0 until the first put */
+	struct idmap_slot *s; /* overflow: ids whose direct slot was taken */
+	size_t n, cap;        /* cap: a power of two, or 0 */
 	unsigned shift; /* low bits of an id that are not part of its run (a type code) */
 };
 
-/* Slot of key with the map's layout: runs of 8 ids share a bucket. */
+/* Slots of the direct table (2^17: the NCCL join holds ids of up to about
+ * 100k consecutive counters). */
+#define IDMAP_DIRECT (1u << 17)
+
+/* Overflow slot of key: runs of 8 ids share a bucket. */
 static inline size_t idmap_home(const struct idmap *m, uint64_t key)
 {
 	uint64_t g = key >> m->shift, b = g >> 3;
@@ -32,22 +41,29 @@ static inline size_t idmap_home(const struct idmap *m, uint64_t key)
 	return (size_t)(b << 3 | (g & 7)) & (m->cap - 1);
 }
 
+static inline struct idmap_slot *idmap_direct(const struct idmap *m, uint64_t key)
+{
+	return &m->d[(key >> m->shift) & (m->dcap - 1)];
+}
+
+int64_t idmap_get_overflow(const struct idmap *m, uint64_t key);
+
 /* The value under key, or -1. */
 static inline int64_t idmap_get(const struct idmap *m, uint64_t key)
 {
-	if (!m->cap)
+	if (!m->dcap)
 		return -1;
-	for (size_t i = idmap_home(m, key);; i = (i + 1) & (m->cap - 1)) {
-		if (m->s[i].key == key)
-			return m->s[i].val;
-		if (!m->s[i].key)
-			return -1;
-	}
+	const struct idmap_slot *s = idmap_direct(m, key);
+	if (s->key == key)
+		return s->val;
+	return m->n ? idmap_get_overflow(m, key) : -1;
 }
 
 /* Sets key (not 0) to val. */
 void idmap_put(struct idmap *m, uint64_t key, int64_t val);
 void idmap_del(struct idmap *m, uint64_t key);
+/* Forgets every key (keeps the tables). */
+void idmap_clear(struct idmap *m);
 void idmap_free(struct idmap *m);
 
 #endif
