@@ -120,6 +120,8 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 		if (k > 1 && t->f.nblocks != block) {
 			block = t->f.nblocks;
 			m.mine = (block - 1) % k == share;
+			if (sh->block)
+				sh->block(sh->block_ctx, block);
 		}
 		if (progress && !(++n & 0xffff))
 			atomic_fetch_add_explicit(progress, 0x10000, memory_order_relaxed);
@@ -138,6 +140,8 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
 		}
 	}
 	m.mine = share == 0; /* what the file's end produces */
+	if (k > 1 && sh->block)
+		sh->block(sh->block_ctx, t->f.nblocks + 1);
 	spans_finish(m.spans);
 	model_annot_end(&m);
 	model_gpu_end(&m);

@@ -1,0 +1,145 @@
+#include "out/sink_spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#define BOUNCE (1u << 20)
+
+void spill_init(struct sink_spill *sp)
+{
+	memset(sp, 0, sizeof *sp);
+	sp->fd = -1;
+}
+
+/* An unlinked file in dir: O_TMPFILE, else a named one removed at once. */
+static int make_file(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	char *name;
+	if (asprintf(&name, "%s/.cuptrace-spill.XXXXXX", dir) < 0)
+		return -1;
+	fd = mkostemp(name, O_CLOEXEC);
+	if (fd >= 0)
+		unlink(name);
+	free(name);
+	return fd;
+}
+
+/* Beside the output: its directory (the part of beside up to its last
+ * slash, "." without one); $TMPDIR or /tmp for stdout. */
+static int open_spill(const char *beside)
+{
+	if (!beside) {
+		const char *t = getenv("TMPDIR");
+		return make_file(t && *t ? t : "/tmp");
+	}
+	const char *slash = strrchr(beside, '/');
+	if (!slash)
+		return make_file(".");
+	char *dir = strndup(beside, slash == beside ? 1 : (size_t)(slash - beside));
+	int fd = dir ? make_file(dir) : -1;
+	free(dir);
+	return fd;
+}
+
+int spill_reserve(struct sink_spill *sp, const char *beside, size_t n, uint64_t *off)
+{
+	if (sp->fd == -1) {
+		sp->fd = open_spill(beside);
+		if (sp->fd < 0)
+			sp->fd = -2;
+	}
+	if (sp->fd < 0)
+		return 0;
+	*off = sp->end;
+	sp->end += n;
+	sp->live += n;
+	return 1;
+}
+
+int spill_write(struct sink_spill *sp, const void *buf, size_t n, uint64_t off)
+{
+	const char *c = buf;
+	while (n) {
+		ssize_t w = pwrite(sp->fd, c, n, (off_t)off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w, off += (uint64_t)w, n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Through the process: the last resort (an output that takes neither
+ * copy_file_range nor sendfile). */
+static ssize_t bounce(struct sink_spill *sp, int fd, off_t *in, size_t n)
+{
+	if (!sp->bounce && !(sp->bounce = malloc(BOUNCE)))
+		return -1;
+	ssize_t r = pread(sp->fd, sp->bounce, n < BOUNCE ? n : BOUNCE, *in);
+	if (r <= 0)
+		return r;
+	for (ssize_t done = 0; done < r;) {
+		ssize_t w = write(fd, sp->bounce + done, (size_t)(r - done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += w;
+	}
+	*in += r;
+	return r;
+}
+
+int spill_copy(struct sink_spill *sp, int fd, uint64_t off, size_t n)
+{
+	off_t in = (off_t)off;
+	while (n) {
+		ssize_t w = sp->how == 0   ? copy_file_range(sp->fd, &in, fd, NULL, n, 0)
+			    : sp->how == 1 ? sendfile(fd, sp->fd, &in, n)
+					   : bounce(sp, fd, &in, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		/* not between these files (another filesystem, a pipe,
+		 * O_APPEND): the next way */
+		if (w < 0 && sp->how < 2 &&
+		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+		     errno == EBADF)) {
+			sp->how++;
+			continue;
+		}
+		if (w <= 0) {
+			if (!w)
+				errno = EIO;
+			return -1;
+		}
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+void spill_copied(struct sink_spill *sp, size_t n)
+{
+	sp->live -= n;
+	/* All copied out: its pages go before they are written back, and
+	 * the disk holds no more than what waits now. */
+	if (!sp->live && sp->end && !ftruncate(sp->fd, 0))
+		sp->end = 0;
+}
+
+void spill_close(struct sink_spill *sp)
+{
+	if (sp->fd >= 0)
+		close(sp->fd);
+	free(sp->bounce);
+	sp->fd = -1;
+	sp->bounce = NULL;
+}
