@@ -27,7 +27,7 @@
 /* Chunks of later pieces kept in memory, in all; beyond, they go to the
  * spill file. Enough for the few blocks by which workers sharing a file
  * run apart; a whole file's output of another worker goes to the spill. */
-#define WAIT_MEM (8u << 20)
+#define WAIT_MEM (4u << 20)
 
 /* Blocks are allocated ahead of the output (fallocate), in steps that
  * double from PREALLOC_MIN up to PREALLOC_MAX; the file is cut to what was
@@ -167,7 +167,7 @@ static void *writer_main(void *arg)
 		if (it->buf)
 			recycle(s, it->buf, it->cap);
 		else
-			spill_copied(&s->spill, it->len);
+			spill_copied(&s->spill, it->off, it->len);
 		free(it);
 		s->nqueued--;
 		pthread_cond_broadcast(&s->room);
@@ -304,7 +304,7 @@ static void enqueue(struct sink *s, uint64_t key, char **buf, size_t *cap, size_
 			pthread_mutex_unlock(&s->lock);
 			return;
 		}
-		spill_copied(&s->spill, n); /* not written: kept in memory */
+		spill_copied(&s->spill, it->off, n); /* not written: kept in memory */
 	}
 	take_buffer(s, it, buf, cap);
 	add_item(s, key, it);

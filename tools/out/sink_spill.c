@@ -10,10 +10,15 @@
 
 #define BOUNCE (1u << 20)
 
+#define SWITCH (32ull << 20) /* a file's bytes before new chunks go to the other */
+#define STEP (16ull << 20)  /* blocks allocated at once */
+#define GEN(off) ((unsigned)((off) >> 63))
+#define POS(off) ((off) & ~(1ull << 63))
+
 void spill_init(struct sink_spill *sp)
 {
 	memset(sp, 0, sizeof *sp);
-	sp->fd = -1;
+	sp->f[0].fd = sp->f[1].fd = -1;
 }
 
 /* An unlinked file in dir: O_TMPFILE, else a named one removed at once. */
@@ -51,24 +56,39 @@ static int open_spill(const char *beside)
 
 int spill_reserve(struct sink_spill *sp, const char *beside, size_t n, uint64_t *off)
 {
-	if (sp->fd == -1) {
-		sp->fd = open_spill(beside);
-		if (sp->fd < 0)
-			sp->fd = -2;
+	struct spill_file *o = &sp->f[!sp->active];
+	if (sp->f[sp->active].end + n > SWITCH && !o->live) {
+		sp->active = !sp->active; /* the other's chunks are all out */
+		o->end = 0;
 	}
-	if (sp->fd < 0)
+	struct spill_file *f = &sp->f[sp->active];
+	if (f->fd == -1) {
+		f->fd = open_spill(beside);
+		if (f->fd < 0)
+			f->fd = -2;
+		f->prealloc = f->fd >= 0;
+	}
+	if (f->fd < 0)
 		return 0;
-	*off = sp->end;
-	sp->end += n;
-	sp->live += n;
+	while (f->prealloc && f->alloc < f->end + n) {
+		if (fallocate(f->fd, 0, (off_t)f->alloc, (off_t)STEP))
+			f->prealloc = 0; /* the writes say whether there is room */
+		else
+			f->alloc += STEP;
+	}
+	*off = (uint64_t)sp->active << 63 | f->end;
+	f->end += n;
+	f->live += n;
 	return 1;
 }
 
 int spill_write(struct sink_spill *sp, const void *buf, size_t n, uint64_t off)
 {
+	int fd = sp->f[GEN(off)].fd;
 	const char *c = buf;
+	off = POS(off);
 	while (n) {
-		ssize_t w = pwrite(sp->fd, c, n, (off_t)off);
+		ssize_t w = pwrite(fd, c, n, (off_t)off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -80,11 +100,11 @@ int spill_write(struct sink_spill *sp, const void *buf, size_t n, uint64_t off)
 
 /* Through the process: the last resort (an output that takes neither
  * copy_file_range nor sendfile). */
-static ssize_t bounce(struct sink_spill *sp, int fd, off_t *in, size_t n)
+static ssize_t bounce(struct sink_spill *sp, int from, int fd, off_t *in, size_t n)
 {
 	if (!sp->bounce && !(sp->bounce = malloc(BOUNCE)))
 		return -1;
-	ssize_t r = pread(sp->fd, sp->bounce, n < BOUNCE ? n : BOUNCE, *in);
+	ssize_t r = pread(from, sp->bounce, n < BOUNCE ? n : BOUNCE, *in);
 	if (r <= 0)
 		return r;
 	for (ssize_t done = 0; done < r;) {
@@ -101,11 +121,12 @@ static ssize_t bounce(struct sink_spill *sp, int fd, off_t *in, size_t n)
 
 int spill_copy(struct sink_spill *sp, int fd, uint64_t off, size_t n)
 {
-	off_t in = (off_t)off;
+	int from = sp->f[GEN(off)].fd;
+	off_t in = (off_t)POS(off);
 	while (n) {
-		ssize_t w = sp->how == 0   ? copy_file_range(sp->fd, &in, fd, NULL, n, 0)
-			    : sp->how == 1 ? sendfile(fd, sp->fd, &in, n)
-					   : bounce(sp, fd, &in, n);
+		ssize_t w = sp->how == 0   ? copy_file_range(from, &in, fd, NULL, n, 0)
+			    : sp->how == 1 ? sendfile(fd, from, &in, n)
+					   : bounce(sp, from, fd, &in, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		/* not between these files (another filesystem, a pipe,
@@ -126,20 +147,19 @@ int spill_copy(struct sink_spill *sp, int fd, uint64_t off, size_t n)
 	return 0;
 }
 
-void spill_copied(struct sink_spill *sp, size_t n)
+void spill_copied(struct sink_spill *sp, uint64_t off, size_t n)
 {
-	sp->live -= n;
-	/* All copied out: its pages go before they are written back, and
-	 * the disk holds no more than what waits now. */
-	if (!sp->live && sp->end && !ftruncate(sp->fd, 0))
-		sp->end = 0;
+	sp->f[GEN(off)].live -= n;
+	struct spill_file *f = &sp->f[sp->active];
+	if (!f->live)
+		f->end = 0; /* nothing waits in it: written over from its start */
 }
 
 void spill_close(struct sink_spill *sp)
 {
-	if (sp->fd >= 0)
-		close(sp->fd);
+	for (int i = 0; i < 2; i++)
+		if (sp->f[i].fd >= 0)
+			close(sp->f[i].fd);
 	free(sp->bounce);
-	sp->fd = -1;
-	sp->bounce = NULL;
+	spill_init(sp);
 }
