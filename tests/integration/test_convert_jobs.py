@@ -15,6 +15,7 @@ one identical run could be luck."""
 import gzip
 import hashlib
 import json
+import sqlite3
 import subprocess
 
 import pytest
@@ -114,3 +115,12 @@ def test_split_ranks(traces, tmp_path):
         assert len(got) == 3
         want = want or got
         assert got == want, jobs
+
+
+def test_sqlite_export(traces, tmp_path):
+    """.sqlite (one writer thread whatever -j says): the same bytes too."""
+    _, files = traces
+    a = convert(tmp_path, "j1.sqlite", 1, files)
+    assert digest(convert(tmp_path, "j4.sqlite", 4, files)) == digest(a)
+    db = sqlite3.connect(tmp_path / "j4.sqlite")
+    assert db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0] > 1000

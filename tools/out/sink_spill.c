@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -19,6 +20,10 @@ void spill_init(struct sink_spill *sp)
 {
 	memset(sp, 0, sizeof *sp);
 	sp->f[0].fd = sp->f[1].fd = -1;
+	struct rlimit rl;
+	sp->fsize_max = UINT64_MAX;
+	if (!getrlimit(RLIMIT_FSIZE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		sp->fsize_max = rl.rlim_cur;
 }
 
 /* An unlinked file in dir: O_TMPFILE, else a named one removed at once. */
@@ -68,8 +73,8 @@ int spill_reserve(struct sink_spill *sp, const char *beside, size_t n, uint64_t 
 			f->fd = -2;
 		f->prealloc = f->fd >= 0;
 	}
-	if (f->fd < 0)
-		return 0;
+	if (f->fd < 0 || f->end + n + STEP > sp->fsize_max)
+		return 0; /* kept in memory rather than raise SIGXFSZ */
 	while (f->prealloc && f->alloc < f->end + n) {
 		if (fallocate(f->fd, 0, (off_t)f->alloc, (off_t)STEP))
 			f->prealloc = 0; /* the writes say whether there is room */

@@ -26,6 +26,7 @@ struct spill_file {
 struct sink_spill {
 	struct spill_file f[2];
 	unsigned active; /* the one new chunks go to */
+	uint64_t fsize_max; /* RLIMIT_FSIZE: a file never grows past it (SIGXFSZ) */
 	int how;	 /* copying: 0 copy_file_range, 1 sendfile, 2 read and write */
 	char *bounce;	 /* for read and write */
 };
