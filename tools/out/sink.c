@@ -250,7 +250,7 @@ static void advance(struct sink *s, int last)
 static void add_item(struct sink *s, uint64_t key, struct item *it)
 {
 	struct piece *p;
-	if (key == s->cur || !(p = waiting_piece(s, key, 1))) {
+	if (key <= s->cur || !(p = waiting_piece(s, key, 1))) {
 		queue_item(s, it); /* (no memory for a piece: out of order then) */
 		return;
 	}
@@ -291,8 +291,11 @@ static void enqueue(struct sink *s, uint64_t key, char **buf, size_t *cap, size_
 		return;
 	}
 	it->len = n, it->crc = crc, it->ulen = len;
-	if (key == s->cur) {
-		while (s->nqueued >= NSLOT && key == s->cur)
+	/* (key < cur: a piece after its unit's last, say of a share that
+	 * read more blocks of a file still being written than share 0:
+	 * whole events, out as they come, before the document's tail) */
+	if (key <= s->cur) {
+		while (s->nqueued >= NSLOT)
 			pthread_cond_wait(&s->room, &s->lock);
 	} else if (s->waiting_mem + n > WAIT_MEM && spill_reserve(&s->spill, s->tmp, n, &it->off)) {
 		/* the bytes go into the space reserved, without the lock */
@@ -317,13 +320,13 @@ void sink_done(struct sink *s, uint64_t key, int last)
 	if (key == s->cur) {
 		advance(s, last);
 		pthread_cond_broadcast(&s->room); /* a waiting worker's piece may be current */
-	} else {
+	} else if (key > s->cur) {
 		struct piece *p = waiting_piece(s, key, 1);
 		if (p)
 			p->done = 1, p->last = last;
 		else
 			s->oom = 1;
-	}
+	} /* else a late piece, out already */
 	pthread_mutex_unlock(&s->lock);
 }
 
