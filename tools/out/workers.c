@@ -85,7 +85,8 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 	unsigned k = j->nshares ? j->nshares : 1;
 	struct cutter cut = {o, (uint32_t)t->index + 1, share, k, 0};
 	int blocks = j->sink && k > 1 && !j->pftrace;
-	o->key = SINK_KEY(cut.unit, blocks ? 0 : share);
+	if (j->sink) /* (a split output's sink holds one file: key 0) */
+		o->key = SINK_KEY(cut.unit, blocks ? 0 : share);
 	if (blocks)
 		c.block = on_block, c.block_ctx = &cut;
 	int rc = 0;
