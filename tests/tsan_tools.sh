@@ -18,6 +18,9 @@ LD_PRELOAD="$TSAN:build/lib/libcuptrace.so" CUPTRACE_OUTPUT="$D/r/r.ctr" \
 build/bin/cuptrace convert -j 4 -o "$D/t.json" "$D/o/t.ctr" >>"$D/log" 2>&1
 build/bin/cuptrace convert -j 5 -o "$D/t.json.gz" "$D/o/t.ctr" "$D/o/t.ctr" >>"$D/log" 2>&1
 build/bin/cuptrace convert -j 4 -o "$D/t.pftrace" "$D/o/t.ctr" >>"$D/log" 2>&1
+# a worker per file, three files of ~20 MB of JSON: the later files'
+# chunks wait in the sink's memory and spill files (sink_spill.c)
+build/bin/cuptrace convert -j 2 -o "$D/t3.json" "$D/o/t.ctr" "$D/o/t.ctr" "$D/o/t.ctr" >>"$D/log" 2>&1
 # stats and report: files read on 3 threads, parts merged in file order
 # (the GPU run and the five window files of the rotation: six inputs)
 build/bin/cuptrace stats -j 3 --by step,time "$D/o/t.ctr" "$D/r" >"$D/stats" 2>>"$D/log"
@@ -29,4 +32,4 @@ fi
 blocks=$(build/bin/cuptrace info "$D/o/t.ctr" | sed -n 's/^blocks: *\([0-9]*\).*/\1/p')
 [ "$blocks" -ge 3 ] || { echo "tsan_tools: expected several blocks, got $blocks"; exit 1; }
 grep -q "breakdown" "$D/stats" || { echo "tsan_tools: stats printed no breakdown"; exit 1; }
-echo "  TSAN    traced sim_train, rotate_threads, convert -j 4 of one file (3 shares, .json and .pftrace), stats/report -j 3: no reports"
+echo "  TSAN    traced sim_train, rotate_threads, convert -j 4 of one file (3 shares, .json and .pftrace) and -j 2 of three (spilled), stats/report -j 3: no reports"

@@ -28,6 +28,7 @@ static void help(FILE *f)
 	      "  -z, --gzip         with --split-ranks: write .json.gz\n"
 	      "  -j, --jobs N       worker threads (default: all CPUs); with fewer files\n"
 	      "                     than workers - 1, workers share each file\n"
+	      "                     (the output is the same for any N)\n"
 	      "  --align MODE       clocks of several hosts: 'collectives' (the default\n"
 	      "                     with more than one host) moves each host by its\n"
 	      "                     offset estimated from collective ends; 'none' keeps\n"

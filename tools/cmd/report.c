@@ -313,7 +313,7 @@ int cmd_report(int argc, char **argv)
 	struct sink *s = sink_open(out);
 	size_t cap = len + 1;
 	if (s) {
-		sink_put(s, &buf, &cap, len);
+		sink_put(s, 0, &buf, &cap, len);
 		if (!sink_close(s)) {
 			fprintf(stderr, "cuptrace report: wrote %s (%zu bytes)\n", out, len);
 			free(buf);

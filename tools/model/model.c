@@ -107,6 +107,7 @@ static int no_launches(const struct ct_file *f)
 /* One file being read (model.h): the model and where the reading stands. */
 struct model_run {
 	struct model m;
+	const struct m_share *sh;
 	unsigned k, share; /* conversion shares (m_share) */
 	_Atomic uint64_t *progress;
 	uint64_t block, n;
@@ -125,6 +126,7 @@ struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *
 	m->project = gpu_file_traces_cuda(&t->f.h) && !no_launches(&t->f);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
+	r->sh = sh;
 	r->k = sh && sh->nshares > 1 ? sh->nshares : 1;
 	r->share = sh ? sh->share : 0;
 	r->progress = sh && r->share == 0 ? sh->progress : NULL;
@@ -136,6 +138,8 @@ static void file_end(struct model_run *r)
 {
 	struct model *m = &r->m;
 	m->mine = r->share == 0;
+	if (r->k > 1 && r->sh->block)
+		r->sh->block(r->sh->block_ctx, m->t->f.nblocks + 1);
 	spans_finish(m->spans);
 	model_annot_end(m);
 	model_gpu_end(m);
@@ -161,6 +165,8 @@ int model_step(struct model_run *r, uint64_t max)
 		if (r->k > 1 && t->f.nblocks != r->block) {
 			r->block = t->f.nblocks;
 			m->mine = (r->block - 1) % r->k == r->share;
+			if (r->sh->block)
+				r->sh->block(r->sh->block_ctx, r->block);
 		}
 		if (r->progress && !(++r->n & 0xffff))
 			atomic_fetch_add_explicit(r->progress, 0x10000, memory_order_relaxed);

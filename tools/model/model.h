@@ -169,6 +169,13 @@ struct m_consumer {
 struct m_share {
 	unsigned share, nshares;
 	_Atomic uint64_t *progress; /* records read, for the progress line (share 0) */
+	/* With several shares, when not NULL: called before the events of
+	 * block `block` (from 1), whenever the block changes, and with the
+	 * file's block count + 1 before what the file's end produces (share
+	 * 0's), so that a writer can cut its output where -j 1's would hold
+	 * the same events (out/workers.c). */
+	void (*block)(void *ctx, uint64_t block);
+	void *block_ctx;
 };
 
 /* Reads file t from where it stands to its end and hands its events to

@@ -172,7 +172,7 @@ static const struct m_consumer chrome_consumer = {begin_file, on_event, end_file
 int chrome_file(struct chrome *c, struct tfile *t)
 {
 	c->t = t;
-	struct m_share sh = {c->share, c->nshares, c->progress};
+	struct m_share sh = {c->share, c->nshares, c->progress, c->block, c->block_ctx};
 	int rc = model_file(t, &chrome_consumer, c, &sh);
 	if (rc && c->share == 0)
 		fprintf(stderr, "cuptrace: %s\n", t->f.err);

@@ -23,6 +23,8 @@ struct chrome {
 	 * what the events of its blocks produce: block b belongs to share
 	 * b % nshares. mine: the event at hand belongs to this share. */
 	unsigned share, nshares;
+	void (*block)(void *ctx, uint64_t block); /* see struct m_share */
+	void *block_ctx;
 	int mine;
 	_Atomic uint64_t *progress; /* events converted, for the progress line */
 	struct cfile *cf;	    /* formatting caches of the file (chrome_int.h) */

@@ -64,7 +64,7 @@ void out_init_sink(struct out *o, struct sink *s)
 
 void out_hand_over(struct out *o)
 {
-	sink_put(o->sink, &o->buf, &o->cap, o->len);
+	sink_put(o->sink, o->key, &o->buf, &o->cap, o->len);
 	o->written += o->len;
 	o->len = 0;
 }

@@ -20,6 +20,7 @@ struct out {
 	int err;
 	uint64_t written; /* bytes handed to the file (before compression) */
 	struct sink *sink; /* chunks go to a shared sink (see sink.h) */
+	uint64_t key;	   /* the sink's piece they belong to (SINK_KEY) */
 };
 
 /* path "-" is stdout; a name ending in .gz is compressed. 0 or -1 (errno). */

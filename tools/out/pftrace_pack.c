@@ -66,7 +66,7 @@ void pack_chunk(struct pft *p, size_t threshold)
 	memmove(p->zbuf + head, p->zbuf + HEAD, zn);
 	char *q = pb_varint(pb_tag(p->zbuf, TRACE_PACKET, PB_LEN), inner);
 	pb_varint(pb_tag(q, TP_ZSTD_PACKETS, PB_LEN), zn);
-	sink_put(o->sink, &p->zbuf, &p->zcap, head + zn);
+	sink_put(o->sink, o->key, &p->zbuf, &p->zcap, head + zn);
 	o->written += o->len;
 	o->len = 0;
 }

@@ -1,4 +1,5 @@
 #include "out/sink.h"
+#include "out/sink_spill.h"
 #include "util/tmp_guard.h"
 
 #include <errno.h>
@@ -18,9 +19,15 @@
 
 /* Writing is done by a thread of the sink's own, so that the workers go on
  * formatting while the kernel copies their output (a third of the time of
- * a conversion into a file). Chunks wait in a few buffers of the sink's:
- * memory stays bounded, and a worker waits only when the disk is behind. */
+ * a conversion into a file). At most NSLOT chunks of the current piece
+ * wait for it: memory stays bounded, and a worker waits only when the disk
+ * is behind. */
 #define NSLOT 4
+
+/* Chunks of later pieces kept in memory, in all; beyond, they go to the
+ * spill file. Enough for the few blocks by which workers sharing a file
+ * run apart; a whole file's output of another worker goes to the spill. */
+#define WAIT_MEM (4u << 20)
 
 /* Blocks are allocated ahead of the output (fallocate), in steps that
  * double from PREALLOC_MIN up to PREALLOC_MAX; the file is cut to what was
@@ -32,9 +39,23 @@
 #define PREALLOC_MIN (4ull << 20)
 #define PREALLOC_MAX (64ull << 20)
 
-struct slot {
+/* A chunk to write: a buffer of the sink's (buf), or bytes waiting in the
+ * spill file (buf NULL, at off). crc, ulen: what it stands for
+ * uncompressed (gzip's trailer needs them in file order). */
+struct item {
+	struct item *next;
 	char *buf;
-	size_t len, cap;
+	size_t len, cap, ulen;
+	uint64_t off;
+	uint32_t crc;
+};
+
+/* A piece that is not the current one yet: its chunks so far. */
+struct piece {
+	struct piece *next; /* the waiting pieces, in key order */
+	uint64_t key;
+	int done, last;
+	struct item *head, *tail;
 };
 
 struct sink {
@@ -43,11 +64,17 @@ struct sink {
 	int guard;	  /* tmp_guard slot */
 	int oom;	 /* a chunk could not be compressed (under lock) */
 	pthread_mutex_t lock;
-	pthread_cond_t ready, room; /* a chunk to write; a buffer free */
+	pthread_cond_t ready, room; /* a chunk to write; room in the queue */
 	pthread_t writer;
-	struct slot slot[NSLOT];
-	unsigned queue[NSLOT], head, tail; /* slots queued for writing, in order */
-	unsigned spare[NSLOT], nspare;	   /* slots free to fill */
+	struct item *qhead, *qtail; /* chunks to write, in file order */
+	unsigned nqueued;
+	char *spare[NSLOT]; /* buffers written, for the next chunks */
+	size_t sparecap[NSLOT];
+	unsigned nspare;
+	uint64_t cur;		/* the piece being written */
+	struct piece *waiting;	/* later pieces, by key */
+	size_t waiting_mem;	/* bytes of their chunks held in memory */
+	struct sink_spill spill;
 	int closing;
 	uint32_t crc;	/* of everything queued so far (gzip) */
 	uint64_t isize; /* uncompressed bytes */
@@ -97,47 +124,209 @@ static void write_all(struct sink *s, const void *p, size_t n)
 	}
 }
 
+/* Bytes of the spill file into the output, after what was written. */
+static void copy_spilled(struct sink *s, uint64_t off, size_t n)
+{
+	if (s->prealloc)
+		prealloc(s, n);
+	s->pos += n;
+	if (!s->err && spill_copy(&s->spill, s->fd, off, n))
+		s->err = errno ? errno : EIO;
+}
+
+/* Keeps a written chunk's buffer for the next chunk handed over. */
+static void recycle(struct sink *s, char *buf, size_t cap)
+{
+	if (buf && s->nspare < NSLOT) {
+		s->spare[s->nspare] = buf;
+		s->sparecap[s->nspare++] = cap;
+	} else {
+		free(buf);
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	struct sink *s = arg;
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
-		while (s->head == s->tail && !s->closing)
+		while (!s->qhead && !s->closing)
 			pthread_cond_wait(&s->ready, &s->lock);
-		if (s->head == s->tail)
+		struct item *it = s->qhead;
+		if (!it)
 			break;
-		unsigned i = s->queue[s->head % NSLOT];
+		s->qhead = it->next;
+		if (!s->qhead)
+			s->qtail = NULL;
 		pthread_mutex_unlock(&s->lock);
-		write_all(s, s->slot[i].buf, s->slot[i].len); /* only this thread writes */
+		if (it->buf) /* only this thread writes */
+			write_all(s, it->buf, it->len);
+		else
+			copy_spilled(s, it->off, it->len);
 		pthread_mutex_lock(&s->lock);
-		s->head++;
-		s->spare[s->nspare++] = i;
-		pthread_cond_signal(&s->room);
+		if (it->buf)
+			recycle(s, it->buf, it->cap);
+		else
+			spill_copied(&s->spill, it->off, it->len);
+		free(it);
+		s->nqueued--;
+		pthread_cond_broadcast(&s->room);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
-/* Queues the n bytes of *buf behind everything queued before, taking the
- * buffer itself: *buf and *cap come back as a free slot's buffer (NULL, 0
- * at first), so a chunk is never copied. crc and len: what it stands for
- * uncompressed (gzip's trailer needs them in file order, which is queue
- * order). */
-static void enqueue(struct sink *s, char **buf, size_t *cap, size_t n, uint32_t crc, size_t len)
+/* Under lock: the item goes out behind everything queued before. */
+static void queue_item(struct sink *s, struct item *it)
+{
+	it->next = NULL;
+	if (s->qtail)
+		s->qtail->next = it;
+	else
+		s->qhead = it;
+	s->qtail = it;
+	s->nqueued++;
+	if (s->gz)
+		s->crc = (uint32_t)crc32_combine(s->crc, it->crc, (z_off_t)it->ulen);
+	s->isize += it->ulen;
+	pthread_cond_signal(&s->ready);
+}
+
+static uint64_t next_key(uint64_t key, int last)
+{
+	return last ? SINK_KEY((key >> 32) + 1, 0) : key + 1;
+}
+
+/* Under lock: the waiting piece of that key, made when asked. */
+static struct piece *waiting_piece(struct sink *s, uint64_t key, int make)
+{
+	struct piece **pp = &s->waiting;
+	while (*pp && (*pp)->key < key)
+		pp = &(*pp)->next;
+	if (*pp && (*pp)->key == key)
+		return *pp;
+	if (!make)
+		return NULL;
+	struct piece *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->key = key;
+	p->next = *pp;
+	*pp = p;
+	return p;
+}
+
+/* Under lock: the first waiting piece's chunks into the queue. */
+static struct piece *release_first(struct sink *s)
+{
+	struct piece *p = s->waiting;
+	s->waiting = p->next;
+	for (struct item *it = p->head, *n; it; it = n) {
+		n = it->next;
+		if (it->buf)
+			s->waiting_mem -= it->len;
+		queue_item(s, it);
+	}
+	return p;
+}
+
+/* Under lock: the current piece is complete; the ones after it that
+ * waited go out, up to one that is not complete (it is current now). */
+static void advance(struct sink *s, int last)
+{
+	s->cur = next_key(s->cur, last);
+	while (s->waiting && s->waiting->key == s->cur) {
+		struct piece *p = release_first(s);
+		int done = p->done;
+		last = p->last;
+		free(p);
+		if (!done)
+			break;
+		s->cur = next_key(s->cur, last);
+	}
+}
+
+/* Under lock: an item for the current piece, or for a later one. */
+static void add_item(struct sink *s, uint64_t key, struct item *it)
+{
+	struct piece *p;
+	if (key <= s->cur || !(p = waiting_piece(s, key, 1))) {
+		queue_item(s, it); /* (no memory for a piece: out of order then) */
+		return;
+	}
+	it->next = NULL;
+	if (p->tail)
+		p->tail->next = it;
+	else
+		p->head = it;
+	p->tail = it;
+	if (it->buf)
+		s->waiting_mem += it->len;
+}
+
+/* Under lock: the chunk's buffer is the sink's now; *buf and *cap become
+ * a spare one. */
+static void take_buffer(struct sink *s, struct item *it, char **buf, size_t *cap)
+{
+	it->buf = *buf, it->cap = *cap;
+	if (s->nspare) {
+		s->nspare--;
+		*buf = s->spare[s->nspare], *cap = s->sparecap[s->nspare];
+	} else {
+		*buf = NULL, *cap = 0;
+	}
+}
+
+/* Queues the n bytes of *buf as a chunk of piece key: to the writer when
+ * the piece is current (waiting for room there), else among the piece's
+ * waiting chunks, into the spill file once those hold WAIT_MEM bytes. */
+static void enqueue(struct sink *s, uint64_t key, char **buf, size_t *cap, size_t n, uint32_t crc,
+		    size_t len)
+{
+	struct item *it = calloc(1, sizeof *it);
+	pthread_mutex_lock(&s->lock);
+	if (!it) {
+		s->oom = 1;
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	it->len = n, it->crc = crc, it->ulen = len;
+	/* (key < cur: a piece after its unit's last, say of a share that
+	 * read more blocks of a file still being written than share 0:
+	 * whole events, out as they come, before the document's tail) */
+	if (key <= s->cur) {
+		while (s->nqueued >= NSLOT)
+			pthread_cond_wait(&s->room, &s->lock);
+	} else if (s->waiting_mem + n > WAIT_MEM && spill_reserve(&s->spill, s->tmp, n, &it->off)) {
+		/* the bytes go into the space reserved, without the lock */
+		pthread_mutex_unlock(&s->lock);
+		int bad = spill_write(&s->spill, *buf, n, it->off);
+		pthread_mutex_lock(&s->lock);
+		if (!bad) {
+			add_item(s, key, it);
+			pthread_mutex_unlock(&s->lock);
+			return;
+		}
+		spill_copied(&s->spill, it->off, n); /* not written: kept in memory */
+	}
+	take_buffer(s, it, buf, cap);
+	add_item(s, key, it);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sink_done(struct sink *s, uint64_t key, int last)
 {
 	pthread_mutex_lock(&s->lock);
-	while (!s->nspare)
-		pthread_cond_wait(&s->room, &s->lock);
-	struct slot *q = &s->slot[s->spare[--s->nspare]];
-	char *b = q->buf;
-	size_t c = q->cap;
-	q->buf = *buf, q->cap = *cap, q->len = n;
-	*buf = b, *cap = c;
-	if (s->gz)
-		s->crc = (uint32_t)crc32_combine(s->crc, crc, (z_off_t)len);
-	s->isize += len;
-	s->queue[s->tail++ % NSLOT] = (unsigned)(q - s->slot);
-	pthread_cond_signal(&s->ready);
+	if (key == s->cur) {
+		advance(s, last);
+		pthread_cond_broadcast(&s->room); /* a waiting worker's piece may be current */
+	} else if (key > s->cur) {
+		struct piece *p = waiting_piece(s, key, 1);
+		if (p)
+			p->done = 1, p->last = last;
+		else
+			s->oom = 1;
+	} /* else a late piece, out already */
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -221,8 +410,7 @@ struct sink *sink_open(const char *path)
 	}
 	pthread_cond_init(&s->ready, NULL);
 	pthread_cond_init(&s->room, NULL);
-	for (unsigned i = 0; i < NSLOT; i++)
-		s->spare[s->nspare++] = i;
+	spill_init(&s->spill);
 	int e = pthread_create(&s->writer, NULL, writer_main, s);
 	if (e) {
 		if (s->tmp) {
@@ -264,12 +452,12 @@ static int compress_chunk(const char *buf, size_t len, size_t *out)
 	return 0;
 }
 
-void sink_put(struct sink *s, char **buf, size_t *cap, size_t len)
+void sink_put(struct sink *s, uint64_t key, char **buf, size_t *cap, size_t len)
 {
 	if (!len)
 		return;
 	if (!s->gz) {
-		enqueue(s, buf, cap, len, 0, len);
+		enqueue(s, key, buf, cap, len, 0, len);
 		return;
 	}
 	size_t zn;
@@ -280,7 +468,7 @@ void sink_put(struct sink *s, char **buf, size_t *cap, size_t len)
 		pthread_mutex_unlock(&s->lock);
 		return;
 	}
-	enqueue(s, &tzbuf, &tzcap, zn, crc, len);
+	enqueue(s, key, &tzbuf, &tzcap, zn, crc, len);
 }
 
 uint64_t sink_bytes(const struct sink *s)
@@ -291,12 +479,18 @@ uint64_t sink_bytes(const struct sink *s)
 int sink_close(struct sink *s)
 {
 	pthread_mutex_lock(&s->lock);
+	/* Every worker has finished: pieces that still wait (after one that
+	 * never came, e.g. a share that could not open its file) go out in
+	 * key order. */
+	while (s->waiting)
+		free(release_first(s));
 	s->closing = 1;
 	pthread_cond_signal(&s->ready);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->writer, NULL);
-	for (unsigned i = 0; i < NSLOT; i++)
-		free(s->slot[i].buf);
+	for (unsigned i = 0; i < s->nspare; i++)
+		free(s->spare[i]);
+	spill_close(&s->spill);
 	if (s->gz) {
 		/* An empty final block, then CRC-32 and size, little endian. */
 		unsigned char t[10] = {0x03, 0x00};

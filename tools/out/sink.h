@@ -1,10 +1,23 @@
 /* The output file of a conversion, shared by the worker threads. Workers
- * hand over chunks of whole events; the sink appends them in any order
- * (Chrome JSON does not care about event order). For .gz the worker
- * compresses its own chunk (raw deflate ending on a full flush) and the
- * sink stitches the pieces into one gzip member, as pigz does, so
- * compression runs in parallel too. A thread of the sink's writes the
- * chunks while the workers go on (at most a few chunks wait). */
+ * hand over chunks of whole events, each chunk tagged with the piece of
+ * the document it belongs to; the sink writes the pieces in the order of
+ * their keys, whatever order the workers finish them in, so that the file
+ * does not depend on the number of workers or on their timing.
+ *
+ * Keys: SINK_KEY(unit, piece). A unit is a part of the document (the
+ * head, each input file, the tail), its pieces are numbered from 0; the
+ * piece flagged `last` at sink_done ends its unit, and the next unit's
+ * piece 0 follows. The piece being written (the current one) goes
+ * straight to the file; chunks of later pieces wait, in memory up to a
+ * few MB in all and beyond that in a temporary file beside the output
+ * (unlinked, copied into place in the kernel when their turn comes): the
+ * memory stays flat however far a worker runs ahead.
+ *
+ * For .gz the worker compresses its own chunk (raw deflate ending on a
+ * full flush) and the sink stitches the pieces into one gzip member, as
+ * pigz does, so compression runs in parallel too. A thread of the sink's
+ * writes the chunks while the workers go on (at most a few chunks of the
+ * current piece wait). */
 #ifndef CT_SINK_H
 #define CT_SINK_H
 
@@ -13,16 +26,24 @@
 
 struct sink;
 
+#define SINK_KEY(unit, piece) ((uint64_t)(unit) << 32 | (uint32_t)(piece))
+
 /* "-" is stdout; *.gz is compressed. A file is written under a temporary
  * name beside it and renamed when sink_close succeeds. NULL with errno set
- * on failure. */
+ * on failure. The current piece at first: SINK_KEY(0, 0). */
 struct sink *sink_open(const char *path);
-/* Thread-safe. Hands over the chunk buf[0..len) with the buffer itself
- * (cap bytes allocated): *buf and *cap come back as another, empty buffer
- * (perhaps NULL, 0), so chunks are never copied. */
-void sink_put(struct sink *s, char **buf, size_t *cap, size_t len);
-/* Finishes the file: 0 once it is complete under its name; -1 with errno
- * when any write failed (the temporary file is removed then). */
+/* Thread-safe. Hands over the chunk buf[0..len) of piece `key` with the
+ * buffer itself (cap bytes allocated): *buf and *cap come back as another,
+ * empty buffer (perhaps NULL, 0), so chunks are never copied. A piece's
+ * chunks must come from one thread at a time, in their order. */
+void sink_put(struct sink *s, uint64_t key, char **buf, size_t *cap, size_t len);
+/* Thread-safe. Piece `key` is complete (its chunks all handed over);
+ * last: it ends its unit. Every piece of a unit up to its last must be
+ * done for the ones after it to be written before sink_close. */
+void sink_done(struct sink *s, uint64_t key, int last);
+/* Finishes the file: what still waits is written in key order; 0 once it
+ * is complete under its name; -1 with errno when any write failed (the
+ * temporary file is removed then). */
 int sink_close(struct sink *s);
 uint64_t sink_bytes(const struct sink *s);
 /* Frees the calling thread's compressor (worker threads, before they end). */

@@ -42,6 +42,34 @@ int convert_jobs(int jobs, size_t nfiles)
 	return jobs < 1 ? 1 : jobs;
 }
 
+/* Where a share's JSON is cut (several workers on one file): the sink's
+ * pieces of the file are its blocks, piece p (block p + 1) written by
+ * share p % nshares, then piece B (B blocks) with what the file's end
+ * produces, share 0's. In key order they hold the events in the order
+ * one worker writes them: the document is the same for any -j. */
+struct cutter {
+	struct out *o;
+	uint32_t unit;
+	unsigned share, k;
+	uint64_t next; /* the first piece not done yet */
+};
+
+static void piece_done(struct cutter *c, uint64_t piece, int last)
+{
+	c->o->key = SINK_KEY(c->unit, piece);
+	out_hand_over(c->o);
+	sink_done(c->o->sink, c->o->key, last);
+}
+
+static void on_block(void *ctx, uint64_t block)
+{
+	struct cutter *c = ctx;
+	for (; c->next + 1 < block; c->next++)
+		if (c->next % c->k == c->share)
+			piece_done(c, c->next, 0);
+	c->o->key = SINK_KEY(c->unit, block - 1);
+}
+
 static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned share)
 {
 	struct chrome c;
@@ -52,30 +80,46 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 	c.progress = &j->progress;
 	c.share = share;
 	c.nshares = j->nshares;
+	/* pieces: the whole file or share (pftrace: a sequence per share, so
+	 * -j changes the file anyway), or its blocks (above) */
+	unsigned k = j->nshares ? j->nshares : 1;
+	struct cutter cut = {o, (uint32_t)t->index + 1, share, k, 0};
+	int blocks = j->sink && k > 1 && !j->pftrace;
+	if (j->sink) /* (a split output's sink holds one file: key 0) */
+		o->key = SINK_KEY(cut.unit, blocks ? 0 : share);
+	if (blocks)
+		c.block = on_block, c.block_ctx = &cut;
+	int rc = 0;
 	if (share == 0) {
-		int rc = j->pftrace ? pftrace_file(o, j->in, t, 0, j->nshares, j->pftrace == PF_PLAIN, &j->progress)
-		                    : chrome_file(&c, t);
+		rc = j->pftrace ? pftrace_file(o, j->in, t, 0, j->nshares, j->pftrace == PF_PLAIN, &j->progress)
+		                : chrome_file(&c, t);
 		/* Memory follows the workers, not the number of files. */
 		tfile_release(t);
+	} else {
+		/* Another share of the file: a reader of its own, the same
+		 * placing. Share 0 reports the file's problems. */
+		struct tfile u;
+		memset(&u, 0, sizeof u);
+		u.index = t->index, u.rank = t->rank, u.off_ns = t->off_ns, u.pid = t->pid;
+		memcpy(u.label, t->label, sizeof u.label);
+		if (ct_file_open(&u.f, t->f.path)) {
+			fprintf(stderr, "cuptrace: %s\n", u.f.err); /* its blocks would be missing */
+			return 1;
+		}
+		if (j->pftrace)
+			pftrace_file(o, j->in, &u, share, j->nshares, j->pftrace == PF_PLAIN, &j->progress);
+		else
+			chrome_file(&c, &u);
+		tfile_release(&u);
+		ct_file_close(&u.f);
+	}
+	if (!j->sink)
 		return rc;
-	}
-	/* Another share of the file: a reader of its own, the same placing.
-	 * Share 0 reports the file's problems. */
-	struct tfile u;
-	memset(&u, 0, sizeof u);
-	u.index = t->index, u.rank = t->rank, u.off_ns = t->off_ns, u.pid = t->pid;
-	memcpy(u.label, t->label, sizeof u.label);
-	if (ct_file_open(&u.f, t->f.path)) {
-		fprintf(stderr, "cuptrace: %s\n", u.f.err); /* its blocks would be missing */
-		return 1;
-	}
-	if (j->pftrace)
-		pftrace_file(o, j->in, &u, share, j->nshares, j->pftrace == PF_PLAIN, &j->progress);
-	else
-		chrome_file(&c, &u);
-	tfile_release(&u);
-	ct_file_close(&u.f);
-	return 0;
+	if (!blocks)
+		piece_done(&cut, share, share + 1 == k);
+	else if (share == 0)
+		piece_done(&cut, cut.next, 1); /* the file's end */
+	return rc;
 }
 
 static int split_one(struct job *j, struct tfile *t)
@@ -167,13 +211,15 @@ static int merged(struct inputs *in, const char *outpath, int jobs, size_t *writ
 	unsigned k = in->n && cores > in->n + 1 ? (unsigned)((cores - 1) / in->n) : 1;
 	struct job j = {.in = in, .sink = s, .nshares = k, .pftrace = pftrace};
 	struct out o;
-	out_init_sink(&o, s);
+	out_init_sink(&o, s); /* the head: unit 0 of the sink's, files 1..n, the tail */
 	if (pftrace)
 		pftrace_head(&o, in);
 	else
 		chrome_head(&o, in, NULL, 0);
 	out_chunk(&o, 0);
+	sink_done(s, o.key, 1);
 	run_workers(&j, convert_jobs(jobs, in->n * k));
+	o.key = SINK_KEY(in->n + 1, 0);
 	if (!pftrace)
 		chrome_tail(&o, in, NULL);
 	out_close(&o);
