@@ -312,15 +312,32 @@ static void *lockstep_worker(void *arg)
 	return NULL;
 }
 
-/* Whether the files are read in lockstep: a report matches across them. */
+/* Whether file t may hold NCCL records: a cleanly closed file's footer
+ * counts them; any other file may. */
+static int may_hold_nccl(const struct tfile *t)
+{
+	if (!t->f.final_footer)
+		return 1;
+	for (int k = CT_EV_NCCL_FIRST; k < CT_EV_NCCL_END; k++)
+		if (t->f.f_events[k])
+			return 1;
+	return 0;
+}
+
+/* Whether the files are read in lockstep: a report matches across them
+ * and at least two files may have something to match (every file's state
+ * is alive at once in lockstep: NVTX-only traces stay one after another). */
 static int lockstep(const struct job *j)
 {
 	if (!j->in->n || j->in->n > LOCKSTEP_MAX)
 		return 0;
+	int drains = 0;
 	for (size_t i = 0; i < j->n; i++)
-		if (j->r[i]->drain)
-			return 1;
-	return 0;
+		drains |= j->r[i]->drain != NULL;
+	size_t nccl = 0;
+	for (size_t k = 0; drains && k < j->in->n && nccl < 2; k++)
+		nccl += may_hold_nccl(&j->in->v[k]);
+	return nccl >= 2;
 }
 
 /* The workers; the calling thread is one of them. */
