@@ -20,9 +20,10 @@ EVENTS = 1000000
 BUFFER_MB = 512
 
 
-def convert(inputs, out, jobs, pin=False):
+def convert(inputs, out, jobs, pin=False, opts=()):
     t0 = time.perf_counter()
-    cmd = (["taskset", "-c", "0"] if pin else []) + [TOOL, "convert", "-j", str(jobs), "-o", out]
+    cmd = (["taskset", "-c", "0"] if pin else []) + [TOOL, "convert", "-j", str(jobs), *opts,
+                                                       "-o", out]
     if out == "-":
         _, u = run(cmd + inputs, stdout=subprocess.DEVNULL)
     else:
@@ -76,14 +77,18 @@ def main():
         per_file = [info(f)["events"] for f in files]
         total = sum(per_file)
         stats_rows(files, per_file, total, cores)
-        for sink, label in () if only_stats else ((os.path.join(d, "job.json"), "file"),
-                                                  ("-", "/dev/null")):
+        # the default (files in order: what waits spills) and --any-order
+        # (pieces as they come), into a file and to /dev/null
+        job = os.path.join(d, "job.json")
+        for sink, label, opts in () if only_stats else (
+                (job, "file", ()), (job, "file, --any-order", ("--any-order",)),
+                ("-", "/dev/null", ())):
             one, many, rss1, rssn = [], [], [], []
             for _ in range(RUNS):
                 w, m = convert(files[:1], sink, 1, pin=True)
                 one.append(per_file[0] / w / 1e6)
                 rss1.append(m)
-                w, m = convert(files, sink, cores)
+                w, m = convert(files, sink, cores, opts=opts)
                 many.append(total / w / 1e6)
                 rssn.append(m)
             eff = median(many) / (cores * median(one))

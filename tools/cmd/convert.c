@@ -29,6 +29,9 @@ static void help(FILE *f)
 	      "  -j, --jobs N       worker threads (default: all CPUs); with fewer files\n"
 	      "                     than workers - 1, workers share each file\n"
 	      "                     (the output is the same for any N)\n"
+	      "  --any-order        merged output: write each worker's events as they\n"
+	      "                     come, not in file order (faster with many files on\n"
+	      "                     many cores; the order then changes from run to run)\n"
 	      "  --align MODE       clocks of several hosts: 'collectives' (the default\n"
 	      "                     with more than one host) moves each host by its\n"
 	      "                     offset estimated from collective ends; 'none' keeps\n"
@@ -70,10 +73,11 @@ int cmd_convert(int argc, char **argv)
 					   {"strict", no_argument, NULL, 'S'},
 					   {"align", required_argument, NULL, 'A'},
 					   {"pftrace-plain", no_argument, NULL, 'P'},
+					   {"any-order", no_argument, NULL, 'O'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
-	int c, gz = 0, jobs = 0, strict = 0, align = ALIGN_AUTO, plain = 0;
+	int c, gz = 0, jobs = 0, strict = 0, align = ALIGN_AUTO, plain = 0, any_order = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:zj:h", lo, NULL)) != -1) {
 		if (c == 'o')
@@ -86,6 +90,8 @@ int cmd_convert(int argc, char **argv)
 			strict = 1;
 		else if (c == 'P')
 			plain = 1;
+		else if (c == 'O')
+			any_order = 1;
 		else if (c == 'A') {
 			if (cmd_align("convert", optarg, &align))
 				return 2;
@@ -134,8 +140,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	size_t written = 0;
 	int rc = split     ? convert_split(&in, split, gz, jobs, &written)
-		 : pftrace ? convert_pftrace(&in, outpath, jobs, plain, &written)
-		           : convert_merged(&in, outpath, jobs, &written);
+		 : pftrace ? convert_pftrace(&in, outpath, jobs, any_order, plain, &written)
+		           : convert_merged(&in, outpath, jobs, any_order, &written);
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED || in.v[i].f.status == CT_DAMAGED)
 			fprintf(stderr, "cuptrace: warning: %s\n", in.v[i].f.err);

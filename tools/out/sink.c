@@ -72,6 +72,7 @@ struct sink {
 	size_t sparecap[NSLOT];
 	unsigned nspare;
 	uint64_t cur;		/* the piece being written */
+	int any_order;		/* sink_any_order: every piece is current */
 	struct piece *waiting;	/* later pieces, by key */
 	size_t waiting_mem;	/* bytes of their chunks held in memory */
 	struct sink_spill spill;
@@ -250,7 +251,7 @@ static void advance(struct sink *s, int last)
 static void add_item(struct sink *s, uint64_t key, struct item *it)
 {
 	struct piece *p;
-	if (key <= s->cur || !(p = waiting_piece(s, key, 1))) {
+	if (key <= s->cur || s->any_order || !(p = waiting_piece(s, key, 1))) {
 		queue_item(s, it); /* (no memory for a piece: out of order then) */
 		return;
 	}
@@ -294,7 +295,7 @@ static void enqueue(struct sink *s, uint64_t key, char **buf, size_t *cap, size_
 	/* (key < cur: a piece after its unit's last, say of a share that
 	 * read more blocks of a file still being written than share 0:
 	 * whole events, out as they come, before the document's tail) */
-	if (key <= s->cur) {
+	if (key <= s->cur || s->any_order) {
 		while (s->nqueued >= NSLOT)
 			pthread_cond_wait(&s->room, &s->lock);
 	} else if (s->waiting_mem + n > WAIT_MEM && spill_reserve(&s->spill, s->tmp, n, &it->off)) {
@@ -312,6 +313,11 @@ static void enqueue(struct sink *s, uint64_t key, char **buf, size_t *cap, size_
 	take_buffer(s, it, buf, cap);
 	add_item(s, key, it);
 	pthread_mutex_unlock(&s->lock);
+}
+
+void sink_any_order(struct sink *s)
+{
+	s->any_order = 1;
 }
 
 void sink_done(struct sink *s, uint64_t key, int last)

@@ -41,6 +41,11 @@ void sink_put(struct sink *s, uint64_t key, char **buf, size_t *cap, size_t len)
  * last: it ends its unit. Every piece of a unit up to its last must be
  * done for the ones after it to be written before sink_close. */
 void sink_done(struct sink *s, uint64_t key, int last);
+/* Before any sink_put: chunks go out as they come, whatever their key (the
+ * caller hands the head first and the tail last): nothing waits or spills,
+ * but the order of the pieces follows the workers' timing (convert
+ * --any-order). */
+void sink_any_order(struct sink *s);
 /* Finishes the file: what still waits is written in key order; 0 once it
  * is complete under its name; -1 with errno when any write failed (the
  * temporary file is removed then). */

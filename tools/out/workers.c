@@ -192,7 +192,8 @@ static void run_workers(struct job *j, int jobs)
 	progress("converting", (unsigned long long)atomic_load(&j->progress), 1);
 }
 
-static int merged(struct inputs *in, const char *outpath, int jobs, size_t *written, int pftrace)
+static int merged(struct inputs *in, const char *outpath, int jobs, int any_order, size_t *written,
+		  int pftrace)
 {
 	*written = 0;
 	struct sink *s = sink_open(outpath);
@@ -200,6 +201,8 @@ static int merged(struct inputs *in, const char *outpath, int jobs, size_t *writ
 		fprintf(stderr, "cuptrace: %s: %s\n", outpath, strerror(errno));
 		return 1;
 	}
+	if (any_order)
+		sink_any_order(s);
 	for (size_t i = 0; i < in->n; i++)
 		in->v[i].pid = (uint64_t)(i + 1) * 1000000u;
 	/* Cores to spare beyond one per file and one for the sink's writing
@@ -234,14 +237,15 @@ static int merged(struct inputs *in, const char *outpath, int jobs, size_t *writ
 	return rc;
 }
 
-int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *written)
+int convert_merged(struct inputs *in, const char *outpath, int jobs, int any_order, size_t *written)
 {
-	return merged(in, outpath, jobs, written, 0);
+	return merged(in, outpath, jobs, any_order, written, 0);
 }
 
-int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int plain, size_t *written)
+int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int any_order, int plain,
+		    size_t *written)
 {
-	return merged(in, outpath, jobs, written, plain ? PF_PLAIN : PF_ZSTD);
+	return merged(in, outpath, jobs, any_order, written, plain ? PF_PLAIN : PF_ZSTD);
 }
 
 int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written)

@@ -9,10 +9,11 @@
 /* All inputs into one Chrome JSON (.json, .json.gz, "-"). 0, or 1 when an
  * input was corrupt or the output could not be written. *written: how many
  * outputs were written whole (0 or 1); a file that was not is removed. */
-int convert_merged(struct inputs *in, const char *outpath, int jobs, size_t *written);
+int convert_merged(struct inputs *in, const char *outpath, int jobs, int any_order, size_t *written);
 /* All inputs into one Perfetto protobuf trace (.pftrace, out/pftrace.h);
  * plain: packets not compressed. */
-int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int plain, size_t *written);
+int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int any_order, int plain,
+		    size_t *written);
 /* One DIR/rank<R>.json[.gz] per input file (*written of in->n). */
 int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written);
 
