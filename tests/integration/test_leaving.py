@@ -88,8 +88,11 @@ def test_sigpipe_through_head_leaves_a_clean_file(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGALRM, signal.SIGUSR1, signal.SIGUSR2, signal.SIGHUP,
                                  signal.SIGXCPU])
 def test_every_signal_that_ends_the_process_writes_a_footer(tmp_path, sig):
+    # The default action, whatever the test runner inherited (under nohup
+    # SIGHUP is ignored, and a program that ignores a signal keeps it so).
     p = subprocess.Popen([str(PROGS / "signals"), "plain"], env=traced_env(tmp_path / "o"),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
     assert p.stdout.readline() == "ready\n"
     time.sleep(0.2)
     p.send_signal(sig)
