@@ -293,9 +293,9 @@ def nests(d):
             stack.append(e)
 
 
-def same_as_json(ctrs, tmp, jobs=None):
+def same_as_json(ctrs, tmp, jobs=None, opts=()):
     doc = convert(ctrs, tmp / "t.json")
-    args = ["convert", "-o", tmp / "t.pftrace", *ctrs] + (["-j", str(jobs)] if jobs else [])
+    args = ["convert", "-o", tmp / "t.pftrace", *opts, *ctrs] + (["-j", str(jobs)] if jobs else [])
     p = tool(*args)
     assert p.returncode == 0, p.stderr
     d = decode(tmp / "t.pftrace")
@@ -368,6 +368,12 @@ def test_nccl_job_as_json(nccl_job, tmp_path):
     d, doc = same_as_json(nccl_job, tmp_path)
     assert any(s["cat"] == "nccl" for s in d["slices"])
     assert any(s["cat"] == "nccl" and s["terms"] for s in d["slices"] + d["instants"])
+
+
+def test_nccl_job_any_order(nccl_job, tmp_path):
+    """--any-order: the workers' packets in the order they come; each
+    sequence's own packets stay in order, so the events are the JSON's."""
+    same_as_json(nccl_job, tmp_path, jobs=3, opts=["--any-order"])
 
 
 def test_nvtx_program_as_json(tmp_path):
