@@ -81,7 +81,8 @@ def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp
     """The installed cuptrace-auto.pth: under `cuptrace run --steps`, a plain
     torch script's optimizer steps drive the schedule."""
     if os.environ.get("CT_TEST_SAN"):
-        pytest.skip("torch's own libraries are not built with the sanitizer")
+        pytest.skip("the package pip builds in the venv is not built with the sanitizer "
+                    "(its library and extension lack the sanitizer's instrumentation)")
     pytest.importorskip("torch")
     script = tmp_path / "plain.py"
     script.write_text("""
