@@ -3,6 +3,7 @@
 #ifndef CT_CHECK_H
 #define CT_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,5 +46,17 @@
 			exit(1);                                                     \
 		}                                                                    \
 	} while (0)
+
+/* A fixed xorshift sequence for the randomised tests (the same run every
+ * time, one sequence per test program). */
+static uint64_t check_rng = 88172645463325252ull;
+
+static inline uint64_t check_rand(void)
+{
+	check_rng ^= check_rng << 13;
+	check_rng ^= check_rng >> 7;
+	check_rng ^= check_rng << 17;
+	return check_rng;
+}
 
 #endif

@@ -35,11 +35,9 @@ static uint64_t tick_at(double t_ns) /* inverse, before the slew only */
 	return (uint64_t)(t_ns * GHZ);
 }
 
-static uint64_t rng = 88172645463325252ull;
 static unsigned rnd(unsigned n)
 {
-	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-	return (unsigned)(rng % n);
+	return (unsigned)(check_rand() % n);
 }
 
 static void anchor_at(uint64_t tick)

@@ -8,16 +8,6 @@
 
 #define KEYS 5000
 
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 int main(void)
 {
 	static void *want[KEYS + 1];
@@ -26,8 +16,8 @@ int main(void)
 	CHECK(hmap_get(&m, 1) == NULL);
 	hmap_del(&m, 1); /* on an empty map */
 	for (int round = 0; round < 400000; round++) {
-		uint64_t k = 1 + next() % KEYS;
-		switch (next() % 3) {
+		uint64_t k = 1 + check_rand() % KEYS;
+		switch (check_rand() % 3) {
 		case 0:
 		case 1: /* more puts than deletes: the table grows */
 			n += !want[k];

@@ -10,16 +10,6 @@
 
 #define KEYS 6000
 
-static uint64_t rng = 88172645463325252ull;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
 /* Key j: 3 keys per direct slot for j < 3000 (counters c, c + DIRECT,
  * c + 2 DIRECT), then a run of plain counters; code in the low 4 bits. */
 static uint64_t key_of(uint64_t j)
@@ -37,8 +27,8 @@ int main(void)
 	CHECK_EQ(idmap_get(&m, key_of(1)), -1);
 	idmap_del(&m, key_of(1)); /* on an empty map */
 	for (int round = 0; round < 400000; round++) {
-		uint64_t j = next() % KEYS;
-		switch (next() % 3) {
+		uint64_t j = check_rand() % KEYS;
+		switch (check_rand() % 3) {
 		case 0:
 		case 1:
 			want[j] = round;

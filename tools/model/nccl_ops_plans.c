@@ -203,55 +203,41 @@ static void new_epoch(struct nccl_ops *e)
 	}
 }
 
-static void pf_node(const struct node *x)
+/* Prefetches a node: its three lines, or (whole = 0) line 0 alone. */
+static void pf_node(const struct node *x, int whole)
 {
 	const char *c = (const char *)x;
 	__builtin_prefetch(c);
-	__builtin_prefetch(c + 64);
-	__builtin_prefetch(c + 128);
+	if (whole) {
+		__builtin_prefetch(c + 64);
+		__builtin_prefetch(c + 128);
+	}
 }
 
 /* Emitting a plan reads its nodes long after they were made (cold):
  * stage 1 fetches a plan's first task and its launch, stage 2 (later,
- * with those in cache) the task's call and that call's group. */
-static void ahead(struct nccl_ops *e, struct node *p, int stage)
+ * with those in cache) the task's call and that call's group. Marking
+ * what held plans refer to (whole = 0) reads line 0 of the task, launch
+ * and call alone. */
+static void ahead(struct nccl_ops *e, struct node *p, int stage, int whole)
 {
 	if (!p)
 		return;
 	struct node *t = p->tasks >= 0 ? &e->n[p->tasks] : p;
 	if (stage == 1) {
-		pf_node(t);
+		pf_node(t, whole);
 		struct node *l = nops_find(e, p->tasks >= 0 ? p->link : 0);
 		if (l)
-			pf_node(l);
+			pf_node(l, whole);
 		return;
 	}
 	struct node *a = nops_find(e, t->parent);
 	if (a) {
-		pf_node(a);
-		struct node *g = nops_find(e, a->parent);
+		pf_node(a, whole);
+		struct node *g = whole ? nops_find(e, a->parent) : NULL;
 		if (g)
-			pf_node(g);
+			pf_node(g, whole);
 	}
-}
-
-/* The same for marking what held plans refer to: line 0 of a plan's
- * first task and launch (stage 1), of the task's call (stage 2). */
-static void keep_ahead(struct nccl_ops *e, struct node *p, int stage)
-{
-	if (!p)
-		return;
-	struct node *t = p->tasks >= 0 ? &e->n[p->tasks] : p;
-	if (stage == 1) {
-		__builtin_prefetch(t);
-		struct node *l = nops_find(e, p->tasks >= 0 ? p->link : 0);
-		if (l)
-			__builtin_prefetch(l);
-		return;
-	}
-	struct node *a = nops_find(e, t->parent);
-	if (a)
-		__builtin_prefetch(a);
 }
 
 /* More than e->hold nodes held: hands out the older half of the plans (by
@@ -281,16 +267,16 @@ static void force(struct nccl_ops *e)
 	}
 	nops_match_kernels(e, limit);
 	for (size_t i = 0; i < k; i++) {
-		ahead(e, i + 16 < k ? ps[i + 16] : NULL, 1);
-		ahead(e, i + 8 < k ? ps[i + 8] : NULL, 2);
+		ahead(e, i + 16 < k ? ps[i + 16] : NULL, 1, 1);
+		ahead(e, i + 8 < k ? ps[i + 8] : NULL, 2, 1);
 		emit(e, ps[i]->tasks >= 0 ? ps[i] : NULL, ps[i]->tasks >= 0 ? NULL : ps[i]);
 	}
 	/* What the plans still held refer to stays. */
 	new_epoch(e);
 	uint8_t ep = e->epoch;
 	for (size_t i = k; i < np; i++) {
-		keep_ahead(e, i + 16 < np ? ps[i + 16] : NULL, 1);
-		keep_ahead(e, i + 8 < np ? ps[i + 8] : NULL, 2);
+		ahead(e, i + 16 < np ? ps[i + 16] : NULL, 1, 0);
+		ahead(e, i + 8 < np ? ps[i + 8] : NULL, 2, 0);
 		struct node *x = ps[i];
 		x->kept = ep;
 		uint64_t link = x->tasks >= 0 ? x->link : 0;
