@@ -77,11 +77,16 @@ def main():
     if base is not None:
         pf, sf = pooled("step_fwd_ranges_pct")
         pb, sb = pooled("step_fwd_bwd_ranges_pct")
+        pt, st = pooled("step_fwd_bwd_tensor_hooks_pct")
+        node = median(rounds[("backward_hooks", True)]) == 1
         report("python", "MLP step (101 modules, CPU), traced", "%.0f us" % base, "-", None)
         report("python", "annotate_modules(backward=False) adds", "%+.1f %%" % pf, "<= 5 %", pf <= 5,
                sf)
-        report("python", "annotate_modules() (fwd + bwd) adds", "%+.1f %%" % pb, "<= 5 %", pb <= 5,
-               sb)
+        report("python", "annotate_modules() (fwd + bwd) adds, %s hooks" %
+               ("node (C++)" if node else "tensor (no _torchhooks here)"), "%+.1f %%" % pb,
+               "<= 5 %", pb <= 5, sb)
+        report("python", "the same with set_backward_hooks('tensor')", "%+.1f %%" % pt, "-", None,
+               st)
 
 
 if __name__ == "__main__":

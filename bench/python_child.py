@@ -128,31 +128,36 @@ def modules():
             best = t if best is None or t < best else best
         return best / 1e3
 
-    def annotated(n, **kw):
+    def annotated(n, hooks="node", **kw):
+        cuptrace.torch.set_backward_hooks(hooks)
         h = cuptrace.torch.annotate_modules(model, **kw)
         try:
             return timed(n)
         finally:
             h.remove()
+            cuptrace.torch.set_backward_hooks("node")
 
     # Short blocks, interleaved plain, forward ranges, plain, both: each
     # annotated block is taken against the mean of the plain blocks on
     # either side of it, so that a change of the machine's load within a
     # round falls on both. Every round's ratio is printed: the parent pools
     # them over its processes.
+    # The backward ranges both ways cuptrace.torch has (set_backward_hooks):
+    # C++ hooks on autograd's nodes (the default, where _torchhooks is built
+    # for this torch) and hook dicts on the tensors.
     n = int(os.environ.get("BENCH_PY_STEPS", "5"))
     rounds = int(os.environ.get("BENCH_PY_ROUNDS", "40"))
-    plain, fwd, both = [timed(n)], [], []
+    plain, fwd, both, both_tensor = [timed(n)], [], [], []
     for _ in range(rounds):
-        f = annotated(n, backward=False)
-        plain.append(timed(n))
-        fwd.append(f / ((plain[-2] + plain[-1]) / 2) - 1)
-        b = annotated(n)
-        plain.append(timed(n))
-        both.append(b / ((plain[-2] + plain[-1]) / 2) - 1)
+        for out, kw in ((fwd, {"backward": False}), (both, {}), (both_tensor, {"hooks": "tensor"})):
+            a = annotated(n, **kw)
+            plain.append(timed(n))
+            out.append(a / ((plain[-2] + plain[-1]) / 2) - 1)
     print("step_us=%.1f" % statistics.median(plain))
+    print("backward_hooks=%s" % ("1" if cuptrace.torch.set_backward_hooks("node") == "node" else "0"))
     print("step_fwd_ranges_pct=%s" % ",".join("%.3f" % (100 * x) for x in fwd))
     print("step_fwd_bwd_ranges_pct=%s" % ",".join("%.3f" % (100 * x) for x in both))
+    print("step_fwd_bwd_tensor_hooks_pct=%s" % ",".join("%.3f" % (100 * x) for x in both_tensor))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,26 @@ $(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/common/config
 		-Wno-cast-function-type -fvisibility=hidden -D_GNU_SOURCE -Ilibtrace -isystem $(PY_INCLUDE) \
 		$(SANFLAGS) $(PY_EXT_SRC) -o $@ -ldl -lm
 
-pyext: $(PY_EXT)
+# cuptrace._torchhooks (C++): the backward ranges' hooks on autograd nodes,
+# built against the headers of the torch $(PYTHON) imports
+# (python_shim/torch_flags.py); where there is none, nothing is built and
+# cuptrace.torch hooks tensors from _torch.c alone. The stamp keeps make
+# from importing torch on every run.
+PY_TORCHHOOKS := python_shim/cuptrace/_torchhooks$(PY_EXT_SUFFIX)
+PY_TORCHHOOKS_STAMP := build/torchhooks.stamp
+
+$(PY_TORCHHOOKS_STAMP): python_shim/cuptrace/_torchhooks.cpp python_shim/cuptrace/_torchhooks.h python_shim/torch_flags.py build/.variant
+	@$(if $(Q),echo "  PYEXT   $(PY_TORCHHOOKS)")
+	$(Q)rm -f $(PY_TORCHHOOKS) python_shim/cuptrace/_torchhooks.version; mkdir -p build
+	$(Q)if flags=$$($(PYTHON) python_shim/torch_flags.py); then \
+		$(CXX) -shared -fPIC -std=c++20 -O2 -Wall -Wextra -Werror -fvisibility=hidden \
+			-isystem $(PY_INCLUDE) $(SANFLAGS) python_shim/cuptrace/_torchhooks.cpp \
+			-o $(PY_TORCHHOOKS) $$flags && \
+		$(PYTHON) python_shim/torch_flags.py --write-version python_shim/cuptrace; \
+	else echo "  (no torch C++ headers for $(PYTHON): cuptrace.torch without _torchhooks)"; fi
+	$(Q)touch $@
+
+pyext: $(PY_EXT) $(PY_TORCHHOOKS_STAMP)
 
 test-progs: pyext
 
@@ -38,6 +57,6 @@ bench: bench-python
 
 clean: clean-python
 clean-python:
-	rm -rf $(PY_EXT) python_shim/build python_shim/cuptrace.egg-info
+	rm -rf $(PY_EXT) $(PY_TORCHHOOKS) python_shim/cuptrace/_torchhooks.version $(PY_TORCHHOOKS_STAMP) python_shim/build python_shim/cuptrace.egg-info
 
 .PHONY: clean-python

@@ -2,13 +2,16 @@
 own Makefile, libcuptrace.so and the cuptrace program, which the package
 carries (cuptrace/lib, cuptrace/bin). Needs only what tests/install-deps.sh
 installs (build-essential, python3-dev, libzstd-dev, zlib1g-dev,
-libsqlite3-dev, the CUDA headers for NVTX)."""
+libsqlite3-dev, the CUDA headers for NVTX); with a torch that has its C++
+headers in the same environment (libtorch-dev on Debian; pip's torch has
+them; pip needs --no-build-isolation to see it) also cuptrace._torchhooks."""
 import os
 import shutil
 import subprocess
 import sysconfig
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -37,6 +40,30 @@ class build_with_make(build_py):
         shutil.copy(os.path.join(HERE, "cuptrace-auto.pth"), self.build_lib)
 
 
+class build_ext_torch(build_ext):
+    """_torchhooks is built every time (setuptools' build directory is named
+    by the Python, not by the torch the module is built against: a build for
+    another environment's torch would otherwise be taken as up to date), is
+    optional (a compiler or a torch that cannot build it leaves the package
+    without it), and gets its version file beside it."""
+
+    def build_extension(self, ext):
+        if ext.name != "cuptrace._torchhooks":
+            return super().build_extension(ext)
+        force = self.force
+        self.force = True
+        try:
+            super().build_extension(ext)
+        except Exception as e:  # noqa: BLE001 - optional: the package works without it
+            print("cuptrace: warning: cuptrace._torchhooks not built (%s); cuptrace.torch "
+                  "hooks tensors instead" % e)
+            return
+        finally:
+            self.force = force
+        from torch_flags import write_version
+        write_version(os.path.dirname(self.get_ext_fullpath(ext.name)))
+
+
 ext = Extension(
     "cuptrace._cuptrace",
     sources=["cuptrace/_cuptrace.c", "cuptrace/_torch.c", "../libtrace/common/config.c", "../libtrace/common/pattern.c"],
@@ -46,13 +73,38 @@ ext = Extension(
     libraries=["dl", "m"],
 )
 
+
+def torchhooks():
+    """cuptrace._torchhooks (C++ backward hooks), built against the torch
+    this interpreter imports (torch_flags.py), or nothing where it has no
+    torch with C++ headers: cuptrace.torch then hooks tensors from C."""
+    import sys
+    sys.path.insert(0, HERE)
+    from torch_flags import flags
+    f = flags()
+    if f is None:
+        return []
+    return [Extension(
+        "cuptrace._torchhooks",
+        sources=["cuptrace/_torchhooks.cpp"],
+        language="c++",
+        define_macros=f["macros"],
+        library_dirs=f["library_dirs"],
+        runtime_library_dirs=f["library_dirs"],
+        libraries=f["libraries"],
+        # C++20: what torch 2.x's headers need (1.13's take it too).
+        extra_compile_args=["-std=c++20", "-fvisibility=hidden"] +
+        [a for d in f["include_dirs"] for a in ("-isystem", d)],
+    )]
+
+
 setup(
     name="cuptrace",
     version=VERSION,
     description="Lightweight GPU tracer: annotations, capture control and PyTorch helpers",
     packages=["cuptrace"],
-    ext_modules=[ext],
-    cmdclass={"build_py": build_with_make},
+    ext_modules=[ext] + torchhooks(),
+    cmdclass={"build_py": build_with_make, "build_ext": build_ext_torch},
     entry_points={"console_scripts": ["cuptrace = cuptrace.__main__:main"]},
     python_requires=">=3.8",
     zip_safe=False,

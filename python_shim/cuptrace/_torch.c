@@ -13,11 +13,15 @@
  * opens bwd and the input's closes it. Outputs and inputs other than
  * tensors, tuples and lists go through cuptrace.torch's _first_grad_tensor. */
 #include "_cuptrace.h"
+#include "_torchhooks.h"
 
 #include <stddef.h>
 
-/* Set by _torch_setup(Tensor, OrderedDict, first_grad_tensor). */
+/* Set by _torch_setup(Tensor, OrderedDict, first_grad_tensor, api): api is
+ * cuptrace._torchhooks' capsule, or None where that module is not built
+ * for this torch (then every tensor takes the hook dict route). */
 static PyObject *tensor_type, *odict_type, *first_grad;
+static const ct_torchhooks_api *nodes;
 static PyObject *s_requires_grad, *s_backward_hooks, *s_grad_fn, *s_register_hook_dict, *s_key;
 
 /* ---- BackwardHook ---- */
@@ -183,6 +187,7 @@ typedef struct {
 	PyObject_HEAD
 	PyObject *forward;
 	Range *fwd, *bwd;
+	const char *bwd_kept; /* bwd's name for the node hooks (nodes->intern) */
 	vectorcallfunc vectorcall;
 } WithBackward;
 
@@ -236,16 +241,79 @@ static PyObject *first_of(PyObject *const *items, Py_ssize_t n)
 	return Py_NewRef(Py_None);
 }
 
+/* One tensor of a call, hooked one of two ways: on its grad_fn node in C++
+ * (nodes: tensors that have a grad_fn, when cuptrace._torchhooks is built
+ * for this torch) or through its hook dict (leaves, and everything without
+ * that module). */
+typedef struct {
+	Probe py;
+	int on_node;
+	ct_node_hook *node;
+} Side;
+
+/* As probe: 1 the tensor needs a gradient, 0 not, -1 error. make: a node
+ * hook is made at once (a call's output: one call into C++, not two; an
+ * output whose call gets no range after all keeps a hook that does
+ * nothing). */
+static int side_probe(PyObject *t, Side *s, int make)
+{
+	s->on_node = 0, s->node = NULL;
+	s->py = (Probe){.t = t};
+	if (nodes && Py_TYPE(t) == (PyTypeObject *)tensor_type) {
+		int r = (make ? nodes->probe_hook : nodes->probe)(t, &s->node);
+		if (r != 2) {
+			s->on_node = r == 1;
+			return r;
+		}
+	}
+	return probe(t, &s->py);
+}
+
+/* The side's hook made (when it has none): 0, or -1 with an error. */
+static int side_hook(Side *s)
+{
+	if (s->on_node) {
+		if (!s->node) {
+			int r = nodes->probe_hook(s->py.t, &s->node);
+			if (r < 0)
+				return -1;
+			if (r != 1 || !s->node)
+				return PyErr_SetString(PyExc_RuntimeError,
+						       "cuptrace: a tensor lost its grad_fn"),
+				       -1;
+		}
+		return 0;
+	}
+	return hook_of(&s->py) ? 0 : -1;
+}
+
+static int side_open_first(Side *s, WithBackward *w)
+{
+	if (!s->on_node)
+		return hook_open_first(s->py.h, w->bwd);
+	if (!w->bwd_kept && !(w->bwd_kept = nodes->intern(w->bwd->utf8)))
+		return -1;
+	return nodes->open_first(s->node, w->bwd_kept);
+}
+
+static int side_close(Side *s)
+{
+	if (s->on_node)
+		return nodes->add_close(s->node);
+	s->py.h->closes++;
+	return 0;
+}
+
 /* The hooks of one call: out's gradient opens bwd, the input's closes it.
  * Nothing is hooked unless both need a gradient. */
 static int hook_call(WithBackward *w, PyObject *out, PyObject *const *args, Py_ssize_t n)
 {
 	PyObject *t_out = grad_tensor(out), *t_in = NULL;
-	Probe po = {0}, pi = {0};
+	Side so = {0}, si = {0};
 	int rc = -1, yes;
 	if (!t_out)
 		return -1;
-	if (t_out == Py_None || (yes = probe(t_out, &po)) == 0) {
+	if (t_out == Py_None || (yes = side_probe(t_out, &so, 1)) == 0) {
 		rc = 0;
 		goto out;
 	}
@@ -257,20 +325,25 @@ static int hook_call(WithBackward *w, PyObject *out, PyObject *const *args, Py_s
 	/* An identity (its input is its output): no gradient of its own to
 	 * range, and one hook that opened and closed it would close the
 	 * range of whatever was open before it. */
-	if (t_in == Py_None || t_in == t_out || (yes = probe(t_in, &pi)) == 0) {
+	if (t_in == Py_None || t_in == t_out || (yes = side_probe(t_in, &si, 0)) == 0) {
 		rc = 0;
 		goto out;
 	}
 	if (yes < 0)
 		goto out;
-	BackwardHook *ho = hook_of(&po), *hi = ho ? hook_of(&pi) : NULL;
-	if (hi && hook_open_first(ho, w->bwd) == 0) {
-		hi->closes++;
+	if (side_hook(&so) || side_hook(&si))
+		goto out;
+	/* The same output of the same node: the same tensor seen through two
+	 * Python objects, an identity too. */
+	if (so.on_node && so.node == si.node) {
 		rc = 0;
+		goto out;
 	}
+	if (side_open_first(&so, w) == 0)
+		rc = side_close(&si);
 out:
-	probe_done(&po);
-	probe_done(&pi);
+	probe_done(&so.py);
+	probe_done(&si.py);
 	Py_XDECREF(t_in);
 	Py_DECREF(t_out);
 	return rc;
@@ -306,6 +379,7 @@ static PyObject *wb_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	w->forward = Py_NewRef(forward);
 	w->fwd = (Range *)Py_NewRef(fwd);
 	w->bwd = (Range *)Py_NewRef(bwd);
+	w->bwd_kept = NULL;
 	w->vectorcall = wb_vectorcall;
 	PyObject_GC_Track(w);
 	return (PyObject *)w;
@@ -365,9 +439,22 @@ static PyTypeObject WithBackwardType = {
 static PyObject *torch_setup(PyObject *m, PyObject *args)
 {
 	(void)m;
-	PyObject *t, *od, *fg;
-	if (!PyArg_ParseTuple(args, "OOO:_torch_setup", &t, &od, &fg))
+	PyObject *t, *od, *fg, *api = Py_None;
+	if (!PyArg_ParseTuple(args, "OOO|O:_torch_setup", &t, &od, &fg, &api))
 		return NULL;
+	const ct_torchhooks_api *a = NULL;
+	if (api != Py_None) {
+		a = PyCapsule_GetPointer(api, "cuptrace._torchhooks.api");
+		if (!a)
+			return NULL;
+		if (a->abi != CT_TORCHHOOKS_ABI)
+			return PyErr_Format(PyExc_ImportError,
+					    "cuptrace._torchhooks: interface %d, not %d", a->abi,
+					    CT_TORCHHOOKS_ABI),
+			       NULL;
+		a->set_ranges(&ct_py_push, &ct_py_pop);
+	}
+	nodes = a;
 	Py_XSETREF(tensor_type, Py_NewRef(t));
 	Py_XSETREF(odict_type, Py_NewRef(od));
 	Py_XSETREF(first_grad, Py_NewRef(fg));

@@ -11,6 +11,7 @@ around the module's forward (no Python on the way); backward ranges are
 tensor hooks, also in C (_torch.c).
 Works with torch 1.13 (Debian) and 2.x.
 """
+import os as _os
 from collections import OrderedDict as _OrderedDict
 
 import torch
@@ -18,7 +19,7 @@ import torch
 from . import _auto
 from . import _cuptrace as _c
 
-__all__ = ["annotate_modules", "steps_from", "install_auto_steps"]
+__all__ = ["annotate_modules", "steps_from", "install_auto_steps", "set_backward_hooks"]
 
 
 class _Handles:
@@ -58,13 +59,52 @@ def _first_grad_tensor(out):
     return None
 
 
-# The backward ranges' hooks are the extension's (_torch.c): a module's
-# forward in its range, then one hook per tensor (in the tensor's hook dict,
-# not through Tensor.register_hook) that closes the backward ranges of the
-# modules the tensor went into and opens those of the modules it came out
-# of. Outputs and inputs other than tensors, tuples and lists find their
-# tensors here.
-_c._torch_setup(_Tensor, _OrderedDict, _first_grad_tensor)
+def _node_hooks_api():
+    """cuptrace._torchhooks' interface, when that module was built for this
+    very torch (its C++ classes have no stable ABI; the version file beside
+    it is read first: the module links that torch's libraries); else None."""
+    try:
+        with open(_os.path.join(_os.path.dirname(__file__), "_torchhooks.version")) as f:
+            if f.read().strip() != torch.__version__:
+                return None
+    except OSError:
+        return None
+    try:
+        from . import _torchhooks
+    except ImportError:
+        return None
+    if _torchhooks.torch_version != torch.__version__:
+        return None
+    return _torchhooks.api
+
+
+def set_backward_hooks(kind):
+    """How annotate_modules' backward ranges hook autograd, for the module
+    calls made from now on: "node" (the default: C++ pre-hooks on grad_fn
+    nodes, where cuptrace._torchhooks was built for this torch; else as
+    "tensor") or "tensor" (a hook in each tensor's hook dict, called from
+    Python by autograd: about 1.5 us more per module call). Returns the
+    kind in use, also in cuptrace.torch.backward_hooks."""
+    global backward_hooks
+    if kind not in ("node", "tensor"):
+        raise ValueError("set_backward_hooks: kind is 'node' or 'tensor', not %r" % (kind,))
+    api = _node_hooks_api() if kind == "node" else None
+    _c._torch_setup(_Tensor, _OrderedDict, _first_grad_tensor, api)
+    backward_hooks = "node" if api is not None else "tensor"
+    return backward_hooks
+
+
+# The backward ranges' hooks are the extension's: a module's forward in its
+# range (_torch.c), then one hook per tensor that closes the backward ranges
+# of the modules the tensor went into and opens those of the modules it came
+# out of. That hook sits on the tensor's grad_fn node, in C++
+# (_torchhooks.cpp: backward runs no Python for it) where that module is
+# built for this torch; on leaves, or without it, in the tensor's hook dict
+# (not through Tensor.register_hook). `backward_hooks` says which
+# ("node" or "tensor"). Outputs and inputs other than tensors, tuples and
+# lists find their tensors here.
+backward_hooks = None
+set_backward_hooks("node")
 
 
 class _ForwardRange:

@@ -75,6 +75,10 @@ def test_wheel_holds_what_the_package_needs(tmp_path):
                  "cuptrace/torch.py", "cuptrace/__main__.py"):
         assert want in names, (want, names)
     assert any(n.startswith("cuptrace/_cuptrace") and n.endswith(".so") for n in names)
+    # The C++ backward hooks, where this Python's torch has its headers.
+    has_torch = run([PYTHON, SHIM / "torch_flags.py"], env=env).returncode == 0
+    assert any(n.startswith("cuptrace/_torchhooks") and n.endswith(".so")
+               for n in names) == has_torch, names
 
 
 def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp_path):
