@@ -32,6 +32,10 @@ int (**pop_fn)(void);
 
 } // namespace
 
+namespace torch::dynamo::autograd {
+class CompiledNodeArgs; // torch 2.x's compiled autograd (declared here for 1.13)
+}
+
 // One hook on one node, for one of its outputs (several outputs of a node
 // are several tensors: a hook each, as torch's own tensor hooks are).
 struct ct_node_hook : torch::autograd::FunctionPreHook {
@@ -62,6 +66,13 @@ struct ct_node_hook : torch::autograd::FunctionPreHook {
 		}
 		return grads;
 	}
+
+	// torch 2.x's compiled autograd asks each pre-hook for its part of the
+	// compiled graph; the base class raises (torch's own C++ hooks do), which
+	// would fail the program's backward. Ours gives none: under compiled
+	// autograd there are no backward ranges (set_backward_hooks("tensor")
+	// has them). Not marked override: 1.13 has no such method.
+	void compiled_args(torch::dynamo::autograd::CompiledNodeArgs &) const {}
 
 	// The range to open before those already asked for.
 	void open_first(const char *name)

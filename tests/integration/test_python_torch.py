@@ -500,3 +500,37 @@ print(r1 - r0)
         for e in ev:
             if e["name"] in ("0 backward", "1 backward", "2 backward") and inside(e, outer[0]):
                 assert inside(e, seq) and e["tid"] == seq["tid"], e
+
+
+@HOOKS
+def test_compiled_autograd_runs_with_node_hooks(tmp_path, hooks):
+    """torch 2.x's compiled autograd asks C++ pre-hooks for compiled_args: the
+    backward still runs (same gradients as untraced) with either hook kind;
+    the tensor hooks still range it. Skipped where torch has no compiled
+    autograd (Debian's 1.13)."""
+    has = run([python(), "-c", "import torch._dynamo.compiled_autograd"],
+              env=env_for(base_env()), timeout=120)
+    if has.returncode != 0:
+        pytest.skip("this torch has no compiled autograd")
+    code = """
+import cuptrace, cuptrace.torch, torch
+from torch._dynamo import compiled_autograd
+""" + use_hooks(hooks) + """
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4))
+h = cuptrace.torch.annotate_modules(m)
+x = torch.randn(2, 4)
+with compiled_autograd._enable(torch.compile(backend="eager")):
+    with cuptrace.range("compiled"):
+        m(x).sum().backward()
+print(float(m[0].weight.grad.sum()))
+"""
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "o")), timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    plain = run([python(), "-c", code], env=env_for(base_env()), timeout=300)
+    assert plain.returncode == 0 and plain.stdout == p.stdout, plain.stderr[-3000:]
+    doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
+    names = sorted(e["name"] for e in x_events(doc))
+    bwd = [n for n in names if n.endswith(" backward")]
+    assert set(names) - set(bwd) == {"0", "1", "2", "Sequential", "compiled"}, names
+    assert bwd == ([] if hooks == "node" else ["1 backward", "2 backward"]), names
