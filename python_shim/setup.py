@@ -5,6 +5,7 @@ installs (build-essential, python3-dev, libzstd-dev, zlib1g-dev,
 libsqlite3-dev, the CUDA headers for NVTX); with a torch that has its C++
 headers in the same environment (libtorch-dev on Debian; pip's torch has
 them; pip needs --no-build-isolation to see it) also cuptrace._torchhooks."""
+import glob
 import os
 import shutil
 import subprocess
@@ -46,6 +47,13 @@ class build_ext_torch(build_ext):
     another environment's torch would otherwise be taken as up to date), is
     optional (a compiler or a torch that cannot build it leaves the package
     without it), and gets its version file beside it."""
+
+    def run(self):
+        # What an earlier build for another torch (or with one) left in the
+        # shared build directory must not go into this package.
+        for f in glob.glob(os.path.join(self.build_lib, "cuptrace", "_torchhooks*")):
+            os.remove(f)
+        super().run()
 
     def build_extension(self, ext):
         if ext.name != "cuptrace._torchhooks":

@@ -81,6 +81,33 @@ def test_wheel_holds_what_the_package_needs(tmp_path):
                for n in names) == has_torch, names
 
 
+def test_wheel_built_without_torch_carries_no_torch_hooks(tmp_path):
+    """A build that sees no torch (pip's build isolation does that) packs no
+    _torchhooks, even when an earlier build with torch left one in the
+    shared build directory (it would be a module for another torch)."""
+    if run([PYTHON, SHIM / "torch_flags.py"], env=base_env()).returncode != 0:
+        pytest.skip("no torch C++ headers here: no earlier build with _torchhooks to leave one")
+    env = base_env()
+    first = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
+                 "--no-deps", "-w", tmp_path / "with", SHIM], env=env, timeout=900)
+    assert first.returncode == 0, first.stdout + first.stderr
+    # A torch that cannot be imported, first on the path of the build.
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no torch in this build')\n")
+    env["PYTHONPATH"] = str(fake.parent)
+    p = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
+             "--no-deps", "-w", tmp_path / "without", SHIM], env=env, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    names = {}
+    for kind in ("with", "without"):
+        wheels = list((tmp_path / kind).glob("cuptrace-*.whl"))
+        assert len(wheels) == 1
+        with zipfile.ZipFile(wheels[0]) as z:
+            names[kind] = [n for n in z.namelist() if "_torchhooks" in n]
+    assert len(names["with"]) == 2 and names["without"] == [], names
+
+
 def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp_path):
     """The installed cuptrace-auto.pth: under `cuptrace run --steps`, a plain
     torch script's optimizer steps drive the schedule."""
