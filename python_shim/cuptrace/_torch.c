@@ -11,7 +11,12 @@
  * WithBackward(forward, fwd, bwd): a module's forward inside range fwd;
  * then, when the call's output and input need gradients, the output's hook
  * opens bwd and the input's closes it. Outputs and inputs other than
- * tensors, tuples and lists go through cuptrace.torch's _first_grad_tensor. */
+ * tensors, tuples and lists go through cuptrace.torch's _first_grad_tensor.
+ *
+ * Where cuptrace._torchhooks is built for the running torch, the hook of a
+ * tensor that has a grad_fn is that module's C++ pre-hook on the node
+ * (_torchhooks.cpp: the same closes and opens, no Python in backward);
+ * BackwardHook then serves leaves and tensor subclasses only. */
 #include "_cuptrace.h"
 #include "_torchhooks.h"
 
