@@ -177,15 +177,21 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* it at the end of the list head..tail. */
+static void append(struct item **head, struct item **tail, struct item *it)
+{
+	it->next = NULL;
+	if (*tail)
+		(*tail)->next = it;
+	else
+		*head = it;
+	*tail = it;
+}
+
 /* Under lock: the item goes out behind everything queued before. */
 static void queue_item(struct sink *s, struct item *it)
 {
-	it->next = NULL;
-	if (s->qtail)
-		s->qtail->next = it;
-	else
-		s->qhead = it;
-	s->qtail = it;
+	append(&s->qhead, &s->qtail, it);
 	s->nqueued++;
 	if (s->gz)
 		s->crc = (uint32_t)crc32_combine(s->crc, it->crc, (z_off_t)it->ulen);
@@ -255,12 +261,7 @@ static void add_item(struct sink *s, uint64_t key, struct item *it)
 		queue_item(s, it); /* (no memory for a piece: out of order then) */
 		return;
 	}
-	it->next = NULL;
-	if (p->tail)
-		p->tail->next = it;
-	else
-		p->head = it;
-	p->tail = it;
+	append(&p->head, &p->tail, it);
 	if (it->buf)
 		s->waiting_mem += it->len;
 }
