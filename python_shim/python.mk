@@ -28,11 +28,10 @@ PY_TORCHHOOKS_STAMP := build/torchhooks.stamp
 $(PY_TORCHHOOKS_STAMP): python_shim/cuptrace/_torchhooks.cpp python_shim/cuptrace/_torchhooks.h python_shim/torch_flags.py build/.variant
 	@$(if $(Q),echo "  PYEXT   $(PY_TORCHHOOKS)")
 	$(Q)rm -f $(PY_TORCHHOOKS) python_shim/cuptrace/_torchhooks.version; mkdir -p build
-	$(Q)if flags=$$($(PYTHON) python_shim/torch_flags.py); then \
+	$(Q)if flags=$$($(PYTHON) python_shim/torch_flags.py --write-version python_shim/cuptrace); then \
 		$(CXX) -shared -fPIC -std=c++20 -O2 -Wall -Wextra -Werror -fvisibility=hidden \
 			-isystem $(PY_INCLUDE) $(SANFLAGS) python_shim/cuptrace/_torchhooks.cpp \
-			-o $(PY_TORCHHOOKS) $$flags && \
-		$(PYTHON) python_shim/torch_flags.py --write-version python_shim/cuptrace; \
+			-o $(PY_TORCHHOOKS) $$flags; \
 	else echo "  (no torch C++ headers for $(PYTHON): cuptrace.torch without _torchhooks)"; fi
 	$(Q)touch $@
 

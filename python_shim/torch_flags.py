@@ -2,7 +2,8 @@
 torch this interpreter imports: prints the compiler and linker flags on one
 line (python.mk), or exits 1 when torch or its C++ headers are missing (the
 package then hooks tensors from C only). setup.py imports flags().
-`torch_flags.py --write-version DIR` writes DIR/_torchhooks.version."""
+`torch_flags.py --write-version DIR` also writes DIR/_torchhooks.version
+(one import of torch for both)."""
 import os
 import sys
 
@@ -45,7 +46,6 @@ def main():
         return 1
     if sys.argv[1:2] == ["--write-version"]:
         write_version(sys.argv[2])
-        return 0
     out = ["-isystem" + d for d in f["include_dirs"]]
     out += ["-D%s=%s" % (k, v) for k, v in f["macros"]]  # $(...) keeps the quotes as characters
     out += ["-L" + d for d in f["library_dirs"]] + ["-Wl,-rpath," + d for d in f["library_dirs"]]
