@@ -154,7 +154,7 @@ def modules():
             plain.append(timed(n))
             out.append(a / ((plain[-2] + plain[-1]) / 2) - 1)
     print("step_us=%.1f" % statistics.median(plain))
-    print("backward_hooks=%s" % ("1" if cuptrace.torch.set_backward_hooks("node") == "node" else "0"))
+    print("backward_hooks=%s" % ("1" if cuptrace.torch.backward_hooks == "node" else "0"))
     print("step_fwd_ranges_pct=%s" % ",".join("%.3f" % (100 * x) for x in fwd))
     print("step_fwd_bwd_ranges_pct=%s" % ",".join("%.3f" % (100 * x) for x in both))
     print("step_fwd_bwd_tensor_hooks_pct=%s" % ",".join("%.3f" % (100 * x) for x in both_tensor))
