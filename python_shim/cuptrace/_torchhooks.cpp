@@ -15,8 +15,10 @@
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <atomic>
 #include <exception>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -46,12 +48,17 @@ struct ct_node_hook : torch::autograd::FunctionPreHook {
 	{
 		// What was asked for is done once (a graph kept with
 		// retain_graph runs its hooks again).
-		int n = closes;
-		closes = 0;
-		const char *o = one;
-		one = nullptr;
+		int n;
+		const char *o;
 		std::vector<const char *> m;
-		m.swap(more);
+		{
+			held g(this);
+			n = closes;
+			closes = 0;
+			o = one;
+			one = nullptr;
+			m.swap(more);
+		}
 		int (*pop)(void) = pop_fn ? *pop_fn : nullptr;
 		int (*push)(const char *) = push_fn ? *push_fn : nullptr;
 		if (pop)
@@ -74,9 +81,32 @@ struct ct_node_hook : torch::autograd::FunctionPreHook {
 	// has them). Not marked override: 1.13 has no such method.
 	void compiled_args(torch::dynamo::autograd::CompiledNodeArgs &) const {}
 
+	// The hook's state, taken by another thread's forward (add_close,
+	// open_first: under the GIL) while this node runs in a backward (no
+	// GIL) is held under a spin lock: a few stores either side, never
+	// contended but in that case, so no mutex and no syscall.
+	struct held {
+		explicit held(ct_node_hook *h) : h(h)
+		{
+			while (h->busy.test_and_set(std::memory_order_acquire))
+				std::this_thread::yield();
+		}
+		~held() { h->busy.clear(std::memory_order_release); }
+		held(const held &) = delete;
+		held &operator=(const held &) = delete;
+		ct_node_hook *h;
+	};
+
+	void add_close()
+	{
+		held g(this);
+		closes++;
+	}
+
 	// The range to open before those already asked for.
 	void open_first(const char *name)
 	{
+		held g(this);
 		if (!one && more.empty()) {
 			one = name;
 			return;
@@ -87,6 +117,7 @@ struct ct_node_hook : torch::autograd::FunctionPreHook {
 	}
 
 	const uint32_t output_nr;
+	std::atomic_flag busy = ATOMIC_FLAG_INIT;
 	int closes = 0;
 	// The ranges to open: one (a module's output hooked by that module
 	// alone, the common case: no allocation) or more.
@@ -116,6 +147,10 @@ void set_ranges(int (**push)(const char *), int (**pop)(void))
 	pop_fn = pop;
 }
 
+// Adding the node's first hook of ours while another thread runs that node
+// in a backward is the race torch's own Tensor.register_hook has on such a
+// node (its hook list is a plain vector); adding to a hook we made already
+// is guarded (ct_node_hook::held).
 int probe_or_hook(PyObject *t, ct_node_hook **h, bool make)
 {
 	*h = nullptr;
@@ -155,7 +190,7 @@ int probe_hook(PyObject *t, ct_node_hook **h)
 
 int add_close(ct_node_hook *h)
 {
-	h->closes++;
+	h->add_close();
 	return 0;
 }
 
