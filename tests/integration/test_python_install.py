@@ -1,4 +1,5 @@
-"""The package as a new user gets it: `pip install ./python_shim` into a
+"""The package as a new user gets it: the wheel that `pip install
+./python_shim` builds (`pip wheel`, once for this file) installed into a
 clean venv (--system-site-packages for Debian's torch and setuptools; no
 network: --no-index --no-build-isolation), then the Python tests run against
 the installed package (CT_TEST_PY), its `cuptrace` program included."""
@@ -10,20 +11,44 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, ROOT, base_env, run
+from conftest import PYTHON, ROOT, SAN, base_env, run
 
 SHIM = ROOT / "python_shim"
 
+# pip builds the package's library, program and extensions without the
+# sanitizer (setup.py), so under make test-san these tests would run the
+# release build that make test has tested already: they run there only.
+pytestmark = pytest.mark.skipif(bool(SAN), reason="pip builds the package without the "
+                                "sanitizer: packaging is make test's")
+
+
+def pip_wheel(into, env):
+    """`pip wheel ./python_shim` as a user builds it (no network)."""
+    p = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
+             "--no-deps", "-w", into, SHIM], env=env, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    wheels = list(Path(into).glob("cuptrace-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory):
+def wheel(tmp_path_factory):
+    """The wheel `pip install ./python_shim` builds and installs (built once
+    for this file's tests: each build compiles the C++ hooks against
+    torch's headers, about 20 s)."""
+    return pip_wheel(tmp_path_factory.mktemp("wheel"), base_env())
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory, wheel):
     d = tmp_path_factory.mktemp("venv")
     p = run([PYTHON, "-m", "venv", "--system-site-packages", d], timeout=300)
     if p.returncode != 0:
         pytest.skip(f"python3 -m venv failed (python3-venv missing?): {p.stderr}")
     env = base_env()
     env.pop("PYTHONPATH", None)
-    p = run([d / "bin" / "pip", "install", "-q", "--no-index", "--no-build-isolation", SHIM],
+    p = run([d / "bin" / "pip", "install", "-q", "--no-index", "--no-deps", wheel],
             env=env, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     return d
@@ -60,14 +85,9 @@ def test_installed_package_passes_the_python_tests(venv):
     assert " passed" in p.stdout and " failed" not in p.stdout
 
 
-def test_wheel_holds_what_the_package_needs(tmp_path):
+def test_wheel_holds_what_the_package_needs(wheel):
     env = base_env()
-    p = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
-             "--no-deps", "-w", tmp_path, SHIM], env=env, timeout=900)
-    assert p.returncode == 0, p.stdout + p.stderr
-    wheels = list(Path(tmp_path).glob("cuptrace-*.whl"))
-    assert len(wheels) == 1
-    with zipfile.ZipFile(wheels[0]) as z:
+    with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         entry = [n for n in names if n.endswith("entry_points.txt")]
         assert entry and "cuptrace = cuptrace.__main__:main" in z.read(entry[0]).decode()
@@ -81,29 +101,23 @@ def test_wheel_holds_what_the_package_needs(tmp_path):
                for n in names) == has_torch, names
 
 
-def test_wheel_built_without_torch_carries_no_torch_hooks(tmp_path):
+def test_wheel_built_without_torch_carries_no_torch_hooks(wheel, tmp_path):
     """A build that sees no torch (pip's build isolation does that) packs no
-    _torchhooks, even when an earlier build with torch left one in the
-    shared build directory (it would be a module for another torch)."""
+    _torchhooks, even when an earlier build with torch (the `wheel`
+    fixture's, just before) left one in the shared build directory (it
+    would be a module for another torch)."""
     if run([PYTHON, SHIM / "torch_flags.py"], env=base_env()).returncode != 0:
         pytest.skip("no torch C++ headers here: no earlier build with _torchhooks to leave one")
     env = base_env()
-    first = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
-                 "--no-deps", "-w", tmp_path / "with", SHIM], env=env, timeout=900)
-    assert first.returncode == 0, first.stdout + first.stderr
     # A torch that cannot be imported, first on the path of the build.
     fake = tmp_path / "fake" / "torch"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('no torch in this build')\n")
     env["PYTHONPATH"] = str(fake.parent)
-    p = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
-             "--no-deps", "-w", tmp_path / "without", SHIM], env=env, timeout=900)
-    assert p.returncode == 0, p.stdout + p.stderr
+    without = pip_wheel(tmp_path / "without", env)
     names = {}
-    for kind in ("with", "without"):
-        wheels = list((tmp_path / kind).glob("cuptrace-*.whl"))
-        assert len(wheels) == 1
-        with zipfile.ZipFile(wheels[0]) as z:
+    for kind, whl in (("with", wheel), ("without", without)):
+        with zipfile.ZipFile(whl) as z:
             names[kind] = [n for n in z.namelist() if "_torchhooks" in n]
     assert len(names["with"]) == 2 and names["without"] == [], names
 
@@ -111,9 +125,6 @@ def test_wheel_built_without_torch_carries_no_torch_hooks(tmp_path):
 def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp_path):
     """The installed cuptrace-auto.pth: under `cuptrace run --steps`, a plain
     torch script's optimizer steps drive the schedule."""
-    if os.environ.get("CT_TEST_SAN"):
-        pytest.skip("the package pip builds in the venv is not built with the sanitizer "
-                    "(its library and extension lack the sanitizer's instrumentation)")
     pytest.importorskip("torch")
     script = tmp_path / "plain.py"
     script.write_text("""
