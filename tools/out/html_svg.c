@@ -22,8 +22,17 @@ void html_heat_colour(double v, char out[8])
 	if (v > 1)
 		v = 1;
 	/* from pale yellow (0) to dark red (1) */
-	int r = (int)(255 - 120 * v), g = (int)(245 - 225 * v), b = (int)(200 - 180 * v);
-	snprintf(out, 8, "#%02x%02x%02x", r, g, b);
+	unsigned char rgb[3] = {(unsigned char)(255 - 120 * v), (unsigned char)(245 - 225 * v),
+				(unsigned char)(200 - 180 * v)};
+	/* by hand, not snprintf: gcc 13 cannot tell that "%02x" of an int
+	 * stays two digits and fails the build (-Werror=format-truncation) */
+	static const char hex[] = "0123456789abcdef";
+	out[0] = '#';
+	for (int i = 0; i < 3; i++) {
+		out[1 + 2 * i] = hex[rgb[i] >> 4];
+		out[2 + 2 * i] = hex[rgb[i] & 15];
+	}
+	out[7] = 0;
 }
 
 /* "Column: text" of the cell (row r, column c); nothing for -1. */
