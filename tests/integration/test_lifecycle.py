@@ -1,6 +1,7 @@
 """The traced process's life: signals, SIGKILL, fork, exec, exit from a
 thread, threads that come and go. The library must flush what it can and
 never change the program's exit status, output or signal handling."""
+import csv
 import os
 import re
 import signal
@@ -137,6 +138,14 @@ def test_exit_from_another_thread(tmp_path):
     assert n.count("exiter") == 10
     [waits] = [e for e in doc["traceEvents"] if e.get("name") == "main waits"]
     assert waits["args"]["unfinished"] is True
+    # nvtx_sum leaves the unfinished range out (it has no end of its own:
+    # nsys's reports leave such ranges out too) and says so
+    p = tool("stats", "--report", "nvtx_sum", "--format", "csv", str(f))
+    assert p.returncode == 0, p.stderr
+    s = p.stdout
+    assert "# note: 1 unfinished range left out" in s
+    rows = {r["Range"]: r for r in csv.DictReader(x for x in s.splitlines() if not x.startswith("#"))}
+    assert ":main waits" not in rows and rows[":short 0"]["Instances"] == "5", sorted(rows)
 
 
 def test_flood_with_a_large_buffer_keeps_blocks_small_and_the_file_clean(tmp_path):

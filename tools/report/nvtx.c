@@ -9,10 +9,15 @@
 static const char STYLE_PUSHPOP[] = "PushPop", STYLE_STARTEND[] = "StartEnd",
 		  STYLE_STEP[] = "Step";
 
+struct nvtx_sum {
+	struct durations d;
+	uint64_t unfinished; /* ranges left out: no end of their own */
+};
+
 static void *begin(const struct stats_opts *opts)
 {
 	(void)opts;
-	struct durations *st = calloc(1, sizeof *st);
+	struct nvtx_sum *st = calloc(1, sizeof *st);
 	if (!st)
 		exit(1);
 	return st;
@@ -30,6 +35,7 @@ void nvtx_range_label(const struct span *s, char *buf, size_t len)
 static void event(void *p, struct tfile *t, const struct m_event *ev)
 {
 	(void)t;
+	struct nvtx_sum *st = p;
 	char key[512];
 	const char *style;
 	const struct span *s = ev->span;
@@ -39,11 +45,19 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		style = STYLE_STEP;
 	else
 		return;
+	/* A range still open at a capture stop, a kill or the end of the file
+	 * (or whose pop was lost) has no length of its own: the timeline shows
+	 * it to the thread's last event, marked unfinished; nsys's reports
+	 * leave such ranges (no end) out, and so does this one. */
+	if (s->unfinished) {
+		st->unfinished++;
+		return;
+	}
 	if (s->kind == SP_STEP)
 		snprintf(key, sizeof key, "ProfilerStep");
 	else
 		nvtx_range_label(s, key, sizeof key);
-	dur_add(p, key, style, s->end - s->ts);
+	dur_add(&st->d, key, style, s->end - s->ts);
 }
 
 /* Steps hold the ranges of their step: they do not count in Time (%). */
@@ -54,13 +68,24 @@ static int not_step(const struct dur_agg *a)
 
 static void merge(void *p, void *part)
 {
-	dur_merge(p, part);
+	struct nvtx_sum *st = p, *o = part;
+	dur_merge(&st->d, &o->d);
+	st->unfinished += o->unfinished;
 	free(part);
 }
 
 static int end(void *p, struct table **out)
 {
-	out[0] = dur_table(p, "nvtx_sum: NVTX range summary", "Instances", "Range", 1, not_step);
+	struct nvtx_sum *st = p;
+	out[0] = dur_table(&st->d, "nvtx_sum: NVTX range summary", "Instances", "Range", 1, not_step);
+	if (st->unfinished) {
+		char note[160];
+		snprintf(note, sizeof note,
+			 "%llu unfinished range%s left out (open at a capture stop or at the end of "
+			 "a file: no end of their own)",
+			 (unsigned long long)st->unfinished, st->unfinished == 1 ? "" : "s");
+		table_note(out[0], note);
+	}
 	free(p);
 	return 1;
 }

@@ -38,7 +38,9 @@ static void event(void *ctx, struct tfile *t, const struct m_event *ev)
 {
 	(void)t;
 	struct np *p = ctx;
-	if (ev->type != ME_SLICE || ev->cat != MC_GPU_ANNOTATION)
+	/* An unfinished range (no end of its own) is left out, as nvtx_sum
+	 * leaves it out. */
+	if (ev->type != ME_SLICE || ev->cat != MC_GPU_ANNOTATION || ev->span->unfinished)
 		return;
 	if (ev->annot.part == 0 || ev->ts < p->ts)
 		p->ts = ev->ts;

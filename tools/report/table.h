@@ -20,7 +20,7 @@ void table_f(struct table *t, double v, int decimals);
 /* A number that is not known: blank in a table or CSV, null in JSON. */
 void table_null(struct table *t);
 /* A line under the title (text and CSV; JSON keeps the array alone) that
- * says why the table is empty. */
+ * says why the table is empty, or what its rows leave out. */
 void table_note(struct table *t, const char *note);
 void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first);
 
