@@ -321,6 +321,10 @@ def test_rank_never_arrives_sigterm(job):
     page = html_page(files, j.d)
     assert HANG_SECTION in page and verdict in page
     assert page.index(HANG_SECTION) < page.index("Breakdown per rank")
+    # whose header names the rank that never arrived as the slowest (not
+    # the one that imposed the most wait at the collectives before it)
+    assert f'<dd data-h="hang" class="bad">{verdict}</dd>' in page
+    assert '<dd data-h="slowest" class="bad">2</dd>' in page
 
 
 def test_eight_ranks_one_pair_and_the_world(job):

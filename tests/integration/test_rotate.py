@@ -59,8 +59,12 @@ def test_rotation_loses_and_repeats_nothing(tmp_path):
     assert together == sorted(f"{who} {n}" for who, c in counts.items() for n in range(c))
     run([TOOL, "convert", "--split-ranks", tmp_path / "split", out], check=True)
     split = sorted(f.name for f in (tmp_path / "split").iterdir())
-    # no rank: each file is named by its place among the inputs
-    assert split == ["rank0.json"] + [f"rank{k - 1}.w{k}.json" for k in range(2, ROTATIONS + 2)]
+    # no rank: one process, one number (as in the merged trace's names), its
+    # windows apart
+    assert split == ["rank0.json"] + [f"rank0.w{k}.json" for k in range(2, ROTATIONS + 2)]
+    procs = {e["args"]["name"] for e in doc["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    assert len(procs) == 1 and procs.pop().startswith("rank 0 ("), procs
 
 
 def test_rotate_without_tracing_returns_none(tmp_path):

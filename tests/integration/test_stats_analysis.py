@@ -92,7 +92,7 @@ def test_breakdown_whole_window_and_steps(known):
     assert whole["Idle (ns)"] == window - union([(r["start"], r["end"]) for r in work])
     assert whole["Idle (ns)"] == window - ITER * BUSY
     assert whole["Exposed Comm (ns)"] == ITER * (COMM - OVERLAP)
-    assert whole["Rank"] is None  # a process without a rank
+    assert whole["Rank"] == 0  # a process without a rank: numbered as every output does
     # GPU 1: only the 2 ms kernels, no communication: overlap unknown
     [g1] = [r for r in rows if r["GPU"] == 1 and r["Step"] is None]
     assert g1["Compute (ns)"] == ITER * 2_000_000 and g1["Overlap (%)"] is None
@@ -231,3 +231,31 @@ def test_bad_options():
     for args in (["--by", "rank"], ["--min-gap", "soon"]):
         p = tool("stats", *args, "x.ctr")
         assert p.returncode == 2 and "cuptrace stats: --" in p.stderr
+
+
+def test_a_process_without_a_rank_is_one_rank_everywhere(known, tmp_path):
+    """The file of a process started without a launcher: every output gives
+    it the same rank (0): breakdown, steps, the JSON's process, and the HTML
+    report's header, which counts one rank and calls it the slowest with
+    its own GPU work (stop 23's walk-through found four answers)."""
+    f, _ = known
+    doc = stats(f, "--report", "breakdown,steps")
+    assert {r["Rank"] for r in table(doc, "breakdown: GPU time")} == {0}
+    assert {r["Rank"] for r in table(doc, "steps: step duration per rank")} == {0}
+    out = tmp_path / "t.json"
+    p = tool("convert", "-o", str(out), str(f))
+    assert p.returncode == 0, p.stderr
+    trace = json.loads(out.read_text())
+    assert trace["distributedInfo"]["rank"] == 0
+    names = {e["args"]["name"] for e in trace["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name"}
+    assert any(n.startswith("rank 0 (") for n in names)
+    assert all(n.startswith("rank 0 ") for n in names), names
+    page = tmp_path / "r.html"
+    p = tool("report", "-o", str(page), str(f))
+    assert p.returncode == 0, p.stderr
+    html = page.read_text()
+    assert '<dd data-h="ranks">1</dd>' in html
+    assert '<dd data-h="slowest" class="bad">0</dd>' in html
+    assert "no GPU work of its own" not in html
+

@@ -61,7 +61,7 @@ static void begin_file(struct nh *h, struct tfile *t)
 	}
 	struct nh_file *f = &h->f[h->nf];
 	memset(f, 0, sizeof *f);
-	f->rank = t->rank >= 0 ? t->rank : t->index;
+	f->rank = t->shown_rank;
 	f->cap_off = INT64_MAX;
 	f->open_for = -1;
 	f->first_rc = h->nrc;

@@ -186,8 +186,7 @@ void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int
 	chrome_cupti_devices(o, in, only);
 	out_lit(o, ",\n");
 	out_lit(o, "  \"distributedInfo\": {\"rank\": ");
-	int64_t rank = only ? only->rank : in->n ? in->v[0].rank : 0;
-	out_i64(o, rank < 0 ? 0 : rank);
+	out_i64(o, only ? only->shown_rank : in->n ? in->v[0].shown_rank : 0);
 	out_lit(o, ", \"world_size\": ");
 	out_i64(o, in->world_size);
 	out_lit(o, ", \"backend\": \"nccl\"},\n  \"baseTimeNanoseconds\": ");

@@ -14,7 +14,7 @@ void chrome_process(struct chrome *c, const struct m_event *ev)
 	uint64_t pid = chrome_gpu_pid(c, dev);
 	char label[512];
 	int n = snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
-	                 (long long)(c->t->rank < 0 ? 0 : c->t->rank), (unsigned long long)dev,
+	                 (long long)c->t->shown_rank, (unsigned long long)dev,
 	                 gpu ? " (" : "", gpu ? gpu : "", gpu ? ")" : "");
 	if (!chrome_sep(c))
 		return;

@@ -78,6 +78,8 @@ struct tabs {
 const struct table *tabs_get(const struct tabs *t, const char *prefix);
 /* The slowest rank (-1: none known) and why it is called so. */
 long html_slowest_rank(const struct tabs *all, const char **why);
+/* nccl_hang's verdict when it found a hang or a mismatch, else NULL. */
+const char *html_hang_verdict(const struct tabs *all);
 
 /* A section's body drawn from all the tables; own: its report's tables. */
 typedef void (*html_draw_fn)(FILE *f, const struct tabs *all, const struct tabs *own);

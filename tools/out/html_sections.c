@@ -39,13 +39,45 @@ static long argmax(const struct table *t, int c)
 	return best;
 }
 
+const char *html_hang_verdict(const struct tabs *all)
+{
+	const struct table *v = tabs_get(all, "nccl_hang: verdict");
+	const char *s = v && table_nrows(v) ? table_cell(v, 0, 0, NULL) : NULL;
+	return s && (!strncmp(s, "hang: ", 6) || !strncmp(s, "mismatch: ", 10)) ? s : NULL;
+}
+
+/* The rank the hang's verdict says never arrived ("hang: rank R never
+ * arrived at ..."; of several, the first), or -1. */
+static long never_arrived(const struct tabs *all)
+{
+	const char *s = html_hang_verdict(all), *p;
+	if (!s)
+		return -1;
+	if (!strncmp(s, "hang: rank ", 11))
+		p = s + 11;
+	else if (!strncmp(s, "hang: ranks ", 12))
+		p = s + 12;
+	else
+		return -1;
+	char *e;
+	long r = strtol(p, &e, 10);
+	return e != p && r >= 0 && strstr(e, " never arrived at ") ? r : -1;
+}
+
 long html_slowest_rank(const struct tabs *all, const char **why)
 {
-	/* The rank the others wait for: at collectives, the one that imposed
-	 * the most wait (nccl_skew); else the longest average step; else the
-	 * most compute (breakdown's summary). */
+	/* The rank the others wait for: in a hang, the one that never arrived
+	 * (nccl_hang; the others' waits at earlier collectives say less);
+	 * else at collectives, the one that imposed the most wait
+	 * (nccl_skew); else the longest average step; else the most compute
+	 * (breakdown's summary). */
+	long r = never_arrived(all);
+	if (r >= 0) {
+		*why = "never arrived at the collective where the job hangs (nccl_hang)";
+		return r;
+	}
 	const struct table *t = tabs_get(all, "nccl_skew: arrival at collectives per rank");
-	long r = t ? argmax(t, table_find_col(t, "Wait Imposed (ns)")) : -1;
+	r = t ? argmax(t, table_find_col(t, "Wait Imposed (ns)")) : -1;
 	if (r >= 0 && table_num(t, (size_t)r, table_find_col(t, "Wait Imposed (ns)")) > 0) {
 		*why = "slowest: imposed the most wait at collectives (nccl_skew)";
 		return (long)num_or(t, (size_t)r, table_find_col(t, "Rank"), -1);

@@ -387,7 +387,7 @@ static void gpu_process(struct pft *p, const struct m_event *ev)
 	const char *gpu = ev->process.name;
 	char label[512];
 	snprintf(label, sizeof label, "rank %lld GPU %llu%s%s%s",
-	         (long long)(p->t->rank < 0 ? 0 : p->t->rank), (unsigned long long)dev, gpu ? " (" : "",
+	         (long long)p->t->shown_rank, (unsigned long long)dev, gpu ? " (" : "",
 	         gpu ? gpu : "", gpu ? ")" : "");
 	boundary(p);
 	process_descriptor(p->o, p->seq, SEQ_NEEDS_INCREMENTAL_STATE, gpu_pid(p, dev), label,

@@ -100,7 +100,8 @@ static int convert_one(struct job *j, struct tfile *t, struct out *o, unsigned s
 		 * placing. Share 0 reports the file's problems. */
 		struct tfile u;
 		memset(&u, 0, sizeof u);
-		u.index = t->index, u.rank = t->rank, u.off_ns = t->off_ns, u.pid = t->pid;
+		u.index = t->index, u.rank = t->rank, u.shown_rank = t->shown_rank, u.off_ns = t->off_ns;
+		u.pid = t->pid;
 		memcpy(u.label, t->label, sizeof u.label);
 		if (ct_file_open(&u.f, t->f.path)) {
 			fprintf(stderr, "cuptrace: %s\n", u.f.err); /* its blocks would be missing */

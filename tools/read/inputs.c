@@ -233,6 +233,19 @@ static void scan_dir(struct names *nm, struct names *logs, struct problems *pb, 
 	free(ents);
 }
 
+/* The number shown for file i, which has no rank: that of an earlier file
+ * of the same process, else the next free one. */
+static int64_t unranked(const struct inputs *in, size_t i, int64_t next)
+{
+	const struct ct_header *h = &in->v[i].f.h;
+	for (size_t j = 0; j < i; j++) {
+		const struct ct_header *o = &in->v[j].f.h;
+		if (in->v[j].rank < 0 && o->pid == h->pid && !strcmp(o->host, h->host))
+			return in->v[j].shown_rank;
+	}
+	return next;
+}
+
 static int cmp_files(const void *a, const void *b)
 {
 	const struct tfile *x = a, *y = b;
@@ -448,19 +461,23 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.h.rt_anchor < in->base_ns)
 			in->base_ns = in->v[i].f.h.rt_anchor;
+	int64_t next = 0; /* the first number after the known ranks (sorted first) */
 	for (size_t i = 0; i < in->n; i++) {
 		struct tfile *t = &in->v[i];
 		const struct ct_header *h = &t->f.h;
 		t->index = (int)i;
 		t->off_ns = (int64_t)(h->rt_anchor - in->base_ns) - (int64_t)h->mono_anchor;
 		t->pid = (uint64_t)(i + 1) * 1000000u;
-		snprintf(t->label, sizeof t->label, "rank %lld (%.200s:%llu)",
-			 (long long)(h->rank < 0 ? 0 : h->rank), h->host, (unsigned long long)h->pid);
+		t->shown_rank = t->rank >= 0 ? t->rank : unranked(in, i, next);
+		if (t->shown_rank >= next)
+			next = t->shown_rank + 1;
+		snprintf(t->label, sizeof t->label, "rank %lld (%.200s:%llu)", (long long)t->shown_rank,
+			 h->host, (unsigned long long)h->pid);
 		if (h->world_size > in->world_size)
 			in->world_size = h->world_size;
 	}
-	if (in->world_size < (int64_t)in->n)
-		in->world_size = (int64_t)in->n;
+	if (in->world_size < next)
+		in->world_size = next;
 	return 0;
 }
 
@@ -524,10 +541,9 @@ void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const
 	const struct tfile *t = &in->v[i];
 	char pidpart[32] = "", partpart[32] = "";
 	for (size_t j = 0; j < in->n; j++)
-		if (j != i && in->v[j].rank == t->rank && in->v[j].f.h.pid != t->f.h.pid)
+		if (j != i && in->v[j].shown_rank == t->shown_rank && in->v[j].f.h.pid != t->f.h.pid)
 			snprintf(pidpart, sizeof pidpart, ".%llu", (unsigned long long)t->f.h.pid);
 	if (t->f.h.part > 1)
 		snprintf(partpart, sizeof partpart, ".w%llu", (unsigned long long)t->f.h.part);
-	snprintf(buf, len, "%s/rank%lld%s%s%s", dir, (long long)(t->rank < 0 ? t->index : t->rank),
-	         pidpart, partpart, ext);
+	snprintf(buf, len, "%s/rank%lld%s%s%s", dir, (long long)t->shown_rank, pidpart, partpart, ext);
 }

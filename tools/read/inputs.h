@@ -13,6 +13,11 @@ struct tfile {
 	struct ct_file f;
 	int index;	 /* position after sorting */
 	int64_t rank;	 /* header rank, or -1 */
+	/* The rank every output shows: the header's, or for a file without
+	 * one (no launcher) a number of its own process's (files of one
+	 * process, such as its capture windows, share it), after the known
+	 * ranks: 0, 1, ... where no file has a rank. */
+	int64_t shown_rank;
 	int64_t off_ns;	 /* event ts + off_ns = ns since the job's base time */
 	uint64_t pid;	 /* pid of its CPU process in merged output */
 	char label[320]; /* "rank R (host:pid)" */

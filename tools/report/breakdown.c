@@ -163,7 +163,7 @@ static void push_row(struct bd *bd, int64_t step, uint64_t gpu, const struct acc
 		bd->caprows = bd->caprows ? bd->caprows * 2 : 64;
 		bd->rows = xrealloc(bd->rows, bd->caprows * sizeof *bd->rows);
 	}
-	bd->rows[bd->nrows++] = (struct row){bd->t->rank, step, gpu, *a};
+	bd->rows[bd->nrows++] = (struct row){bd->t->shown_rank, step, gpu, *a};
 }
 
 static int by_device(const void *x, const void *y)
@@ -203,7 +203,7 @@ static void end_file(struct bd *bd)
 				bd->captrows = bd->captrows ? bd->captrows * 2 : 16;
 				bd->trows = xrealloc(bd->trows, bd->captrows * sizeof *bd->trows);
 			}
-			bd->trows[bd->ntrows++] = (struct trow){bd->t->rank, g->device, g->tb};
+			bd->trows[bd->ntrows++] = (struct trow){bd->t->shown_rank, g->device, g->tb};
 		}
 		busy_free(g->busy);
 		free(g->held);
@@ -334,7 +334,7 @@ static int cmp_d(const void *x, const void *y)
 
 /* --by time: each GPU's busy time (the union of its work) per bucket of
  * the job's timeline, one width for all (the widest any GPU needed). */
-/* A row's first cells: Rank (empty when the file has none) and GPU. */
+/* A row's first cells: Rank (the shown rank: struct tfile) and GPU. */
 static void row_head(struct table *t, int64_t rank, uint64_t gpu)
 {
 	table_row(t);

@@ -121,7 +121,7 @@ static void end_file(struct gg *gg)
 			gg->rows = xrealloc(gg->rows, gg->caprows * sizeof *gg->rows);
 		}
 		struct grow *r = &gg->rows[gg->nrows++];
-		r->rank = gg->t->rank, r->device = g->device, r->off = gg->t->off_ns;
+		r->rank = gg->t->shown_rank, r->device = g->device, r->off = gg->t->off_ns;
 		r->count = g->count, r->total = g->total, r->ntop = g->ntop;
 		memcpy(r->top, g->top, sizeof r->top);
 	}

@@ -41,7 +41,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		s->cap = s->cap ? s->cap * 2 : 256;
 		s->v = xrealloc(s->v, s->cap * sizeof *s->v);
 	}
-	s->v[s->n++] = (struct one){t->rank >= 0 ? t->rank : t->index, step, ev->end - ev->ts};
+	s->v[s->n++] = (struct one){t->shown_rank, step, ev->end - ev->ts};
 }
 
 static void merge(void *p, void *part)
