@@ -32,6 +32,7 @@ _OPTIONS = {
     "delay": "CUPTRACE_DELAY", "duration": "CUPTRACE_DURATION", "capture": "CUPTRACE_CAPTURE",
     "capture_repeat": "CUPTRACE_CAPTURE_REPEAT", "steps": "CUPTRACE_STEPS",
     "step_range": "CUPTRACE_STEP_RANGE", "buffer_mb": "CUPTRACE_BUFFER_MB", "log": "CUPTRACE_LOG",
+    "hang_timeout": "CUPTRACE_HANG_TIMEOUT", "clock": "CUPTRACE_CLOCK",
 }
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,7 +70,8 @@ def check_options(options):
     for key, value in options.items():
         var = _OPTIONS.get(key)
         if var is None:
-            raise ValueError(f"cuptrace: unknown option {key!r} (known: {', '.join(sorted(_OPTIONS))})")
+            raise ValueError(f"cuptrace: unknown option {key!r} (known: "
+                             f"{', '.join(sorted(_OPTIONS))}; and activate()'s trace_children)")
         text = str(value)
         why = _c._check(var, text)
         if why is not None:

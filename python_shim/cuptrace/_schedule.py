@@ -109,7 +109,9 @@ class profile:
                           "schedule only with capture=api and capture_repeat=0", stacklevel=2)
         self.step_num = 0
         self.current_action = self.schedule(0)
-        self._transit(ProfilerAction.NONE, self.current_action)
+        # Not a step boundary (None): step 0 begins here, as torch's
+        # ProfilerStep#0 does; each step() then begins step_num.
+        self._transit(None, self.current_action)
 
     def stop(self):
         if self.current_action is not None:

@@ -224,6 +224,33 @@ print(cuptrace.enabled())
     assert "CUPTRACE_DELAY=soon" in lines[0] and "bogus" in lines[1]
 
 
+def test_every_library_variable_is_an_option(tmp_path):
+    """activate()/profile() take every CUPTRACE_* variable the library
+    reads (libtrace/common/config.c's list) as an option, and the library
+    checks each value: a good one passes, a bad one is refused by name."""
+    import json
+    src = (ROOT / "libtrace" / "common" / "config.c").read_text()
+    names = re.search(r"ct_config_vars\[\] = \{(.*?)\};", src, re.S).group(1)
+    variables = sorted(set(re.findall(r'"(CUPTRACE_[A-Z_]+)"', names)))
+    assert "CUPTRACE_HANG_TIMEOUT" in variables and "CUPTRACE_CLOCK" in variables
+    code = """
+import json, cuptrace
+print(json.dumps(sorted(cuptrace._OPTIONS.values())))
+for opts in ({"hang_timeout": 5}, {"clock": "tsc"}, {"hang_timeout": "never"}, {"clock": "sundial"}):
+    try:
+        cuptrace.check_options(opts)
+        print("accepted")
+    except ValueError as e:
+        print(e)
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert json.loads(lines[0]) == variables
+    assert lines[1:3] == ["accepted", "accepted"]
+    assert "hang_timeout" in lines[3] and "clock" in lines[4], lines
+
+
 def test_flush_hands_back_the_file(tmp_path):
     code = """
 import cuptrace, os, sys

@@ -281,6 +281,10 @@ prof.start()"""
         doc = convert([path], tmp_path / (Path(path).stem + ".json"))
         iters = sorted(int(n.split()[1]) for n in user_names(doc) if n.startswith("iter "))
         assert iters == [i for i in want if lo <= i <= hi]
+        # and names them as torch.profiler does: iteration i is ProfilerStep#i
+        steps = sorted(int(n.split("#")[1]) for n in user_names(doc)
+                       if n.startswith("ProfilerStep#"))
+        assert steps == iters
 
 
 @HOOKS
