@@ -18,7 +18,7 @@ static void help(FILE *f)
 	      "Merges the .ctr files (or directories of them) onto one timeline.\n"
 	      "OUT's extension picks the format: .json or .json.gz (Chrome trace for\n"
 	      "Perfetto, chrome://tracing and HTA), .pftrace (Perfetto's protobuf\n"
-	      "TrackEvent format, zstd-compressed: a tenth of the JSON's size or less;\n"
+	      "TrackEvent format, partly zstd-compressed: about 1/7 of the JSON's size;\n"
 	      "Perfetto v58 or later reads it; --pftrace-plain for older ones),\n"
 	      ".sqlite (as cuptrace export).\n"
 	      "Default OUT: the input's name with\n"
@@ -36,8 +36,8 @@ static void help(FILE *f)
 	      "                     with more than one host) moves each host by its\n"
 	      "                     offset estimated from collective ends; 'none' keeps\n"
 	      "                     the hosts' CLOCK_REALTIME anchors\n"
-	      "  --pftrace-plain    with .pftrace: packets not compressed (about 3x\n"
-	      "                     larger; any Perfetto version reads it)\n"
+	      "  --pftrace-plain    with .pftrace: packets not compressed (about twice\n"
+	      "                     as large, 1/3.5 of the JSON; any Perfetto reads it)\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
 	      "                     a warning; exit 1 only when no input is usable)\n",
 	      f);
