@@ -16,7 +16,15 @@ build/bench/peak_rss: bench/peak_rss.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(BENCH_CFLAGS) $< -o $@
 
-bench-progs: $(BENCH_PROGS) build/bench/peak_rss
+# bench/gpu.py's CUDA program (where nvcc is; run only where a GPU is).
+build/bench/gpu_launch: bench/gpu_launch.cu
+	@mkdir -p $(dir $@)
+	@if [ -x "$(NVCC)" ]; then \
+		$(if $(Q),echo "  NVCC    $<";) \
+		$(NVCC) -O2 -isystem $(CUDA_HOME)/include $< -o $@; \
+	else echo "  NVCC    skipped: no nvcc at $(NVCC); bench/gpu.py will skip"; fi
+
+bench-progs: $(BENCH_PROGS) build/bench/peak_rss build/bench/gpu_launch
 
 bench: all bench-progs
 	$(Q)sh bench/run.sh

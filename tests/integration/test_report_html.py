@@ -111,7 +111,7 @@ def stats_exact(inputs, *args):
 
 
 def as_text(v):
-    return "null" if v is None else str(v)
+    return "n/a" if v is None else str(v)
 
 
 def report(inputs, out, *args):

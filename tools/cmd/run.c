@@ -277,7 +277,8 @@ static int run_then_stats(char **cmd, const char *pat, int stats, const char *li
 	struct found f = {0};
 	find_written(dir, glob, &t0, &f, 0);
 	if (!f.n) {
-		fprintf(stderr, "cuptrace run --stats: no trace file was written (pattern %s)\n", pat);
+		fprintf(stderr, "cuptrace run %s: no trace file was written (pattern %s)\n",
+			stats ? "--stats" : "--report", pat);
 		return rc;
 	}
 	qsort(f.v, f.n, sizeof *f.v, cmp_str);
@@ -292,7 +293,9 @@ static int run_then_stats(char **cmd, const char *pat, int stats, const char *li
 	}
 	for (size_t i = 0; i < f.n; i++)
 		av[ac++] = f.v[i];
-	fprintf(stderr, "cuptrace run --stats: %zu trace file%s\n", f.n, f.n > 1 ? "s" : "");
+	fprintf(stderr, "cuptrace run %s: %zu trace file%s\n",
+		stats && report ? "--stats, --report" : stats ? "--stats" : "--report", f.n,
+		f.n > 1 ? "s" : "");
 	fflush(stderr);
 	if (stats)
 		cmd_stats(ac, av);

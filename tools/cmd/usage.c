@@ -35,6 +35,6 @@ int cmd_steps(const char *cmd, const char *arg, struct stats_opts *opts)
 {
 	if (!stats_parse_steps(opts, arg))
 		return 0;
-	fprintf(stderr, "cuptrace %s: --steps %s: expected A-B or A (step numbers)\n", cmd, arg);
+	fprintf(stderr, "cuptrace %s: --steps %s: expected A-B (A <= B) or A (step numbers)\n", cmd, arg);
 	return -1;
 }

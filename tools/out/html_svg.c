@@ -46,7 +46,7 @@ static void quote(FILE *f, const struct table *t, size_t r, int c, int *first)
 	*first = 0;
 	html_esc(f, table_col(t, c));
 	fputs(": ", f);
-	html_esc(f, kind == 2 ? "null" : s);
+	html_esc(f, kind == 2 ? "n/a" : s); /* stats' null: not known */
 }
 
 static void quote_list(FILE *f, const struct table *t, size_t r, const int *cols, int *first)

@@ -212,7 +212,9 @@ static void scan_dir(struct names *nm, struct names *logs, struct problems *pb, 
 		const char *name = ents[i]->d_name;
 		if (name[0] != '.') {
 			char path[4096];
-			snprintf(path, sizeof path, "%s/%s", dir, name);
+			size_t dl = strlen(dir);
+			snprintf(path, sizeof path, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/",
+				 name);
 			struct stat st;
 			int ctr = ends_with(name, ".ctr");
 			if (stat(path, &st)) {

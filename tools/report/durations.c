@@ -154,7 +154,10 @@ struct table *dur_table(struct durations *s, const char *title, const char *coun
 		struct moments m = {a->n, a->total, a->sumsq};
 		int counted = !in_total || in_total(a);
 		table_row(t);
-		table_f(t, counted && all ? 100.0 * (double)a->total / (double)all : 0, 1);
+		if (counted) /* rows left out of the total (steps) have no share: blank */
+			table_f(t, all ? 100.0 * (double)a->total / (double)all : 0, 1);
+		else
+			table_null(t);
 		table_u64(t, a->total);
 		table_u64(t, a->n);
 		table_f(t, avg, 1);

@@ -39,7 +39,7 @@ void dur_merge(struct durations *dst, struct durations *src);
 /* The table: Time (%), Total Time (ns), <count_col>, Avg, Med, Min, Max,
  * StdDev (ns), [Style,] <name_col>, rows by total time, largest first.
  * Time (%) is each row's share of the rows for which in_total says yes
- * (NULL: all). Frees the aggregates. */
+ * (NULL: all), null for the others. Frees the aggregates. */
 struct table *dur_table(struct durations *s, const char *title, const char *count_col,
 			const char *name_col, int with_style,
 			int (*in_total)(const struct dur_agg *a));

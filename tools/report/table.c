@@ -181,8 +181,13 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 	fprintf(f, "** %s\n\n", t->title);
 	if (t->note)
 		fprintf(f, " note: %s\n\n", t->note);
+	/* The last column (a name, often: a kernel's can be thousands of
+	 * characters) is not padded, and its rule stops at 64 columns. */
+	int last = t->ncols - 1;
+	if (w[last] > 64 && strlen(t->cols[last]) <= 64)
+		w[last] = 64;
 	for (int c = 0; c < t->ncols; c++)
-		fprintf(f, "%s%*s", c ? "  " : " ", -(int)w[c], t->cols[c]);
+		fprintf(f, "%s%*s", c ? "  " : " ", c < last ? -(int)w[c] : 0, t->cols[c]);
 	fputc('\n', f);
 	for (int c = 0; c < t->ncols; c++) {
 		fprintf(f, "%s", c ? "  " : " ");
@@ -193,7 +198,7 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 	for (size_t r = 0; r < rows; r++) {
 		for (int c = 0; c < t->ncols; c++) {
 			size_t i = r * (size_t)t->ncols + (size_t)c;
-			size_t pad = w[c] - ew[i];
+			size_t pad = w[c] > ew[i] ? w[c] - ew[i] : 0;
 			fputs(c ? "  " : " ", f);
 			/* numbers right-aligned, text left-aligned (last column unpadded) */
 			if (t->cells[i].numeric)
