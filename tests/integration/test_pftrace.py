@@ -384,6 +384,25 @@ def test_nvtx_program_as_json(tmp_path):
     assert any("payload" in s["args"] for s in d["slices"])
 
 
+def test_lanes_of_a_thread_are_named_after_it(tmp_path):
+    """A range holding a step boundary overlaps two ProfilerStep slices on
+    its thread (as in the JSON), so the steps go to a lane track: the lane
+    carries the thread's name (known only at the end of the file) and its
+    number, "python3 [2]", in every share."""
+    from pyshim import env_for, python
+    code = "import cuptrace\nfor i in range(4):\n    with cuptrace.range('work'):\n" \
+           "        cuptrace.step()\n"
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "out")))
+    assert p.returncode == 0, p.stderr
+    for jobs in (1, 3):
+        (tmp_path / str(jobs)).mkdir()
+        d, doc = same_as_json(ctr_files(tmp_path / "out"), tmp_path / str(jobs), jobs=jobs)
+        [thread] = [t for t in d["tracks"].values() if t["kind"] == "thread"]
+        lanes = sorted(t["name"] for t in d["tracks"].values()
+                       if t["kind"] == "named" and t["name"].endswith("]"))
+        assert thread["name"] and lanes == [thread["name"] + " [2]"], (thread, lanes)
+
+
 def test_more_tracks_than_clocks(tmp_path):
     """65 threads: more tracks than a sequence has clock ids (64-127); the
     tracks past them give absolute BOOTTIME times, the same events."""

@@ -149,6 +149,23 @@ static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
 	pb_close(o, at);
 }
 
+/* A track handed by the model (ME_TRACK): a CPU thread's comes at the end
+ * of the file, named, after its events and lanes were announced without a
+ * name; its descriptor and those of all its lanes (the file's, whichever
+ * share used them) are written again with the name, which Perfetto takes
+ * for the uuid, as the JSON's thread_name. */
+static void named(struct pft *p, const struct m_track *tr)
+{
+	announce(p, tr, 0);
+	if (tr->kind != MT_THREAD || !tr->name_len)
+		return;
+	struct ptrack *pt = ptrack(p, tr);
+	for (unsigned lane = 1; lane <= pt->l.n; lane++) {
+		pt->l.announced &= ~(1u << (lane - 1));
+		announce(p, tr, lane);
+	}
+}
+
 /* The uuid of a track as this share writes it (announced on first use). */
 static inline uint64_t use_track(struct pft *p, const struct m_track *tr, unsigned lane)
 {
@@ -559,7 +576,7 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 		if (ev->type == ME_PROCESS)
 			gpu_process(p, ev);
 		else
-			announce(p, ev->track, 0);
+			named(p, ev->track);
 		break;
 	default:
 		span_event(p, ev, lane);
