@@ -105,7 +105,10 @@ def parse_events(text):
         f = line.split("\t")
         assert len(f) in (9, 11), line
         r = dict(file=int(f[0]), type=f[1], cat=f[2], track=int(f[3]), kind=f[4],
-                 track_name=f[5], ts=int(f[6]), end=int(f[7]), name=f[8])
+                 track_name=f[5], ts=int(f[6]) if f[6] else None,
+                 end=int(f[7]) if f[7] else None, name=f[8])
+        # process and track lines name a track: no time
+        assert (r["ts"] is None) == (r["type"] in ("process", "track")), line
         if len(f) == 11:
             r["to_track"] = int(f[9])
             r["to_ts"] = int(f[10]) if f[10] else None

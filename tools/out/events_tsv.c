@@ -2,7 +2,8 @@
  * `cuptrace events` prints for scripts (awk, pandas) and what the
  * consumer-agreement test compares the other outputs with.
  *   file type cat track track_kind track_name ts_ns end_ns name [to_track to_ts_ns]
- * Times are ns on the job's timeline (as the Chrome trace's ts, in ns). */
+ * Times are ns on the job's timeline (as the Chrome trace's ts, in ns);
+ * process and track lines, which name a track, have none (empty). */
 #include "out/events_tsv.h"
 
 #include <stdio.h>
@@ -75,7 +76,11 @@ static void on_event(void *ctx, const struct m_event *ev)
 	} else {
 		fputs("0\t\t", f);
 	}
-	fprintf(f, "\t%lld\t%lld\t", (long long)((int64_t)ev->ts + off), (long long)((int64_t)ev->end + off));
+	if (ev->type == ME_TRACK || ev->type == ME_PROCESS) /* a name, no time */
+		fputs("\t\t\t", f);
+	else
+		fprintf(f, "\t%lld\t%lld\t", (long long)((int64_t)ev->ts + off),
+			(long long)((int64_t)ev->end + off));
 	name_of(f, ev);
 	if (ev->type == ME_FLOW)
 		fprintf(f, "\t%u\t%lld", ev->flow.to->id, (long long)((int64_t)ev->flow.to_ts + off));
