@@ -82,3 +82,8 @@ def test_without_steps_everything_counts_and_an_absent_range_is_empty(stepped):
              "nccl_sizes,nccl_ranks")
     none = stats(f, "--steps", "50-60", "--report", every)
     assert none and all(not v for v in none.values())
+    # and says why the tables are empty
+    p = tool("stats", "--steps", "50-60", "--report", "nvtx_sum", str(f))
+    assert p.returncode == 0 and p.stderr == (f"cuptrace stats: warning: --steps 50-60: {f} has "
+                                              "no step in that range\n"), p.stderr
+    assert tool("stats", "--steps", "3-5", "--report", "nvtx_sum", str(f)).stderr == ""

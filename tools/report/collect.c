@@ -29,7 +29,7 @@ struct run {
 
 /* How a file's reading went, said when its parts are merged (in file
  * order, so that messages come in the same order however many workers). */
-enum { F_PENDING, F_READ, F_STEPLESS = 2, F_REWIND = 4 };
+enum { F_PENDING, F_READ, F_STEPLESS = 2, F_REWIND = 4, F_OUTSIDE = 8 };
 
 struct job {
 	struct inputs *in;
@@ -44,6 +44,8 @@ struct job {
 	pthread_mutex_t mu; /* merging */
 	size_t merged;      /* files merged so far */
 	size_t stepless;
+	size_t outside; /* files with steps, none of them in the range */
+	const char *first_outside;
 	int rc;
 	/* Lockstep (NULL: files read whole, one per worker at a time). */
 	struct lfile *lf;
@@ -160,6 +162,8 @@ static void merge_ready_locked(struct job *j)
 				fprintf(stderr, "cuptrace %s: warning: %s holds no steps\n", j->cmd,
 					t->f.path);
 		}
+		if ((how & F_OUTSIDE) && !j->outside++)
+			j->first_outside = t->f.path;
 		if (how & F_REWIND) {
 			j->rc = 1;
 		} else if (t->f.status == CT_CORRUPT) {
@@ -198,6 +202,8 @@ static int begin_file(struct job *j, size_t k, struct run *run)
 		/* A first pass for the window of the steps. */
 		if (!step_window(run->t, j->opts->step_lo, j->opts->step_hi, &run->from, &run->to))
 			how |= F_STEPLESS;
+		else if (run->from == UINT64_MAX)
+			how |= F_OUTSIDE;
 		if (inputs_rewind(j->in, k))
 			how |= F_REWIND;
 	}
@@ -393,6 +399,12 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 	free((void *)j.done);
 	int rc = j.rc;
 	size_t stepless = j.stepless;
+	if (j.outside == 1) /* their figures are all empty: say why */
+		fprintf(stderr, "cuptrace %s: warning: --steps %s: %s has no step in that range\n",
+			cmd, steps_arg, j.first_outside);
+	else if (j.outside)
+		fprintf(stderr, "cuptrace %s: warning: --steps %s: %zu files have no step in that "
+			"range (%s, ...)\n", cmd, steps_arg, j.outside, j.first_outside);
 	void **st = j.st;
 	int none = in->n && stepless == in->n;
 	if (none) {
