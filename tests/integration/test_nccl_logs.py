@@ -202,6 +202,11 @@ def test_text_table_and_bad_uses(tmp_path):
     assert p.returncode == 2 and "no steps" in p.stderr
     p = tool("stats", "--report", "nvtx_sum", str(p1))
     assert p.returncode == 2 and "nccl_" in p.stderr
+    # no report named: only those that read logs (no empty trace tables)
+    p = tool("stats", str(p1))
+    assert p.returncode == 0 and "** nccl_sum" in p.stdout, p.stderr
+    assert {t.split(":")[0] for t in p.stdout.split("** ")[1:]} <= {
+        "nccl_sum", "nccl_sizes", "nccl_ranks", "nccl_skew", "nccl_hang"}, p.stdout
     other = tmp_path / "other.txt"
     other.write_text("hello\n")
     p = tool("stats", str(other))

@@ -241,6 +241,15 @@ int cmd_stats(int argc, char **argv)
 			inputs_close(&in);
 			return 2;
 		}
+		/* Logs alone, no report named: the reports that read logs only
+		 * (the others would print tables of nothing). */
+		if (!in.n && !run.opts.explicit_list) {
+			size_t k = 0;
+			for (size_t i = 0; i < run.n; i++)
+				if (run.r[i]->log)
+					run.r[k++] = run.r[i];
+			run.n = k;
+		}
 	}
 	struct print pr = {fmt, 1};
 	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, convert_jobs(jobs, in.n),
