@@ -1,5 +1,6 @@
 /* cuptrace info: what a trace file holds and whether it ended cleanly. */
 #include "cmd/cmd.h"
+#include "common/config.h"
 #include "model/clocks.h"
 #include "read/inputs.h"
 #include "util/term_escape.h"
@@ -135,6 +136,27 @@ static void detail(struct tfile *t)
 	       t->f.status == CT_CLEAN ? "" : t->f.err);
 }
 
+/* The ranks the job chose to trace (CUPTRACE_RANKS in the first file's
+ * settings): 1 and *set filled when it names global ranks, else 0 (all, or
+ * node-local ranks, which say nothing of an absent rank). */
+static int traced_ranks(const struct inputs *in, struct ct_rankset *set, char *spec, size_t len)
+{
+	static const char key[] = "CUPTRACE_RANKS=";
+	const char *p = in->n ? strstr(in->v[0].f.h.config, key) : NULL;
+	if (!p || (p != in->v[0].f.h.config && p[-1] != '\n'))
+		return 0;
+	p += sizeof key - 1;
+	snprintf(spec, len, "%.*s", (int)strcspn(p, "\n"), p);
+	struct ct_config c;
+	char err[256];
+	ct_config_defaults(&c);
+	if (ct_config_set(&c, "CUPTRACE_RANKS", spec, err, sizeof err) || c.ranks.all ||
+	    c.ranks.local)
+		return 0;
+	*set = c.ranks;
+	return 1;
+}
+
 static void missing_ranks(struct inputs *in)
 {
 	int64_t world = 0;
@@ -149,6 +171,13 @@ static void missing_ranks(struct inputs *in)
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].rank >= 0 && in->v[i].rank < world)
 			seen[in->v[i].rank] = 1;
+	/* Ranks left out by CUPTRACE_RANKS are not missing. */
+	struct ct_rankset set;
+	char spec[256];
+	int chosen = traced_ranks(in, &set, spec, sizeof spec);
+	for (int64_t r = 0; chosen && r < world; r++)
+		if (!ct_rankset_has(&set, (long)r, -1))
+			seen[r] = 1;
 	int printed = 0;
 	for (int64_t r = 0; r < world; r++) {
 		if (seen[r])
@@ -162,7 +191,9 @@ static void missing_ranks(struct inputs *in)
 		printed = 1;
 		r = e;
 	}
-	if (printed)
+	if (printed && chosen)
+		printf(" (world size %lld; traced: CUPTRACE_RANKS=%s)\n", (long long)world, spec);
+	else if (printed)
 		printf(" (world size %lld)\n", (long long)world);
 	free(seen);
 }
