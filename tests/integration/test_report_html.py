@@ -405,7 +405,16 @@ def test_nccl_logs_alone(tmp_path):
     charts, _ = check_marks(page, doc)
     assert "nccl_sum: NCCL operations by operation and datatype" in charts
     nones = [e["text"] for e in page.el if e["a"].get("class") == "none"]
-    assert any("logs only" in t for t in nones) and any("no GPU" in t for t in nones)
+    assert any("logs only" in t for t in nones)
+    # the sections that need traces (times, GPU work, ranges) say so, the
+    # skew section among them (not "give every rank's file": all were given)
+    needs = [t for t in nones if "needs the trace files" in t]
+    assert len(needs) >= 6, nones
+    assert "give every rank" not in html
+    # no section is a bare heading
+    for i, e in enumerate(page.el):
+        if e["tag"] == "section":
+            assert len(page.kids.get(i, [])) >= 2, page.el[page.kids[i][0]]["text"]
 
 
 def test_truncated_file_in_red(job, tmp_path):

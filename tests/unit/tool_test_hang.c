@@ -14,6 +14,7 @@ static struct tfile file(int rank, uint64_t mono_end)
 	struct tfile t;
 	memset(&t, 0, sizeof t);
 	t.rank = rank;
+	t.shown_rank = rank;
 	t.index = rank;
 	t.f.final_footer = mono_end != 0;
 	t.f.mono_end = mono_end;

@@ -245,7 +245,13 @@ static void page(FILE *f, struct inputs *in, struct collected *c)
 		fprintf(f, "<section id=\"s%zu\">\n<h2>", i + 1);
 		html_esc(f, sections[i].title);
 		fputs("</h2>\n", f);
-		(sections[i].draw ? sections[i].draw : html_draw_tables)(f, &c->all, &c->own[i]);
+		if (!in->n && !(sections[i].rep && sections[i].rep->log))
+			/* NCCL_DEBUG logs alone: no times, no GPU work, no ranges */
+			html_none(f, "NCCL_DEBUG logs carry no times or GPU work: this section needs "
+				     "the trace files");
+		else
+			(sections[i].draw ? sections[i].draw : html_draw_tables)(f, &c->all,
+										 &c->own[i]);
 		fputs("</section>\n", f);
 	}
 	fputs("<section id=\"open\">\n<h2>The full trace</h2>\n"
