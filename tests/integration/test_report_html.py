@@ -340,6 +340,39 @@ def test_chromium_renders_without_errors(job):
     assert screenshot(bad, d / "bad.png", 200, 200)
 
 
+def page_width(html_path, width):
+    """(the page's scroll width, the window's width) in headless Chromium at
+    `width` px: a copy of the page with a line of script that writes both
+    into the DOM, which --dump-dom prints after the scripts ran."""
+    probe = html_path.with_name(html_path.stem + ".probe.html")
+    probe.write_text(html_path.read_text(encoding="utf-8").replace(
+        "</body>", "<script>document.body.setAttribute('data-probe', "
+        "document.documentElement.scrollWidth + ' ' + window.innerWidth)</script></body>"),
+        encoding="utf-8")
+    p = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+                        "--proxy-server=127.0.0.1:9", f"--window-size={width},800", "--dump-dom",
+                        f"file://{probe}"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    m = re.search(r'data-probe="(\d+) (\d+)"', p.stdout)
+    assert m, p.stdout[-500:]
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_a_narrow_window_does_not_scroll_sideways(job, tmp_path):
+    """At 1100 px the page fits its window: the charts scale down with it
+    (they were fixed at up to 1186 px wide), on a job's page and on a page
+    of NCCL logs alone."""
+    from test_nccl_logs import rank_lines, write
+    logs = []
+    for r in range(2):
+        logs.append(tmp_path / f"r{r}.log")
+        write(logs[-1], rank_lines(r))
+    report(logs, tmp_path / "logs.html")
+    for page in (job[0] / "report.html", tmp_path / "logs.html"):
+        scroll, window = page_width(page, 1100)
+        assert window == 1100 and scroll <= window, (page.name, scroll, window)
+
+
 def test_demo_screenshot_kept_in_docs():
     shot = Path(__file__).resolve().parents[2] / "docs" / "report.png"
     assert shot.exists() and shot.stat().st_size > 10000

@@ -35,6 +35,14 @@ void html_heat_colour(double v, char out[8])
 	out[7] = 0;
 }
 
+/* A chart's <svg> up to its data-t attribute's value: drawn w x h, and
+ * scaled down with the page (viewBox; the page's CSS caps its width) so
+ * that a narrow window does not scroll sideways. */
+static void svg_open(FILE *f, int w, size_t h)
+{
+	fprintf(f, "<svg width=\"%d\" height=\"%zu\" viewBox=\"0 0 %d %zu\" data-t=\"", w, h, w, h);
+}
+
 /* "Column: text" of the cell (row r, column c); nothing for -1. */
 static void quote(FILE *f, const struct table *t, size_t r, int c, int *first)
 {
@@ -68,8 +76,7 @@ void html_svg_bars(FILE *f, const struct bars *b)
 			max = sum;
 	}
 	const int h = 18, top = 4;
-	fprintf(f, "<svg width=\"%d\" height=\"%zu\" data-t=\"", LABEL_W + PLOT_W + 380,
-		(size_t)top + b->n * (size_t)h + 4);
+	svg_open(f, LABEL_W + PLOT_W + 380, (size_t)top + b->n * (size_t)h + 4);
 	html_esc(f, table_title(b->t));
 	fputs("\">\n", f);
 	for (size_t i = 0; i < b->n; i++) {
@@ -190,8 +197,7 @@ static void heat(FILE *f, const struct matrix *m, double lo, double hi, int clip
 	if (cw > 40)
 		cw = 40;
 	int ch = m->nr > 32 ? 9 : 14;
-	fprintf(f, "<svg width=\"%d\" height=\"%zu\" data-t=\"", LABEL_W + PLOT_W + 10,
-		m->nr * (size_t)ch + 40);
+	svg_open(f, LABEL_W + PLOT_W + 10, m->nr * (size_t)ch + 40);
 	html_esc(f, table_title(m->t));
 	fputs("\">\n", f);
 	for (size_t i = 0; i < m->nr; i++) {
@@ -224,7 +230,7 @@ static void lines(FILE *f, const struct matrix *m, double lo, double hi, int cli
 {
 	const int ph = 260, top = 10;
 	double dx = m->nc > 1 ? (double)PLOT_W / (double)(m->nc - 1) : 0;
-	fprintf(f, "<svg width=\"%d\" height=\"%d\" data-t=\"", LABEL_W + PLOT_W + 20, ph + top + 40);
+	svg_open(f, LABEL_W + PLOT_W + 20, (size_t)(ph + top + 40));
 	html_esc(f, table_title(m->t));
 	fputs("\">\n", f);
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#ccc\"/>\n",
