@@ -91,27 +91,6 @@ static void take(void *ctx, int rep, struct table *t)
 	push(&c->own[c->sec_of[rep]], t);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Ranks as every output shows them (struct tfile's shown_rank): a
- * process without a launcher counts as one, its capture windows once. */
-static uint64_t count_ranks(const struct inputs *in)
-{
-	int64_t *r = xcalloc(in->n + 1, sizeof *r);
-	for (size_t i = 0; i < in->n; i++)
-		r[i] = in->v[i].shown_rank;
-	qsort(r, in->n, sizeof *r, cmp_i64);
-	uint64_t n = 0;
-	for (size_t i = 0; i < in->n; i++)
-		n += !i || r[i] != r[i - 1];
-	free(r);
-	return n;
-}
-
 static uint64_t sum(const uint64_t *v)
 {
 	uint64_t s = 0;
@@ -159,7 +138,7 @@ static void header(FILE *f, struct inputs *in, const struct tabs *all)
 	if (nhosts > 8)
 		fprintf(f, " and %zu more", nhosts - 8);
 	fputs("</dd>\n", f);
-	uint64_t ranks = count_ranks(in), events = 0, drops = 0, bad = 0;
+	uint64_t ranks = in->nranks, events = 0, drops = 0, bad = 0;
 	for (size_t i = 0; i < in->n; i++) {
 		events += sum(in->v[i].f.events);
 		drops += sum(in->v[i].f.drops);

@@ -97,21 +97,9 @@ long html_slowest_rank(const struct tabs *all, const char **why)
 	return -1;
 }
 
-/* A section whose report gave no table (NCCL logs alone give no trace
- * tables) says so instead of showing a bare heading. */
-static int no_table(FILE *f, const struct tabs *own)
-{
-	if (own->n)
-		return 0;
-	html_none(f, "(nothing in the inputs for this section)");
-	return 1;
-}
-
 void html_draw_tables(FILE *f, const struct tabs *all, const struct tabs *own)
 {
 	(void)all;
-	if (no_table(f, own))
-		return;
 	for (size_t i = 0; i < own->n; i++)
 		html_table(f, own->v[i], NULL, 0);
 }
@@ -130,8 +118,6 @@ static void table_top(FILE *f, const struct table *t, size_t n)
 void html_draw_top(FILE *f, const struct tabs *all, const struct tabs *own)
 {
 	(void)all;
-	if (no_table(f, own))
-		return;
 	for (size_t i = 0; i < own->n; i++)
 		table_top(f, own->v[i], TOP);
 }

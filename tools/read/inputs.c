@@ -471,8 +471,12 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 		t->off_ns = (int64_t)(h->rt_anchor - in->base_ns) - (int64_t)h->mono_anchor;
 		t->pid = (uint64_t)(i + 1) * 1000000u;
 		t->shown_rank = t->rank >= 0 ? t->rank : unranked(in, i, next);
-		if (t->shown_rank >= next)
+		/* ranks come sorted, then the unranked numbers count up from
+		 * next: a rank not seen before is at least next */
+		if (t->shown_rank >= next) {
 			next = t->shown_rank + 1;
+			in->nranks++;
+		}
 		snprintf(t->label, sizeof t->label, "rank %lld (%.200s:%llu)", (long long)t->shown_rank,
 			 h->host, (unsigned long long)h->pid);
 		if (h->world_size > in->world_size)

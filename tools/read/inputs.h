@@ -31,6 +31,7 @@ struct inputs {
 	size_t nlogs;
 	uint64_t base_ns; /* CLOCK_REALTIME ns that ts 0 stands for */
 	int64_t world_size;
+	size_t nranks; /* distinct shown ranks (struct tfile) */
 };
 
 /* Expands args into files (directories: their *.ctr files, recursively)

@@ -338,10 +338,7 @@ static int cmp_d(const void *x, const void *y)
 static void row_head(struct table *t, int64_t rank, uint64_t gpu)
 {
 	table_row(t);
-	if (rank >= 0)
-		table_i64(t, rank);
-	else
-		table_null(t);
+	table_i64(t, rank);
 	table_u64(t, gpu);
 }
 

@@ -200,14 +200,6 @@ static int cmp_row(const void *x, const void *y)
 	return a->device < b->device ? -1 : a->device > b->device;
 }
 
-static void rank_cell(struct table *t, int64_t rank)
-{
-	if (rank >= 0)
-		table_i64(t, rank);
-	else
-		table_null(t);
-}
-
 static int end(void *p, struct table **out)
 {
 	struct gg *gg = p;
@@ -230,7 +222,7 @@ static int end(void *p, struct table **out)
 	for (size_t i = 0; i < gg->nrows; i++) {
 		const struct grow *r = &gg->rows[i];
 		table_row(a);
-		rank_cell(a, r->rank);
+		table_i64(a, r->rank);
 		table_u64(a, r->device);
 		table_u64(a, r->count);
 		table_u64(a, r->total);
@@ -243,7 +235,7 @@ static int end(void *p, struct table **out)
 		for (unsigned k = 0; k < r->ntop; k++) {
 			const struct gap *g = &r->top[k];
 			table_row(b);
-			rank_cell(b, r->rank);
+			table_i64(b, r->rank);
 			table_u64(b, r->device);
 			table_i64(b, (int64_t)g->a + r->off);
 			table_u64(b, g->b - g->a);
