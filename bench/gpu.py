@@ -1,7 +1,7 @@
 """Benchmark on a real GPU (skipped where there is none): what tracing adds
 to a CUDA program, traced by `cuptrace run` with its defaults (CUPTI
-activity for kernels, copies, memsets, syncs; runtime and driver API
-callbacks; NVTX), against the same program untraced, interleaved, median
+activity records for kernels, copies, memsets, syncs and the runtime and
+driver API calls; NVTX), against the same program untraced, interleaved, median
 of RUNS:
   - build/bench/gpu_launch: ns per empty-kernel launch and per 4 KiB async
     copy (the worst case for a tracer: every launch an API record, a
@@ -12,25 +12,16 @@ No targets of DESIGN.md are about a real GPU: the figures are INFO."""
 import os
 import shutil
 import subprocess
-import sys
 
-from benchlib import RUNS, TOOL, ctr_files, info, median, prog, report, spread, tmpdir
-
-def keyvals(out):
-    vals = {}
-    for line in out.split():
-        k, _, v = line.partition("=")
-        if v:
-            vals[k] = float(v)
-    return vals
+from benchlib import (RUNS, TOOL, ctr_files, info, median, plain_env, prog, report, run, spread,
+                      tmpdir)
 
 
 def go(cmd, traced, d):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CUPTRACE_")}
+    """cmd's key=value output, run untraced or under `cuptrace run`."""
     if traced:
         cmd = [TOOL, "run", "-o", os.path.join(d, "%p.ctr"), "--"] + cmd
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    return p.returncode, keyvals(p.stdout), p.stderr
+    return run(cmd, plain_env())[0]
 
 
 def launches(d):
@@ -38,19 +29,16 @@ def launches(d):
     if not os.path.exists(exe):
         print("gpu      skipped: build/bench/gpu_launch not built (no nvcc)")
         return False
-    rc, _, err = go([exe, "1000"], False, d)
-    if rc != 0:
-        print("gpu      skipped: no usable GPU (%s)" % err.strip().splitlines()[-1:])
+    p = subprocess.run([exe, "1000"], env=plain_env(), capture_output=True, text=True)
+    if p.returncode != 0:
+        print("gpu      skipped: no usable GPU (%s)" % p.stderr.strip().splitlines()[-1:])
         return False
     n = 200000
     res = {False: [], True: []}
     for _ in range(RUNS):
         for traced in (False, True):
             shutil.rmtree(os.path.join(d, "t"), ignore_errors=True)
-            rc, v, err = go([exe, str(n)], traced, os.path.join(d, "t"))
-            if rc != 0:
-                sys.exit("gpu_launch failed: " + err)
-            res[traced].append(v)
+            res[traced].append(go([exe, str(n)], traced, os.path.join(d, "t")))
     for key, what in (("launch_ns", "empty kernel launch"), ("copy_ns", "4 KiB async copy H2D")):
         plain = median([v[key] for v in res[False]])
         traced = median([v[key] for v in res[True]])

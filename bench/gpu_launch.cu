@@ -1,7 +1,8 @@
 // GPU bench (bench/gpu.py, on a machine with a GPU): what tracing adds to
 // a kernel launch and to a small async copy on a real GPU. N empty kernels
 // (and N/4 copies of 4 KiB host to device), a stream sync every 1000;
-// prints ns per launch over the timed part (after a warm-up).
+// prints ns per launch and per copy over the timed part (after a warm-up),
+// one key=value a line as bench/benchlib.py reads them.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,6 @@ int main(int argc, char **argv)
 	}
 	cudaStreamSynchronize(s);
 	double t2 = now();
-	printf("launch_ns=%.1f copy_ns=%.1f\n", (t1 - t0) / n, (t2 - t1) / (n / 4));
+	printf("launch_ns=%.1f\ncopy_ns=%.1f\n", (t1 - t0) / n, (t2 - t1) / (n / 4));
 	return 0;
 }

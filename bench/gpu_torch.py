@@ -8,10 +8,9 @@ change against untraced. Information only: DESIGN.md has no target on a
 real GPU. GPU_PYTHON picks the interpreter (default python3)."""
 import os
 import shutil
-import statistics
 import subprocess
 
-from benchlib import RUNS, TOOL, report, spread, tmpdir
+from benchlib import RUNS, TOOL, median, plain_env, report, run, spread, tmpdir
 
 PY = os.environ.get("GPU_PYTHON", "python3")
 
@@ -71,17 +70,16 @@ def main():
         res = {k: [] for k in MODES}
         for _ in range(RUNS):
             for mode, sources in MODES.items():
-                env = {k: v for k, v in os.environ.items() if not k.startswith("CUPTRACE_")}
+                env = plain_env()
                 cmd = [PY, child, mode]
                 if sources:
                     env["CUPTRACE_TRACE"] = sources
                     cmd = [TOOL, "run", "-o", os.path.join(d, "t", "%p.ctr"), "--"] + cmd
-                p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-                res[mode].append(float(p.stdout.split("=")[1]))
+                res[mode].append(run(cmd, env)[0]["step_us"])
                 shutil.rmtree(os.path.join(d, "t"), ignore_errors=True)
-        base = statistics.median(res["untraced"])
+        base = median(res["untraced"])
         for mode, v in res.items():
-            med = statistics.median(v)
+            med = median(v)
             report("gpu", "torch MLP step: %s" % LABEL.get(mode, mode), "%.0f us (%+.1f %%)" %
                    (med, 100 * (med - base) / base), "(information)", None, spread(v))
     finally:
