@@ -314,3 +314,40 @@ def test_skew_window_flat(tmp_path):
         assert long == 3 * short == 3 * 1500 * 9, seen  # every collective matched
         assert long_peak <= 1.5 * short_peak + 500, seen
         assert long_peak < long / 2, seen
+
+
+def test_unranked_processes_are_one_rank_in_nccl_reports(tmp_path):
+    """A job started without launcher variables (torch.multiprocessing, a
+    launcher of one's own): the tracer sees no rank, only the communicators'
+    (world rank 0-3, pair rank 0 or 1). nccl_ranks and nccl_skew file each
+    process's operations under the one rank every other output shows for
+    it; they took the communicator's rank, which put a process's pair
+    operations under another process's rank."""
+    procs = []
+    for r in range(WORLD):
+        env = traced_env(tmp_path / "out", HARNESS_RANK=str(r), HARNESS_WORLD=str(WORLD),
+                         CT_TEST_TRUTH=str(tmp_path / f"truth{r}.jsonl"))
+        for k in ("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
+            env.pop(k, None)
+        procs.append(subprocess.Popen([str(HARNESS), "3"], env=env, text=True,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    files = ctr_files(tmp_path / "out")
+    assert len(files) == WORLD
+    shown = {int(m[2]): int(m[1]) for m in (
+        re.fullmatch(r"rank (\d+) \(.*:(\d+)\)", e["args"]["name"])
+        for e in convert(files, tmp_path / "t.json")["traceEvents"]
+        if e.get("ph") == "M" and e["name"] == "process_name") if m}
+    assert sorted(shown.values()) == list(range(WORLD))
+    calls, colls = defaultdict(int), defaultdict(int)
+    for r, p in enumerate(procs):
+        ops = [t for t in read_truth(tmp_path / f"truth{r}.jsonl") if t["kind"] == "op"]
+        assert {t["comm_name"] for t in ops} == {"world", "pair"}
+        for t in ops:
+            calls[shown[p.pid], t["func"]] += 1
+            colls[shown[p.pid]] += t["seq"] >= 0
+    doc, _ = stats(files, "--report", "nccl_ranks,nccl_skew")
+    assert {(r["Rank"], r["Operation"]): r["Calls"] for r in table(doc, "nccl_ranks")} == calls
+    assert {r["Rank"]: r["Collectives"] for r in table(doc, "nccl_skew: arrival")} == colls

@@ -20,7 +20,8 @@
  *
  * usage: nccl_harness [ITERATIONS]
  * env:   RANK/OMPI_COMM_WORLD_RANK, WORLD_SIZE/OMPI_COMM_WORLD_SIZE (even,
- *        default 4), HARNESS_ABI (5, 6 or 4), HARNESS_STEPS=1 (cuptrace_step
+ *        default 4; HARNESS_RANK/HARNESS_WORLD before them: ranks the
+ *        tracer cannot see), HARNESS_ABI (5, 6 or 4), HARNESS_STEPS=1 (cuptrace_step
  *        before each iteration), CT_TEST_TRUTH (JSON lines of what was
  *        done, for the tests).
  *        Timing (pace.h): HARNESS_PACE_US, HARNESS_LATE, HARNESS_STEP_LATE;
@@ -579,9 +580,11 @@ static int env_int(const char *a, const char *b, int dflt)
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 2;
-	int rank = env_int("OMPI_COMM_WORLD_RANK", "RANK", 0);
+	/* HARNESS_RANK/HARNESS_WORLD: a rank the tracer does not see (a job
+	 * started without launcher variables, as torch.multiprocessing does) */
+	int rank = env_int("HARNESS_RANK", "OMPI_COMM_WORLD_RANK", env_int("RANK", "RANK", 0));
 	world_rank = rank;
-	int world = env_int("OMPI_COMM_WORLD_SIZE", "WORLD_SIZE", 4);
+	int world = env_int("HARNESS_WORLD", "OMPI_COMM_WORLD_SIZE", env_int("WORLD_SIZE", "WORLD_SIZE", 4));
 	truth_open();
 	void (*step)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "cuptrace_step");
 	int use_steps = getenv("HARNESS_STEPS") != NULL;

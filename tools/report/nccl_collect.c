@@ -54,8 +54,9 @@ void nccl_collect_event(struct nccl_adds *j, struct tfile *t, const struct m_eve
 		timed = 1;
 		ns = p->kernel.end - p->kernel.ts;
 	}
-	int64_t rank = t->rank >= 0 ? t->rank : o->rank;
-	nccl_agg_add(&j->agg, rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
+	/* the process's rank as every output shows it: an operation's rank is
+	 * its communicator's, which differs between a process's communicators */
+	nccl_agg_add(&j->agg, t->shown_rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
 	             o->comm ? o->comm->nranks : 0, timed, ns);
 }
 

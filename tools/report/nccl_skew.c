@@ -237,7 +237,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	                                 func_name(s, o->func),
 	                                 (int32_t)cm->nranks,
 	                                 (int32_t)crank,
-	                                 t->rank >= 0 ? t->rank : crank,
+	                                 t->shown_rank,
 	                                 o->step,
 	                                 (int64_t)at + t->off_ns};
 }
