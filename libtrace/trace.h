@@ -23,6 +23,9 @@ struct ct_state {
 	uint64_t rt_anchor, mono_anchor;
 	int pid;
 	_Atomic uint64_t truncated_strings; /* NVTX messages cut to fit (nvtx.c) */
+	/* The process's rank in its largest NCCL communicator, for the footer:
+	 * nranks << 32 | rank, 0 before any (nccl.c; a forked child's is 0) */
+	_Atomic uint64_t nccl_rank;
 };
 
 extern struct ct_state ct;

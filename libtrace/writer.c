@@ -337,6 +337,9 @@ static void write_footer(uint64_t end)
 	write_block();
 	writer_st.enc.end_how = (uint32_t)(end >> 32);
 	writer_st.enc.end_detail = (uint32_t)end;
+	uint64_t nr = atomic_load_explicit(&ct.nccl_rank, memory_order_relaxed);
+	writer_st.enc.nccl_nranks = (uint32_t)(nr >> 32);
+	writer_st.enc.nccl_rank = (uint32_t)nr;
 	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
 	uint64_t at = writer_st.off;
 	write_block();
@@ -576,6 +579,7 @@ void ct_writer_fork_child(void)
 	writer_st.first[0] = writer_st.rotated[0] = 0;
 	ct_tnames_fork_child();
 	memset(writer_st.drops, 0, sizeof writer_st.drops);
+	atomic_store(&ct.nccl_rank, 0); /* the parent's communicators are not the child's */
 	atomic_store(&writer_st.started, 0);
 	atomic_store(&writer_st.stop, 0);
 	atomic_store(&writer_st.req, 0);

@@ -26,8 +26,8 @@
  * process ended (CT_FT_END); 1.0 files still read. 1.2: the event kind
  * CT_EV_CUDA_EVENT (older readers skip a block holding one as damaged:
  * items carry no length, a kind unknown to a reader cannot be stepped
- * over). */
-#define CT_FORMAT_MINOR 2
+ * over). 1.3: the footer's CT_FT_NCCL_RANK (older readers skip it). */
+#define CT_FORMAT_MINOR 3
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
  * of that footer block (which holds the FOOTER item alone), so that tools
@@ -185,6 +185,9 @@ enum ct_ftag {
 	/* Since 1.1, optional: varint how (ct_end), varint detail. Absent in
 	 * older files and where the writer did not know. */
 	CT_FT_END = 6,
+	/* Since 1.3, optional: varint rank, varint nranks: the process's rank
+	 * in its largest NCCL communicator (the first of that size). */
+	CT_FT_NCCL_RANK = 7,
 };
 
 /* How the process ended, as the footer's CT_FT_END records it. */

@@ -235,6 +235,7 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
 	memset(f->f_events, 0, sizeof f->f_events);
 	memset(f->f_drops, 0, sizeof f->f_drops);
 	f->end_how = f->end_detail = 0;
+	f->nccl_rank = f->nccl_nranks = 0;
 	while (p < end) {
 		uint64_t tag, len, a, b;
 		if (ct_get_varint(&p, end, &tag) || ct_get_varint(&p, end, &len) ||
@@ -253,6 +254,12 @@ static int read_footer(struct ct_file *f, const uint8_t *p, const uint8_t *end)
 			if (ct_get_varint(&v, vend, &a) || ct_get_varint(&v, vend, &b))
 				return -1;
 			f->end_how = a, f->end_detail = b;
+			break;
+		case CT_FT_NCCL_RANK:
+			if (ct_get_varint(&v, vend, &a) || ct_get_varint(&v, vend, &b))
+				return -1;
+			if (a < b && b <= INT32_MAX)
+				f->nccl_rank = a, f->nccl_nranks = b;
 			break;
 		case CT_FT_RT_END:
 		case CT_FT_MONO_END:

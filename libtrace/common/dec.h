@@ -95,6 +95,7 @@ struct ct_file {
 	uint64_t f_events[CT_NKINDS], f_drops[CT_NKINDS];
 	uint64_t rt_end, mono_end, trunc_str;
 	uint64_t end_how, end_detail; /* CT_FT_END (format 1.1); 0 = not said */
+	uint64_t nccl_rank, nccl_nranks; /* CT_FT_NCCL_RANK (format 1.3); nranks 0 = not said */
 	/* drops seen in DROPS items, summed over threads */
 	uint64_t drops[CT_NKINDS];
 	struct ct_dtab *dtab;

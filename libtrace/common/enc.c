@@ -410,6 +410,8 @@ int ct_enc_footer(struct ct_enc *e, const uint64_t *drops, uint64_t rt_end, uint
 	p = ct_tlv_u(p, CT_FT_TRUNC_STR, e->trunc_str);
 	if (e->end_how)
 		p = tlv_pair(p, CT_FT_END, e->end_how, e->end_detail);
+	if (e->nccl_nranks)
+		p = tlv_pair(p, CT_FT_NCCL_RANK, e->nccl_rank, e->nccl_nranks);
 	size_t n = (size_t)(p - body);
 	if (reserve(e, n + 24))
 		return -1;

@@ -27,6 +27,7 @@ struct ct_enc {
 	uint64_t events[CT_NKINDS];
 	uint64_t trunc_str;
 	uint32_t end_how, end_detail; /* the footer's CT_FT_END, when end_how != 0 */
+	uint32_t nccl_rank, nccl_nranks; /* the footer's CT_FT_NCCL_RANK, when nccl_nranks != 0 */
 	uint64_t *delta; /* [kind][field]: last value of each CT_F_DELTA field in the block */
 	struct ct_scache sc[CT_SCACHE_N]; /* strings of the table, by their bytes */
 	int fast; /* the hot kinds' layouts in enc.c match the schema table */

@@ -314,6 +314,20 @@ static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnode
 	free(r);
 }
 
+/* The footer names the process's rank in its largest communicator (the
+ * first of that size): what the tools show for a process that no launcher
+ * gave a rank (torch.multiprocessing.spawn). */
+static void note_rank(int nranks, int rank)
+{
+	if (nranks <= 0 || rank < 0 || rank >= nranks)
+		return;
+	uint64_t want = (uint64_t)(uint32_t)nranks << 32 | (uint32_t)rank;
+	uint64_t cur = atomic_load(&ct.nccl_rank);
+	while ((cur >> 32) < (uint64_t)(uint32_t)nranks &&
+	       !atomic_compare_exchange_weak(&ct.nccl_rank, &cur, want))
+		;
+}
+
 static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, int nnodes,
                        int nranks, int rank, unsigned abi)
 {
@@ -340,6 +354,7 @@ static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, i
 	}
 	c->id = atomic_fetch_add(&next_ctx, 1);
 	define_comm(c->id, hash, name, nnodes, nranks, rank, abi);
+	note_rank(nranks, rank);
 	/* The mask is NCCL's, shared by all communicators: the last init
 	 * sets it for all. */
 	if (mask)

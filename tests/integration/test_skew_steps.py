@@ -316,38 +316,77 @@ def test_skew_window_flat(tmp_path):
         assert long_peak < long / 2, seen
 
 
-def test_unranked_processes_are_one_rank_in_nccl_reports(tmp_path):
-    """A job started without launcher variables (torch.multiprocessing, a
-    launcher of one's own): the tracer sees no rank, only the communicators'
-    (world rank 0-3, pair rank 0 or 1). nccl_ranks and nccl_skew file each
-    process's operations under the one rank every other output shows for
-    it; they took the communicator's rank, which put a process's pair
-    operations under another process's rank."""
-    procs = []
-    for r in range(WORLD):
-        env = traced_env(tmp_path / "out", HARNESS_RANK=str(r), HARNESS_WORLD=str(WORLD),
-                         CT_TEST_TRUTH=str(tmp_path / f"truth{r}.jsonl"))
+def unranked_job(d, ranks, world, iters=3):
+    """Harness processes that no launcher numbered, started in the order of
+    ranks; returns their pids by their NCCL world rank."""
+    d.mkdir(parents=True, exist_ok=True)
+    procs = {}
+    for r in ranks:
+        env = traced_env(d, HARNESS_RANK=str(r), HARNESS_WORLD=str(world),
+                         CT_TEST_TRUTH=str(d / f"truth{r}.jsonl"))
         for k in ("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
             env.pop(k, None)
-        procs.append(subprocess.Popen([str(HARNESS), "3"], env=env, text=True,
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
-    for p in procs:
+        procs[r] = subprocess.Popen([str(HARNESS), str(iters)], env=env, text=True,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(0.05)  # files of unranked processes used to be numbered in start order
+    for p in procs.values():
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
+    return {r: p.pid for r, p in procs.items()}
+
+
+def shown_ranks(files, out):
+    """pid -> the rank the JSON's process names show."""
+    return {int(m[2]): int(m[1]) for m in (
+        re.fullmatch(r"rank (\d+) \(.*:(\d+)\)", e["args"]["name"])
+        for e in convert(files, out)["traceEvents"]
+        if e.get("ph") == "M" and e["name"] == "process_name") if m}
+
+
+def test_unranked_processes_are_one_rank_in_nccl_reports(tmp_path):
+    """A job started without launcher variables (torch.multiprocessing.spawn,
+    a launcher of one's own): the tracer sees no rank, only the
+    communicators' (world rank 0-3, pair rank 0 or 1). Each process is shown
+    as its rank in its largest communicator, whatever order the processes
+    started in (the footer names it; they were numbered in start order), and
+    nccl_ranks and nccl_skew file all its operations under that rank (they
+    took each operation's communicator rank, which put a process's pair
+    operations under another process's rank)."""
+    pids = unranked_job(tmp_path / "out", [3, 1, 2, 0], WORLD)
     files = ctr_files(tmp_path / "out")
     assert len(files) == WORLD
-    shown = {int(m[2]): int(m[1]) for m in (
-        re.fullmatch(r"rank (\d+) \(.*:(\d+)\)", e["args"]["name"])
-        for e in convert(files, tmp_path / "t.json")["traceEvents"]
-        if e.get("ph") == "M" and e["name"] == "process_name") if m}
-    assert sorted(shown.values()) == list(range(WORLD))
+    shown = shown_ranks(files, tmp_path / "t.json")
+    assert shown == {pid: r for r, pid in pids.items()}
     calls, colls = defaultdict(int), defaultdict(int)
-    for r, p in enumerate(procs):
-        ops = [t for t in read_truth(tmp_path / f"truth{r}.jsonl") if t["kind"] == "op"]
+    for r in pids:
+        ops = [t for t in read_truth(tmp_path / "out" / f"truth{r}.jsonl") if t["kind"] == "op"]
         assert {t["comm_name"] for t in ops} == {"world", "pair"}
         for t in ops:
-            calls[shown[p.pid], t["func"]] += 1
-            colls[shown[p.pid]] += t["seq"] >= 0
+            calls[r, t["func"]] += 1
+            colls[r] += t["seq"] >= 0
     doc, _ = stats(files, "--report", "nccl_ranks,nccl_skew")
     assert {(r["Rank"], r["Operation"]): r["Calls"] for r in table(doc, "nccl_ranks")} == calls
     assert {r["Rank"]: r["Collectives"] for r in table(doc, "nccl_skew: arrival")} == colls
+    p = tool("info", *map(str, files))
+    assert p.returncode == 0, p.stderr
+    for r, pid in pids.items():
+        assert re.search(rf"^ +{r}\* +\S+ +{pid} ", p.stdout, re.M), p.stdout
+    assert "* no launcher rank: its rank in its largest NCCL communicator" in p.stdout
+    p = tool("info", str(next(f for f in files if f"-{pids[2]}." in f.name)))
+    assert "rank:        none from a launcher; 2 of 4 in its largest NCCL communicator, " \
+           "shown as rank 2" in p.stdout, p.stdout
+
+
+def test_two_unranked_jobs_claiming_one_rank_are_numbered(tmp_path):
+    """Files of two jobs without launcher ranks mixed: where both claim an
+    NCCL rank, neither process gets it; they are numbered after the ranks
+    that stand (a number is never shown for two processes)."""
+    a = unranked_job(tmp_path / "a", [0, 1, 2, 3], WORLD, iters=1)
+    b = unranked_job(tmp_path / "b", [0, 1], 2, iters=1)
+    files = ctr_files(tmp_path / "a") + ctr_files(tmp_path / "b")
+    shown = shown_ranks(files, tmp_path / "t.json")
+    assert shown[a[2]] == 2 and shown[a[3]] == 3
+    numbered = [shown[a[0]], shown[a[1]], shown[b[0]], shown[b[1]]]
+    assert sorted(numbered) == [4, 5, 6, 7], shown
+    p = tool("info", *map(str, files))
+    assert p.stdout.count("~  ") == 4 and p.stdout.count("*  ") == 2, p.stdout

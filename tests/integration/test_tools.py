@@ -126,10 +126,10 @@ def test_a_flipped_bit_in_the_header_is_caught(demo, tmp_path):
     version read "0.5.0", config lines changed). Format 1.1 checksums it."""
     d, f = demo
     data = f.read_bytes()
-    assert data[10:12] == b"\x02\x00"  # format 1.2 (the checksum came with 1.1)
+    assert data[10:12] == b"\x03\x00"  # format 1.3 (the checksum came with 1.1)
     hlen = 16 + int.from_bytes(data[12:16], "little")
     info = tool("info", f, check=True).stdout
-    assert re.search(r"format:\s+1\.2 ", info)
+    assert re.search(r"format:\s+1\.3 ", info)
     cfg = data.index(b"CUPTRACE_", 16)
     for at, bit in ((10, 0), (17, 1), (cfg + 2, 3), (hlen - 30, 6), (hlen - 1, 7)):
         bad = bytearray(data)

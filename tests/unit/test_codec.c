@@ -200,6 +200,7 @@ struct trace {
 	uint64_t kind_count[CT_NKINDS];
 	uint64_t drops_items[CT_NKINDS]; /* what the DROPS items add up to */
 	uint64_t footer_drops[CT_NKINDS];
+	uint32_t nccl_rank, nccl_nranks; /* the footer's, nranks 0 = none */
 	size_t interned; /* strings the encoder interned */
 };
 
@@ -377,6 +378,11 @@ static void make_trace(struct trace *t, size_t nev, int nblocks, size_t strtab_m
 	}
 	for (unsigned k = 0; k < CT_NKINDS; k++)
 		t->footer_drops[k] = below(4) ? 0 : rnd_u();
+	if (below(2)) {
+		t->nccl_nranks = 1 + (uint32_t)below(100000);
+		t->nccl_rank = (uint32_t)below(t->nccl_nranks);
+	}
+	e.nccl_rank = t->nccl_rank, e.nccl_nranks = t->nccl_nranks;
 	CHECK_EQ(ct_enc_footer(&e, t->footer_drops, 111, 222), 0);
 	uint64_t at = t->file.len;
 	finish_block(t, &e);
@@ -448,6 +454,8 @@ static void test_round_trip(uint64_t seed, size_t nev, int nblocks, size_t strta
 	CHECK(f.have_footer);
 	CHECK_EQ(f.rt_end, 111);
 	CHECK_EQ(f.mono_end, 222);
+	CHECK_EQ(f.nccl_nranks, t.nccl_nranks);
+	CHECK_EQ(f.nccl_rank, t.nccl_rank);
 	for (unsigned k = 0; k < CT_NKINDS; k++) {
 		CHECK_EQ(f.events[k], t.kind_count[k]);
 		CHECK_EQ(f.f_events[k], t.kind_count[k]);

@@ -81,7 +81,12 @@ static void detail(struct tfile *t)
 	put_esc("host:        %s\n", h->host, strlen(h->host));
 	printf("pid:         %llu (parent %llu)\n", (unsigned long long)h->pid,
 	       (unsigned long long)h->ppid);
-	if (h->rank < 0)
+	if (h->rank < 0 && t->f.nccl_nranks)
+		printf("rank:        none from a launcher; %llu of %llu in its largest NCCL "
+		       "communicator, shown as rank %lld\n",
+		       (unsigned long long)t->f.nccl_rank, (unsigned long long)t->f.nccl_nranks,
+		       (long long)t->shown_rank);
+	else if (h->rank < 0)
 		printf("rank:        none (not started by a launcher)\n");
 	else
 	{
@@ -236,16 +241,24 @@ int cmd_info(int argc, char **argv)
 	} else {
 		printf("%5s  %-20s %8s %12s %10s  %-9s  %s\n", "rank", "host", "pid", "events", "dropped",
 		       "status", "file");
+		int marks = 0; /* 1: a rank from NCCL shown, 2: a number given */
 		for (size_t i = 0; i < in.n; i++) {
 			struct tfile *t = &in.v[i];
 			char *host = term_escape(t->f.h.host, strlen(t->f.h.host), NULL);
 			char *path = term_escape(t->f.path, strlen(t->f.path), NULL);
-			printf("%5lld  %-20.20s %8llu %12llu %10llu  %-9s  %s\n", (long long)t->rank, host,
+			int mark = t->rank >= 0 ? 0 : t->nccl_shown ? 1 : 2;
+			marks |= mark;
+			printf("%4lld%c  %-20.20s %8llu %12llu %10llu  %-9s  %s\n", (long long)t->shown_rank,
+			       " *~"[mark], host,
 			       (unsigned long long)t->f.h.pid, (unsigned long long)sum(t->f.events),
 			       (unsigned long long)sum(t->f.drops), ct_status_name(t->f.status), path);
 			free(host);
 			free(path);
 		}
+		if (marks & 1)
+			printf("* no launcher rank: its rank in its largest NCCL communicator\n");
+		if (marks & 2)
+			printf("~ no launcher rank: numbered after the known ranks, in start order\n");
 		missing_ranks(&in);
 		clocks_print(&ck, stdout, "");
 	}

@@ -235,6 +235,54 @@ static void scan_dir(struct names *nm, struct names *logs, struct problems *pb, 
 	free(ents);
 }
 
+static int one_process(const struct ct_header *a, const struct ct_header *b)
+{
+	return a->pid == b->pid && !strcmp(a->host, b->host);
+}
+
+/* A process without a launcher rank (torch.multiprocessing.spawn) takes the
+ * rank its footer names in its largest NCCL communicator, when no file with
+ * a launcher rank has that number and no other process claims it (two jobs'
+ * files mixed). All files of a process take the claim of the one that saw
+ * the largest communicator. */
+static void nccl_claims(struct inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		struct tfile *t = &in->v[i];
+		t->claim = -1;
+		if (t->rank >= 0)
+			continue;
+		uint64_t best = 0;
+		for (size_t j = 0; j < in->n; j++) {
+			const struct ct_file *o = &in->v[j].f;
+			if (in->v[j].rank < 0 && one_process(&o->h, &t->f.h) && o->nccl_nranks > best) {
+				best = o->nccl_nranks;
+				t->claim = (int64_t)o->nccl_rank;
+			}
+		}
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		struct tfile *t = &in->v[i];
+		int taken = 0;
+		for (size_t j = 0; j < in->n && t->claim >= 0 && !taken; j++) {
+			const struct tfile *o = &in->v[j];
+			taken = o->rank == t->claim ||
+			        (o->claim == t->claim && !one_process(&o->f.h, &t->f.h));
+		}
+		t->nccl_shown = !taken && t->claim >= 0;
+	}
+	for (size_t i = 0; i < in->n; i++)
+		if (!in->v[i].nccl_shown)
+			in->v[i].claim = -1;
+}
+
+/* The rank a file is sorted and shown under when it has one: the launcher's,
+ * else its NCCL claim; -1 when it is numbered after them. */
+static int64_t known_rank(const struct tfile *t)
+{
+	return t->rank >= 0 ? t->rank : t->claim;
+}
+
 /* The number shown for file i, which has no rank: that of an earlier file
  * of the same process, else the next free one. */
 static int64_t unranked(const struct inputs *in, size_t i, int64_t next)
@@ -242,7 +290,7 @@ static int64_t unranked(const struct inputs *in, size_t i, int64_t next)
 	const struct ct_header *h = &in->v[i].f.h;
 	for (size_t j = 0; j < i; j++) {
 		const struct ct_header *o = &in->v[j].f.h;
-		if (in->v[j].rank < 0 && o->pid == h->pid && !strcmp(o->host, h->host))
+		if (known_rank(&in->v[j]) < 0 && one_process(o, h))
 			return in->v[j].shown_rank;
 	}
 	return next;
@@ -251,7 +299,8 @@ static int64_t unranked(const struct inputs *in, size_t i, int64_t next)
 static int cmp_files(const void *a, const void *b)
 {
 	const struct tfile *x = a, *y = b;
-	int64_t rx = x->rank < 0 ? INT64_MAX : x->rank, ry = y->rank < 0 ? INT64_MAX : y->rank;
+	int64_t rx = known_rank(x) < 0 ? INT64_MAX : known_rank(x),
+	        ry = known_rank(y) < 0 ? INT64_MAX : known_rank(y);
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
 	int c = strcmp(x->f.h.host, y->f.h.host);
@@ -457,6 +506,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 		inputs_close(in);
 		return -1;
 	}
+	nccl_claims(in);
 	if (in->n) /* none when the inputs are logs only */
 		qsort(in->v, in->n, sizeof *in->v, cmp_files);
 	in->base_ns = UINT64_MAX;
@@ -470,7 +520,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 		t->index = (int)i;
 		t->off_ns = (int64_t)(h->rt_anchor - in->base_ns) - (int64_t)h->mono_anchor;
 		t->pid = (uint64_t)(i + 1) * 1000000u;
-		t->shown_rank = t->rank >= 0 ? t->rank : unranked(in, i, next);
+		t->shown_rank = known_rank(t) >= 0 ? known_rank(t) : unranked(in, i, next);
 		/* ranks come sorted, then the unranked numbers count up from
 		 * next: a rank not seen before is at least next */
 		if (t->shown_rank >= next) {

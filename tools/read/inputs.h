@@ -14,10 +14,15 @@ struct tfile {
 	int index;	 /* position after sorting */
 	int64_t rank;	 /* header rank, or -1 */
 	/* The rank every output shows: the header's, or for a file without
-	 * one (no launcher) a number of its own process's (files of one
-	 * process, such as its capture windows, share it), after the known
-	 * ranks: 0, 1, ... where no file has a rank. */
+	 * one (no launcher) its NCCL rank (claim below), else a number of its
+	 * own process's (files of one process, such as its capture windows,
+	 * share it), after the known ranks: 0, 1, ... where no file has one. */
 	int64_t shown_rank;
+	/* For a file without a launcher rank: the rank its process had in its
+	 * largest NCCL communicator (the footer's), when shown as its rank
+	 * (nccl_shown: no other process has that number); else -1. */
+	int64_t claim;
+	int nccl_shown;
 	int64_t off_ns;	 /* event ts + off_ns = ns since the job's base time */
 	uint64_t pid;	 /* pid of its CPU process in merged output */
 	char label[320]; /* "rank R (host:pid)" */
