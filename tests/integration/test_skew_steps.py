@@ -9,6 +9,7 @@ against what was built in (rank 2 is last by about LATE at those
 collectives; rank 1 is slowest by about STEP_LATE at odd steps)."""
 import json
 import re
+import sqlite3
 import statistics
 import subprocess
 import time
@@ -372,6 +373,14 @@ def test_unranked_processes_are_one_rank_in_nccl_reports(tmp_path):
     for r, pid in pids.items():
         assert re.search(rf"^ +{r}\* +\S+ +{pid} ", p.stdout, re.M), p.stdout
     assert "* no launcher rank: its rank in its largest NCCL communicator" in p.stdout
+    p = tool("export", "-o", str(tmp_path / "t.sqlite"), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    with sqlite3.connect(tmp_path / "t.sqlite") as db:
+        assert db.execute("SELECT pid, rank, rankSource FROM CUPTRACE_RANKS").fetchall() \
+            == sorted(((pid, r, "NCCL") for r, pid in pids.items()), key=lambda x: x[1])
+        got = db.execute("SELECT rank, s.value, count(*) FROM CUPTRACE_NCCL_OPERATIONS "
+                         "JOIN StringIds s ON s.id = nameId GROUP BY 1, 2").fetchall()
+    assert {(r, f): n for r, f, n in got} == calls
     p = tool("info", str(next(f for f in files if f"-{pids[2]}." in f.name)))
     assert "rank:        none from a launcher; 2 of 4 in its largest NCCL communicator, " \
            "shown as rank 2" in p.stdout, p.stdout
@@ -390,3 +399,8 @@ def test_two_unranked_jobs_claiming_one_rank_are_numbered(tmp_path):
     assert sorted(numbered) == [4, 5, 6, 7], shown
     p = tool("info", *map(str, files))
     assert p.stdout.count("~  ") == 4 and p.stdout.count("*  ") == 2, p.stdout
+    p = tool("export", "-o", str(tmp_path / "t.sqlite"), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    with sqlite3.connect(tmp_path / "t.sqlite") as db:
+        got = dict(db.execute("SELECT pid, rank || ' ' || rankSource FROM CUPTRACE_RANKS"))
+    assert got == {pid: f"{r} {'NCCL' if r in (2, 3) else 'none'}" for pid, r in shown.items()}

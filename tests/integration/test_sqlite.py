@@ -253,9 +253,10 @@ def nccl_job(tmp_path_factory):
 
 def test_every_rank_in_one_database(nccl_job):
     files, db, truth, _ = nccl_job
-    ranks = db.execute("SELECT rank, worldSize, globalPid, pid, clockOffset FROM CUPTRACE_RANKS "
-                       "ORDER BY rank").fetchall()
+    ranks = db.execute("SELECT rank, worldSize, globalPid, pid, clockOffset, rankSource "
+                       "FROM CUPTRACE_RANKS ORDER BY rank").fetchall()
     assert [r[0] for r in ranks] == list(range(WORLD)) and {r[1] for r in ranks} == {WORLD}
+    assert {r[5] for r in ranks} == {"RANK"}  # the launcher variable the rank came from
     assert len({r[2] for r in ranks}) == WORLD
     assert all(r[2] // 0x1000000 % 0x1000000 == r[3] for r in ranks)
     # one row per operation and rank, told apart by globalPid

@@ -153,7 +153,7 @@ static void end_file(void *ctx, struct tfile *t)
 
 	s = sdb_ins(q->db, T_RANKS);
 	SB_I(s, 1, q->gpid);
-	sq_opt_i(s, 2, h->rank, h->rank >= 0);
+	SB_I(s, 2, t->shown_rank);
 	sq_opt_i(s, 3, h->local_rank, h->local_rank >= 0);
 	sq_opt_i(s, 4, h->world_size, h->world_size > 0);
 	sq_opt_i(s, 5, h->local_size, h->local_size > 0);
@@ -167,6 +167,10 @@ static void end_file(void *ctx, struct tfile *t)
 	const char *st = ct_status_name(t->f.status);
 	SB_T(s, 10, st, strlen(st));
 	SB_I(s, 11, q->dropped);
+	/* where the rank came from: the launcher's variable, NCCL, or none
+	 * (numbered after the ranks; docs/CHOICES.md) */
+	const char *src = h->rank >= 0 ? h->rank_source : t->nccl_shown ? "NCCL" : "none";
+	SB_T(s, 12, src, strlen(src));
 	sdb_row(q->db, T_RANKS);
 	free_file(q);
 }

@@ -86,15 +86,17 @@ static const char *const table_cols[T_N] = {
 	"int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, "
 	"floatValue REAL",
 	/* CUPTRACE_RANKS */
-	"globalPid INTEGER NOT NULL PRIMARY KEY, rank INTEGER, localRank INTEGER, worldSize INTEGER, "
-	"localSize INTEGER, host TEXT, pid INTEGER NOT NULL, clockOffset INTEGER NOT NULL, "
-	"file TEXT NOT NULL, status TEXT NOT NULL, droppedEvents INTEGER NOT NULL",
+	"globalPid INTEGER NOT NULL PRIMARY KEY, rank INTEGER NOT NULL, localRank INTEGER, "
+	"worldSize INTEGER, localSize INTEGER, host TEXT, pid INTEGER NOT NULL, "
+	"clockOffset INTEGER NOT NULL, file TEXT NOT NULL, status TEXT NOT NULL, "
+	"droppedEvents INTEGER NOT NULL, rankSource TEXT NOT NULL",
 	/* CUPTRACE_STEPS */
-	"globalPid INTEGER NOT NULL, rank INTEGER, step INTEGER NOT NULL, start INTEGER NOT NULL, "
+	"globalPid INTEGER NOT NULL, rank INTEGER NOT NULL, step INTEGER NOT NULL, "
+	"start INTEGER NOT NULL, "
 	"end INTEGER NOT NULL, globalTid INTEGER",
 	/* CUPTRACE_NCCL_OPERATIONS */
 	"start INTEGER NOT NULL, end INTEGER NOT NULL, globalPid INTEGER NOT NULL, globalTid INTEGER, "
-	"rank INTEGER, nameId INTEGER NOT NULL REFERENCES StringIds(id), opId INTEGER, "
+	"rank INTEGER NOT NULL, nameId INTEGER NOT NULL REFERENCES StringIds(id), opId INTEGER, "
 	"commHash INTEGER, commName TEXT, commRank INTEGER, nRanks INTEGER, nNodes INTEGER, "
 	"seq INTEGER, count INTEGER, datatype TEXT, typeSize INTEGER, bytes INTEGER, root INTEGER, "
 	"peer INTEGER, isP2P INTEGER NOT NULL, algorithm TEXT, protocol TEXT, channels INTEGER, "
@@ -103,7 +105,7 @@ static const char *const table_cols[T_N] = {
 	"groupEnd INTEGER, groupSize INTEGER, groupDepth INTEGER, step INTEGER, deviceId INTEGER, "
 	"kernelCorrelationId INTEGER, kernelStart INTEGER, kernelEnd INTEGER, kernelStreamId INTEGER",
 	/* CUPTRACE_HANG_SUSPECTED */
-	"start INTEGER NOT NULL, globalPid INTEGER NOT NULL, rank INTEGER, "
+	"start INTEGER NOT NULL, globalPid INTEGER NOT NULL, rank INTEGER NOT NULL, "
 	"nameId INTEGER NOT NULL REFERENCES StringIds(id), commHash INTEGER, commName TEXT, "
 	"seq INTEGER, inFlight INTEGER NOT NULL",
 };

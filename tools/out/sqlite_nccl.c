@@ -12,7 +12,7 @@ void sq_nccl(struct sq *q, const struct m_event *ev)
 	SB_I(s, 2, at(q, ev->end));
 	SB_I(s, 3, q->gpid);
 	SB_I(s, 4, gtid(q, op->tid));
-	sq_opt_i(s, 5, q->t->rank, q->t->rank >= 0);
+	SB_I(s, 5, q->t->shown_rank);
 	SB_I(s, 6, sdb_string(q->db, op->func, strlen(op->func)));
 	SB_I(s, 7, op->id);
 	sq_opt_i(s, 8, c ? (int64_t)c->hash : 0, c != NULL);
@@ -66,7 +66,7 @@ void sq_hang(struct sq *q, const struct m_event *ev)
 	struct sdb_row s = sdb_ins(q->db, T_HANG);
 	SB_I(s, 1, at(q, ev->ts));
 	SB_I(s, 2, q->gpid);
-	sq_opt_i(s, 3, q->t->rank, q->t->rank >= 0);
+	SB_I(s, 3, q->t->shown_rank);
 	SB_I(s, 4, sdb_string(q->db, ev->hang.func.s ? ev->hang.func.s : "", ev->hang.func.len));
 	sq_opt_i(s, 5, c ? (int64_t)c->hash : 0, c != NULL);
 	size_t nl = c ? strnlen(c->name, sizeof c->name) : 0;

@@ -135,10 +135,7 @@ void sq_step(struct sq *q, const struct m_event *ev)
 	const struct span *sp = ev->span;
 	struct sdb_row s = sdb_ins(q->db, T_STEPS);
 	SB_I(s, 1, q->gpid);
-	if (q->t->rank >= 0)
-		SB_I(s, 2, q->t->rank);
-	else
-		SB_NULL(s, 2);
+	SB_I(s, 2, q->t->shown_rank);
 	SB_I(s, 3, sp->id);
 	SB_I(s, 4, at(q, sp->ts));
 	SB_I(s, 5, at(q, sp->end));
