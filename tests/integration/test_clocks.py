@@ -200,3 +200,51 @@ def test_stats_reports_and_applies(job, bias):
     none = lateness(skew(two, "--align", "none"))
     for r in (2, 3):
         assert none[r] > SHIFT - 200_000, none  # the shift, give or take the arrivals' jitter
+
+
+def events_of(files, *args):
+    p = tool("events", *args, *map(str, files))
+    assert p.returncode == 0, p.stderr
+    rows = [line.split("\t") for line in p.stdout.splitlines()[1:]]
+    labels = {int(r[0]): r[8] for r in rows if r[1] == "process" and r[3] == "0"}
+    times = defaultdict(list)
+    for r in rows:
+        if r[6]:
+            times[int(r[0])].append(int(r[6]))
+    return labels, times, p.stderr
+
+
+def test_events_aligned_as_convert(job, tmp_path):
+    """`events` puts the files on the timeline `convert` does: its times
+    moved host B by what it said and nothing else (it did not align at
+    all, though its help said "ranks aligned"). Each file's first line
+    names its rank as the JSON's process does."""
+    d, one, two, zero = job
+    labels, al, err = events_of(two)
+    assert "host hostB" in err and "offset" in err, err
+    _, none, err = events_of(two, "--align", "none")
+    assert "clocks" not in err
+    moved = {f: {a - b for a, b in zip(al[f], none[f])} for f in al}
+    assert all(len(v) == 1 for v in moved.values()), moved
+    moved = {f: v.pop() for f, v in moved.items()}
+    assert moved[0] == moved[1] and moved[2] == moved[3] and moved[2] != moved[0]
+
+    def first_starts(*args):
+        """rank -> its first slice's start, ns of CLOCK_REALTIME, in convert's JSON"""
+        out = tmp_path / f"t{len(args)}.json"
+        p = tool("convert", *args, "-o", str(out), *map(str, two))
+        assert p.returncode == 0, p.stderr
+        doc = load_json(out)
+        pids = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
+                if e.get("ph") == "M" and e["name"] == "process_name"
+                and e["args"]["name"].startswith("rank ")}
+        first = {int(name.split()[1]): doc["baseTimeNanoseconds"] + min(
+            ns(e["ts"]) for e in doc["traceEvents"] if e.get("ph") == "X" and e["pid"] == pid)
+            for pid, name in pids.items()}
+        return first, set(pids.values())
+    al_json, names = first_starts()
+    none_json, _ = first_starts("--align", "none")
+    assert set(labels.values()) == names and labels[2].startswith("rank 2 (hostB:")
+    # host B against host A, events and convert alike (1 ns: the JSON's us)
+    want = (al_json[2] - none_json[2]) - (al_json[0] - none_json[0])
+    assert abs((moved[2] - moved[0]) - want) <= 2 and abs(want) > SHIFT / 2, (moved, want)

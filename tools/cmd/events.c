@@ -2,6 +2,7 @@
  * per line, tab-separated, for scripts: every slice, instant, counter,
  * flow and track exactly as every other output sees them. */
 #include "cmd/cmd.h"
+#include "model/clocks.h"
 #include "out/events_tsv.h"
 #include "read/inputs.h"
 
@@ -10,11 +11,14 @@
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace events [--strict] INPUT...\n\n"
+	fputs("usage: cuptrace events [--align none|collectives] [--strict] INPUT...\n\n"
 	      "Prints the resolved events of the traces (matched calls, GPU work,\n"
 	      "NVTX ranges, NCCL operations, flows, tracks), one per line:\n"
 	      "  file type cat track track_kind track_name ts_ns end_ns name [to_track to_ts_ns]\n"
-	      "Times are nanoseconds on the job's timeline (ranks aligned). docs/MODEL.md\n"
+	      "Each file (numbered 0, 1, ... in rank order) begins with a process line\n"
+	      "naming its rank: \"rank R (host:pid)\". Times are nanoseconds on the job's\n"
+	      "timeline, ranks aligned as convert aligns them (--align: default\n"
+	      "collectives when the files come from more than one host). docs/MODEL.md\n"
 	      "says what each type and category is. --strict: an unusable input is an\n"
 	      "error (default: skipped with a warning).\n",
 	      f);
@@ -24,12 +28,18 @@ int cmd_events(int argc, char **argv)
 {
 	static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
 					   {"strict", no_argument, NULL, 'S'},
+					   {"align", required_argument, NULL, 'A'},
 					   {0, 0, 0, 0}};
-	int c, strict = 0;
+	int c, strict = 0, align = ALIGN_AUTO;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'S') {
 			strict = 1;
+			continue;
+		}
+		if (c == 'A') {
+			if (cmd_align("events", optarg, &align))
+				return 2;
 			continue;
 		}
 		return cmd_usage(c, help);
@@ -39,6 +49,14 @@ int cmd_events(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
+	struct clocks ck;
+	if (clocks_align(&in, align, 1, &ck)) {
+		clocks_free(&ck);
+		inputs_close(&in);
+		return 1;
+	}
+	clocks_print(&ck, stderr, "cuptrace: ");
+	clocks_free(&ck);
 	int rc = 0;
 	struct events_tsv e = {stdout, NULL};
 	events_tsv_head(stdout);

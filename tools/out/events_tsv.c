@@ -7,6 +7,7 @@
 #include "out/events_tsv.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static const char *const type_name[] = {"process", "track", "slice", "async", "instant", "counter", "flow"};
 static const char *const kind_name[] = {"thread", "stream", "stream_sync", "gpu_other", "nccl", "nccl_gpu"};
@@ -89,9 +90,16 @@ static void on_event(void *ctx, const struct m_event *ev)
 	fputc('\n', f);
 }
 
+/* Each file begins with a process line that names its rank as every
+ * output shows it: "rank R (host:pid)" (the model's process lines name
+ * the GPUs). */
 static void begin_file(void *ctx, struct tfile *t)
 {
-	((struct events_tsv *)ctx)->t = t;
+	struct events_tsv *e = ctx;
+	e->t = t;
+	fprintf(e->f, "%d\tprocess\tnone\t0\t\t\t\t\t", t->index);
+	field(e->f, t->label, strlen(t->label));
+	fputc('\n', e->f);
 }
 
 const struct m_consumer events_tsv_consumer = {begin_file, on_event, NULL};
