@@ -206,7 +206,7 @@ def events_of(files, *args):
     p = tool("events", *args, *map(str, files))
     assert p.returncode == 0, p.stderr
     rows = [line.split("\t") for line in p.stdout.splitlines()[1:]]
-    labels = {int(r[0]): r[8] for r in rows if r[1] == "process" and r[3] == "0"}
+    labels = {int(r[0]): r[8] for r in rows if r[1] == "process" and r[8].startswith("rank ")}
     times = defaultdict(list)
     for r in rows:
         if r[6]:

@@ -404,3 +404,31 @@ def test_two_unranked_jobs_claiming_one_rank_are_numbered(tmp_path):
     with sqlite3.connect(tmp_path / "t.sqlite") as db:
         got = dict(db.execute("SELECT pid, rank || ' ' || rankSource FROM CUPTRACE_RANKS"))
     assert got == {pid: f"{r} {'NCCL' if r in (2, 3) else 'none'}" for pid, r in shown.items()}
+
+
+def test_breakdown_without_cupti_takes_the_plugins_gpu_time(job):
+    """Without CUPTI (no kernels in the files) breakdown's Communication is
+    the union of the profiler plugin's GPU time (the nccl_gpu slices), as
+    `cuptrace events` gives them (with kernels it is the NCCL kernels':
+    test_hta.py)."""
+    d, files, doc, truth = job
+    p = tool("events", *map(str, files))
+    assert p.returncode == 0, p.stderr
+    rank, slices = {}, defaultdict(list)
+    for r in (line.split("\t") for line in p.stdout.splitlines()[1:]):
+        if r[1] == "process" and r[8].startswith("rank "):
+            rank[int(r[0])] = int(r[8].split()[1])
+        assert r[2] != "kernel"
+        if r[1] == "slice" and r[2] == "nccl_gpu":
+            slices[rank[int(r[0])]].append((int(r[6]), int(r[7])))
+    doc, _ = stats(files, "--report", "breakdown")
+    rows = {r["Rank"]: r for r in table(doc, "breakdown: GPU time") if r["Step"] is None}
+    assert sorted(rows) == sorted(slices) == list(range(WORLD))
+    for r, iv in slices.items():
+        merged = []
+        for a, b in sorted(iv):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        assert rows[r]["Communication (ns)"] == sum(b - a for a, b in merged) > 0, r

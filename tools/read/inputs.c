@@ -1,4 +1,5 @@
 #include "read/inputs.h"
+#include "common/config.h"
 #include "read/nccl_log.h"
 
 #include <dirent.h>
@@ -602,4 +603,24 @@ void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const
 	if (t->f.h.part > 1)
 		snprintf(partpart, sizeof partpart, ".w%llu", (unsigned long long)t->f.h.part);
 	snprintf(buf, len, "%s/rank%lld%s%s%s", dir, (long long)t->shown_rank, pidpart, partpart, ext);
+}
+
+int tfile_records_kernels(const struct tfile *t)
+{
+	if (t->f.final_footer)
+		return t->f.f_events[CT_EV_KERNEL] > 0;
+	static const char key[] = "CUPTRACE_TRACE=";
+	const char *cfg = t->f.h.config ? t->f.h.config : "";
+	const char *p = strstr(cfg, key);
+	while (p && p != cfg && p[-1] != '\n')
+		p = strstr(p + 1, key);
+	if (!p)
+		return 1; /* the default records kernels */
+	p += sizeof key - 1;
+	char spec[256], err[256];
+	snprintf(spec, sizeof spec, "%.*s", (int)strcspn(p, "\n"), p);
+	struct ct_config c;
+	ct_config_defaults(&c);
+	return ct_config_set(&c, "CUPTRACE_TRACE", spec, err, sizeof err) ||
+	       (c.sources & CT_SRC_KERNEL);
 }

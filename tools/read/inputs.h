@@ -59,6 +59,11 @@ void inputs_close(struct inputs *in);
  * its descriptor) once it has been read to its end; header, status and
  * counts stay. Every reader of many files calls it after each. */
 void tfile_release(struct tfile *t);
+/* 1 when the file's GPU kernels come from CUPTI: its footer counts
+ * kernels, or, cut short (no footer), it was set to record them
+ * (CUPTRACE_TRACE). breakdown and gpu_gaps then take NCCL's GPU time from
+ * its kernels, not from the profiler plugin's timers. */
+int tfile_records_kernels(const struct tfile *t);
 /* Closes and reopens file i at its first event (for a second pass); as
  * after inputs_open, it holds no descriptor until read. */
 int inputs_rewind(struct inputs *in, size_t i);

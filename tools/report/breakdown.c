@@ -60,6 +60,7 @@ struct row {
 struct bd {
 	const struct stats_opts *opts;
 	struct tfile *t; /* the file being read */
+	int kernels;     /* its NCCL GPU time is its NCCL kernels' (category()) */
 	struct gpu gpus[MAX_GPUS];
 	unsigned ngpu;
 	struct step *steps;
@@ -225,7 +226,7 @@ static void *begin(const struct stats_opts *opts)
 	return bd;
 }
 
-static unsigned category(const struct m_event *ev, uint64_t *device)
+static unsigned category(const struct bd *bd, const struct m_event *ev, uint64_t *device)
 {
 	switch (ev->cat) {
 	case MC_KERNEL:
@@ -235,7 +236,15 @@ static unsigned category(const struct m_event *ev, uint64_t *device)
 	case MC_MEMSET:
 		*device = ev->gpu.device;
 		return BUSY_MEMORY;
-	case MC_NCCL_GPU: /* the join's GPU time: on the GPU of its kernel when known */
+	case MC_NCCL_GPU:
+		/* The profiler plugin's GPU time of an operation, only where CUPTI
+		 * records no kernels: else its NCCL kernel is its GPU time. These
+		 * slices come when the NCCL join hands its plans out, long after
+		 * the kernels around them: the sweep had passed their start and
+		 * cut them (busy.h), and a kernel the join did not tie to its plan
+		 * counted twice. */
+		if (bd->kernels)
+			return 0;
 		*device = ev->nccl.plan && ev->nccl.plan->has_kernel ? ev->nccl.plan->kernel.device : 0;
 		return BUSY_COMM;
 	default:
@@ -249,6 +258,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	if (bd->t != t) {
 		end_file(bd);
 		bd->t = t;
+		bd->kernels = tfile_records_kernels(t);
 	}
 	if (ev->type != ME_SLICE)
 		return;
@@ -271,7 +281,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		return;
 	}
 	uint64_t device = 0;
-	unsigned cat = category(ev, &device);
+	unsigned cat = category(bd, ev, &device);
 	if (!cat)
 		return;
 	busy_add(gpu_of(bd, device)->busy, ev->track, ev->ts, ev->end, cat, 0);

@@ -45,6 +45,7 @@ struct gg {
 	const struct stats_opts *opts;
 	uint64_t min_gap;
 	struct tfile *t;
+	int kernels; /* its NCCL GPU time is its NCCL kernels' (breakdown.c) */
 	struct cpu_at *cpu;
 	struct ggpu gpus[MAX_GPUS];
 	unsigned ngpu;
@@ -145,6 +146,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	if (gg->t != t) {
 		end_file(gg);
 		gg->t = t;
+		gg->kernels = tfile_records_kernels(t);
 		gg->cpu = cpu_at_new();
 	}
 	if (gg->staged) {
@@ -166,6 +168,8 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		gg->st.ts = ev->ts, gg->st.end = ev->end;
 		break;
 	case MC_NCCL_GPU: {
+		if (gg->kernels) /* only where CUPTI records no kernels (breakdown.c) */
+			break;
 		const struct nccl_plan *pl = ev->nccl.plan;
 		uint64_t dev = pl && pl->has_kernel ? pl->kernel.device : 0;
 		busy_add(gpu_of(gg, dev)->busy, ev->track, ev->ts, ev->end, BUSY_COMM, 0);
