@@ -193,6 +193,60 @@ if __name__ == "__main__":
 """
 
 
+def run_job(tmp_path, *ranks, extra=()):
+    """An MPMD job: each (n, cmd) runs `cuptrace run --stats=nccl_ranks
+    --report job.html -o r%r.ctr -- cmd` on n ranks."""
+    env = mpi_env()
+    if SAN:
+        env["LD_PRELOAD"] = launcher_env()["LD_PRELOAD"]
+    cmd = [MPIEXEC, "--oversubscribe"]
+    for n, prog in ranks:
+        cmd += [":"] * (len(cmd) > 2) + ["-n", str(n), str(TOOL), "run", *extra,
+                                          "--stats=nccl_ranks", "--report", "job.html",
+                                          "-o", "t/r%r.ctr", "--", *map(str, prog)]
+    return subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+
+
+@needs_mpi
+def test_run_stats_in_a_job_summarises_the_job_once(tmp_path):
+    """`cuptrace run --stats --report` on every rank of an mpiexec job: the
+    lowest traced rank waits for the others' files and prints the job's
+    tables and writes the page once (every rank printed its own from the
+    files that happened to exist, some still being written and called cut
+    short, and all wrote the same page)."""
+    harness = PROGS / "nccl_harness"
+    p = run_job(tmp_path, (1, [harness, 2]), (3, [harness, 1500]))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("** nccl_ranks") == 1, p.stdout
+    ranks = {int(line.split()[0]) for line in p.stdout.splitlines()
+             if line.strip() and line.split()[0].isdigit()}
+    assert ranks == {0, 1, 2, 3}
+    assert p.stderr.count("cuptrace run --stats, --report: 4 trace files") == 1, p.stderr
+    assert p.stderr.count("wrote job.html") == 1 and "truncated" not in p.stderr, p.stderr
+    assert (tmp_path / "job.html").stat().st_size > 0
+    # ranks 1-3 ran longer: rank 0 waited for them
+    assert "rank 0 waits for the other ranks' files" in p.stderr, p.stderr
+    # CUPTRACE_RANKS=1,3: rank 1, the lowest traced, summarises ranks 1 and 3
+    (tmp_path / "sel").mkdir()
+    p = run_job(tmp_path / "sel", (4, [harness, 2]), extra=("--ranks", "1,3"))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("** nccl_ranks") == 1 and "2 trace files" in p.stderr, p.stderr
+
+
+@needs_mpi
+def test_run_stats_in_a_job_does_not_wait_for_a_killed_rank(tmp_path):
+    """A rank killed on this host leaves a file without a footer: the
+    summarising rank sees its process gone and goes on, without waiting for
+    the files to stay unchanged for 10 s."""
+    harness = PROGS / "nccl_harness"
+    die = ["sh", "-c", f"{harness} 200000 & p=$!; sleep 1; kill -9 $p; wait $p; exit 0"]
+    p = run_job(tmp_path, (3, [harness, 300]), (1, die))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("** nccl_ranks") == 1, p.stdout
+    assert "t/r3.ctr: truncated" in p.stderr and "no trace file changed" not in p.stderr, p.stderr
+
+
 def test_python_multiprocessing_spawn_children_are_traced(tmp_path):
     script = tmp_path / "spawn.py"
     script.write_text(SPAWN.format(shim=str(ROOT / "python_shim")))

@@ -2,6 +2,7 @@
  * Every option maps onto one CUPTRACE_* variable; the exec keeps CMD's
  * exit status and signals exactly as they are. */
 #include "cmd/cmd.h"
+#include "cmd/run_stats.h"
 #include "common/config.h"
 
 #include <dirent.h>
@@ -60,10 +61,12 @@ static void help(FILE *f)
 	fprintf(f, "  %-26s %s\n", "    --stats[=LIST]",
 		"when CMD ends, print `cuptrace stats` reports (LIST: comma-separated\n"
 		"                             names, default all; `--stats LIST` works too) for the\n"
-		"                             trace files this run wrote");
+		"                             trace files this run wrote; in a launcher's job, once, by\n"
+		"                             the lowest traced rank, after the other ranks' files");
 	fprintf(f, "  %-26s %s\n", "    --report OUT.html",
 		"when CMD ends, write `cuptrace report -o OUT.html` over the trace\n"
-		"                             files this run wrote (with --stats too: both)");
+		"                             files this run wrote (with --stats too: both; in a job,\n"
+		"                             as --stats, by one rank)");
 	fprintf(f, "\nExit status: CMD's (128+N when CMD is killed by signal N); 2 for a bad\n"
 		   "option or an output location where no file can be created (checked, and\n"
 		   "its directory created, before CMD starts); 127 when CMD cannot be found.\n");
@@ -146,174 +149,6 @@ static int check_output(const char *pat, char *why, size_t wlen)
 	close(fd);
 	unlink(probe);
 	return 0;
-}
-
-/* ---- --stats: the files this run wrote ---- */
-
-struct found {
-	char **v;
-	size_t n, cap;
-};
-
-/* The output pattern as an fnmatch pattern: each escape is '*'. */
-static void pattern_glob(const char *pat, char *out, size_t len)
-{
-	size_t o = 0;
-	for (const char *p = pat; *p && o + 2 < len; p++) {
-		if (*p != '%') {
-			if (strchr("*?[\\", *p))
-				out[o++] = '\\';
-			out[o++] = *p;
-			continue;
-		}
-		if (p[1] == '%') {
-			out[o++] = '%', p++;
-			continue;
-		}
-		if (p[1] == 'q' && p[2] == '{') {
-			const char *e = strchr(p, '}');
-			p = e ? e : p + strlen(p) - 1;
-		} else if (p[1])
-			p++;
-		if (!o || out[o - 1] != '*')
-			out[o++] = '*';
-	}
-	out[o] = 0;
-}
-
-/* *.ctr files under dir (recursively) matching glob, written since t0. */
-static void find_written(const char *dir, const char *glob, const struct timespec *t0,
-			 struct found *f, int depth)
-{
-	DIR *d = opendir(dir);
-	if (!d || depth > 16) {
-		if (d)
-			closedir(d);
-		return;
-	}
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		char path[PATH_MAX];
-		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
-			continue;
-		struct stat st;
-		if (stat(path, &st))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			find_written(path, glob, t0, f, depth + 1);
-			continue;
-		}
-		size_t n = strlen(path);
-		const char *rel = !strncmp(path, "./", 2) ? path + 2 : path;
-		if (!S_ISREG(st.st_mode) || n < 4 || strcmp(path + n - 4, ".ctr") ||
-		    fnmatch(glob, rel, 0) ||
-		    st.st_mtim.tv_sec < t0->tv_sec ||
-		    (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec < t0->tv_nsec))
-			continue;
-		if (f->n == f->cap) {
-			f->cap = f->cap ? f->cap * 2 : 16;
-			f->v = realloc(f->v, f->cap * sizeof *f->v);
-			if (!f->v)
-				exit(2);
-		}
-		f->v[f->n++] = strdup(rel);
-	}
-	closedir(d);
-}
-
-static int cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-/* Runs CMD, waits, then prints the reports for the files it wrote; the
- * exit status stays CMD's. */
-static int run_then_stats(char **cmd, const char *pat, int stats, const char *list,
-			  const char *report)
-{
-	struct timespec t0;
-	clock_gettime(CLOCK_REALTIME, &t0);
-	t0.tv_sec -= 1; /* file systems keep coarse times */
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "cuptrace run: fork: %s\n", strerror(errno));
-		return 2;
-	}
-	if (pid == 0) {
-		execvp(cmd[0], cmd);
-		int e = errno;
-		fprintf(stderr, "cuptrace: %s: %s\n", cmd[0], strerror(e));
-		_exit(e == ENOENT ? 127 : 126);
-	}
-	/* As system() does: the terminal's signals are for CMD. */
-	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
-	sigaction(SIGINT, &ign, &oint);
-	sigaction(SIGQUIT, &ign, &oquit);
-	int ws = 0;
-	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-		;
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGQUIT, &oquit, NULL);
-	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
-	if (rc == 126 || rc == 127)
-		return rc;
-	/* Where the files are: the pattern's directory up to its first
-	 * escape, searched for names that fit the pattern. */
-	char glob[PATH_MAX * 2], dir[PATH_MAX];
-	const char *rel = !strncmp(pat, "./", 2) ? pat + 2 : pat;
-	pattern_glob(rel, glob, sizeof glob);
-	const char *pc = strchr(rel, '%');
-	size_t n = pc ? (size_t)(pc - rel) : strlen(rel);
-	while (n && rel[n - 1] != '/')
-		n--;
-	if (n > 1 && n < sizeof dir) {
-		memcpy(dir, rel, n - 1);
-		dir[n - 1] = 0;
-	} else
-		snprintf(dir, sizeof dir, "%s", n == 1 ? "/" : ".");
-	struct found f = {0};
-	find_written(dir, glob, &t0, &f, 0);
-	if (!f.n) {
-		fprintf(stderr, "cuptrace run %s: no trace file was written (pattern %s)\n",
-			stats ? "--stats" : "--report", pat);
-		return rc;
-	}
-	qsort(f.v, f.n, sizeof *f.v, cmp_str);
-	char **av = calloc(f.n + 5, sizeof *av); /* also `report -o OUT FILES` */
-	if (!av)
-		exit(2);
-	int ac = 0;
-	av[ac++] = "stats";
-	if (list) {
-		av[ac++] = "--report";
-		av[ac++] = (char *)list;
-	}
-	for (size_t i = 0; i < f.n; i++)
-		av[ac++] = f.v[i];
-	fprintf(stderr, "cuptrace run %s: %zu trace file%s\n",
-		stats && report ? "--stats, --report" : stats ? "--stats" : "--report", f.n,
-		f.n > 1 ? "s" : "");
-	fflush(stderr);
-	if (stats)
-		cmd_stats(ac, av);
-	if (report) {
-		/* the same files, for `cuptrace report -o OUT` */
-		av[0] = "report";
-		av[1] = "-o";
-		av[2] = (char *)report;
-		for (size_t i = 0; i < f.n; i++)
-			av[3 + i] = f.v[i];
-		fflush(stdout);
-		cmd_report((int)f.n + 3, av);
-	}
-	for (size_t i = 0; i < f.n; i++)
-		free(f.v[i]);
-	free(f.v);
-	free(av);
-	return rc;
 }
 
 int cmd_run(int argc, char **argv)
@@ -420,7 +255,7 @@ int cmd_run(int argc, char **argv)
 		free(v);
 	}
 	if (stats || report)
-		return run_then_stats(argv + optind, cfg.output, stats, stats_list, report);
+		return run_then_stats(argv + optind, &cfg, stats, stats_list, report);
 	execvp(argv[optind], argv + optind);
 	int e = errno;
 	fprintf(stderr, "cuptrace: %s: %s\n", argv[optind], strerror(e));

@@ -624,3 +624,15 @@ int tfile_records_kernels(const struct tfile *t)
 	return ct_config_set(&c, "CUPTRACE_TRACE", spec, err, sizeof err) ||
 	       (c.sources & CT_SRC_KERNEL);
 }
+
+int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uint64_t *pid)
+{
+	struct ct_file f;
+	if (ct_file_open(&f, path)) /* closed already */
+		return -1;
+	*rank = f.h.rank;
+	snprintf(host, hlen, "%s", f.h.host ? f.h.host : "");
+	*pid = f.h.pid;
+	ct_file_close(&f);
+	return 0;
+}

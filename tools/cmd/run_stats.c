@@ -1,0 +1,334 @@
+/* `cuptrace run --stats / --report` (run_stats.h): the files a run wrote,
+ * found by the output pattern and their times; in a launcher's job, the
+ * rank that summarises waits for the others' files to close. */
+#include "cmd/run_stats.h"
+#include "cmd/cmd.h"
+#include "common/config.h"
+#include "common/rankenv.h"
+#include "cuptrace/format.h"
+#include "read/inputs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- --stats: the files this run wrote ---- */
+
+struct found {
+	char **v;
+	size_t n, cap;
+};
+
+/* The output pattern as an fnmatch pattern: each escape is '*'. */
+static void pattern_glob(const char *pat, char *out, size_t len)
+{
+	size_t o = 0;
+	for (const char *p = pat; *p && o + 2 < len; p++) {
+		if (*p != '%') {
+			if (strchr("*?[\\", *p))
+				out[o++] = '\\';
+			out[o++] = *p;
+			continue;
+		}
+		if (p[1] == '%') {
+			out[o++] = '%', p++;
+			continue;
+		}
+		if (p[1] == 'q' && p[2] == '{') {
+			const char *e = strchr(p, '}');
+			p = e ? e : p + strlen(p) - 1;
+		} else if (p[1])
+			p++;
+		if (!o || out[o - 1] != '*')
+			out[o++] = '*';
+	}
+	out[o] = 0;
+}
+
+/* *.ctr files under dir (recursively) matching glob, written since t0. */
+static void find_written(const char *dir, const char *glob, const struct timespec *t0,
+			 struct found *f, int depth)
+{
+	DIR *d = opendir(dir);
+	if (!d || depth > 16) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char path[PATH_MAX];
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
+			continue;
+		struct stat st;
+		if (stat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			find_written(path, glob, t0, f, depth + 1);
+			continue;
+		}
+		size_t n = strlen(path);
+		const char *rel = !strncmp(path, "./", 2) ? path + 2 : path;
+		if (!S_ISREG(st.st_mode) || n < 4 || strcmp(path + n - 4, ".ctr") ||
+		    fnmatch(glob, rel, 0) ||
+		    st.st_mtim.tv_sec < t0->tv_sec ||
+		    (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec < t0->tv_nsec))
+			continue;
+		if (f->n == f->cap) {
+			f->cap = f->cap ? f->cap * 2 : 16;
+			f->v = realloc(f->v, f->cap * sizeof *f->v);
+			if (!f->v)
+				exit(2);
+		}
+		f->v[f->n++] = strdup(rel);
+	}
+	closedir(d);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* ---- a launcher's job ---- */
+
+#define QUIET_S 10 /* no trace file changed this long: the rest are not coming */
+
+struct job {
+	long rank, world;
+	int leader;    /* this rank summarises the job */
+	long expected; /* ranks whose files it waits for; 0: until quiet */
+};
+
+/* The job this run is a rank of (world 0: none). The summary is made by
+ * the lowest rank that traces: with CUPTRACE_RANKS=local:L, the rank L
+ * (ranks placed by node, as Open MPI and srun place them by default). */
+static void job_of(const struct ct_config *cfg, struct job *j)
+{
+	struct ct_rankinfo ri;
+	ct_rank_detect(&ri, (const char *(*)(const char *))getenv);
+	memset(j, 0, sizeof *j);
+	if (ri.world_size <= 1 || ri.rank < 0 || ri.rank >= ri.world_size)
+		return;
+	j->rank = ri.rank, j->world = ri.world_size;
+	const struct ct_rankset *set = &cfg->ranks;
+	long first = -1, n = 0;
+	if (set->all) {
+		first = 0, n = j->world;
+	} else if (!set->local) {
+		for (long r = 0; r < j->world; r++)
+			if (ct_rankset_has(set, r, -1)) {
+				if (first < 0)
+					first = r;
+				n++;
+			}
+	} else {
+		long per = ri.local_size > 0 ? ri.local_size : j->world;
+		for (long l = 0; l < per; l++)
+			if (ct_rankset_has(set, -1, l)) {
+				if (first < 0)
+					first = l;
+				n++;
+			}
+		n = ri.local_size > 0 ? n * (j->world / ri.local_size) : 0;
+	}
+	j->leader = first == j->rank;
+	j->expected = n;
+}
+
+/* 1 when the file at path ends with a trailer: its process closed it. */
+static int closed_file(const char *path, off_t size)
+{
+	if (size < CT_TRAILER_SIZE)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	uint32_t magic = 0;
+	ssize_t n = pread(fd, &magic, sizeof magic, size - CT_TRAILER_SIZE);
+	close(fd);
+	return n == (ssize_t)sizeof magic && magic == CT_TRAILER_MAGIC;
+}
+
+/* 1 when the file is finished: closed, or cut short by a process of this
+ * host that is gone (killed); *rank is its header's. */
+static int file_done(const char *path, off_t size, int64_t *rank)
+{
+	char host[256], me[256] = "";
+	uint64_t pid;
+	if (trace_file_who(path, rank, host, sizeof host, &pid))
+		return 0;
+	if (closed_file(path, size))
+		return 1;
+	gethostname(me, sizeof me - 1);
+	return !strcmp(host, me) && pid && kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+static double since(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* The summarising rank waits until the files of every rank it expects are
+ * closed, or until no trace file has changed for QUIET_S seconds (a rank
+ * that died or hangs: the summary then says its file was cut short). */
+static void wait_for_ranks(const struct job *j, const char *dir, const char *glob,
+			   const struct timespec *t0)
+{
+	char *done = calloc((size_t)j->world, 1);
+	if (!done)
+		return;
+	struct timespec start, changed;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	changed = start;
+	unsigned long long last_sig = 0;
+	int said = 0;
+	for (;;) {
+		struct found f = {0};
+		find_written(dir, glob, t0, &f, 0);
+		long ranks = 0;
+		int64_t rank;
+		unsigned long long sig = f.n;
+		for (size_t i = 0; i < f.n; i++) {
+			struct stat st;
+			if (stat(f.v[i], &st) == 0) {
+				sig = sig * 1000003u + (unsigned long long)st.st_size;
+				if (file_done(f.v[i], st.st_size, &rank) && rank >= 0 && rank < j->world)
+					done[rank] = 1;
+			}
+			free(f.v[i]);
+		}
+		free(f.v);
+		for (long r = 0; r < j->world; r++)
+			ranks += done[r];
+		if (j->expected && ranks >= j->expected)
+			break;
+		if (sig != last_sig) {
+			last_sig = sig;
+			clock_gettime(CLOCK_MONOTONIC, &changed);
+		} else if (since(&changed) >= QUIET_S) {
+			fprintf(stderr, "cuptrace run: %ld of %ld ranks finished their files; no trace "
+					"file changed for %d s: summarising what there is\n",
+				ranks, j->expected, QUIET_S);
+			break;
+		}
+		if (!said && since(&start) >= 1.0) {
+			fprintf(stderr, "cuptrace run: rank %ld waits for the other ranks' files "
+					"(%ld of %ld finished)\n",
+				j->rank, ranks, j->expected);
+			said = 1;
+		}
+		struct timespec nap = {0, 200 * 1000000L};
+		nanosleep(&nap, NULL);
+	}
+	free(done);
+}
+
+/* Runs CMD, waits, then prints the reports for the files it wrote; the
+ * exit status stays CMD's. */
+int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const char *list,
+		   const char *report)
+{
+	const char *pat = cfg->output;
+	struct job job;
+	job_of(cfg, &job);
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	t0.tv_sec -= 1; /* file systems keep coarse times */
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "cuptrace run: fork: %s\n", strerror(errno));
+		return 2;
+	}
+	if (pid == 0) {
+		execvp(cmd[0], cmd);
+		int e = errno;
+		fprintf(stderr, "cuptrace: %s: %s\n", cmd[0], strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	/* As system() does: the terminal's signals are for CMD. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	int ws = 0;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+	if (rc == 126 || rc == 127 || (job.world && !job.leader))
+		return rc; /* in a job, the lowest traced rank summarises it */
+	/* Where the files are: the pattern's directory up to its first
+	 * escape, searched for names that fit the pattern. */
+	char glob[PATH_MAX * 2], dir[PATH_MAX];
+	const char *rel = !strncmp(pat, "./", 2) ? pat + 2 : pat;
+	pattern_glob(rel, glob, sizeof glob);
+	const char *pc = strchr(rel, '%');
+	size_t n = pc ? (size_t)(pc - rel) : strlen(rel);
+	while (n && rel[n - 1] != '/')
+		n--;
+	if (n > 1 && n < sizeof dir) {
+		memcpy(dir, rel, n - 1);
+		dir[n - 1] = 0;
+	} else
+		snprintf(dir, sizeof dir, "%s", n == 1 ? "/" : ".");
+	if (job.world)
+		wait_for_ranks(&job, dir, glob, &t0);
+	struct found f = {0};
+	find_written(dir, glob, &t0, &f, 0);
+	if (!f.n) {
+		fprintf(stderr, "cuptrace run %s: no trace file was written (pattern %s)\n",
+			stats ? "--stats" : "--report", pat);
+		return rc;
+	}
+	qsort(f.v, f.n, sizeof *f.v, cmp_str);
+	char **av = calloc(f.n + 5, sizeof *av); /* also `report -o OUT FILES` */
+	if (!av)
+		exit(2);
+	int ac = 0;
+	av[ac++] = "stats";
+	if (list) {
+		av[ac++] = "--report";
+		av[ac++] = (char *)list;
+	}
+	for (size_t i = 0; i < f.n; i++)
+		av[ac++] = f.v[i];
+	fprintf(stderr, "cuptrace run %s: %zu trace file%s\n",
+		stats && report ? "--stats, --report" : stats ? "--stats" : "--report", f.n,
+		f.n > 1 ? "s" : "");
+	fflush(stderr);
+	if (stats)
+		cmd_stats(ac, av);
+	if (report) {
+		/* the same files, for `cuptrace report -o OUT` */
+		av[0] = "report";
+		av[1] = "-o";
+		av[2] = (char *)report;
+		for (size_t i = 0; i < f.n; i++)
+			av[3 + i] = f.v[i];
+		fflush(stdout);
+		cmd_report((int)f.n + 3, av);
+	}
+	for (size_t i = 0; i < f.n; i++)
+		free(f.v[i]);
+	free(f.v);
+	free(av);
+	return rc;
+}
+
