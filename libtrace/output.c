@@ -139,9 +139,13 @@ int ct_output_header(int fd, unsigned part, uint64_t *written)
 	p = ct_tlv_u(p, CT_H_RT_ANCHOR, ct.rt_anchor);
 	p = ct_tlv_u(p, CT_H_MONO_ANCHOR, ct.mono_anchor);
 	p = ct_tlv_str(p, CT_H_CONFIG, cfg, cfglen);
-	const char *job = secure_getenv("SLURM_JOB_ID");
-	if (!job)
-		job = secure_getenv("PBS_JOBID");
+	/* the job, where a launcher names it: the tools warn when files of
+	 * several jobs are read as one */
+	static const char *const job_vars[] = {"SLURM_JOB_ID", "PBS_JOBID", "FLUX_JOB_ID",
+	                                       "PMIX_NAMESPACE", "TORCHELASTIC_RUN_ID"};
+	const char *job = NULL;
+	for (size_t i = 0; i < sizeof job_vars / sizeof *job_vars && !job; i++)
+		job = secure_getenv(job_vars[i]);
 	if (job)
 		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
 	if (part > 1) /* a window after a rotation: the tools keep it apart */

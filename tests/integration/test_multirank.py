@@ -247,6 +247,39 @@ def test_run_stats_in_a_job_does_not_wait_for_a_killed_rank(tmp_path):
     assert "t/r3.ctr: truncated" in p.stderr and "no trace file changed" not in p.stderr, p.stderr
 
 
+@needs_mpi
+def test_files_of_two_jobs_read_together_are_warned_about(tmp_path):
+    """Two mpiexec jobs' files in one directory: their ranks would be read
+    as one job (two rank 0s, collectives of both matched); every command
+    says so once, from the job ids (PMIX_NAMESPACE under Open MPI), and the
+    files of one job alone draw no warning."""
+    for d in ("a", "b"):
+        assert run_preload_style(tmp_path / d).returncode == 0
+    for cmd in (["info"], ["stats", "--report", "nvtx_sum"]):
+        p = tool(*cmd, str(tmp_path))
+        assert p.returncode == 0, p.stderr
+        assert p.stderr.count("warning: the files come from more than one job (job ids") == 1, \
+            p.stderr
+        p = tool(*cmd, str(tmp_path / "a"))
+        assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+
+
+def test_one_rank_in_two_unrelated_processes_is_warned_about(tmp_path):
+    """Without job ids (RANK set by hand, twice), a rank written by two
+    processes that are not parent and child is said; a forked child of a
+    rank (its DataLoader workers) is not."""
+    for d in ("a", "b"):
+        p = run([PROGS / "forker"], env=traced_env(tmp_path / d, RANK=0, WORLD_SIZE=1))
+        assert p.returncode == 0, p.stderr
+    assert len(ctr_files(tmp_path / "a")) == 2  # the parent's and its child's
+    p = tool("info", str(tmp_path / "a"))
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+    p = tool("info", str(tmp_path))
+    assert re.search(r"warning: rank 0 was written by two processes that are not parent and "
+                     r"child \(\S+:\d+ and \S+:\d+\): files of more than one run\?", p.stderr), \
+        p.stderr
+
+
 def test_python_multiprocessing_spawn_children_are_traced(tmp_path):
     script = tmp_path / "spawn.py"
     script.write_text(SPAWN.format(shim=str(ROOT / "python_shim")))

@@ -381,6 +381,63 @@ static int same_process(const struct ct_header *x, const struct ct_header *y)
 	       x->mono_anchor == y->mono_anchor && x->rank == y->rank && x->part == y->part;
 }
 
+/* The oldest process of file j's family among files [lo, hi) (one rank):
+ * its parent's file, that one's parent's, ... (a forked DataLoader worker
+ * has its parent's rank). */
+static const struct ct_header *family_root(const struct inputs *in, size_t lo, size_t hi, size_t j)
+{
+	const struct ct_header *h = &in->v[j].f.h;
+	for (size_t steps = 0; steps < hi - lo; steps++) {
+		const struct ct_header *up = NULL;
+		for (size_t i = lo; i < hi && !up; i++) {
+			const struct ct_header *a = &in->v[i].f.h;
+			if (a->pid == h->ppid && !strcmp(a->host, h->host))
+				up = a;
+		}
+		if (!up)
+			break;
+		h = up;
+	}
+	return h;
+}
+
+/* Files of several runs read together are shown as one job; said once:
+ * from the launchers' job ids, else from a rank written by processes that
+ * are neither one process (its capture windows) nor parent and child. */
+static void warn_mixed_runs(const struct inputs *in)
+{
+	const char *job = NULL;
+	for (size_t i = 0; i < in->n; i++) {
+		const char *id = in->v[i].f.h.job_id;
+		if (!id || !*id)
+			continue;
+		if (!job) {
+			job = id;
+		} else if (strcmp(job, id)) {
+			fprintf(stderr, "cuptrace: warning: the files come from more than one job (job "
+					"ids %.64s and %.64s); they are shown as one job\n", job, id);
+			return;
+		}
+	}
+	for (size_t lo = 0, hi; lo < in->n; lo = hi) { /* sorted by rank */
+		for (hi = lo + 1; hi < in->n && in->v[hi].rank == in->v[lo].rank; hi++)
+			;
+		if (in->v[lo].rank < 0)
+			continue;
+		const struct ct_header *a = family_root(in, lo, hi, lo);
+		for (size_t j = lo + 1; j < hi; j++) {
+			const struct ct_header *b = family_root(in, lo, hi, j);
+			if (one_process(a, b))
+				continue;
+			fprintf(stderr, "cuptrace: warning: rank %lld was written by two processes that "
+					"are not parent and child (%.64s:%llu and %.64s:%llu): files of "
+					"more than one run?\n", (long long)in->v[lo].rank, a->host,
+				(unsigned long long)a->pid, b->host, (unsigned long long)b->pid);
+			return;
+		}
+	}
+}
+
 /* Drops files written by the same process as an earlier one (a copy of a
  * rank's file under another name), with a warning. */
 static void drop_same_process(struct inputs *in)
@@ -535,6 +592,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	}
 	if (in->world_size < next)
 		in->world_size = next;
+	warn_mixed_runs(in);
 	return 0;
 }
 
