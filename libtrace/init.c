@@ -72,6 +72,25 @@ static void find_self(void)
 		snprintf(ct.self_path, sizeof ct.self_path, "%s", info.dli_fname);
 }
 
+/* A relative CUPTRACE_OUTPUT is taken from where the process started: the
+ * file is created at its first block, after a program may have changed
+ * directory (its trace went elsewhere, and `cuptrace run --stats` found
+ * nothing). */
+static void absolute_output(void)
+{
+	char cwd[4096];
+	size_t n = strlen(ct.cfg.output);
+	if (ct.cfg.output[0] == '/' || !getcwd(cwd, sizeof cwd))
+		return;
+	size_t c = strlen(cwd);
+	const char *rel = !strncmp(ct.cfg.output, "./", 2) ? ct.cfg.output + 2 : ct.cfg.output;
+	if (c + 1 + n + 1 > sizeof ct.cfg.output)
+		return;
+	memmove(ct.cfg.output + c + 1, rel, strlen(rel) + 1);
+	memcpy(ct.cfg.output, cwd, c);
+	ct.cfg.output[c] = '/';
+}
+
 static void init_once(void)
 {
 	char err[512];
@@ -81,6 +100,7 @@ static void init_once(void)
 		return;
 	}
 	ct_log_level = ct.cfg.log;
+	absolute_output();
 	ct_config_check_names(environ, warn_unknown);
 	ct_rank_detect(&ct.rank, env);
 	if (!ct_rankset_has(&ct.cfg.ranks, ct.rank.rank < 0 ? 0 : ct.rank.rank,

@@ -178,3 +178,38 @@ void ct_output_close(int fd, const char *path)
 	if (fd >= 0 && close(fd) && errno != EINTR)
 		ct_log_error("writing %s: %s; the trace may be incomplete", path, strerror(errno));
 }
+
+int ct_output_identify(int fd, struct ct_out_id *id)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return -1;
+	id->dev = (uint64_t)st.st_dev, id->ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+int ct_output_is(int fd, const struct ct_out_id *id)
+{
+	struct ct_out_id now;
+	return fd >= 0 && !ct_output_identify(fd, &now) && now.dev == id->dev && now.ino == id->ino;
+}
+
+int ct_output_own(int *fd, const char *path, const struct ct_out_id *id, uint64_t off)
+{
+	if (*fd < 0)
+		return 0;
+	if (ct_output_is(*fd, id))
+		return 1;
+	int nfd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (nfd >= 0 && ct_output_is(nfd, id) && lseek(nfd, (off_t)off, SEEK_SET) == (off_t)off) {
+		ct_info("the program closed the descriptor of %s; reopened", path);
+		*fd = nfd;
+		return 1;
+	}
+	if (nfd >= 0)
+		close(nfd);
+	ct_log_error("writing %s: the program closed its descriptor and the file cannot be "
+	             "reopened; tracing stops", path);
+	*fd = -2;
+	return 0;
+}

@@ -58,6 +58,7 @@ static struct {
 	_Atomic uint64_t ending; /* how << 32 | detail, for the footer */
 	sem_t wake, flushed;
 	int fd; /* -1 until the first block (of each file), -2 after a failure */
+	struct ct_out_id id; /* the file fd was opened on (output.h) */
 	uint64_t off; /* bytes written to the file */
 	char path[4096];
 	/* Rotation (cuptrace_rotate): the number of the file being written
@@ -104,7 +105,8 @@ static void write_block(void)
 		else
 			writer_st.fd = ct_output_open_part(writer_st.first, writer_st.part,
 			                                   writer_st.path, sizeof writer_st.path);
-		if (writer_st.fd >= 0 && ct_output_header(writer_st.fd, writer_st.part, &writer_st.off)) {
+		if (writer_st.fd >= 0 && (ct_output_identify(writer_st.fd, &writer_st.id) ||
+		                          ct_output_header(writer_st.fd, writer_st.part, &writer_st.off))) {
 			ct_log_error("writing %s: %s; tracing stops", writer_st.path,
 			             strerror(errno));
 			close(writer_st.fd);
@@ -147,10 +149,15 @@ static void write_block(void)
 	}
 	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)raw_len};
 	memcpy(writer_st.zbuf, h, 12);
+	if (!ct_output_own(&writer_st.fd, writer_st.path, &writer_st.id, writer_st.off)) {
+		ct_enc_new_block(&writer_st.enc);
+		return;
+	}
 	writer_st.off += z + 12;
 	if (ct_write_all(writer_st.fd, writer_st.zbuf, z + 12)) {
 		ct_log_error("writing %s: %s; tracing stops", writer_st.path, strerror(errno));
-		close(writer_st.fd);
+		if (ct_output_is(writer_st.fd, &writer_st.id))
+			close(writer_st.fd);
 		writer_st.fd = -2;
 	}
 	ct_enc_new_block(&writer_st.enc);
@@ -343,18 +350,22 @@ static void write_footer(uint64_t end)
 	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
 	uint64_t at = writer_st.off;
 	write_block();
-	if (writer_st.fd >= 0 && ct_output_trailer(writer_st.fd, at) == 0)
+	if (ct_output_own(&writer_st.fd, writer_st.path, &writer_st.id, writer_st.off) &&
+	    ct_output_trailer(writer_st.fd, at) == 0)
 		writer_st.off += CT_TRAILER_SIZE;
 }
 
 static void sync_file(void)
 {
-	ct_output_sync(writer_st.fd, writer_st.path);
+	if (ct_output_is(writer_st.fd, &writer_st.id))
+		ct_output_sync(writer_st.fd, writer_st.path);
 }
 
+/* Never a number the program took over (output.h). */
 static void close_file(void)
 {
-	ct_output_close(writer_st.fd, writer_st.path);
+	if (ct_output_is(writer_st.fd, &writer_st.id))
+		ct_output_close(writer_st.fd, writer_st.path);
 	writer_st.fd = -2;
 }
 
@@ -571,7 +582,7 @@ void ct_writer_fork_child(void)
 	memset(&writer_st.enc, 0, sizeof writer_st.enc);
 	writer_st.cctx = NULL;
 	writer_st.zbuf = NULL, writer_st.zcap = 0;
-	if (writer_st.fd >= 0)
+	if (ct_output_is(writer_st.fd, &writer_st.id))
 		close(writer_st.fd);
 	writer_st.fd = -1;
 	writer_st.part = 1;

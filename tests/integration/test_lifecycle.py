@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from conftest import (ASAN_FORK, PROGS, SAN, convert, ctr_files, ranges_by_tid, read_truth, tool, traced_env,
-                      trace_ns_to_mono)
+from conftest import (ASAN_FORK, PROGS, SAN, TOOL, convert, ctr_files, launcher_env, ranges_by_tid,
+                      read_truth, tool, traced_env, trace_ns_to_mono)
 
 
 def start(args, env):
@@ -203,3 +203,35 @@ def test_signals_while_forking_do_not_wait_on_the_forking_thread(tmp_path):
     assert float(worst_ms) < 1000 and int(seen) > 0, p.stdout
     [f] = ctr_files(tmp_path / "o")
     assert status_of(f) == "clean"
+
+
+def test_a_program_that_closes_every_descriptor_keeps_its_files(tmp_path):
+    """A daemon-like program closes every descriptor above stderr, the trace
+    file's too, and opens a file of its own on that number. The library
+    wrote its next blocks into the program's file (stop 24's robustness
+    campaign); it now checks the descriptor is still its file before every
+    write, reopens its file by path, and the trace stays whole."""
+    own = tmp_path / "mine.txt"
+    p = subprocess.run([str(PROGS / "closefds"), str(own)], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and p.stdout == "own file on fd 3\n", (p.stdout, p.stderr)
+    assert own.read_bytes() == b"my own data\n"
+    assert p.stderr == ""
+    [f] = ctr_files(tmp_path / "o")
+    assert status_of(f) == "clean"
+    got = names(convert([f], tmp_path / "t.json"))
+    assert got.count("before") == 100 and got.count("after") == 100
+
+
+def test_a_relative_output_is_where_the_program_started(tmp_path):
+    """The file is created at the first block; a program that changed
+    directory before that put its trace under its new directory (and
+    `cuptrace run --stats` found nothing)."""
+    (tmp_path / "elsewhere").mkdir()
+    p = subprocess.run([str(TOOL), "run", "--stats=nvtx_sum", "-o", "rel/%p.ctr", "--",
+                        str(PROGS / "chdir_away"), "elsewhere"], cwd=tmp_path,
+                       env=launcher_env(), capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path)
+    assert f.parent == tmp_path / "rel", f
+    assert ":away" in p.stdout and "no trace file" not in p.stderr, (p.stdout, p.stderr)
