@@ -307,3 +307,24 @@ def test_stats_nvtx_sum_matches_the_trace(demo, tmp_path):
     assert csv[1].startswith("Time (%),Total Time (ns),Instances")
     assert len(csv) == len(rows) + 2
     assert tool("stats", "--report", "nope", f).returncode == 2
+
+
+@pytest.mark.parametrize("cmd,name", [(["export", "-o"], "a.ctr"), (["report", "-o"], "a.ctr"),
+                                      (["convert", "-o"], "a.json"),
+                                      (["convert", "-o"], "a.sqlite"),
+                                      (["convert", "-o"], "a.pftrace")])
+def test_an_output_that_is_an_input_is_refused(demo, tmp_path, cmd, name):
+    """`-o` naming one of the inputs (given itself, or inside a directory
+    given) replaced the only copy of a rank's trace with the output (stop
+    24's robustness campaign): refused, exit 2, the trace untouched."""
+    d, f = demo
+    data = f.read_bytes()
+    (tmp_path / "d").mkdir()
+    inp = tmp_path / "d" / name
+    inp.write_bytes(data)
+    # a directory gives its .ctr files only
+    for given in (inp, tmp_path / "d") if name.endswith(".ctr") else (inp,):
+        p = tool(*cmd, str(inp), str(given))
+        assert p.returncode == 2, p.stderr
+        assert f"the output {inp} is the input {inp}; not overwritten" in p.stderr, p.stderr
+        assert inp.read_bytes() == data

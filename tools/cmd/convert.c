@@ -125,6 +125,10 @@ int cmd_convert(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
+	if (inputs_hold(&in, outpath, "convert")) {
+		inputs_close(&in);
+		return 2;
+	}
 	struct clocks ck;
 	if (clocks_align(&in, align, 1, &ck)) {
 		clocks_free(&ck);

@@ -293,6 +293,10 @@ int cmd_report(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open_logs(&in, argv + optind, argc - optind, strict))
 		return 1;
+	if (inputs_hold(&in, out, "report")) {
+		inputs_close(&in);
+		return 2;
+	}
 	if (in.nlogs && opts.steps) {
 		fprintf(stderr, "cuptrace report: %s: NCCL logs have no steps; --steps needs traces\n",
 			in.logs[0]);

@@ -694,3 +694,27 @@ int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uin
 	ct_file_close(&f);
 	return 0;
 }
+
+static int same_inode(const char *a, const struct stat *sb)
+{
+	struct stat st;
+	return !stat(a, &st) && st.st_dev == sb->st_dev && st.st_ino == sb->st_ino;
+}
+
+int inputs_hold(const struct inputs *in, const char *path, const char *cmd)
+{
+	struct stat sb;
+	if (!path || !strcmp(path, "-") || stat(path, &sb))
+		return 0;
+	const char *hit = NULL;
+	for (size_t i = 0; i < in->n && !hit; i++)
+		if (same_inode(in->v[i].f.path, &sb))
+			hit = in->v[i].f.path;
+	for (size_t i = 0; i < in->nlogs && !hit; i++)
+		if (same_inode(in->logs[i], &sb))
+			hit = in->logs[i];
+	if (hit)
+		fprintf(stderr, "cuptrace %s: the output %s is the input %s; not overwritten\n", cmd,
+			path, hit);
+	return hit != NULL;
+}
