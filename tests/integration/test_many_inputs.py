@@ -155,6 +155,32 @@ def test_duplicates_are_ignored(small, tmp_path):
         assert i.stdout.count("file:") == 1  # one file left: the detail view
 
 
+def test_a_cut_copy_does_not_replace_the_whole_file(small, tmp_path):
+    """Of two copies of one process's file, the whole one is read, whatever
+    the order (a copy cut short, named first, was kept over it)."""
+    d = tmp_path / "d"
+    d.mkdir()
+    data = small.read_bytes()
+    (d / "a_cut.ctr").write_bytes(data[:len(data) // 2])
+    (d / "b_whole.ctr").write_bytes(data)
+    for inputs in ([d], [d / "a_cut.ctr", d / "b_whole.ctr"]):
+        p = tool("info", *inputs)
+        assert p.returncode == 0, p.stderr
+        assert "a_cut.ctr: duplicate of" in p.stderr and "status:      clean" in p.stdout, p
+
+
+def test_a_link_back_up_the_tree_is_walked_once(small, tmp_path):
+    """`ln -s . d/self` made the directory walk revisit d down to its depth
+    limit once per link at every level (five links: 488,280 warnings)."""
+    d = tmp_path / "d"
+    d.mkdir()
+    shutil.copy(small, d / "r0.ctr")
+    for i in range(12):
+        (d / f"self{i}").symlink_to(".")
+    p = tool("info", str(d), timeout=20)
+    assert p.returncode == 0 and p.stderr == "" and p.stdout.count("file:") == 1, p
+
+
 def tool_convert(f, tmp_path):
     out = tmp_path / "single.json"
     if not out.exists():

@@ -197,11 +197,33 @@ static enum content content_of(const char *path)
 	return nccl_log_sniff(buf, n) ? C_LOG : C_OTHER;
 }
 
-/* Collects *.ctr files below dir (recursively, in name order), and NCCL
- * logs when logs is set. A *.ctr entry that cannot be used (a dangling
- * link, not a regular file) is a problem. */
+/* Directories walked so far, by device and inode: a symbolic link back up
+ * the tree (ln -s . d/self) made the walk revisit d down to its depth
+ * limit, once per link at every level (five such links: 488,280 copies). */
+struct dirs_seen {
+	dev_t *dev;
+	ino_t *ino;
+	size_t n;
+};
+
+static int seen_before(struct dirs_seen *ds, const struct stat *st)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (ds->dev[i] == st->st_dev && ds->ino[i] == st->st_ino)
+			return 1;
+	ds->dev = realloc(ds->dev, (ds->n + 1) * sizeof *ds->dev);
+	ds->ino = realloc(ds->ino, (ds->n + 1) * sizeof *ds->ino);
+	if (!ds->dev || !ds->ino)
+		exit(1);
+	ds->dev[ds->n] = st->st_dev, ds->ino[ds->n++] = st->st_ino;
+	return 0;
+}
+
+/* Collects *.ctr files below dir (recursively, in name order, each
+ * directory once), and NCCL logs when logs is set. A *.ctr entry that
+ * cannot be used (a dangling link, not a regular file) is a problem. */
 static void scan_dir(struct names *nm, struct names *logs, struct problems *pb, const char *dir,
-		     int depth)
+		     int depth, struct dirs_seen *ds)
 {
 	struct dirent **ents;
 	int n = scandir(dir, &ents, NULL, alphasort);
@@ -222,7 +244,8 @@ static void scan_dir(struct names *nm, struct names *logs, struct problems *pb, 
 				if (ctr)
 					problem(pb, "%s: %s", path, strerror(errno));
 			} else if (S_ISDIR(st.st_mode) && depth < 8) {
-				scan_dir(nm, logs, pb, path, depth + 1);
+				if (!seen_before(ds, &st))
+					scan_dir(nm, logs, pb, path, depth + 1, ds);
 			} else if (ctr && S_ISREG(st.st_mode)) {
 				add_name(nm, path, &st);
 			} else if (ctr) {
@@ -354,6 +377,12 @@ static void drop_same_files(struct names *nm)
 
 /* The identity of the process that wrote a file, and which of its files
  * (windows after cuptrace_rotate): a copy of a rank's file has the same. index: position in in->v (command-line order). */
+static off_t file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) ? 0 : st.st_size;
+}
+
 static int cmp_identity(const void *a, const void *b, void *arg)
 {
 	const struct tfile *v = arg;
@@ -371,6 +400,15 @@ static int cmp_identity(const void *a, const void *b, void *arg)
 		return x->rank < y->rank ? -1 : 1;
 	if (x->part != y->part)
 		return x->part < y->part ? -1 : 1;
+	/* copies of one file: the one kept comes first, a closed file before
+	 * one cut short, then the longest (a truncated copy was kept over the
+	 * whole file when named first), then command-line order */
+	const struct ct_file *fx = &v[*(const size_t *)a].f, *fy = &v[*(const size_t *)b].f;
+	if (fx->final_footer != fy->final_footer)
+		return fx->final_footer ? -1 : 1;
+	off_t sx = file_size(fx->path), sy = file_size(fy->path);
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
 	size_t i = *(const size_t *)a, j = *(const size_t *)b;
 	return i < j ? -1 : i > j;
 }
@@ -508,13 +546,15 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	raise_nofile();
 	struct names nm = {0}, logs = {0};
 	struct problems pb = {0};
+	struct dirs_seen ds = {0};
 	for (int i = 0; i < nargs; i++) {
 		struct stat st;
 		if (stat(args[i], &st)) {
 			problem(&pb, "%s: %s", args[i], strerror(errno));
 		} else if (S_ISDIR(st.st_mode)) {
 			size_t before = nm.n + logs.n, pbefore = pb.n;
-			scan_dir(&nm, with_logs ? &logs : NULL, &pb, args[i], 0);
+			seen_before(&ds, &st); /* given twice: read twice, said once per file */
+			scan_dir(&nm, with_logs ? &logs : NULL, &pb, args[i], 0, &ds);
 			if (nm.n + logs.n == before && pb.n == pbefore)
 				problem(&pb, "%s: no .ctr trace files in this directory", args[i]);
 		} else if (!S_ISREG(st.st_mode)) {
@@ -525,6 +565,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 			add_name(&nm, args[i], &st);
 		}
 	}
+	free(ds.dev), free(ds.ino);
 	drop_same_files(&nm);
 	if (nm.n) {
 		in->v = calloc(nm.n, sizeof *in->v);
