@@ -3,7 +3,10 @@ launcher's output location, unknown variables warned about once, unknown
 options of info, --steps on a file without steps."""
 import os
 import shutil
+import signal
+import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -76,3 +79,34 @@ def test_steps_on_a_file_without_steps(tmp_path):
     assert p.returncode == 1
     assert "holds no steps" in p.stderr and str(f) in p.stderr, p.stderr
     assert "(no rows)" not in p.stdout
+
+
+def test_a_file_name_too_long_exits_2_before_launching(tmp_path):
+    marker = tmp_path / "ran"
+    p = launch(["-o", f"{tmp_path}/{'y' * 300}-%p.ctr", "--", "sh", "-c", f"touch {marker}"])
+    assert p.returncode == 2 and "the file name is longer than 255 characters" in p.stderr
+    assert not marker.exists()
+
+
+def test_report_needs_a_file_name():
+    """`run --report -- CMD` wrote the page to a file named `--`."""
+    p = launch(["--report", "--", "true"])
+    assert p.returncode == 2 and "--report needs the page's file name, not --" in p.stderr
+
+
+def test_run_stats_passes_termination_on_to_the_program(tmp_path):
+    """With --stats the launcher forks CMD and waits (it execs CMD
+    otherwise): SIGTERM to the launcher (a scheduler, `docker stop`) left
+    CMD running, orphaned. It is passed on; the tables still come, and the
+    exit status is CMD's (128 + 15)."""
+    p = subprocess.Popen([str(TOOL), "run", "--stats=nvtx_sum", "-o", f"{tmp_path}/t/%p.ctr", "--",
+                          str(PROGS / "demo_train"), "100000"], env=launcher_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not ctr_files(tmp_path / "t") and time.monotonic() < deadline:
+        time.sleep(0.05)  # the program runs and records
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert "** nvtx_sum" in out and "cuptrace run --stats: 1 trace file" in err, err
+    assert subprocess.run(["pgrep", "-f", "demo_train 100000"]).returncode == 1  # no orphan

@@ -148,6 +148,25 @@ static int check_output(const char *pat, char *why, size_t wlen)
 	}
 	close(fd);
 	unlink(probe);
+	/* The file's own name: its fixed characters alone must fit (the
+	 * escapes' values are not known here). */
+	const char *base = slash ? slash + 1 : pat;
+	size_t fixed = 0;
+	for (const char *q = base; *q; q++) {
+		if (*q != '%' || !q[1]) {
+			fixed++;
+		} else if (q[1] == '%') {
+			fixed++, q++;
+		} else if (q[1] == 'q' && q[2] == '{' && strchr(q, '}')) {
+			q = strchr(q, '}');
+		} else {
+			q++;
+		}
+	}
+	if (fixed > NAME_MAX) {
+		snprintf(why, wlen, "the file name is longer than %d characters", NAME_MAX);
+		return -1;
+	}
 	return 0;
 }
 
@@ -191,6 +210,11 @@ int cmd_run(int argc, char **argv)
 		}
 		if (c == 998) {
 			report = optarg;
+			if (report[0] == '-') { /* `--report -- CMD` wrote a page named "--" */
+				fprintf(stderr, "cuptrace run: --report needs the page's file name, not %s\n",
+					report);
+				return 2;
+			}
 			continue;
 		}
 		if (c == 999) {

@@ -239,6 +239,19 @@ static void wait_for_ranks(const struct job *j, const char *dir, const char *glo
 	free(done);
 }
 
+/* Signals a scheduler or `docker stop` sends the launcher are CMD's, as
+ * when the launcher is CMD (without --stats it execs it): passed on. The
+ * terminal's SIGINT and SIGQUIT reach CMD by themselves (system()'s way). */
+static const int passed_on[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+#define NPASSED (sizeof passed_on / sizeof *passed_on)
+static volatile pid_t cmd_pid;
+
+static void pass_on(int sig)
+{
+	if (cmd_pid > 0)
+		kill(cmd_pid, sig);
+}
+
 /* Runs CMD, waits, then prints the reports for the files it wrote; the
  * exit status stays CMD's. */
 int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const char *list,
@@ -251,24 +264,41 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	clock_gettime(CLOCK_REALTIME, &t0);
 	t0.tv_sec -= 1; /* file systems keep coarse times */
 	fflush(NULL);
+	/* held from before the fork until CMD's pid is known: none is lost */
+	sigset_t hold, mask;
+	sigemptyset(&hold);
+	for (size_t i = 0; i < NPASSED; i++)
+		sigaddset(&hold, passed_on[i]);
+	sigprocmask(SIG_BLOCK, &hold, &mask);
 	pid_t pid = fork();
 	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &mask, NULL);
 		fprintf(stderr, "cuptrace run: fork: %s\n", strerror(errno));
 		return 2;
 	}
 	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &mask, NULL);
 		execvp(cmd[0], cmd);
 		int e = errno;
 		fprintf(stderr, "cuptrace: %s: %s\n", cmd[0], strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	/* As system() does: the terminal's signals are for CMD. */
-	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, oint, oquit, fwd = {.sa_handler = pass_on},
+	                 old[NPASSED];
 	sigaction(SIGINT, &ign, &oint);
 	sigaction(SIGQUIT, &ign, &oquit);
+	cmd_pid = pid;
+	fwd.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < NPASSED; i++)
+		sigaction(passed_on[i], &fwd, &old[i]);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	int ws = 0;
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
+	for (size_t i = 0; i < NPASSED; i++)
+		sigaction(passed_on[i], &old[i], NULL);
+	cmd_pid = 0;
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
 	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
