@@ -8,11 +8,12 @@ through the real profiler-plugin ABI), on two simulated hosts whose clocks
 differ (so the clocks table and --align take part), plus a truncated copy
 of rank 0's file (two files of one rank: the merges that add up rows of
 one rank) and an NCCL_DEBUG log."""
+import os
 import re
 
 import pytest
 
-from conftest import ctr_files, rewrite_header, tool
+from conftest import PROGS, ctr_files, rewrite_header, run, tool, traced_env
 from test_report_html import run_job
 
 REPORTS = ["nvtx_sum", "nvtx_gpu_proj_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum",
@@ -111,3 +112,16 @@ def test_bad_jobs():
         for bad in ("0", "x", "-2", ""):
             p = tool(cmd, "-j", bad, "nothing.ctr")
             assert p.returncode == 2 and "-j needs a number >= 1" in p.stderr, (cmd, bad, p.stderr)
+
+
+def test_jobs_beyond_the_cores_are_capped(tmp_path):
+    """-j 1000 on a 2-core machine ran 1000 shares of one file, each reading
+    all of it (243 s against 0.7 s): at most 4 per core, said once."""
+    p = run([PROGS / "demo_train", 5], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    cores = len(os.sched_getaffinity(0))
+    for cmd in (["convert", "-o", str(tmp_path / "t.json")], ["stats"]):
+        p = tool(cmd[0], "-j", "1000", *cmd[1:], str(f))
+        assert p.returncode == 0, p.stderr
+        assert f"-j 1000: more than 4 per core available; using {4 * cores}" in p.stderr
