@@ -178,9 +178,12 @@ int cmd_stats(int argc, char **argv)
 		} else if (c == 'F') {
 			char *end;
 			run.opts.flops_per_step = strtod(optarg, &end);
-			if (end == optarg || *end || !(run.opts.flops_per_step > 0)) {
+			/* finite, and small enough that N / a step's ns stays one
+			 * (inf and 1e308 gave "TFLOP/s": inf, which is not JSON) */
+			if (end == optarg || *end || !(run.opts.flops_per_step > 0) ||
+			    !(run.opts.flops_per_step < 1e30)) {
 				fprintf(stderr, "cuptrace stats: --flops-per-step %s: expected a positive number "
-						"(floating-point operations per step and GPU)\n", optarg);
+						"below 1e30 (floating-point operations per step and GPU)\n", optarg);
 				return 2;
 			}
 		}

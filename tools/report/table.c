@@ -71,7 +71,11 @@ void table_i64(struct table *t, int64_t v)
 
 void table_f(struct table *t, double v, int decimals)
 {
-	char b[64];
+	if (!isfinite(v)) { /* not a number any format can hold (JSON has no inf) */
+		table_null(t);
+		return;
+	}
+	char b[400]; /* %.*f of up to 1.8e308 */
 	snprintf(b, sizeof b, "%.*f", decimals, v);
 	add(t, strdup(b), 1);
 }
