@@ -117,6 +117,22 @@ def test_split_ranks(traces, tmp_path):
         assert got == want, jobs
 
 
+def test_split_ranks_says_what_another_conversion_left(traces, tmp_path):
+    """Rank files in the directory that this conversion did not write (a
+    job with more ranks, or .json before -z) would be read by HTA as ranks
+    of this job: said, once."""
+    _, files = traces
+    out = tmp_path / "split"
+    assert tool("convert", "--split-ranks", out, *files).returncode == 0
+    p = tool("convert", "--split-ranks", out, *files)  # the same names again
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+    (out / "rank9.json").write_text("{}")
+    p = tool("convert", "-z", "--split-ranks", out, *files)
+    assert p.returncode == 0, p.stderr
+    assert f"warning: {out} also holds 4 rank files of another conversion (rank0.json, ...)" \
+        in p.stderr, p.stderr
+
+
 def test_sqlite_export(traces, tmp_path):
     """.sqlite (one writer thread whatever -j says): the same bytes too."""
     _, files = traces

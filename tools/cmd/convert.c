@@ -5,6 +5,7 @@
 #include "out/workers.h"
 #include "read/inputs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -62,6 +63,41 @@ static void default_out(char *buf, size_t len, char **args, int n)
 	if (ends_with(buf, ".ctr"))
 		buf[l - 4] = 0;
 	strncat(buf, ".json", len - strlen(buf) - 1);
+}
+
+/* Rank files of an earlier conversion left in the --split-ranks directory
+ * (a job with more ranks, or -z then not): HTA reads every file there as a
+ * rank. Known by name: those this conversion did not write. */
+static void warn_stale(const struct inputs *in, const char *dir, int gz)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	size_t n = 0;
+	char first[256] = "";
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "rank", 4) ||
+		    !(ends_with(e->d_name, ".json") || ends_with(e->d_name, ".json.gz")))
+			continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		int ours = 0;
+		for (size_t i = 0; i < in->n && !ours; i++) {
+			char p[4096];
+			inputs_split_path(in, i, dir, gz ? ".json.gz" : ".json", p, sizeof p);
+			ours = !strcmp(p, path);
+		}
+		if (ours)
+			continue;
+		if (!n++ || strcmp(e->d_name, first) < 0)
+			snprintf(first, sizeof first, "%.200s", e->d_name);
+	}
+	closedir(d);
+	if (n)
+		fprintf(stderr, "cuptrace: warning: %s also holds %zu rank file%s of another "
+				"conversion (%s%s); HTA reads every file there\n", dir, n, n > 1 ? "s" : "",
+			first, n > 1 ? ", ..." : "");
 }
 
 int cmd_convert(int argc, char **argv)
@@ -157,6 +193,8 @@ int cmd_convert(int argc, char **argv)
 	else if (split && written)
 		fprintf(stderr, "cuptrace: %zu of %zu rank files could not be written into %s\n",
 			in.n - written, in.n, split);
+	if (split)
+		warn_stale(&in, split, gz);
 	inputs_close(&in);
 	return rc;
 }
