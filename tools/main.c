@@ -39,6 +39,10 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* getopt's messages begin with argv[0]: "cuptrace convert: ...", as ours */
+	static char name[64];
+	snprintf(name, sizeof name, "cuptrace %.50s", c);
+	argv[1] = name;
 	if (!strcmp(c, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(c, "convert"))

@@ -328,3 +328,22 @@ def test_an_output_that_is_an_input_is_refused(demo, tmp_path, cmd, name):
         assert p.returncode == 2, p.stderr
         assert f"the output {inp} is the input {inp}; not overwritten" in p.stderr, p.stderr
         assert inp.read_bytes() == data
+
+
+@pytest.mark.parametrize("args,why", [
+    (["convert", "-z", "-o", "OUT.json"], "-z goes with --split-ranks"),
+    (["convert", "--pftrace-plain", "-o", "OUT.json"], "--pftrace-plain goes with -o OUT.pftrace"),
+    (["export", "-o", "OUT.json"], "export writes an SQLite database: name it OUT.sqlite"),
+    (["stats", "--report", ""], "--report needs report names"),
+    (["stats", "--steps", "18446744073709551616"], "--steps 18446744073709551616: expected"),
+    (["convert", "-o"], "cuptrace convert: option requires an argument -- 'o'"),
+])
+def test_options_that_would_be_ignored_are_refused(demo, tmp_path, args, why):
+    """Options that did nothing where they were given (or an out-of-range
+    number taken as the largest) are usage errors; getopt's own messages
+    name the command as ours do."""
+    d, f = demo
+    args = [str(tmp_path / a) if a.startswith("OUT.") else a for a in args]
+    p = tool(*args, *([] if args[-1] == "-o" else [str(f)]))
+    assert p.returncode == 2 and why in p.stderr, p.stderr
+    assert not list(tmp_path.iterdir())

@@ -144,6 +144,15 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "cuptrace convert: -o and --split-ranks exclude each other\n");
 		return 2;
 	}
+	/* options that apply to one kind of output only were silently ignored */
+	if (gz && !split) {
+		fprintf(stderr, "cuptrace convert: -z goes with --split-ranks (use -o OUT.json.gz)\n");
+		return 2;
+	}
+	if (plain && (!outpath || !ends_with(outpath, ".pftrace"))) {
+		fprintf(stderr, "cuptrace convert: --pftrace-plain goes with -o OUT.pftrace\n");
+		return 2;
+	}
 	char defpath[4096];
 	if (!outpath && !split) {
 		default_out(defpath, sizeof defpath, argv + optind, argc - optind);

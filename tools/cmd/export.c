@@ -95,6 +95,17 @@ int cmd_export(int argc, char **argv)
 		fprintf(stderr, "cuptrace export: a database cannot go to stdout\n");
 		return 2;
 	}
+	/* `export -o x.json` wrote a database named x.json */
+	static const char *const others[] = {".json", ".json.gz", ".pftrace", ".html", ".ctr"};
+	for (size_t i = 0; outpath && i < sizeof others / sizeof *others; i++) {
+		size_t n = strlen(outpath), m = strlen(others[i]);
+		if (n >= m && !strcmp(outpath + n - m, others[i])) {
+			fprintf(stderr, "cuptrace export: %s: export writes an SQLite database: name it "
+					"OUT.sqlite (convert writes .json and .pftrace, report .html)\n",
+				outpath);
+			return 2;
+		}
+	}
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;

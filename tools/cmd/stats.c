@@ -227,6 +227,10 @@ int cmd_stats(int argc, char **argv)
 				run.r[run.n++] = reports[i];
 		}
 		free(copy);
+		if (!run.n) { /* --report "" printed nothing and exited 0 */
+			fprintf(stderr, "cuptrace stats: --report needs report names (see --help)\n");
+			return 2;
+		}
 		run.opts.explicit_list = 1;
 	}
 	struct inputs in;

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -93,13 +94,14 @@ static const struct m_consumer reports_consumer = {NULL, on_event, NULL};
 int stats_parse_steps(struct stats_opts *o, const char *s)
 {
 	char *end;
+	errno = 0; /* a number out of range (2^64) was taken as the largest */
 	long long a = strtoll(s, &end, 10), b = a;
-	if (end == s || a < 0)
+	if (end == s || a < 0 || errno)
 		return -1;
 	if (*end == '-') {
 		const char *q = end + 1;
 		b = strtoll(q, &end, 10);
-		if (end == q)
+		if (end == q || errno)
 			return -1;
 	}
 	if (*end || b < a)
