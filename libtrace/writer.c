@@ -110,6 +110,7 @@ static void write_block(void)
 			ct_log_error("writing %s: %s; tracing stops", writer_st.path,
 			             strerror(errno));
 			close(writer_st.fd);
+			unlink(writer_st.path); /* ours (O_EXCL), without even a header */
 			writer_st.fd = -2;
 		} else if (writer_st.fd >= 0) {
 			ct_info("writing %s", writer_st.path);

@@ -117,3 +117,18 @@ def test_late_write_errors_are_reported(tmp_path, fail, prog):
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and re.match(r"cuptrace: error: writing .*\.ctr: Input/output error",
                                         lines[0]), p.stderr
+
+
+def test_a_full_disk_leaves_no_empty_file(tmp_path):
+    """When not even the header can be written (ENOSPC), the program goes on
+    untouched, one line says tracing stopped, and no file is left (an empty
+    .ctr was: a file every tool then rejects)."""
+    env = traced_env(tmp_path / "o", CT_FAIL="write")
+    libs = env["LD_PRELOAD"].split(":")
+    env["LD_PRELOAD"] = ":".join(libs[:-1] + [str(PROGS / "libfailio.so"), libs[-1]])
+    p = run([PROGS / "churn", "1", "10"], env=env, timeout=30)
+    assert p.returncode == 0
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and re.match(r"cuptrace: error: writing .*\.ctr: No space left on "
+                                        r"device; tracing stops", lines[0]), p.stderr
+    assert ctr_files(tmp_path / "o") == []

@@ -1,6 +1,7 @@
 /* Preloaded ahead of the library in tests: fsync and close of a .ctr file
  * fail with EIO, as a parallel file system reports a lost write late.
- * CT_FAIL=fsync or CT_FAIL=close picks which. */
+ * CT_FAIL=fsync or CT_FAIL=close picks which; CT_FAIL=write: every write
+ * to one fails with ENOSPC. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -44,4 +45,16 @@ int close(int fd)
 		return -1;
 	}
 	return real(fd);
+}
+
+/* CT_FAIL=write: the disk is full for .ctr files. */
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	ssize_t (*real)(int, const void *, size_t) =
+	    (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (failing("write", fd)) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return real(fd, buf, n);
 }
