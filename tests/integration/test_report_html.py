@@ -258,6 +258,11 @@ def test_steps_select_and_empty_sections_say_so(job, tmp_path):
              for i, e in enumerate(page.el) if "data-r" in e["a"] and page.up(i, "data-t")["a"][
                  "data-t"] == "steps: duration per rank and step"}
     assert shown == steps
+    # the header says the page covers those steps (it did not)
+    [said] = [i for i, e in enumerate(page.el) if e["a"].get("data-h") == "steps"]
+    assert page.el[said]["text"].startswith("3-5 only: the sections below cover these steps")
+    assert not [e for e in parse(report([out], tmp_path / "all.html")).el
+                if e["a"].get("data-h") == "steps"]
 
 
 def test_nvtx_only_hostile_names(tmp_path):

@@ -106,7 +106,8 @@ static void dd_num(FILE *f, const char *name, const char *key, uint64_t v, int b
 }
 
 /* Header: what was traced, where, and whether anything was lost. */
-static void header(FILE *f, struct inputs *in, const struct tabs *all)
+static void header(FILE *f, struct inputs *in, const struct tabs *all,
+		   const struct stats_opts *opts)
 {
 	const struct ct_header *h0 = &in->v[0].f.h;
 	fputs("<dl class=\"hdr\">\n<dt>Command</dt><dd data-h=\"command\">", f);
@@ -174,6 +175,10 @@ static void header(FILE *f, struct inputs *in, const struct tabs *all)
 	if (t1 > t0)
 		fprintf(f, ", %.3f s", (double)(t1 - t0) / 1e9);
 	fputs("</dd>\n", f);
+	if (opts->steps) /* the page did not say it covers some steps only */
+		fprintf(f, "<dt>Steps</dt><dd data-h=\"steps\" class=\"bad\">%lld-%lld only: the "
+			   "sections below cover these steps; this header, the whole trace</dd>\n",
+			(long long)opts->step_lo, (long long)opts->step_hi);
 	dd_num(f, "Events", "events", events, 0);
 	dd_num(f, "Dropped events", "drops", drops, 1);
 	dd_num(f, "Truncated or damaged files", "truncated", bad, 1);
@@ -205,7 +210,7 @@ static void header(FILE *f, struct inputs *in, const struct tabs *all)
 	fputs("</dl>\n", f);
 }
 
-static void page(FILE *f, struct inputs *in, struct collected *c)
+static void page(FILE *f, struct inputs *in, struct collected *c, const struct stats_opts *opts)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width\">\n<title>cuptrace report</title>\n",
@@ -213,7 +218,7 @@ static void page(FILE *f, struct inputs *in, struct collected *c)
 	html_head_assets(f);
 	fputs("</head>\n<body>\n<h1>cuptrace report</h1>\n", f);
 	if (in->n)
-		header(f, in, &c->all);
+		header(f, in, &c->all, opts);
 	else
 		html_none(f, "NCCL_DEBUG logs only: no trace file, so no header, GPU work or steps");
 	if (c->clk)
@@ -314,7 +319,7 @@ int cmd_report(int argc, char **argv)
 	FILE *mem = open_memstream(&buf, &len);
 	if (!mem)
 		xoom();
-	page(mem, &in, &col);
+	page(mem, &in, &col, &opts);
 	if (fclose(mem))
 		xoom();
 	for (size_t i = 0; i < col.all.n; i++)
