@@ -309,7 +309,7 @@ def test_stats_nvtx_sum_matches_the_trace(demo, tmp_path):
     assert tool("stats", "--report", "nope", f).returncode == 2
 
 
-@pytest.mark.parametrize("cmd,name", [(["export", "-o"], "a.ctr"), (["report", "-o"], "a.ctr"),
+@pytest.mark.parametrize("cmd,name", [(["export", "-o"], "a.sqlite"), (["report", "-o"], "a.ctr"),
                                       (["convert", "-o"], "a.json"),
                                       (["convert", "-o"], "a.sqlite"),
                                       (["convert", "-o"], "a.pftrace")])

@@ -68,11 +68,26 @@ static void default_out(char *buf, size_t len, char **args, int n)
 /* Rank files of an earlier conversion left in the --split-ranks directory
  * (a job with more ranks, or -z then not): HTA reads every file there as a
  * rank. Known by name: those this conversion did not write. */
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static void warn_stale(const struct inputs *in, const char *dir, int gz)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
+	char **ours = calloc(in->n + 1, sizeof *ours); /* sorted: thousands of ranks */
+	if (!ours)
+		exit(1);
+	for (size_t i = 0; i < in->n; i++) {
+		char p[4096];
+		inputs_split_path(in, i, dir, gz ? ".json.gz" : ".json", p, sizeof p);
+		if (!(ours[i] = strdup(p)))
+			exit(1);
+	}
+	qsort(ours, in->n, sizeof *ours, cmp_name);
 	size_t n = 0;
 	char first[256] = "";
 	struct dirent *e;
@@ -80,20 +95,17 @@ static void warn_stale(const struct inputs *in, const char *dir, int gz)
 		if (strncmp(e->d_name, "rank", 4) ||
 		    !(ends_with(e->d_name, ".json") || ends_with(e->d_name, ".json.gz")))
 			continue;
-		char path[4096];
+		char path[4096], *key = path;
 		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-		int ours = 0;
-		for (size_t i = 0; i < in->n && !ours; i++) {
-			char p[4096];
-			inputs_split_path(in, i, dir, gz ? ".json.gz" : ".json", p, sizeof p);
-			ours = !strcmp(p, path);
-		}
-		if (ours)
+		if (bsearch(&key, ours, in->n, sizeof *ours, cmp_name))
 			continue;
 		if (!n++ || strcmp(e->d_name, first) < 0)
 			snprintf(first, sizeof first, "%.200s", e->d_name);
 	}
 	closedir(d);
+	for (size_t i = 0; i < in->n; i++)
+		free(ours[i]);
+	free(ours);
 	if (n)
 		fprintf(stderr, "cuptrace: warning: %s also holds %zu rank file%s of another "
 				"conversion (%s%s); HTA reads every file there\n", dir, n, n > 1 ? "s" : "",

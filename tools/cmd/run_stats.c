@@ -164,13 +164,14 @@ static int closed_file(const char *path, off_t size)
 }
 
 /* 1 when the file is finished: closed, or cut short by a process of this
- * host that is gone (killed); *rank is its header's. */
+ * host that is gone (killed); 0 while it is being written; -1 when it
+ * cannot be read yet. *rank is its header's. */
 static int file_done(const char *path, off_t size, int64_t *rank)
 {
 	char host[256], me[256] = "";
 	uint64_t pid;
 	if (trace_file_who(path, rank, host, sizeof host, &pid))
-		return 0;
+		return -1;
 	if (closed_file(path, size))
 		return 1;
 	gethostname(me, sizeof me - 1);
@@ -184,14 +185,15 @@ static double since(const struct timespec *a)
 	return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* The summarising rank waits until the files of every rank it expects are
- * closed, or until no trace file has changed for QUIET_S seconds (a rank
- * that died or hangs: the summary then says its file was cut short). */
+/* The summarising rank waits until every file of every rank it expects is
+ * finished (a rank's capture windows, its forked children's), or until no
+ * trace file has changed for QUIET_S seconds (a rank that died or hangs
+ * elsewhere: the summary then says its file was cut short). */
 static void wait_for_ranks(const struct job *j, const char *dir, const char *glob,
 			   const struct timespec *t0)
 {
-	char *done = calloc((size_t)j->world, 1);
-	if (!done)
+	char *seen = calloc((size_t)j->world, 2), *open_ = seen + j->world;
+	if (!seen)
 		return;
 	struct timespec start, changed;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -204,18 +206,22 @@ static void wait_for_ranks(const struct job *j, const char *dir, const char *glo
 		long ranks = 0;
 		int64_t rank;
 		unsigned long long sig = f.n;
+		memset(seen, 0, 2 * (size_t)j->world);
 		for (size_t i = 0; i < f.n; i++) {
 			struct stat st;
 			if (stat(f.v[i], &st) == 0) {
 				sig = sig * 1000003u + (unsigned long long)st.st_size;
-				if (file_done(f.v[i], st.st_size, &rank) && rank >= 0 && rank < j->world)
-					done[rank] = 1;
+				int done = file_done(f.v[i], st.st_size, &rank);
+				if (done >= 0 && rank >= 0 && rank < j->world) {
+					seen[rank] = 1;
+					open_[rank] |= !done;
+				}
 			}
 			free(f.v[i]);
 		}
 		free(f.v);
 		for (long r = 0; r < j->world; r++)
-			ranks += done[r];
+			ranks += seen[r] && !open_[r];
 		if (j->expected && ranks >= j->expected)
 			break;
 		if (sig != last_sig) {
@@ -236,7 +242,7 @@ static void wait_for_ranks(const struct job *j, const char *dir, const char *glo
 		struct timespec nap = {0, 200 * 1000000L};
 		nanosleep(&nap, NULL);
 	}
-	free(done);
+	free(seen);
 }
 
 /* Signals a scheduler or `docker stop` sends the launcher are CMD's, as
