@@ -122,6 +122,17 @@ def load_json(path):
         return json.load(f)
 
 
+def merge_intervals(iv):
+    """The union of (start, end) intervals, as sorted disjoint [start, end]."""
+    merged = []
+    for a, b in sorted(iv):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
+
+
 def read_truth(path):
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]

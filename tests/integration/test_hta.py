@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from conftest import BUILD, convert, ctr_files, tool, traced_env, venv_python
+from conftest import BUILD, convert, ctr_files, merge_intervals, tool, traced_env, venv_python
 
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 WORLD = 4
@@ -169,19 +169,8 @@ def test_hta_analyses(job):
     [rows] = [v for k, v in json.loads(p.stdout).items() if k.startswith("breakdown: GPU time")]
     ours = {r["Rank"]: r["Overlap (%)"] for r in rows if r["Step"] is None}
     hta = {r["rank"]: r["comp_comm_overlap_pctg"] for r in res["comm_comp_overlap"]}
-    print(ours, hta)
     assert sorted(ours) == sorted(hta) == list(range(WORLD))
     assert all(abs(ours[r] - hta[r]) <= 0.06 for r in ours), (ours, hta)
-
-
-def union(iv):
-    merged = []
-    for a, b in sorted(iv):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    return merged
 
 
 def length(merged):
@@ -225,7 +214,7 @@ def test_breakdown_is_the_union_of_kernels(job):
     rows = {r["Rank"]: r for r in table if r["Step"] is None}
     assert sorted(rows) == list(range(WORLD))
     for f, (comp, comm) in kernels.items():
-        comp, comm = union(comp), union(comm)
+        comp, comm = merge_intervals(comp), merge_intervals(comm)
         row = rows[rank[f]]
         assert row["Communication (ns)"] == length(comm) > 0, f
         assert row["Compute (ns)"] == length(comp) > 0, f

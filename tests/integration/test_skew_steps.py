@@ -17,8 +17,8 @@ from collections import defaultdict
 
 import pytest
 
-from conftest import (LIB, PROGS, TOOL, convert, ctr_files, launcher_env, read_truth, run, tool,
-                      traced_env)
+from conftest import (LIB, PROGS, TOOL, convert, ctr_files, launcher_env, merge_intervals,
+                      read_truth, run, tool, traced_env)
 
 HARNESS = PROGS / "nccl_harness"
 WORLD, ITERS = 4, 12
@@ -427,10 +427,5 @@ def test_breakdown_without_cupti_takes_the_plugins_gpu_time(job):
     rows = {r["Rank"]: r for r in table(doc, "breakdown: GPU time") if r["Step"] is None}
     assert sorted(rows) == sorted(slices) == list(range(WORLD))
     for r, iv in slices.items():
-        merged = []
-        for a, b in sorted(iv):
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
+        merged = merge_intervals(iv)
         assert rows[r]["Communication (ns)"] == sum(b - a for a, b in merged) > 0, r

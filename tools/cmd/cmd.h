@@ -25,6 +25,11 @@ int cmd_usage(int c, void (*help)(FILE *));
 /* --align ARG of command cmd into *align; -1 (said on stderr) when ARG is
  * neither none nor collectives. */
 int cmd_align(const char *cmd, const char *arg, int *align);
+/* Puts the files on one timeline as --align says (hosts' offsets from the
+ * collectives), saying the offsets on stderr; -1 when a file could not be
+ * read again for it (said). */
+struct inputs;
+int cmd_place(struct inputs *in, int align);
 /* --steps ARG (A-B or A) of command cmd into opts; -1 (said on stderr)
  * when it is not that. */
 struct stats_opts;

@@ -186,14 +186,10 @@ int cmd_convert(int argc, char **argv)
 		inputs_close(&in);
 		return 2;
 	}
-	struct clocks ck;
-	if (clocks_align(&in, align, 1, &ck)) {
-		clocks_free(&ck);
+	if (cmd_place(&in, align)) {
 		inputs_close(&in);
 		return 1;
 	}
-	clocks_print(&ck, stderr, "cuptrace: ");
-	clocks_free(&ck);
 	if (sqlite) { /* cuptrace export */
 		int rc = cmd_export_to(&in, outpath, NULL);
 		inputs_close(&in);

@@ -49,14 +49,10 @@ int cmd_events(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
-	struct clocks ck;
-	if (clocks_align(&in, align, 1, &ck)) {
-		clocks_free(&ck);
+	if (cmd_place(&in, align)) {
 		inputs_close(&in);
 		return 1;
 	}
-	clocks_print(&ck, stderr, "cuptrace: ");
-	clocks_free(&ck);
 	int rc = 0;
 	struct events_tsv e = {stdout, NULL};
 	events_tsv_head(stdout);

@@ -20,6 +20,16 @@ int cmd_align(const char *cmd, const char *arg, int *align)
 	return -1;
 }
 
+int cmd_place(struct inputs *in, int align)
+{
+	struct clocks ck;
+	int rc = clocks_align(in, align, 1, &ck);
+	if (!rc)
+		clocks_print(&ck, stderr, "cuptrace: ");
+	clocks_free(&ck);
+	return rc ? -1 : 0;
+}
+
 int cmd_jobs(const char *cmd, const char *arg, int *jobs)
 {
 	char *end;
