@@ -259,3 +259,32 @@ def test_a_process_without_a_rank_is_one_rank_everywhere(known, tmp_path):
     assert '<dd data-h="slowest" class="bad">0</dd>' in html
     assert "no GPU work of its own" not in html
 
+
+
+@pytest.mark.parametrize("iters", [12, 15, 40])
+def test_nvtx_gpu_proj_sum_whatever_the_file_order(tmp_path, iters):
+    """Every forward and backward range of `sim_train train N` launches GPU
+    work, and each is projected: its GPU ops are the launches (flows) that
+    leave its thread inside it, as `cuptrace events` lists them. CUPTI's
+    buffers may lie in the file before the thread's NVTX chunks: such calls
+    were dropped as launched from a thread without ranges (15 iterations:
+    0 of 15 forward ranges projected, 12: all)."""
+    env = traced_env(tmp_path / "o", CUPTRACE_TRACE="cuda,nvtx")
+    p = run([SIM_TRAIN, "train", iters], env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    p = tool("events", str(f))
+    assert p.returncode == 0, p.stderr
+    rows = [line.split("\t") for line in p.stdout.splitlines()[1:]]
+    ranges = [(r[3], int(r[6]), int(r[7]), r[8]) for r in rows if r[1] == "slice" and r[2] == "nvtx"]
+    flows = [(r[3], int(r[6])) for r in rows if r[1] == "flow" and r[2] == "launch"]
+    want = {}
+    for name in ("forward", "backward"):
+        mine = [x for x in ranges if x[3] == name]
+        ops = [sum(ft == t and s <= at <= e for ft, at in flows) for t, s, e, _ in mine]
+        assert len(mine) == iters and all(ops), (name, ops)
+        want[":" + name] = (iters, sum(ops))
+    doc = stats(f, "--report", "nvtx_gpu_proj_sum")
+    got = {r["Range"]: (r["Range Instances"], r["Total GPU Ops"])
+           for r in table(doc, "nvtx_gpu_proj_sum") if r["Range"] in want}
+    assert got == want

@@ -101,7 +101,8 @@ static int no_launches(const struct ct_file *f)
 	if (!f->final_footer)
 		return 0;
 	return !f->f_events[CT_EV_CUDA_API] ||
-	       !(f->f_events[CT_EV_KERNEL] + f->f_events[CT_EV_MEMCPY] + f->f_events[CT_EV_MEMSET]);
+	       !(f->f_events[CT_EV_KERNEL] + f->f_events[CT_EV_MEMCPY] + f->f_events[CT_EV_MEMSET]) ||
+	       !f->f_events[CT_EV_NVTX_PUSH]; /* no push/pop range to project onto */
 }
 
 /* One file being read (model.h): the model and where the reading stands. */
@@ -121,7 +122,6 @@ struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *
 	struct model *m = &r->m;
 	m->t = t, m->c = c, m->ctx = ctx, m->mine = 1;
 	m->spans = spans_new(on_span, m);
-	m->quiet_n = UINT64_MAX;
 	step_range(m);
 	m->project = gpu_file_traces_cuda(&t->f.h) && !no_launches(&t->f);
 	if (c->begin_file)
@@ -179,7 +179,6 @@ int model_step(struct model_run *r, uint64_t max)
 			model_nccl_record(m, &ev);
 		} else {
 			spans_event(m->spans, &ev);
-			m->nspans++;
 			if (ev.kind == CT_EV_STEP)
 				model_nccl_record(m, &ev);
 		}

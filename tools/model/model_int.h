@@ -32,9 +32,6 @@ struct model {
 	struct model_nccl *nccl; /* NULL until the first NCCL record */
 	struct model_annot *annot; /* NULL until the first range with GPU work */
 	int project;               /* the file traces CUDA: NVTX ranges are projected */
-	uint64_t nspans;           /* records handed to spans so far */
-	int64_t quiet_tid;         /* a thread of no NVTX record when spans had quiet_n records */
-	uint64_t quiet_n;
 };
 
 /* The common part of an event. The union is left as it is: it is large
@@ -93,11 +90,11 @@ void model_nccl_end(struct model *m);
  * closed. */
 void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const struct m_track *tr,
                         uint64_t ts, uint64_t end);
-/* Whether work launched from thread tid may be projected (the answer for a
- * thread without NVTX is kept until spans gets its next record). */
-static inline int model_annot_wants(const struct model *m, int64_t tid)
+/* Whether GPU work may be projected: the file has push/pop ranges and
+ * launches (or, cut short, was set to record them). */
+static inline int model_annot_wants(const struct model *m)
 {
-	return m->project && !(tid == m->quiet_tid && m->nspans == m->quiet_n);
+	return m->project;
 }
 void model_annot_range(struct model *m, const struct span *s);
 void model_annot_end(struct model *m);
