@@ -274,16 +274,43 @@ static PyObject *wrapped_get(PyObject *self, PyObject *obj, PyObject *type)
 	return PyMethod_New(self, obj);
 }
 
-/* copy.deepcopy of a module that annotate_modules wrapped: the wrapper is
- * made again, around the copy's bound forward. */
+/* pickle (torch.save of an annotated model, a decorated function sent to
+ * a multiprocessing pool): a module's wrapped forward is saved as the bound
+ * forward itself, so that the file loads where cuptrace is not installed
+ * (an annotated model with backward ranges could not be saved at all); a
+ * decorated function by its name, as pickle saves functions. */
 static PyObject *wrapped_reduce(Wrapped *w, PyObject *unused)
 {
 	(void)unused;
+	if (PyMethod_Check(w->fn))
+		return PyObject_CallMethod(w->fn, "__reduce__", NULL);
+	PyObject *q = PyObject_GetAttrString(w->fn, "__qualname__");
+	if (q)
+		return q;
+	PyErr_Clear();
 	return Py_BuildValue("O(O)", (PyObject *)w->range, w->fn);
+}
+
+/* copy.deepcopy of a module that annotate_modules wrapped: the wrapper is
+ * made again, around the copy's bound forward; a decorated function is
+ * not copied, as functions are not. */
+static PyObject *wrapped_deepcopy(Wrapped *w, PyObject *memo)
+{
+	if (!PyMethod_Check(w->fn))
+		return Py_NewRef((PyObject *)w);
+	PyObject *copy = PyImport_ImportModule("copy");
+	PyObject *fn = copy ? PyObject_CallMethod(copy, "deepcopy", "OO", w->fn, memo) : NULL;
+	Py_XDECREF(copy);
+	if (!fn)
+		return NULL;
+	PyObject *r = PyObject_CallOneArg((PyObject *)w->range, fn);
+	Py_DECREF(fn);
+	return r;
 }
 
 static PyMethodDef wrapped_methods[] = {
     {"__reduce__", (PyCFunction)wrapped_reduce, METH_NOARGS, NULL},
+    {"__deepcopy__", (PyCFunction)wrapped_deepcopy, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -411,19 +411,37 @@ static void wb_dealloc(WithBackward *w)
 	PyObject_GC_Del(w);
 }
 
-/* copy.deepcopy of an annotated model: the copy's wrapper calls the copy's
- * own forward. */
+/* pickle (torch.save of an annotated model): saved as the forward it
+ * wraps, so that the file loads where cuptrace is not installed (the type
+ * cannot be found by name: saving failed). */
 static PyObject *wb_reduce(WithBackward *w, PyObject *unused)
 {
 	(void)unused;
 	if (!w->forward)
 		return PyErr_Format(PyExc_ValueError, "cleared _WithBackward"), NULL;
-	return Py_BuildValue("O(OOO)", (PyObject *)Py_TYPE(w), w->forward, (PyObject *)w->fwd,
-			     (PyObject *)w->bwd);
+	return PyObject_CallMethod(w->forward, "__reduce__", NULL);
+}
+
+/* copy.deepcopy of an annotated model: the copy's wrapper calls the copy's
+ * own forward. */
+static PyObject *wb_deepcopy(WithBackward *w, PyObject *memo)
+{
+	if (!w->forward)
+		return PyErr_Format(PyExc_ValueError, "cleared _WithBackward"), NULL;
+	PyObject *copy = PyImport_ImportModule("copy");
+	PyObject *fn = copy ? PyObject_CallMethod(copy, "deepcopy", "OO", w->forward, memo) : NULL;
+	Py_XDECREF(copy);
+	if (!fn)
+		return NULL;
+	PyObject *r = PyObject_CallFunctionObjArgs((PyObject *)Py_TYPE(w), fn, (PyObject *)w->fwd,
+						   (PyObject *)w->bwd, NULL);
+	Py_DECREF(fn);
+	return r;
 }
 
 static PyMethodDef wb_methods[] = {
     {"__reduce__", (PyCFunction)wb_reduce, METH_NOARGS, NULL},
+    {"__deepcopy__", (PyCFunction)wb_deepcopy, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -435,6 +435,42 @@ print(torch.equal(y, torch.relu(x @ ema[0].weight.T + ema[0].bias)), torch.equal
     assert inner == ["0", "1", "Sequential"]
 
 
+@pytest.mark.parametrize("backward", [False, True])
+def test_an_annotated_model_saves_and_loads_without_cuptrace(tmp_path, backward):
+    """torch.save of an annotated model failed with backward ranges (the
+    wrapper's type cannot be found by name) and, without them, wrote a file
+    that needs cuptrace to load. The wrappers save as the forward they wrap:
+    the file names nothing of cuptrace and loads in a process without it,
+    where torch.jit.script takes the loaded model. A decorated function
+    pickles by its name, as functions do (a multiprocessing pool's target)."""
+    save = f"""
+import io, pickle, sys, cuptrace, cuptrace.torch, torch
+{use_hooks("node" if backward else "tensor")}torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+h = cuptrace.torch.annotate_modules(m, backward={backward})
+torch.save(m, sys.argv[1])
+print(m(torch.ones(1, 3)).tolist())
+
+@cuptrace.range("work")
+def work(x):
+    return x + 1
+assert pickle.loads(pickle.dumps(work)) is work
+"""
+    load = """
+import sys, torch
+sys.modules["cuptrace"] = None  # not importable here
+m = torch.load(sys.argv[1])
+print(m(torch.ones(1, 3)).tolist())
+torch.jit.script(m)
+"""
+    f = tmp_path / "m.pt"
+    p = run([python(), "-c", save, f], env=env_for(traced_env(tmp_path / "o")), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert b"cuptrace" not in f.read_bytes()
+    q = run([python(), "-c", load, f], env=base_env(), timeout=120)
+    assert q.returncode == 0 and q.stdout == p.stdout, q.stderr
+
+
 TORCH_FLAGS = ROOT / "python_shim" / "torch_flags.py"
 
 
