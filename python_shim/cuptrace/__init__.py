@@ -93,6 +93,11 @@ def activate(trace_children=True, **options):
         if not trace_children:
             _untrace_children()
         return True
+    # A relative output is where the script started: children started after
+    # an os.chdir (Hydra and the like) wrote theirs under the new directory.
+    out = env.get("CUPTRACE_OUTPUT", os.environ.get("CUPTRACE_OUTPUT"))
+    if out and not os.path.isabs(out):
+        env["CUPTRACE_OUTPUT"] = os.path.join(os.getcwd(), out)
     os.environ.update(env)
     path = library_path()
     try:

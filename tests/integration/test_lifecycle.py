@@ -235,3 +235,13 @@ def test_a_relative_output_is_where_the_program_started(tmp_path):
     [f] = ctr_files(tmp_path)
     assert f.parent == tmp_path / "rel", f
     assert ":away" in p.stdout and "no trace file" not in p.stderr, (p.stdout, p.stderr)
+    # a child started after the program changed directory: the launcher
+    # passes the output on as an absolute path (its child wrote into
+    # elsewhere/rel/, and --stats missed it)
+    f.unlink()
+    p = subprocess.run([str(TOOL), "run", "--stats=nvtx_sum", "-o", "rel/%p.ctr", "--", "sh", "-c",
+                        f"cd elsewhere && exec {PROGS / 'chdir_away'} ."], cwd=tmp_path,
+                       env=launcher_env(), capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path)
+    assert f.parent == tmp_path / "rel" and ":away" in p.stdout, (f, p.stdout, p.stderr)

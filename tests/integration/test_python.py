@@ -69,6 +69,28 @@ with cuptrace.range("activated"):
     assert names(doc) == ["activated"]
 
 
+def test_activate_with_a_relative_output_and_a_chdir(tmp_path):
+    """activate(output="rel/...") then os.chdir, then a child process: the
+    child's file is under the directory the script started in (it went
+    under the new directory)."""
+    (tmp_path / "elsewhere").mkdir()
+    code = """
+import os, subprocess, sys, cuptrace
+assert cuptrace.activate(output="rel/%p.ctr")
+with cuptrace.range("parent"):
+    pass
+os.chdir("elsewhere")
+subprocess.run([sys.executable, "-c", "import cuptrace\\nwith cuptrace.range('child'): pass"],
+               check=True)
+"""
+    p = run([python(), "-c", code], env=env_for(base_env()), cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(tmp_path)
+    assert len(files) == 2 and {f.parent for f in files} == {tmp_path / "rel"}, files
+    assert sorted(n for f in files for n in names(convert([f], tmp_path / "t.json"))) == \
+        ["child", "parent"]
+
+
 def test_shim_is_harmless_without_tracing(tmp_path):
     code = """
 import cuptrace

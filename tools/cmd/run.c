@@ -266,6 +266,18 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < NOPTS; i++)
 		if (set[i])
 			setenv(opts[i].var, set[i], 1);
+	/* A relative output is where `cuptrace run` started: CMD's children
+	 * started after a chdir wrote theirs under the new directory (and
+	 * --stats did not find them). */
+	char cwd[PATH_MAX];
+	if (cfg.output[0] != '/' && getcwd(cwd, sizeof cwd)) {
+		const char *rel = !strncmp(cfg.output, "./", 2) ? cfg.output + 2 : cfg.output;
+		char abs_out[sizeof cfg.output];
+		if ((size_t)snprintf(abs_out, sizeof abs_out, "%s/%s", cwd, rel) < sizeof abs_out) {
+			snprintf(cfg.output, sizeof cfg.output, "%s", abs_out);
+			setenv("CUPTRACE_OUTPUT", cfg.output, 1);
+		}
+	}
 	/* Appended, not prepended: a sanitizer runtime the user preloads
 	 * must stay first. */
 	const char *pre = getenv("LD_PRELOAD");
