@@ -5,6 +5,7 @@ at interpreter start; it costs one look at the environment when tracing is
 off, and imports nothing else unless the script imports torch.optim."""
 import os
 import sys
+import weakref
 
 from . import _cuptrace as _c
 
@@ -28,7 +29,7 @@ class StepCodeHook:
         if owner_is_class:
             def patched(opt, _orig=self.original):
                 _orig(opt)
-                _c.step()
+                paced_step(opt)
         else:
             def patched(_orig=target._optimizer_step_code):
                 _orig()
@@ -45,8 +46,29 @@ class StepCodeHook:
         self.target = None
 
 
+_pacer = None  # a weak reference to the optimizer whose steps are the steps
+
+
+def paced_step(opt):
+    """One step per training iteration where several optimizers step in it
+    (a GAN's generator and discriminator; each counted, two steps made one
+    iteration): the optimizer that stepped first marks the steps, the
+    others are not counted; when it is gone, the next one to step does."""
+    global _pacer
+    cur = _pacer() if _pacer is not None else None
+    if cur is None:
+        try:
+            _pacer = weakref.ref(opt)
+        except TypeError:
+            _c.step()
+            return
+        cur = opt
+    if cur is opt:
+        _c.step()
+
+
 def post_hook(opt, args, kwargs):
-    _c.step()
+    paced_step(opt)
 
 
 installed = None  # the hook on every optimizer, once installed

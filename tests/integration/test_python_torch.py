@@ -574,3 +574,20 @@ print(float(m[0].weight.grad.sum()))
     bwd = [n for n in names if n.endswith(" backward")]
     assert set(names) - set(bwd) == {"0", "1", "2", "Sequential", "compiled"}, names
     assert bwd == ([] if hooks == "node" else ["1 backward", "2 backward"]), names
+
+
+def test_two_optimizers_make_one_step_per_iteration(tmp_path):
+    """A GAN's loop steps two optimizers per iteration: each counted as a
+    step, the schedule's two active steps fell in one iteration. The first
+    optimizer to step marks the steps."""
+    sched = dict(wait=1, warmup=1, active=2, repeat=1)
+    steps = 8
+    path = script(tmp_path, steps=steps, workers=0,
+                  setup="opt2 = torch.optim.SGD(model.head.parameters(), lr=0.0)",
+                  per_step="opt2.zero_grad(); opt2.step()")
+    run_traced(tmp_path, path, "--steps", ",".join(f"{k}={v}" for k, v in sched.items()))
+    tsched = torch.profiler.schedule(**sched)
+    act = torch.profiler.ProfilerAction
+    want = [i for i in range(steps) if tsched(i) in (act.RECORD, act.RECORD_AND_SAVE)]
+    names = user_names(convert(ctr_files(tmp_path / "o"), tmp_path / "t.json"))
+    assert sorted(int(n.split()[1]) for n in names if n.startswith("iter ")) == want == [2, 3]
