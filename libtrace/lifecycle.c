@@ -183,6 +183,7 @@ static void fork_child(void)
 {
 	/* The child keeps tracing into a file of its own; the parent's rings
 	 * and file stay the parent's. */
+	ct.forked_from = ct.pid; /* the parent's, as the child inherited it */
 	ct.pid = (int)getpid();
 	ct_defs_fork_child();
 	ct_writer_fork_child();

@@ -148,6 +148,8 @@ int ct_output_header(int fd, unsigned part, uint64_t *written)
 		job = secure_getenv(job_vars[i]);
 	if (job)
 		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
+	if (ct.forked_from) /* the tools show it under its parent's rank */
+		p = ct_tlv_u(p, CT_H_FORKED_FROM, (uint64_t)ct.forked_from);
 	if (part > 1) /* a window after a rotation: the tools keep it apart */
 		p = ct_tlv_u(p, CT_H_PART, part);
 	size_t len = ct_header_seal(buf, p);

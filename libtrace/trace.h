@@ -22,6 +22,7 @@ struct ct_state {
 	size_t cmdline_len;
 	uint64_t rt_anchor, mono_anchor;
 	int pid;
+	int forked_from; /* the traced process this one was forked from, 0: none */
 	_Atomic uint64_t truncated_strings; /* NVTX messages cut to fit (nvtx.c) */
 	/* The process's rank in its largest NCCL communicator, for the footer:
 	 * nranks << 32 | rank, 0 before any (nccl.c; a forked child's is 0) */

@@ -26,7 +26,8 @@
  * process ended (CT_FT_END); 1.0 files still read. 1.2: the event kind
  * CT_EV_CUDA_EVENT (older readers skip a block holding one as damaged:
  * items carry no length, a kind unknown to a reader cannot be stepped
- * over). 1.3: the footer's CT_FT_NCCL_RANK (older readers skip it). */
+ * over). 1.3: the footer's CT_FT_NCCL_RANK and the header's
+ * CT_H_FORKED_FROM (older readers skip both). */
 #define CT_FORMAT_MINOR 3
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
@@ -56,6 +57,9 @@ enum ct_htag {
 	CT_H_JOB_ID = 14,	 /* string, may be empty */
 	CT_H_PART = 16,		 /* u: the file's number among its process's files
 				  * (cuptrace_rotate: 2, 3, ...); absent in the first */
+	CT_H_FORKED_FROM = 17,	 /* u (1.3): the pid of the traced process this one
+				  * was forked from without exec (a DataLoader
+				  * worker); absent otherwise */
 	/* From format 1.1, the last field, always the CT_HEADER_CRC_SIZE
 	 * bytes 0x0f 0x04 c0 c1 c2 c3: the CRC-32C (little endian) of every
 	 * byte of the file before c0 (magic, versions, length, fields). A

@@ -17,6 +17,7 @@ struct ct_header {
 	char *version, *host, *cmdline, *config, *rank_source, *job_id;
 	size_t cmdline_len;
 	uint64_t pid, ppid, rt_anchor, mono_anchor;
+	uint64_t forked_from; /* CT_H_FORKED_FROM, 0 when absent */
 	uint64_t part; /* 1, or the number of a file after a rotation (CT_H_PART) */
 	int64_t rank, local_rank, world_size, local_size;
 };

@@ -76,7 +76,7 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 		case CT_H_JOB_ID: sdst = &h->job_id; break;
 		case CT_H_PID: case CT_H_PPID: case CT_H_RANK: case CT_H_LOCAL_RANK:
 		case CT_H_WORLD_SIZE: case CT_H_LOCAL_SIZE: case CT_H_RT_ANCHOR: case CT_H_MONO_ANCHOR:
-		case CT_H_PART:
+		case CT_H_PART: case CT_H_FORKED_FROM:
 			if (ct_get_varint(&val, vend, &v)) {
 				ct_dec_seterr(err, elen, "damaged header field %u", (unsigned)tag);
 				ct_header_free(h);
@@ -107,6 +107,7 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 		case CT_H_RT_ANCHOR: h->rt_anchor = v; break;
 		case CT_H_MONO_ANCHOR: h->mono_anchor = v; break;
 		case CT_H_PART: h->part = v ? v : 1; break;
+		case CT_H_FORKED_FROM: h->forked_from = v; break;
 		}
 	}
 	char **strs[] = {&h->version, &h->host, &h->cmdline, &h->config, &h->rank_source, &h->job_id};

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ASAN_FORK, ROOT, SAN, base_env, convert, ctr_files, launcher_env, run, traced_env
+from conftest import ASAN_FORK, ROOT, SAN, base_env, convert, ctr_files, launcher_env, run, tool, traced_env
 from pyshim import env_for, program, python, user_names
 
 torch = pytest.importorskip("torch")
@@ -591,3 +591,22 @@ def test_two_optimizers_make_one_step_per_iteration(tmp_path):
     want = [i for i in range(steps) if tsched(i) in (act.RECORD, act.RECORD_AND_SAVE)]
     names = user_names(convert(ctr_files(tmp_path / "o"), tmp_path / "t.json"))
     assert sorted(int(n.split()[1]) for n in names if n.startswith("iter ")) == want == [2, 3]
+
+
+@ASAN_FORK
+def test_dataloader_workers_are_their_parents_rank(tmp_path):
+    """Without a launcher every process was a rank of its own: the main
+    process 0, its two forked DataLoader workers 1 and 2 (the report said
+    "Ranks 3"). A forked child's header names the process it was forked
+    from, and it is shown as that process's rank."""
+    path = script(tmp_path, steps=2, workers=2)
+    run_traced(tmp_path, path)
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 3
+    doc = convert(files, tmp_path / "t.json")
+    ranks = [e["args"]["name"].split()[1] for e in doc["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name"
+             and e["args"]["name"].startswith("rank ")]
+    assert ranks == ["0", "0", "0"], ranks
+    p = tool("info", *map(str, files))
+    assert p.returncode == 0 and p.stdout.count("   0~ ") == 3, p.stdout

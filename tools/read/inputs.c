@@ -308,14 +308,20 @@ static int64_t known_rank(const struct tfile *t)
 }
 
 /* The number shown for file i, which has no rank: that of an earlier file
- * of the same process, else the next free one. */
-static int64_t unranked(const struct inputs *in, size_t i, int64_t next)
+ * of the same process, or of the process it was forked from (a DataLoader
+ * worker is its parent's rank: each was shown as a rank of its own), else
+ * the next free one. */
+static int64_t unranked(struct inputs *in, size_t i, int64_t next)
 {
-	const struct ct_header *h = &in->v[i].f.h;
+	struct tfile *t = &in->v[i];
+	const struct ct_header *h = &t->f.h;
 	for (size_t j = 0; j < i; j++) {
 		const struct ct_header *o = &in->v[j].f.h;
-		if (known_rank(&in->v[j]) < 0 && one_process(o, h))
+		if (in->v[j].rank < 0 && strcmp(o->host, h->host) == 0 &&
+		    (o->pid == h->pid || (h->forked_from && o->pid == h->forked_from))) {
+			t->nccl_shown = in->v[j].nccl_shown;
 			return in->v[j].shown_rank;
+		}
 	}
 	return next;
 }
