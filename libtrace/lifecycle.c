@@ -204,6 +204,7 @@ typedef int (*execv_fn)(const char *, char *const[]);
 typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 typedef void (*exit_fn)(int);
+typedef int (*kill_fn)(pid_t, int);
 
 static struct {
 	execve_fn execve, execvpe;
@@ -211,6 +212,7 @@ static struct {
 	fexecve_fn fexecve;
 	execveat_fn execveat;
 	exit_fn exit_now, exit_now2, exit;
+	kill_fn kill;
 } real;
 
 static void *next_sym(const char *name)
@@ -229,6 +231,7 @@ static void resolve_real(void)
 	real.exit_now = (exit_fn)next_sym("_exit");
 	real.exit_now2 = (exit_fn)next_sym("_Exit");
 	real.exit = (exit_fn)next_sym("exit");
+	real.kill = (kill_fn)next_sym("kill");
 }
 
 /* Only the process that owns the writer flushes: not a vfork child, which
@@ -342,6 +345,35 @@ static _Noreturn void leave_now(exit_fn fn, int status)
 CT_API void _exit(int status)
 {
 	leave_now(real.exit_now, status);
+}
+
+/* ---- a process that signals itself to its end: Python, leaving on an
+ * uncaught KeyboardInterrupt, sets SIGINT back to the default action (over
+ * our handler) and kills itself, so that its parent sees it die of SIGINT;
+ * nothing of ours ran and the file had no footer (it read as cut short).
+ * The footer is written first when the signal's action is the default one
+ * and ends the process. */
+static int ends_process(int sig)
+{
+	int listed = 0;
+	for (size_t i = 0; i < sizeof term_sigs / sizeof *term_sigs; i++)
+		listed |= term_sigs[i] == sig;
+	for (size_t i = 0; i < sizeof default_sigs / sizeof *default_sigs; i++)
+		listed |= default_sigs[i] == sig;
+	struct sigaction cur;
+	return (listed || (sig >= SIGRTMIN && sig <= SIGRTMAX)) && !sigaction(sig, NULL, &cur) &&
+	       !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+}
+
+CT_API int kill(pid_t pid, int sig)
+{
+	if (pid > 0 && pid == ct.pid && owns_writer() && ends_process(sig)) {
+		flush_sources();
+		ct_writer_flush(CT_FLUSH_FOOTER, CT_END_SIGNAL, (uint32_t)sig, SIGNAL_FLUSH_MS);
+	}
+	if (!real.kill)
+		return (int)syscall(SYS_kill, pid, sig);
+	return real.kill(pid, sig);
 }
 
 CT_API void _Exit(int status)

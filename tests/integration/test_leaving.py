@@ -132,3 +132,35 @@ def test_a_full_disk_leaves_no_empty_file(tmp_path):
     assert len(lines) == 1 and re.match(r"cuptrace: error: writing .*\.ctr: No space left on "
                                         r"device; tracing stops", lines[0]), p.stderr
     assert ctr_files(tmp_path / "o") == []
+
+
+def test_python_left_by_ctrl_c_ends_its_file_cleanly(tmp_path):
+    """^C in a Python script: the KeyboardInterrupt unwinds, and Python,
+    leaving, sets SIGINT back to the default action over the library's
+    handler and kills itself with it. Nothing of the library ran then: every
+    range was in the file, but without a footer it read as cut short. The
+    self-kill now writes the footer; the exit status stays Python's."""
+    code = """
+import time, cuptrace
+for i in range(1000):
+    with cuptrace.range("r"):
+        pass
+print("ready", flush=True)
+while True:
+    with cuptrace.range("spin"):
+        time.sleep(0.01)
+"""
+    env = dict(traced_env(tmp_path / "o"), PYTHONPATH=str(ROOT / "python_shim"))
+    p = subprocess.Popen([PYTHON, "-c", code], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert p.stdout.readline() == "ready\n"
+    time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == -signal.SIGINT and err.strip().endswith("KeyboardInterrupt"), err
+    [f] = ctr_files(tmp_path / "o")
+    i = info(f)
+    assert i["status"] == "clean" and i["ended"].startswith("signal 2 "), i
+    doc = convert([f], tmp_path / "t.json")
+    assert sum(e["name"] == "r" for e in doc["traceEvents"] if e.get("ph") == "X") == 1000
