@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, ctr_files, launcher_env, tool, traced_env
+from conftest import BUILD, ctr_files, launcher_env, run, tool, traced_env
 
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 WORLD, ITERS = 4, 12
@@ -497,3 +497,19 @@ def test_busy_per_time_bucket_adds_up(job):
         assert len(mine) <= 200
         assert sum(int(r["Busy (ns)"]) for r in mine) == busy
         assert all(r["Busy (%)"] == "%.1f" % (100 * int(r["Busy (ns)"]) / width) for r in mine)
+
+
+def test_a_cpu_only_run_says_what_is_missing(tmp_path):
+    """A run without CUDA work: "Top kernels" was a bare heading and the
+    header called its one rank the slowest, in red. Every section says in
+    one line what it lacks; no slowest rank of one."""
+    p = run([BUILD / "tests" / "progs" / "demo_train", 10], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    page = parse(report(ctr_files(tmp_path / "o"), tmp_path / "r.html"))
+    assert not [e for e in page.el if e["a"].get("data-h") == "slowest"]
+    sections = [i for i, e in enumerate(page.el) if e["tag"] == "section"]
+    for i in sections:
+        assert len(page.el[i]["text"].strip()) > len(page.el[page.under(i, "h2")[0]]["text"]), \
+            page.el[i]["text"]
+    [top] = [i for i in sections if page.el[page.under(i, "h2")[0]]["text"] == "Top kernels"]
+    assert "no GPU kernels in the inputs" in page.el[top]["text"]

@@ -37,7 +37,7 @@ static const struct section {
 	{"Breakdown per rank", &report_breakdown, html_draw_breakdown},
 	{"Step times", &report_steps, html_draw_steps},
 	{"GPU utilisation over time", NULL, html_draw_util},
-	{"Top kernels", &report_cuda_gpu_kern_sum, html_draw_top},
+	{"Top kernels", &report_cuda_gpu_kern_sum, html_draw_top_kernels},
 	{"Top NVTX ranges", &report_nvtx_sum, html_draw_top},
 	{"NCCL operations", &report_nccl_sum, html_draw_nccl_sum},
 	{"NCCL message sizes", &report_nccl_sizes, html_draw_nccl_sizes},
@@ -201,7 +201,7 @@ static void header(FILE *f, struct inputs *in, const struct tabs *all,
 	}
 	const char *why = NULL;
 	long slow = html_slowest_rank(all, &why);
-	if (slow >= 0) {
+	if (slow >= 0 && in->nranks > 1) { /* one rank is slowest of nothing (it was in red) */
 		fprintf(f, "<dt>Slowest rank</dt><dd data-h=\"slowest\" class=\"bad\">%ld</dd>"
 			   "<dd style=\"grid-column:2\">", slow);
 		html_esc(f, why);

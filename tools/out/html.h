@@ -88,6 +88,7 @@ void html_draw_breakdown(FILE *f, const struct tabs *all, const struct tabs *own
 void html_draw_steps(FILE *f, const struct tabs *all, const struct tabs *own);
 void html_draw_util(FILE *f, const struct tabs *all, const struct tabs *own);
 void html_draw_top(FILE *f, const struct tabs *all, const struct tabs *own);
+void html_draw_top_kernels(FILE *f, const struct tabs *all, const struct tabs *own);
 void html_draw_nccl_sum(FILE *f, const struct tabs *all, const struct tabs *own);
 void html_draw_nccl_sizes(FILE *f, const struct tabs *all, const struct tabs *own);
 void html_draw_nccl_skew(FILE *f, const struct tabs *all, const struct tabs *own);

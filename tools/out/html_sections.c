@@ -115,11 +115,31 @@ static void table_top(FILE *f, const struct table *t, size_t n)
 	free(rows);
 }
 
+static void draw_top(FILE *f, const struct tabs *own, const char *none)
+{
+	size_t rows = 0;
+	for (size_t i = 0; i < own->n; i++)
+		rows += table_nrows(own->v[i]);
+	if (!rows) { /* "Top kernels" of a CPU-only trace was a bare heading */
+		const char *note = own->n ? table_get_note(own->v[0]) : NULL;
+		html_none(f, note ? note : none);
+		return;
+	}
+	for (size_t i = 0; i < own->n; i++)
+		table_top(f, own->v[i], TOP);
+}
+
+void html_draw_top_kernels(FILE *f, const struct tabs *all, const struct tabs *own)
+{
+	(void)all;
+	draw_top(f, own, "no GPU kernels in the inputs (a run without CUDA work, or CUDA not "
+	                 "traced: CUPTRACE_TRACE)");
+}
+
 void html_draw_top(FILE *f, const struct tabs *all, const struct tabs *own)
 {
 	(void)all;
-	for (size_t i = 0; i < own->n; i++)
-		table_top(f, own->v[i], TOP);
+	draw_top(f, own, "nothing of this kind in the inputs");
 }
 
 static void legend(FILE *f, const char *const *names, const char *const *colours, int n)
