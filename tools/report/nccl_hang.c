@@ -78,6 +78,7 @@ static struct table *ranks_table(const struct nh_result *r)
 	static const char *c[] = {"Rank",  "Communicator", "Last Seq Entered", "Last Seq Completed",
 	                          "State", "Open Ranges",  "Open For (ns)"};
 	struct table *t = table_new("nccl_hang: where each rank was", 7, c);
+	int cut = 0;
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct nh_rank *k = &r->r[i];
 		table_row(t);
@@ -102,11 +103,17 @@ static struct table *ranks_table(const struct nh_result *r)
 			snprintf(state, sizeof state, "finished");
 		table_str(t, state);
 		table_str(t, k->ranges);
-		if (k->open_for >= 0)
+		/* a file cut short counts to its last event: a floor, and 0 when
+		 * nothing came after the range opened (it read as "just entered") */
+		if (k->open_for >= 0 && !(k->cut && k->open_for == 0))
 			table_i64(t, k->open_for);
 		else
 			table_null(t);
+		cut |= k->cut && k->ranges[0];
 	}
+	if (cut)
+		table_note(t, "(Open For of a file cut short, without footer, runs to its last event: "
+		              "at least that long; empty when nothing came after)");
 	return t;
 }
 
