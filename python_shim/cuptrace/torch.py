@@ -140,13 +140,16 @@ def annotate_modules(model, depth=None, backward=True):
     path in model, down to `depth` levels below model (None: all); with
     backward=True also one per module's backward (" backward" added), from
     the gradient of its output to the gradient of its input (none for calls
-    whose input needs no gradient). Returns a handle: handle.remove() puts
-    every module back as it was."""
+    whose input needs no gradient). Modules annotated already are left as
+    they are. Returns a handle: handle.remove() puts every module back as it
+    was."""
     handles = []
     root = type(model).__name__
     for path, module in model.named_modules():
         if depth is not None and path and path.count(".") + 1 > depth:
             continue
+        if isinstance(module.__dict__.get("forward"), (_c.Annotated, _c._WithBackward)):
+            continue  # annotated already: a second call nested every range in itself
         name = path or root
         handles.append(_ForwardRange(module, name, backward))
     return _Handles(handles)

@@ -610,3 +610,19 @@ def test_dataloader_workers_are_their_parents_rank(tmp_path):
     assert ranks == ["0", "0", "0"], ranks
     p = tool("info", *map(str, files))
     assert p.returncode == 0 and p.stdout.count("   0~ ") == 3, p.stdout
+
+
+def test_annotating_twice_does_not_nest_ranges_twice(tmp_path):
+    code = f"""
+import cuptrace, cuptrace.torch, torch
+{use_hooks("tensor")}m = torch.nn.Sequential(torch.nn.Linear(3, 3))
+cuptrace.torch.annotate_modules(m, backward=False)
+h = cuptrace.torch.annotate_modules(m, backward=False)
+assert len(h) == 0
+m(torch.ones(1, 3))
+"""
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "o")), timeout=120)
+    assert p.returncode == 0, p.stderr
+    names = sorted(e["name"] for e in x_events(convert(ctr_files(tmp_path / "o"),
+                                                        tmp_path / "t.json")))
+    assert names == ["0", "Sequential"]
