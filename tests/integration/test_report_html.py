@@ -513,3 +513,17 @@ def test_a_cpu_only_run_says_what_is_missing(tmp_path):
             page.el[i]["text"]
     [top] = [i for i in sections if page.el[page.under(i, "h2")[0]]["text"] == "Top kernels"]
     assert "no GPU kernels in the inputs" in page.el[top]["text"]
+
+
+def test_step_lines_start_at_zero_and_say_their_scale(job, tmp_path):
+    """The step-time lines were scaled from the shortest step to the
+    longest: steps of 95 to 100 ms drew as a full-height swing. They start
+    at 0 now, and the plot says its ends."""
+    page = parse(report([job[1]], tmp_path / "r.html"))
+    axis = {e["a"]["data-axis"]: e["text"] for e in page.el if "data-axis" in e["a"]}
+    assert axis["bottom"] == "0" and re.fullmatch(r"[\d.]+ (ms|us|s)", axis["top"]), axis
+    circles = [e for e in page.el if e["tag"] == "circle"]
+    assert circles
+    bottom = max(float(e["a"]["cy"]) for e in circles)
+    # the shortest step is not drawn on the bottom line (260 + 10: the plot's foot)
+    assert bottom < 270 - 1, bottom

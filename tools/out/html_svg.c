@@ -226,15 +226,42 @@ static void heat(FILE *f, const struct matrix *m, double lo, double hi, int clip
 	foot(f, m, LABEL_W + (int)(cw * (double)m->nc), (int)m->nr * ch + 20, clipped);
 }
 
+/* A duration in ns, short: 95.2 ms. */
+static void short_ns(FILE *f, double v)
+{
+	if (v >= 1e9)
+		fprintf(f, "%.3g s", v / 1e9);
+	else if (v >= 1e6)
+		fprintf(f, "%.3g ms", v / 1e6);
+	else if (v >= 1e3)
+		fprintf(f, "%.3g us", v / 1e3);
+	else if (v > 0)
+		fprintf(f, "%.0f ns", v);
+	else
+		fputs("0", f);
+}
+
+/* Lines from 0 (durations): from the smallest value, steps of 95 to 100 ms
+ * drew as a full-height swing, a 5 % wobble as a 2x change; the scale's
+ * ends are written on the plot. */
 static void lines(FILE *f, const struct matrix *m, double lo, double hi, int clipped)
 {
 	const int ph = 260, top = 10;
+	if (lo > 0)
+		lo = 0;
 	double dx = m->nc > 1 ? (double)PLOT_W / (double)(m->nc - 1) : 0;
 	svg_open(f, LABEL_W + PLOT_W + 20, (size_t)(ph + top + 40));
 	html_esc(f, table_title(m->t));
 	fputs("\">\n", f);
 	fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#ccc\"/>\n",
 		LABEL_W, top, PLOT_W, ph);
+	fprintf(f, "<text data-axis=\"top\" x=\"%d\" y=\"%d\" text-anchor=\"end\" fill=\"#888\">",
+		LABEL_W + PLOT_W - 3, top + 12);
+	short_ns(f, hi);
+	fprintf(f, "</text><text data-axis=\"bottom\" x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+		   "fill=\"#888\">", LABEL_W + PLOT_W - 3, top + ph - 4);
+	short_ns(f, lo);
+	fputs("</text>\n", f);
 	for (size_t i = 0; i < m->nr; i++) {
 		const char *col = palette[i % (sizeof palette / sizeof *palette)];
 		fprintf(f, "<g><text x=\"0\" y=\"%zu\" fill=\"%s\">", (size_t)top + 12 + i * 14, col);
