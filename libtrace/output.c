@@ -117,7 +117,9 @@ int ct_output_open_part(const char *first, unsigned part, char *path, size_t len
 	return open_unique(path, len);
 }
 
-int ct_output_header(int fd, unsigned part, uint64_t *written)
+/* The file's header (format.h): this process, its configuration, and
+ * part when it is the part-th file (part >= 2). */
+static int header(int fd, unsigned part, uint64_t *written)
 {
 	size_t cap = 4096 + ct.cmdline_len + 8192;
 	uint8_t *buf = malloc(cap);
@@ -159,59 +161,91 @@ int ct_output_header(int fd, unsigned part, uint64_t *written)
 	return rc;
 }
 
-int ct_output_trailer(int fd, uint64_t footer_at)
-{
-	uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
-	uint8_t buf[CT_TRAILER_SIZE];
-	memcpy(buf, t, 8);
-	memcpy(buf + 8, &footer_at, 8);
-	return ct_write_all(fd, buf, sizeof buf);
-}
-
-/* Parallel file systems report write errors late: at fsync or close. */
-void ct_output_sync(int fd, const char *path)
-{
-	if (fd >= 0 && fsync(fd) && errno != EINVAL && errno != EROFS)
-		ct_log_error("writing %s: %s; the trace may be incomplete", path, strerror(errno));
-}
-
-void ct_output_close(int fd, const char *path)
-{
-	if (fd >= 0 && close(fd) && errno != EINTR)
-		ct_log_error("writing %s: %s; the trace may be incomplete", path, strerror(errno));
-}
-
-int ct_output_identify(int fd, struct ct_out_id *id)
+static int is_ours(const struct ct_out_file *o, int fd)
 {
 	struct stat st;
-	if (fstat(fd, &st))
+	return fd >= 0 && !fstat(fd, &st) && (uint64_t)st.st_dev == o->dev &&
+	       (uint64_t)st.st_ino == o->ino;
+}
+
+int ct_output_begin(struct ct_out_file *o, unsigned part)
+{
+	struct stat st;
+	if (o->fd < 0)
 		return -1;
-	id->dev = (uint64_t)st.st_dev, id->ino = (uint64_t)st.st_ino;
+	if (fstat(o->fd, &st) || header(o->fd, part, &o->off)) {
+		ct_log_error("writing %s: %s; tracing stops", o->path, strerror(errno));
+		close(o->fd);
+		unlink(o->path); /* ours (O_EXCL), without even a header */
+		o->fd = -2;
+		return -1;
+	}
+	o->dev = (uint64_t)st.st_dev, o->ino = (uint64_t)st.st_ino;
 	return 0;
 }
 
-int ct_output_is(int fd, const struct ct_out_id *id)
+/* 1 when o->fd is our file, or was taken away and the file could be
+ * reopened by its path at o->off; else 0 (said), and fd is -2. */
+static int own(struct ct_out_file *o)
 {
-	struct ct_out_id now;
-	return fd >= 0 && !ct_output_identify(fd, &now) && now.dev == id->dev && now.ino == id->ino;
-}
-
-int ct_output_own(int *fd, const char *path, const struct ct_out_id *id, uint64_t off)
-{
-	if (*fd < 0)
+	if (o->fd < 0)
 		return 0;
-	if (ct_output_is(*fd, id))
+	if (is_ours(o, o->fd))
 		return 1;
-	int nfd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (nfd >= 0 && ct_output_is(nfd, id) && lseek(nfd, (off_t)off, SEEK_SET) == (off_t)off) {
-		ct_info("the program closed the descriptor of %s; reopened", path);
-		*fd = nfd;
+	int nfd = open(o->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (is_ours(o, nfd) && lseek(nfd, (off_t)o->off, SEEK_SET) == (off_t)o->off) {
+		ct_info("the program closed the descriptor of %s; reopened", o->path);
+		o->fd = nfd;
 		return 1;
 	}
 	if (nfd >= 0)
 		close(nfd);
 	ct_log_error("writing %s: the program closed its descriptor and the file cannot be "
-	             "reopened; tracing stops", path);
-	*fd = -2;
+	             "reopened; tracing stops", o->path);
+	o->fd = -2;
 	return 0;
+}
+
+int ct_output_write(struct ct_out_file *o, const void *buf, size_t n)
+{
+	if (!own(o))
+		return -1;
+	if (ct_write_all(o->fd, buf, n)) {
+		ct_log_error("writing %s: %s; tracing stops", o->path, strerror(errno));
+		if (is_ours(o, o->fd))
+			close(o->fd);
+		o->fd = -2;
+		return -1;
+	}
+	o->off += n;
+	return 0;
+}
+
+int ct_output_trailer(struct ct_out_file *o, uint64_t footer_at)
+{
+	uint32_t t[2] = {CT_TRAILER_MAGIC, 0};
+	uint8_t buf[CT_TRAILER_SIZE];
+	memcpy(buf, t, 8);
+	memcpy(buf + 8, &footer_at, 8);
+	return ct_output_write(o, buf, sizeof buf);
+}
+
+void ct_output_sync(const struct ct_out_file *o)
+{
+	if (is_ours(o, o->fd) && fsync(o->fd) && errno != EINVAL && errno != EROFS)
+		ct_log_error("writing %s: %s; the trace may be incomplete", o->path, strerror(errno));
+}
+
+void ct_output_close(struct ct_out_file *o)
+{
+	if (is_ours(o, o->fd) && close(o->fd) && errno != EINTR)
+		ct_log_error("writing %s: %s; the trace may be incomplete", o->path, strerror(errno));
+	o->fd = -2;
+}
+
+void ct_output_drop(struct ct_out_file *o)
+{
+	if (is_ours(o, o->fd))
+		close(o->fd);
+	o->fd = -1;
 }

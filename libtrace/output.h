@@ -15,30 +15,32 @@ int ct_output_open(char *path_out, size_t len);
  * extension (out/r0.ctr -> out/r0.w2.ctr). */
 int ct_output_open_part(const char *first, unsigned part, char *path_out, size_t len);
 
-/* The file's header (format.h): this process, its configuration, and
- * part when it is the part-th file (part >= 2). Sets *written to its size;
- * 0 or -1 as write does. */
-int ct_output_header(int fd, unsigned part, uint64_t *written);
-/* The 16-byte trailer that points at the footer block (at its offset). */
-int ct_output_trailer(int fd, uint64_t footer_at);
-/* The program may close the trace file's descriptor (daemons close every
- * fd they did not open) and reuse its number for a file of its own:
- * nothing may go to a number that is no longer our file. The file is known
- * by its device and inode (ct_output_identify, once opened). */
-struct ct_out_id {
+/* The trace file being written. The program may close its descriptor
+ * (daemons close every fd they did not open) and reuse the number for a
+ * file of its own: nothing may go to a number that is no longer our file,
+ * known by its device and inode. Every write, fsync and close below checks
+ * it; a write reopens the file by its path at off when the number was
+ * taken (the old number is the program's and is left alone). */
+struct ct_out_file {
+	int fd; /* -1 until opened, -2 after a failure (said once) */
 	uint64_t dev, ino;
+	uint64_t off; /* bytes written */
+	char path[4096];
 };
-int ct_output_identify(int fd, struct ct_out_id *id);
-/* 1 when fd is still the file id names. */
-int ct_output_is(int fd, const struct ct_out_id *id);
-/* Before a write at offset off: 1 when *fd is our file, or was taken away
- * and the file could be reopened by its path at off (then *fd is the new
- * descriptor; the old number is the program's and is left alone); else 0,
- * said once, and *fd is -2. */
-int ct_output_own(int *fd, const char *path, const struct ct_out_id *id, uint64_t off);
-/* fsync and close, saying when they fail (parallel file systems report
- * write errors late). */
-void ct_output_sync(int fd, const char *path);
-void ct_output_close(int fd, const char *path);
+/* After ct_output_open(_part): the header. -1 (said; the file, which
+ * holds nothing, is removed and fd is -2) when it cannot be written. */
+int ct_output_begin(struct ct_out_file *o, unsigned part);
+/* n bytes at the end of the file; -1 (said; fd -2: tracing stops) when
+ * they cannot be written. */
+int ct_output_write(struct ct_out_file *o, const void *buf, size_t n);
+/* The 16-byte trailer that points at the footer block (at its offset). */
+int ct_output_trailer(struct ct_out_file *o, uint64_t footer_at);
+/* fsync, and close (fd -2 after), saying when they fail (parallel file
+ * systems report write errors late). */
+void ct_output_sync(const struct ct_out_file *o);
+void ct_output_close(struct ct_out_file *o);
+/* A forked child's copy of its parent's descriptor: closed quietly when
+ * still the file; fd -1. */
+void ct_output_drop(struct ct_out_file *o);
 
 #endif

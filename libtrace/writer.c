@@ -57,10 +57,7 @@ static struct {
 	_Atomic int waiters;
 	_Atomic uint64_t ending; /* how << 32 | detail, for the footer */
 	sem_t wake, flushed;
-	int fd; /* -1 until the first block (of each file), -2 after a failure */
-	struct ct_out_id id; /* the file fd was opened on (output.h) */
-	uint64_t off; /* bytes written to the file */
-	char path[4096];
+	struct ct_out_file out; /* fd -1 until the first block (of each file) */
 	/* Rotation (cuptrace_rotate): the number of the file being written
 	 * (1, 2, ...), the first file's path (later ones are named after it),
 	 * the file the last rotation finished ("" when none), and how much of
@@ -82,7 +79,7 @@ static struct {
 	 * the map is anchored at most every ANCHOR_NS, before a pass. */
 	struct ct_tickmap map;
 	uint64_t anchored;
-} writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .part = 1};
+} writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .out.fd = -1, .part = 1};
 
 /* A block that never reaches the file takes its string definitions with
  * it: start the string table over and queue every definition again, so
@@ -98,27 +95,19 @@ static void write_block(void)
 {
 	if (writer_st.enc.len <= writer_st.preamble)
 		return;
-	if (writer_st.fd == -1) {
+	if (writer_st.out.fd == -1) {
 		writer_st.preamble = 0;
 		if (writer_st.part == 1)
-			writer_st.fd = ct_output_open(writer_st.path, sizeof writer_st.path);
+			writer_st.out.fd = ct_output_open(writer_st.out.path, sizeof writer_st.out.path);
 		else
-			writer_st.fd = ct_output_open_part(writer_st.first, writer_st.part,
-			                                   writer_st.path, sizeof writer_st.path);
-		if (writer_st.fd >= 0 && (ct_output_identify(writer_st.fd, &writer_st.id) ||
-		                          ct_output_header(writer_st.fd, writer_st.part, &writer_st.off))) {
-			ct_log_error("writing %s: %s; tracing stops", writer_st.path,
-			             strerror(errno));
-			close(writer_st.fd);
-			unlink(writer_st.path); /* ours (O_EXCL), without even a header */
-			writer_st.fd = -2;
-		} else if (writer_st.fd >= 0) {
-			ct_info("writing %s", writer_st.path);
-		} else {
-			writer_st.fd = -2;
-		}
+			writer_st.out.fd = ct_output_open_part(writer_st.first, writer_st.part,
+			                                       writer_st.out.path, sizeof writer_st.out.path);
+		if (!ct_output_begin(&writer_st.out, writer_st.part))
+			ct_info("writing %s", writer_st.out.path);
+		else
+			writer_st.out.fd = -2;
 	}
-	if (writer_st.fd < 0) {
+	if (writer_st.out.fd < 0) {
 		ct_enc_new_block(&writer_st.enc);
 		return;
 	}
@@ -150,17 +139,7 @@ static void write_block(void)
 	}
 	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)raw_len};
 	memcpy(writer_st.zbuf, h, 12);
-	if (!ct_output_own(&writer_st.fd, writer_st.path, &writer_st.id, writer_st.off)) {
-		ct_enc_new_block(&writer_st.enc);
-		return;
-	}
-	writer_st.off += z + 12;
-	if (ct_write_all(writer_st.fd, writer_st.zbuf, z + 12)) {
-		ct_log_error("writing %s: %s; tracing stops", writer_st.path, strerror(errno));
-		if (ct_output_is(writer_st.fd, &writer_st.id))
-			close(writer_st.fd);
-		writer_st.fd = -2;
-	}
+	ct_output_write(&writer_st.out, writer_st.zbuf, z + 12); /* says why it failed */
 	ct_enc_new_block(&writer_st.enc);
 	writer_st.last_write = ct_now();
 }
@@ -330,7 +309,7 @@ static void watch_pass(void)
 	sync_file();
 	for (size_t i = 0; i < n; i++)
 		ct_log_notice("%s; trace flushed%s", hit[i].line,
-		              writer_st.fd >= 0 ? "" : " (but the file could not be written)");
+		              writer_st.out.fd >= 0 ? "" : " (but the file could not be written)");
 }
 
 /* end: how << 32 | detail (enum ct_end) */
@@ -338,7 +317,7 @@ static void write_footer(uint64_t end)
 {
 	uint64_t rt, mono;
 	ct_clock_anchor(&rt, &mono);
-	if (writer_st.enc.len <= writer_st.preamble && writer_st.fd == -1)
+	if (writer_st.enc.len <= writer_st.preamble && writer_st.out.fd == -1)
 		return; /* nothing was ever recorded (in this file): no file */
 	writer_st.enc.trunc_str = atomic_load_explicit(&ct.truncated_strings, memory_order_relaxed);
 	/* The footer in a block of its own, found through the trailer. */
@@ -349,25 +328,19 @@ static void write_footer(uint64_t end)
 	writer_st.enc.nccl_nranks = (uint32_t)(nr >> 32);
 	writer_st.enc.nccl_rank = (uint32_t)nr;
 	ct_enc_footer(&writer_st.enc, writer_st.drops, rt, mono);
-	uint64_t at = writer_st.off;
+	uint64_t at = writer_st.out.off;
 	write_block();
-	if (ct_output_own(&writer_st.fd, writer_st.path, &writer_st.id, writer_st.off) &&
-	    ct_output_trailer(writer_st.fd, at) == 0)
-		writer_st.off += CT_TRAILER_SIZE;
+	ct_output_trailer(&writer_st.out, at);
 }
 
 static void sync_file(void)
 {
-	if (ct_output_is(writer_st.fd, &writer_st.id))
-		ct_output_sync(writer_st.fd, writer_st.path);
+	ct_output_sync(&writer_st.out);
 }
 
-/* Never a number the program took over (output.h). */
 static void close_file(void)
 {
-	if (ct_output_is(writer_st.fd, &writer_st.id))
-		ct_output_close(writer_st.fd, writer_st.path);
-	writer_st.fd = -2;
+	ct_output_close(&writer_st.out);
 }
 
 /* A thread's name at the head of a new file, as of the rotation. */
@@ -390,17 +363,17 @@ static void replay_name(int64_t tid, struct ct_rec *r)
 static void rotate(void)
 {
 	writer_st.rotated[0] = 0;
-	if (writer_st.fd == -2 || (writer_st.fd == -1 && writer_st.enc.len <= writer_st.preamble))
+	if (writer_st.out.fd == -2 || (writer_st.out.fd == -1 && writer_st.enc.len <= writer_st.preamble))
 		return; /* tracing failed, or nothing since the last file: no file */
 	write_footer((uint64_t)CT_END_ROTATE << 32 | writer_st.part);
 	sync_file();
-	if (writer_st.fd < 0)
+	if (writer_st.out.fd < 0)
 		return; /* the file failed (said so); tracing stops */
-	snprintf(writer_st.rotated, sizeof writer_st.rotated, "%s", writer_st.path);
+	snprintf(writer_st.rotated, sizeof writer_st.rotated, "%s", writer_st.out.path);
 	if (writer_st.part == 1)
-		snprintf(writer_st.first, sizeof writer_st.first, "%s", writer_st.path);
+		snprintf(writer_st.first, sizeof writer_st.first, "%s", writer_st.out.path);
 	close_file();
-	writer_st.fd = -1;
+	writer_st.out.fd = -1;
 	writer_st.part++;
 	memset(writer_st.enc.events, 0, sizeof writer_st.enc.events);
 	memset(writer_st.drops, 0, sizeof writer_st.drops);
@@ -561,7 +534,7 @@ const char *ct_writer_rotated_path(void)
 
 const char *ct_writer_path(void)
 {
-	return writer_st.fd >= 0 ? writer_st.path : NULL;
+	return writer_st.out.fd >= 0 ? writer_st.out.path : NULL;
 }
 
 void ct_writer_fork_prepare(void)
@@ -583,9 +556,7 @@ void ct_writer_fork_child(void)
 	memset(&writer_st.enc, 0, sizeof writer_st.enc);
 	writer_st.cctx = NULL;
 	writer_st.zbuf = NULL, writer_st.zcap = 0;
-	if (ct_output_is(writer_st.fd, &writer_st.id))
-		close(writer_st.fd);
-	writer_st.fd = -1;
+	ct_output_drop(&writer_st.out);
 	writer_st.part = 1;
 	writer_st.preamble = 0;
 	writer_st.first[0] = writer_st.rotated[0] = 0;
