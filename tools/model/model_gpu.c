@@ -122,7 +122,7 @@ static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const s
 	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
 	if (a->corr == corr) {
 		model_launch_flow(m, a->track, a->ts, a->end, tr, ts, end, cat, name);
-		if (proj && model_annot_wants(m))
+		if (proj && m->project)
 			model_annot_launch(m, a->track->tid, a->ts, tr, ts, end);
 		return;
 	}
@@ -163,7 +163,7 @@ static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
 			struct sref name = {dn ? e->sid : 0, dn ? dn->s : "", dn ? (uint32_t)dn->n : 0};
 			model_launch_flow(m, tr, ts, end, e->track, e->ts, e->end, (enum m_cat)e->cat,
 			                  &name);
-			if (e->proj && model_annot_wants(m))
+			if (e->proj && m->project)
 				model_annot_launch(m, tr->tid, ts, e->track, e->ts, e->end);
 			g->pend_corr[i] = 0;
 			g->npend--;

@@ -31,7 +31,9 @@ struct model {
 	struct model_gpu *gpu;   /* NULL until the first CUDA record */
 	struct model_nccl *nccl; /* NULL until the first NCCL record */
 	struct model_annot *annot; /* NULL until the first range with GPU work */
-	int project;               /* the file traces CUDA: NVTX ranges are projected */
+	/* GPU work is projected onto NVTX ranges: the file has launches and
+	 * push/pop ranges (or, cut short, traced CUDA) */
+	int project;
 };
 
 /* The common part of an event. The union is left as it is: it is large
@@ -90,12 +92,6 @@ void model_nccl_end(struct model *m);
  * closed. */
 void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const struct m_track *tr,
                         uint64_t ts, uint64_t end);
-/* Whether GPU work may be projected: the file has push/pop ranges and
- * launches (or, cut short, was set to record them). */
-static inline int model_annot_wants(const struct model *m)
-{
-	return m->project;
-}
 void model_annot_range(struct model *m, const struct span *s);
 void model_annot_end(struct model *m);
 

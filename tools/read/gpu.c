@@ -137,15 +137,16 @@ char *gpu_demangle(const char *s, size_t n, size_t *outlen)
 	return z;
 }
 
-int gpu_file_traces_cuda(const struct ct_header *h)
+/* Whether the configuration's CUPTRACE_TRACE names one of src (absent:
+ * when the header has no such line). */
+static int traces_any(const struct ct_header *h, const char *const *src, size_t nsrc, int absent)
 {
 	const char *p = h->config ? strstr(h->config, "CUPTRACE_TRACE=") : NULL;
 	if (!p)
-		return 0;
+		return absent;
 	p += strlen("CUPTRACE_TRACE=");
 	size_t n = strcspn(p, "\n");
-	static const char *const src[] = {"kernel", "memcpy", "api", "sync", "memory", "cuda"};
-	for (size_t i = 0; i < sizeof src / sizeof *src; i++) {
+	for (size_t i = 0; i < nsrc; i++) {
 		size_t m = strlen(src[i]);
 		for (const char *q = p; q + m <= p + n; q++)
 			if (!memcmp(q, src[i], m) && (q == p || q[-1] == ',') &&
@@ -153,4 +154,18 @@ int gpu_file_traces_cuda(const struct ct_header *h)
 				return 1;
 	}
 	return 0;
+}
+
+int gpu_file_traces_cuda(const struct ct_header *h)
+{
+	static const char *const src[] = {"kernel", "memcpy", "api", "sync", "memory", "cuda"};
+	return traces_any(h, src, sizeof src / sizeof *src, 0);
+}
+
+int gpu_file_records_kernels(const struct ct_file *file)
+{
+	if (file->final_footer)
+		return file->f_events[CT_EV_KERNEL] > 0;
+	static const char *const src[] = {"kernel", "cuda"};
+	return traces_any(&file->h, src, 2, 1); /* the default records kernels */
 }

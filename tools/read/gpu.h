@@ -65,6 +65,11 @@ char *gpu_demangle(const char *s, size_t n, size_t *outlen);
 
 /* Did this file's configuration ask for a CUDA source? */
 int gpu_file_traces_cuda(const struct ct_header *h);
+/* 1 when the file's GPU kernels come from CUPTI: its footer counts
+ * kernels, or, cut short (no footer), it was set to record them
+ * (CUPTRACE_TRACE). breakdown and gpu_gaps then take NCCL's GPU time from
+ * its kernels, not from the profiler plugin's timers. */
+int gpu_file_records_kernels(const struct ct_file *file);
 
 #define GPU_TID_NONE 0x7fffffffll /* track for GPU events without a stream */
 #define GPU_TID_SYNC (1ll << 30)  /* + stream: the track of a stream's syncs */

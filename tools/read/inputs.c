@@ -1,5 +1,5 @@
 #include "read/inputs.h"
-#include "common/config.h"
+#include "read/ranks.h"
 #include "read/nccl_log.h"
 
 #include <dirent.h>
@@ -259,90 +259,6 @@ static void scan_dir(struct names *nm, struct names *logs, struct problems *pb, 
 	free(ents);
 }
 
-static int one_process(const struct ct_header *a, const struct ct_header *b)
-{
-	return a->pid == b->pid && !strcmp(a->host, b->host);
-}
-
-/* A process without a launcher rank (torch.multiprocessing.spawn) takes the
- * rank its footer names in its largest NCCL communicator, when no file with
- * a launcher rank has that number and no other process claims it (two jobs'
- * files mixed). All files of a process take the claim of the one that saw
- * the largest communicator. */
-static void nccl_claims(struct inputs *in)
-{
-	for (size_t i = 0; i < in->n; i++) {
-		struct tfile *t = &in->v[i];
-		t->claim = -1;
-		if (t->rank >= 0)
-			continue;
-		uint64_t best = 0;
-		for (size_t j = 0; j < in->n; j++) {
-			const struct ct_file *o = &in->v[j].f;
-			if (in->v[j].rank < 0 && one_process(&o->h, &t->f.h) && o->nccl_nranks > best) {
-				best = o->nccl_nranks;
-				t->claim = (int64_t)o->nccl_rank;
-			}
-		}
-	}
-	for (size_t i = 0; i < in->n; i++) {
-		struct tfile *t = &in->v[i];
-		int taken = 0;
-		for (size_t j = 0; j < in->n && t->claim >= 0 && !taken; j++) {
-			const struct tfile *o = &in->v[j];
-			taken = o->rank == t->claim ||
-			        (o->claim == t->claim && !one_process(&o->f.h, &t->f.h));
-		}
-		t->nccl_shown = !taken && t->claim >= 0;
-	}
-	for (size_t i = 0; i < in->n; i++)
-		if (!in->v[i].nccl_shown)
-			in->v[i].claim = -1;
-}
-
-/* The rank a file is sorted and shown under when it has one: the launcher's,
- * else its NCCL claim; -1 when it is numbered after them. */
-static int64_t known_rank(const struct tfile *t)
-{
-	return t->rank >= 0 ? t->rank : t->claim;
-}
-
-/* The number shown for file i, which has no rank: that of an earlier file
- * of the same process, or of the process it was forked from (a DataLoader
- * worker is its parent's rank: each was shown as a rank of its own), else
- * the next free one. */
-static int64_t unranked(struct inputs *in, size_t i, int64_t next)
-{
-	struct tfile *t = &in->v[i];
-	const struct ct_header *h = &t->f.h;
-	for (size_t j = 0; j < i; j++) {
-		const struct ct_header *o = &in->v[j].f.h;
-		if (in->v[j].rank < 0 && strcmp(o->host, h->host) == 0 &&
-		    (o->pid == h->pid || (h->forked_from && o->pid == h->forked_from))) {
-			t->nccl_shown = in->v[j].nccl_shown;
-			return in->v[j].shown_rank;
-		}
-	}
-	return next;
-}
-
-static int cmp_files(const void *a, const void *b)
-{
-	const struct tfile *x = a, *y = b;
-	int64_t rx = known_rank(x) < 0 ? INT64_MAX : known_rank(x),
-	        ry = known_rank(y) < 0 ? INT64_MAX : known_rank(y);
-	if (rx != ry)
-		return rx < ry ? -1 : 1;
-	int c = strcmp(x->f.h.host, y->f.h.host);
-	if (c)
-		return c;
-	if (x->f.h.rt_anchor != y->f.h.rt_anchor)
-		return x->f.h.rt_anchor < y->f.h.rt_anchor ? -1 : 1;
-	if (x->f.h.pid != y->f.h.pid)
-		return x->f.h.pid < y->f.h.pid ? -1 : 1;
-	return x->f.h.part < y->f.h.part ? -1 : x->f.h.part > y->f.h.part;
-}
-
 /* Same file (device and inode: the same path twice, a hard or symbolic
  * link), then command-line order. */
 static int cmp_inode(const void *a, const void *b)
@@ -423,63 +339,6 @@ static int same_process(const struct ct_header *x, const struct ct_header *y)
 {
 	return !strcmp(x->host, y->host) && x->pid == y->pid && x->rt_anchor == y->rt_anchor &&
 	       x->mono_anchor == y->mono_anchor && x->rank == y->rank && x->part == y->part;
-}
-
-/* The oldest process of file j's family among files [lo, hi) (one rank):
- * its parent's file, that one's parent's, ... (a forked DataLoader worker
- * has its parent's rank). */
-static const struct ct_header *family_root(const struct inputs *in, size_t lo, size_t hi, size_t j)
-{
-	const struct ct_header *h = &in->v[j].f.h;
-	for (size_t steps = 0; steps < hi - lo; steps++) {
-		const struct ct_header *up = NULL;
-		for (size_t i = lo; i < hi && !up; i++) {
-			const struct ct_header *a = &in->v[i].f.h;
-			if (a->pid == h->ppid && !strcmp(a->host, h->host))
-				up = a;
-		}
-		if (!up)
-			break;
-		h = up;
-	}
-	return h;
-}
-
-/* Files of several runs read together are shown as one job; said once:
- * from the launchers' job ids, else from a rank written by processes that
- * are neither one process (its capture windows) nor parent and child. */
-static void warn_mixed_runs(const struct inputs *in)
-{
-	const char *job = NULL;
-	for (size_t i = 0; i < in->n; i++) {
-		const char *id = in->v[i].f.h.job_id;
-		if (!id || !*id)
-			continue;
-		if (!job) {
-			job = id;
-		} else if (strcmp(job, id)) {
-			fprintf(stderr, "cuptrace: warning: the files come from more than one job (job "
-					"ids %.64s and %.64s); they are shown as one job\n", job, id);
-			return;
-		}
-	}
-	for (size_t lo = 0, hi; lo < in->n; lo = hi) { /* sorted by rank */
-		for (hi = lo + 1; hi < in->n && in->v[hi].rank == in->v[lo].rank; hi++)
-			;
-		if (in->v[lo].rank < 0)
-			continue;
-		const struct ct_header *a = family_root(in, lo, hi, lo);
-		for (size_t j = lo + 1; j < hi; j++) {
-			const struct ct_header *b = family_root(in, lo, hi, j);
-			if (one_process(a, b))
-				continue;
-			fprintf(stderr, "cuptrace: warning: rank %lld was written by two processes that "
-					"are not parent and child (%.64s:%llu and %.64s:%llu): files of "
-					"more than one run?\n", (long long)in->v[lo].rank, a->host,
-				(unsigned long long)a->pid, b->host, (unsigned long long)b->pid);
-			return;
-		}
-	}
 }
 
 /* Drops files written by the same process as an earlier one (a copy of a
@@ -611,35 +470,17 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 		inputs_close(in);
 		return -1;
 	}
-	nccl_claims(in);
-	if (in->n) /* none when the inputs are logs only */
-		qsort(in->v, in->n, sizeof *in->v, cmp_files);
+	inputs_rank(in);
 	in->base_ns = UINT64_MAX;
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.h.rt_anchor < in->base_ns)
 			in->base_ns = in->v[i].f.h.rt_anchor;
-	int64_t next = 0; /* the first number after the known ranks (sorted first) */
 	for (size_t i = 0; i < in->n; i++) {
 		struct tfile *t = &in->v[i];
 		const struct ct_header *h = &t->f.h;
-		t->index = (int)i;
 		t->off_ns = (int64_t)(h->rt_anchor - in->base_ns) - (int64_t)h->mono_anchor;
 		t->pid = (uint64_t)(i + 1) * 1000000u;
-		t->shown_rank = known_rank(t) >= 0 ? known_rank(t) : unranked(in, i, next);
-		/* ranks come sorted, then the unranked numbers count up from
-		 * next: a rank not seen before is at least next */
-		if (t->shown_rank >= next) {
-			next = t->shown_rank + 1;
-			in->nranks++;
-		}
-		snprintf(t->label, sizeof t->label, "rank %lld (%.200s:%llu)", (long long)t->shown_rank,
-			 h->host, (unsigned long long)h->pid);
-		if (h->world_size > in->world_size)
-			in->world_size = h->world_size;
 	}
-	if (in->world_size < next)
-		in->world_size = next;
-	warn_mixed_runs(in);
 	return 0;
 }
 
@@ -708,26 +549,6 @@ void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const
 	if (t->f.h.part > 1)
 		snprintf(partpart, sizeof partpart, ".w%llu", (unsigned long long)t->f.h.part);
 	snprintf(buf, len, "%s/rank%lld%s%s%s", dir, (long long)t->shown_rank, pidpart, partpart, ext);
-}
-
-int tfile_records_kernels(const struct tfile *t)
-{
-	if (t->f.final_footer)
-		return t->f.f_events[CT_EV_KERNEL] > 0;
-	static const char key[] = "CUPTRACE_TRACE=";
-	const char *cfg = t->f.h.config ? t->f.h.config : "";
-	const char *p = strstr(cfg, key);
-	while (p && p != cfg && p[-1] != '\n')
-		p = strstr(p + 1, key);
-	if (!p)
-		return 1; /* the default records kernels */
-	p += sizeof key - 1;
-	char spec[256], err[256];
-	snprintf(spec, sizeof spec, "%.*s", (int)strcspn(p, "\n"), p);
-	struct ct_config c;
-	ct_config_defaults(&c);
-	return ct_config_set(&c, "CUPTRACE_TRACE", spec, err, sizeof err) ||
-	       (c.sources & CT_SRC_KERNEL);
 }
 
 int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uint64_t *pid)

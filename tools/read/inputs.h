@@ -65,11 +65,6 @@ int inputs_hold(const struct inputs *in, const char *path, const char *cmd);
 /* Who wrote the trace file at path, from its header: its rank (-1 when
  * none), host and pid. -1 when the file cannot be read. */
 int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uint64_t *pid);
-/* 1 when the file's GPU kernels come from CUPTI: its footer counts
- * kernels, or, cut short (no footer), it was set to record them
- * (CUPTRACE_TRACE). breakdown and gpu_gaps then take NCCL's GPU time from
- * its kernels, not from the profiler plugin's timers. */
-int tfile_records_kernels(const struct tfile *t);
 /* Closes and reopens file i at its first event (for a second pass); as
  * after inputs_open, it holds no descriptor until read. */
 int inputs_rewind(struct inputs *in, size_t i);

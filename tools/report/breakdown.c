@@ -7,6 +7,7 @@
  * compute also ran; exposed communication = communication without compute.
  * The union is streamed by busy.c; per step, segments wait until the step
  * that holds them is known (steps are handed out when they end). */
+#include "read/gpu.h"
 #include "report/busy.h"
 #include "report/stats.h"
 #include "report/tbuckets.h"
@@ -258,7 +259,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	if (bd->t != t) {
 		end_file(bd);
 		bd->t = t;
-		bd->kernels = tfile_records_kernels(t);
+		bd->kernels = gpu_file_records_kernels(&t->f);
 	}
 	if (ev->type != ME_SLICE)
 		return;

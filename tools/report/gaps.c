@@ -6,6 +6,7 @@
  * Idle is the time between the union of the GPU's work (busy.c), from its
  * first work's start to its last work's end. */
 #include "model/cpu_at.h"
+#include "read/gpu.h"
 #include "report/busy.h"
 #include "report/stats.h"
 #include "util/xalloc.h"
@@ -146,7 +147,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	if (gg->t != t) {
 		end_file(gg);
 		gg->t = t;
-		gg->kernels = tfile_records_kernels(t);
+		gg->kernels = gpu_file_records_kernels(&t->f);
 		gg->cpu = cpu_at_new();
 	}
 	if (gg->staged) {
