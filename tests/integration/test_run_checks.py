@@ -110,3 +110,26 @@ def test_run_stats_passes_termination_on_to_the_program(tmp_path):
     assert p.returncode == 128 + signal.SIGTERM, err
     assert "** nvtx_sum" in out and "cuptrace run --stats: 1 trace file" in err, err
     assert subprocess.run(["pgrep", "-f", "demo_train 100000"]).returncode == 1  # no orphan
+
+
+def test_a_file_still_being_written_is_not_called_cut_short(tmp_path):
+    """A background child outlives CMD: `run --stats` summarises its file
+    while it is written. That is said (with its pid), not "the process did
+    not exit cleanly"; once the process is gone, the file is cut short."""
+    out = tmp_path / "t"
+    r = launch(["--stats=nvtx_sum", "-o", f"{out}/%p.ctr", "--", "sh", "-c",
+                f"{PROGS / 'demo_train'} 10000000 >/dev/null 2>&1 & echo $!; sleep 1"])
+    child = int(r.stdout.split()[0])
+    try:
+        assert r.returncode == 0, r.stderr
+        assert f"its process {child} is still running" in r.stderr, r.stderr
+        assert "did not exit cleanly" not in r.stderr
+        info = tool("info", str(out / f"{child}.ctr"))
+        assert f"its process {child} is still running" in info.stdout, info.stdout
+    finally:
+        os.kill(child, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    info = tool("info", str(out / f"{child}.ctr"))
+    assert "did not exit cleanly" in info.stdout and "still running" not in info.stdout, info.stdout

@@ -4,6 +4,7 @@
 #include "model/clocks.h"
 #include "out/workers.h"
 #include "read/inputs.h"
+#include "read/live.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -201,7 +202,7 @@ int cmd_convert(int argc, char **argv)
 		           : convert_merged(&in, outpath, jobs, any_order, &written);
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED || in.v[i].f.status == CT_DAMAGED)
-			fprintf(stderr, "cuptrace: warning: %s\n", in.v[i].f.err);
+			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(&in.v[i]));
 	/* "wrote" only for what is complete under its name. */
 	if (outpath && strcmp(outpath, "-") && written)
 		fprintf(stderr, "cuptrace: wrote %s\n", outpath);

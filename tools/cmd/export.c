@@ -4,6 +4,7 @@
 #include "model/clocks.h"
 #include "out/sqlite.h"
 #include "read/inputs.h"
+#include "read/live.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -35,7 +36,7 @@ int cmd_export_to(struct inputs *in, const char *outpath, const char *split)
 		       : export_sqlite(in, outpath, &written);
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.status == CT_TRUNCATED)
-			fprintf(stderr, "cuptrace: warning: %s\n", in->v[i].f.err);
+			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(&in->v[i]));
 	if (!split && written)
 		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
 	else if (split && written == in->n)

@@ -3,6 +3,7 @@
 #include "common/config.h"
 #include "model/clocks.h"
 #include "read/inputs.h"
+#include "read/live.h"
 #include "util/term_escape.h"
 
 #include <errno.h>
@@ -138,7 +139,7 @@ static void detail(struct tfile *t)
 		printf("\n");
 	}
 	printf("status:      %s%s%s\n", ct_status_name(t->f.status), t->f.err[0] ? ": " : "",
-	       t->f.status == CT_CLEAN ? "" : t->f.err);
+	       t->f.status == CT_CLEAN ? "" : tfile_err(t));
 }
 
 /* The ranks the job chose to trace (CUPTRACE_RANKS in the first file's

@@ -7,6 +7,7 @@
 #include "common/rankenv.h"
 #include "cuptrace/format.h"
 #include "read/inputs.h"
+#include "read/live.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -168,14 +169,13 @@ static int closed_file(const char *path, off_t size)
  * cannot be read yet. *rank is its header's. */
 static int file_done(const char *path, off_t size, int64_t *rank)
 {
-	char host[256], me[256] = "";
+	char host[256];
 	uint64_t pid;
 	if (trace_file_who(path, rank, host, sizeof host, &pid))
 		return -1;
 	if (closed_file(path, size))
 		return 1;
-	gethostname(me, sizeof me - 1);
-	return !strcmp(host, me) && pid && kill((pid_t)pid, 0) && errno == ESRCH;
+	return trace_process_alive(host, pid) == 0;
 }
 
 static double since(const struct timespec *a)

@@ -9,6 +9,7 @@
 #include "report/collect.h"
 #include "model/clocks.h"
 #include "model/step_window.h"
+#include "read/live.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -172,7 +173,7 @@ static void merge_ready_locked(struct job *j)
 			fprintf(stderr, "cuptrace: %s\n", t->f.err);
 			j->rc = 1;
 		} else if (t->f.status == CT_TRUNCATED || t->f.status == CT_DAMAGED) {
-			fprintf(stderr, "cuptrace: warning: %s\n", t->f.err);
+			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(t));
 		}
 		for (size_t i = 0; i < j->n; i++)
 			j->r[i]->merge(j->st[i], j->parts[k][i]);
