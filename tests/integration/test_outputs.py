@@ -65,7 +65,10 @@ def test_split_ranks_on_a_full_disk(demo, tmp_path):
     d = tmp_path / "split"
     p = full_run(["convert", "--split-ranks", d, demo])
     assert p.returncode == 1 and "wrote" not in p.stderr, p.stderr
-    assert os.listdir(d) == []
+    assert not d.exists()  # the directory it made is removed again
+    d.mkdir()  # one that was there stays
+    p = full_run(["convert", "--split-ranks", d, demo])
+    assert p.returncode == 1 and os.listdir(d) == [], p.stderr
 
 
 def test_outputs_appear_whole(demo, tmp_path):
@@ -146,5 +149,5 @@ def test_a_command_killed_by_a_signal_leaves_no_temporary_file(demo, tmp_path, n
     p = run([TOOL, "convert", *args, demo], env=base_env(), preexec_fn=killed_by_file_limit)
     assert p.returncode == -signal.SIGXFSZ, (p.returncode, p.stderr)
     assert "wrote" not in p.stderr
-    left = [str(f.relative_to(out)) for f in out.rglob("*") if f.is_file()]
-    assert left == [], left
+    left = [str(f.relative_to(out)) for f in out.rglob("*")]
+    assert left == [], left  # nor the directory --split-ranks made

@@ -8,6 +8,7 @@
 #include "out/sqlite.h"
 #include "out/sqlite_int.h"
 #include "util/progress.h"
+#include "util/tmp_guard.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -214,7 +215,8 @@ int export_sqlite(struct inputs *in, const char *path, size_t *written)
 int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 {
 	*written = 0;
-	if (mkdir(dir, 0777) && errno != EEXIST) {
+	int made;
+	if (tmp_mkdir(dir, &made)) {
 		fprintf(stderr, "cuptrace: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
@@ -228,5 +230,6 @@ int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 		if (r >= 0)
 			(*written)++;
 	}
+	tmp_mkdir_done(dir, made, *written > 0);
 	return rc;
 }

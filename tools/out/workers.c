@@ -2,6 +2,7 @@
 #include "out/chrome.h"
 #include "out/pftrace.h"
 #include "util/progress.h"
+#include "util/tmp_guard.h"
 #include "out/sink.h"
 
 #include <errno.h>
@@ -252,7 +253,8 @@ int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int any_or
 int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written)
 {
 	*written = 0;
-	if (mkdir(dir, 0777) && errno != EEXIST) {
+	int made;
+	if (tmp_mkdir(dir, &made)) {
 		fprintf(stderr, "cuptrace: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
@@ -261,5 +263,6 @@ int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *
 	struct job j = {.in = in, .dir = dir, .gz = gz};
 	run_workers(&j, convert_jobs(jobs, in->n));
 	*written = atomic_load(&j.written);
+	tmp_mkdir_done(dir, made, *written > 0);
 	return atomic_load(&j.rc);
 }
