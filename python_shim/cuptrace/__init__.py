@@ -17,6 +17,7 @@ cuptrace.schedule and cuptrace.profile.
 """
 import functools
 import os
+import warnings
 
 from . import _cuptrace as _c
 from ._cuptrace import (Range, enabled, flush, mark, pop, push, range, rotate, start,  # noqa: A004
@@ -85,11 +86,13 @@ def activate(trace_children=True, **options):
     used. Options are the launcher's (output=, trace=, capture=, steps=, ...),
     stored in the matching CUPTRACE_* variables; a bad one raises ValueError
     naming it. Returns enabled(). When the library is already in the process
-    (cuptrace run, LD_PRELOAD) its settings stay as they were.
+    (cuptrace run, LD_PRELOAD, an earlier activate()) its settings stay as
+    they were; options that differ from them are named in a RuntimeWarning.
     trace_children=False: child processes (DataLoader workers, spawned or
     forked) are not traced."""
     env = check_options(options)
     if _c._bind(None):
+        _say_kept(env)
         if not trace_children:
             _untrace_children()
         return True
@@ -116,6 +119,21 @@ def activate(trace_children=True, **options):
     if not trace_children:
         _untrace_children()
     return on
+
+
+def _say_kept(env):
+    """Tracing is on already: options that would change its settings are
+    ignored, and said so (they were dropped silently)."""
+    out = env.get("CUPTRACE_OUTPUT")
+    if out and not os.path.isabs(out):
+        env = dict(env, CUPTRACE_OUTPUT=os.path.abspath(out))
+    names = {var: key for key, var in _OPTIONS.items()}
+    ignored = [f"{names[var]}={value!r}" for var, value in env.items()
+               if os.environ.get(var) != value]
+    if ignored:
+        warnings.warn("cuptrace.activate: tracing is already on (cuptrace run, LD_PRELOAD or an "
+                      "earlier activate()) and keeps its settings; ignored: " + ", ".join(ignored),
+                      RuntimeWarning, stacklevel=3)
 
 
 def _untrace_children():

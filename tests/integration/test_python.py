@@ -69,6 +69,29 @@ with cuptrace.range("activated"):
     assert names(doc) == ["activated"]
 
 
+def test_a_second_activate_says_what_it_ignores(tmp_path):
+    """Tracing is on after the first activate(): the second one's output is
+    not used, and the warning says so (it was silent); the same options
+    again, or none, say nothing."""
+    code = f"""
+import warnings, cuptrace
+warnings.simplefilter("always")
+assert cuptrace.activate(output="{tmp_path}/a/%p.ctr", trace="nvtx")
+assert cuptrace.activate(output="{tmp_path}/a/%p.ctr")
+assert cuptrace.activate()
+assert cuptrace.activate(output="{tmp_path}/b/%p.ctr", trace="nvtx")
+with cuptrace.range("r"):
+    pass
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0, p.stderr
+    said = [line for line in p.stderr.splitlines() if "RuntimeWarning" in line]
+    assert len(said) == 1 and f"ignored: output='{tmp_path}/b/%p.ctr'" in said[0], p.stderr
+    assert "trace=" not in said[0]
+    assert names(convert(ctr_files(tmp_path / "a"), tmp_path / "t.json")) == ["r"]
+    assert not (tmp_path / "b").exists()
+
+
 def test_activate_with_a_relative_output_and_a_chdir(tmp_path):
     """activate(output="rel/...") then os.chdir, then a child process: the
     child's file is under the directory the script started in (it went
