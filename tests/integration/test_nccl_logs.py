@@ -192,6 +192,28 @@ def test_ranks_without_init_lines_are_numbered(tmp_path):
     assert [r["Rank"] for r in table(doc, "nccl_sizes: calls per message size, by rank")] == [0, 1, 2, 3]
 
 
+def test_a_log_without_ranks_read_with_traces_gets_a_rank_of_its_own(tmp_path):
+    """A log process that names no rank was numbered among the log
+    processes only: rank 0, so its calls added to the traced rank 0's."""
+    from conftest import ctr_files, traced_env
+    from test_nccl import WORLD, run_ranks
+    out = tmp_path / "out"
+    run_ranks(tmp_path, lambda r: dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr"))
+    traces = [str(f) for f in ctr_files(out)]
+    log = tmp_path / "other.log"
+    log.write_text("\n".join(coll_lines("2.18", 0, 777, "0x1")) + "\n")
+    p, alone = stats("--report", "nccl_ranks", *traces)
+    p2, both = stats("--report", "nccl_ranks", *traces, log)
+    assert p.returncode == 0 and p2.returncode == 0, p2.stderr
+    rows = table(alone, "nccl_ranks")
+    assert {r["Rank"] for r in rows} == set(range(WORLD))
+    got = table(both, "nccl_ranks")
+    assert [r for r in got if r["Rank"] < WORLD] == rows  # the traced ranks' rows unchanged
+    assert {r["Rank"] for r in got if r["Rank"] >= WORLD} == {WORLD}
+    assert sum(r["Calls"] for r in got if r["Rank"] == WORLD) == len(CALLS)
+    assert "note: 1 process in the logs names no rank" in p2.stderr
+
+
 def test_text_table_and_bad_uses(tmp_path):
     p1 = tmp_path / "a.log"
     write(p1, rank_lines(0))

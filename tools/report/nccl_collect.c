@@ -156,9 +156,20 @@ void nccl_collect_log(const char *path)
 		        path, bad, bad > 1 ? "s" : "", first_bad, colls);
 }
 
+/* Whether a traced process (a row from a trace file) has rank r. */
+static int traced_rank(int64_t r)
+{
+	for (size_t i = 0; i < collect.agg.n; i++)
+		if (collect.agg.v[i].rank == r)
+			return 1;
+	return 0;
+}
+
 /* Ranks of log processes: RCCL's globalrank, else the rank the process
  * has in its largest communicator, else (no INIT lines were logged) the
- * lowest rank nobody else has, in order of appearance. */
+ * lowest rank nobody else has, in order of appearance: neither another
+ * log process nor a trace read with the logs (its operations went under
+ * a traced rank's). */
 static void settle_ranks(void)
 {
 	int unknown = 0;
@@ -176,6 +187,7 @@ static void settle_ranks(void)
 			clash = 0;
 			for (size_t k = 0; k < collect.np && !clash; k++)
 				clash = collect.p[k].rank == r;
+			clash = clash || traced_rank(r);
 		}
 		p->rank = r;
 		unknown++;
