@@ -319,7 +319,7 @@ static void forked(void)
 	sim_init(1);
 	uint32_t s = sim_stream_create(0);
 	for (int i = 0; i < 4; i++)
-		sim_launch(s, K_GEMM, layer[0].grid, layer[0].block, 64, 0, 0, 1000);
+		sim_launch(s, K_GEMM, layer[0].grid, layer[0].block, 64, 0, 0, 20000);
 	pid_t pid = fork();
 	if (pid == 0) {
 		nvtxRangePushA("child");
@@ -329,7 +329,7 @@ static void forked(void)
 	int st;
 	waitpid(pid, &st, 0);
 	for (int i = 0; i < 4; i++)
-		sim_launch(s, K_GEMM, layer[0].grid, layer[0].block, 64, 0, 0, 1000);
+		sim_launch(s, K_GEMM, layer[0].grid, layer[0].block, 64, 0, 0, 20000);
 	sim_stream_sync(s);
 }
 

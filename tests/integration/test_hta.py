@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from conftest import BUILD, convert, ctr_files, merge_intervals, tool, traced_env, venv_python
+from conftest import (ASAN_FORK, BUILD, convert, ctr_files, merge_intervals, tool, traced_env,
+                      venv_python)
 
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 WORLD = 4
@@ -220,3 +221,54 @@ def test_breakdown_is_the_union_of_kernels(job):
         assert row["Compute (ns)"] == length(comp) > 0, f
         assert row["Overlap (%)"] == round(100 * intersection(comm, comp) / length(comm), 1)
         assert row["Exposed Comm (ns)"] == length(comm) - intersection(comm, comp)
+
+
+FORK_SCRIPT = """
+import json, logging, sys
+logging.disable(logging.WARNING)
+from hta.trace_analysis import TraceAnalysis
+a = TraceAnalysis(trace_dir=sys.argv[1])
+df = a.t.get_trace(0)
+b = a.get_temporal_breakdown(visualize=False)
+print(json.dumps({"ranks": sorted(a.t.traces), "gpu_rows": int(df["stream"].ne(-1).sum()),
+                  "breakdown_ranks": [int(r) for r in b["rank"]]}))
+"""
+
+
+@ASAN_FORK
+def test_a_forked_worker_is_in_its_ranks_file(tmp_path):
+    """A process forked from a rank (a DataLoader worker) was written to a
+    rank file of its own, rank0.<pid>.json beside rank0.<pid>.json: HTA
+    keeps one file per rank and took the worker's, without kernels, then
+    failed. Both processes are now in rank0.json (the SQLite split: one
+    database), each under its own pid."""
+    out = tmp_path / "o"
+    env = traced_env(out, CUPTRACE_TRACE="cuda,memory,nvtx", CUPTI_SIM_TRUTH=tmp_path / "sim.jsonl")
+    p = subprocess.run([str(BUILD / "tests" / "cupti_sim" / "sim_train"), "fork"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(out)
+    assert len(files) == 2
+    p = tool("convert", "--split-ranks", tmp_path / "split", out)
+    assert p.returncode == 0 and "wrote one file per rank" in p.stderr, p.stderr
+    assert os.listdir(tmp_path / "split") == ["rank0.json"]
+    doc = json.loads((tmp_path / "split" / "rank0.json").read_text())
+    names = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
+             if e.get("ph") == "M" and e["name"] == "process_name" and e["pid"] > 64}
+    pids = sorted(int(f.stem.rsplit("-", 1)[-1]) for f in files)
+    assert sorted(names) == pids, names
+    assert len(xs(doc, "kernel")) == 8 and {e["pid"] for e in xs(doc, "kernel")} == {0}
+    assert [(e["pid"], e["name"]) for e in xs(doc, "user_annotation")] == [(pids[1], "child")]
+    assert [f["os_pid"] for f in doc["cuptrace"]["files"]] == pids
+    p = tool("export", "--split-ranks", tmp_path / "sq", out)
+    assert p.returncode == 0 and os.listdir(tmp_path / "sq") == ["rank0.sqlite"], p.stderr
+    import sqlite3
+    db = sqlite3.connect(tmp_path / "sq" / "rank0.sqlite")
+    assert sorted(r[0] for r in db.execute("SELECT pid FROM CUPTRACE_RANKS")) == pids
+    venv = venv_python("hta")
+    p = subprocess.run([str(venv), "-c", FORK_SCRIPT, str(tmp_path / "split")],
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = json.loads(p.stdout.strip().splitlines()[-1])
+    # the rank's 8 kernels and its stream sync (HTA files syncs with a stream)
+    assert res == {"ranks": [0], "gpu_rows": 9, "breakdown_ranks": [0]}, res

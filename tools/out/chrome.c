@@ -192,9 +192,12 @@ void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int
 	out_lit(o, ", \"backend\": \"nccl\"},\n  \"baseTimeNanoseconds\": ");
 	out_u64(o, in->base_ns);
 	out_lit(o, ",\n  \"traceEvents\": [");
+	int first = 1;
 	for (size_t i = 0; i < in->n; i++)
-		if (!only || only == &in->v[i])
-			process_meta(o, &in->v[i], only || i == 0);
+		if (tfile_in_output(&in->v[i], only)) {
+			process_meta(o, &in->v[i], first);
+			first = 0;
+		}
 }
 
 static void file_summary(struct out *o, const struct tfile *t)
@@ -225,7 +228,7 @@ void chrome_tail(struct out *o, struct inputs *in, const struct tfile *only)
 	out_lit(o, "\n  ],\n  \"displayTimeUnit\": \"ms\",\n  \"cuptrace\": {\"files\": [");
 	int first = 1;
 	for (size_t i = 0; i < in->n; i++) {
-		if (only && only != &in->v[i])
+		if (!tfile_in_output(&in->v[i], only))
 			continue;
 		if (!first)
 			out_ch(o, ',');

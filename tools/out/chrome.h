@@ -30,7 +30,8 @@ struct chrome {
 	struct cfile *cf;	    /* formatting caches of the file (chrome_int.h) */
 };
 
-/* Head of the document for all files of in, or only one (split output). */
+/* Head of the document for all files of in, or (split output) those of
+ * one rank's output: `only`, its lead, and the files that join it. */
 void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int kineto);
 /* Converts one file's events (the resolved events of model/model.h) into
  * c->o. -1 when the file turned out corrupt (what came before the damage

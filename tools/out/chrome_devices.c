@@ -68,7 +68,7 @@ void chrome_cupti_devices(struct out *o, struct inputs *in, const struct tfile *
 	struct dev devs[MAXDEV];
 	size_t ndev = 0;
 	for (size_t i = 0; i < in->n; i++) {
-		if ((only && &in->v[i] != only) || !gpu_file_traces_cuda(&in->v[i].f.h))
+		if (!tfile_in_output(&in->v[i], only) || !gpu_file_traces_cuda(&in->v[i].f.h))
 			continue;
 		/* A cleanly closed file says up front whether it has devices. */
 		if (in->v[i].f.final_footer && !in->v[i].f.f_events[CT_EV_GPU_DEVICE])

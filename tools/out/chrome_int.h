@@ -158,7 +158,7 @@ void chrome_nccl(struct chrome *c, const struct m_event *ev);
 void chrome_process(struct chrome *c, const struct m_event *ev);
 void chrome_track(struct chrome *c, const struct m_track *tr);
 void chrome_flow(struct chrome *c, const struct m_event *ev);
-/* The deviceProperties array of all files, or of `only` when not NULL
+/* The deviceProperties array of all files, or of the output `only` leads
  * (reads the beginning of the files that traced CUDA, then rewinds them). */
 void chrome_cupti_devices(struct out *o, struct inputs *in, const struct tfile *only);
 

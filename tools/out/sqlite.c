@@ -179,7 +179,8 @@ static void end_file(void *ctx, struct tfile *t)
 static const struct m_consumer sqlite_consumer = {begin_file, on_event, end_file};
 
 /* files [from, to) of in into the database at path */
-static int export_files(struct inputs *in, size_t from, size_t to, const char *path)
+/* Exports the files of the output `lead` leads (all when NULL) into path. */
+static int export_files(struct inputs *in, const struct tfile *lead, const char *path)
 {
 	struct sdb db;
 	if (sdb_open(&db, path))
@@ -192,7 +193,9 @@ static int export_files(struct inputs *in, size_t from, size_t to, const char *p
 	q.db = &db;
 	q.gf = gpu_fields();
 	int bad = 0;
-	for (size_t k = from; k < to && !db.failed; k++) {
+	for (size_t k = 0; k < in->n && !db.failed; k++) {
+		if (!tfile_in_output(&in->v[k], lead))
+			continue;
 		if (model_file(&in->v[k], &sqlite_consumer, &q, NULL)) {
 			fprintf(stderr, "cuptrace: %s\n", in->v[k].f.err);
 			bad = 1;
@@ -207,7 +210,7 @@ static int export_files(struct inputs *in, size_t from, size_t to, const char *p
 
 int export_sqlite(struct inputs *in, const char *path, size_t *written)
 {
-	int rc = export_files(in, 0, in->n, path);
+	int rc = export_files(in, NULL, path);
 	*written = rc >= 0;
 	return rc ? 1 : 0;
 }
@@ -222,13 +225,15 @@ int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 	}
 	int rc = 0;
 	for (size_t i = 0; i < in->n; i++) {
+		if (in->v[i].lead != (int)i)
+			continue; /* in its lead's database */
 		char path[4200];
 		inputs_split_path(in, i, dir, ".sqlite", path, sizeof path);
-		int r = export_files(in, i, i + 1, path);
+		int r = export_files(in, &in->v[i], path);
 		if (r)
 			rc = 1;
-		if (r >= 0)
-			(*written)++;
+		for (size_t k = 0; k < in->n && r >= 0; k++)
+			*written += in->v[k].lead == (int)i;
 	}
 	tmp_mkdir_done(dir, made, *written > 0);
 	return rc;

@@ -137,14 +137,20 @@ static int split_one(struct job *j, struct tfile *t)
 	struct out o;
 	out_init_sink(&o, s);
 	chrome_head(&o, j->in, t, 1);
-	int rc = convert_one(j, t, &o, 0) ? 1 : 0;
+	int rc = 0;
+	size_t files = 0;
+	for (size_t i = 0; i < j->in->n; i++) /* the lead, its children: sorted order */
+		if (tfile_in_output(&j->in->v[i], t)) {
+			rc |= convert_one(j, &j->in->v[i], &o, 0) ? 1 : 0;
+			files++;
+		}
 	chrome_tail(&o, j->in, t);
 	out_close(&o);
 	if (sink_close(s)) {
 		fprintf(stderr, "cuptrace: writing %s: %s\n", path, strerror(errno));
 		return 1;
 	}
-	atomic_fetch_add(&j->written, 1);
+	atomic_fetch_add(&j->written, files);
 	return rc;
 }
 
@@ -160,6 +166,8 @@ static void *worker(void *arg)
 		if (u >= j->in->n * k)
 			break;
 		struct tfile *t = &j->in->v[u / k];
+		if (!j->sink && t->lead != t->index)
+			continue; /* in its lead's output */
 		int rc = j->sink ? (convert_one(j, t, &o, (unsigned)(u % k)) ? 1 : 0) : split_one(j, t);
 		if (rc)
 			atomic_store(&j->rc, 1);

@@ -541,10 +541,11 @@ const char *tfile_esc(struct tfile *t, uint64_t sid, const char *s, uint32_t len
 void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const char *ext,
                        char *buf, size_t len)
 {
-	const struct tfile *t = &in->v[i];
+	const struct tfile *t = &in->v[in->v[i].lead];
 	char pidpart[32] = "", partpart[32] = "";
 	for (size_t j = 0; j < in->n; j++)
-		if (j != i && in->v[j].shown_rank == t->shown_rank && in->v[j].f.h.pid != t->f.h.pid)
+		if (in->v[j].lead == (int)j && in->v[j].shown_rank == t->shown_rank &&
+		    in->v[j].f.h.pid != t->f.h.pid)
 			snprintf(pidpart, sizeof pidpart, ".%llu", (unsigned long long)t->f.h.pid);
 	if (t->f.h.part > 1)
 		snprintf(partpart, sizeof partpart, ".w%llu", (unsigned long long)t->f.h.part);

@@ -24,6 +24,11 @@ struct tfile {
 	int64_t claim;
 	int nccl_shown;
 	int64_t off_ns;	 /* event ts + off_ns = ns since the job's base time */
+	/* The file whose --split-ranks output holds this one's events (an
+	 * index): its own, or for a forked child (a DataLoader worker) its
+	 * parent's file of the same rank, so that a rank is one file there
+	 * (HTA reads one file per rank). */
+	int lead;
 	uint64_t pid;	 /* pid of its CPU process in merged output */
 	char label[320]; /* "rank R (host:pid)" */
 	struct strcache esc; /* escaped strings by id */
@@ -69,13 +74,20 @@ int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uin
  * after inputs_open, it holds no descriptor until read. */
 int inputs_rewind(struct inputs *in, size_t i);
 
-/* The name of file i's own output in a --split-ranks directory:
- * DIR/rank<R><ext> (the file's index when it has no rank); when other
- * files share its rank (a forked child, a restart) the pid is added
- * (rank<R>.<pid>), and a window after a rotation adds its number
- * (.w<N>). */
+/* The name of file i's output in a --split-ranks directory (its lead's:
+ * forked children are in their parent's): DIR/rank<R><ext>; when other
+ * processes that are not forked children have its rank (a restart, two
+ * runs) the pid is added (rank<R>.<pid>), and a window after a rotation
+ * adds its number (.w<N>). */
 void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const char *ext,
                        char *buf, size_t len);
+
+/* Whether file t goes into the split output led by `lead` (every file
+ * when lead is NULL: one output for all). */
+static inline int tfile_in_output(const struct tfile *t, const struct tfile *lead)
+{
+	return !lead || t->lead == lead->index;
+}
 
 /* Escaped JSON text of a string reference (cached for interned strings). */
 const char *tfile_esc(struct tfile *t, uint64_t sid, const char *s, uint32_t len, uint32_t *outlen);

@@ -146,6 +146,44 @@ static void warn_mixed_runs(const struct inputs *in)
 	}
 }
 
+/* The file of forked child i's parent in its rank (of the same part when
+ * the parent has one, else its first), or -1. */
+static int parent_file(const struct inputs *in, size_t i)
+{
+	const struct tfile *t = &in->v[i];
+	int found = -1;
+	for (size_t j = 0; j < in->n; j++) {
+		const struct tfile *o = &in->v[j];
+		if (j == i || o->shown_rank != t->shown_rank || o->f.h.pid != t->f.h.forked_from ||
+		    strcmp(o->f.h.host, t->f.h.host))
+			continue;
+		if (o->f.h.part == t->f.h.part)
+			return (int)j;
+		if (found < 0 || o->f.h.part < in->v[found].f.h.part)
+			found = (int)j;
+	}
+	return found;
+}
+
+/* Each file's lead (struct tfile): forked children join their parent's
+ * output, and its parent's, ... (a worker's worker). */
+static void set_leads(struct inputs *in)
+{
+	int *up = malloc((in->n + 1) * sizeof *up);
+	if (!up)
+		exit(1);
+	for (size_t i = 0; i < in->n; i++)
+		up[i] = in->v[i].f.h.forked_from ? parent_file(in, i) : -1;
+	for (size_t i = 0; i < in->n; i++) {
+		int at = (int)i;
+		size_t hops = 0;
+		for (; hops < in->n && up[at] >= 0; hops++)
+			at = up[at];
+		in->v[i].lead = up[at] >= 0 ? (int)i : at; /* in a loop (pid reuse): its own */
+	}
+	free(up);
+}
+
 void inputs_rank(struct inputs *in)
 {
 	nccl_claims(in);
@@ -170,5 +208,6 @@ void inputs_rank(struct inputs *in)
 	}
 	if (in->world_size < next)
 		in->world_size = next;
+	set_leads(in);
 	warn_mixed_runs(in);
 }
