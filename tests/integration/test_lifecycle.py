@@ -5,6 +5,7 @@ import csv
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -146,6 +147,12 @@ def test_exit_from_another_thread(tmp_path):
     assert "# note: 1 unfinished range left out" in s
     rows = {r["Range"]: r for r in csv.DictReader(x for x in s.splitlines() if not x.startswith("#"))}
     assert ":main waits" not in rows and rows[":short 0"]["Instances"] == "5", sorted(rows)
+    # the SQLite export says it never ended (its end was the made-up one)
+    assert tool("export", "-o", tmp_path / "t.sqlite", f).returncode == 0
+    db = sqlite3.connect(tmp_path / "t.sqlite")
+    assert db.execute("SELECT end FROM NVTX_EVENTS WHERE text = 'main waits'").fetchall() == [(None,)]
+    assert db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE text = 'short 0' "
+                      "AND end > start").fetchone()[0] == 5
 
 
 def test_flood_with_a_large_buffer_keeps_blocks_small_and_the_file_clean(tmp_path):

@@ -13,9 +13,16 @@ from collections import defaultdict
 
 import pytest
 
-from conftest import PROGS, TOOL, base_env, ctr_files, read_truth, run, tool, traced_env
+from conftest import (BUILD, PROGS, TOOL, base_env, convert, ctr_files, read_truth, run, tool,
+                      traced_env)
 from test_cupti import SIM_TRAIN, kinds, sim_env
 from test_nccl import WORLD, ITERS, ops_of, run_ranks
+
+HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
+
+
+def convert_doc(inputs, out):
+    return convert(inputs, out)["traceEvents"]
 
 
 def export(inputs, out, *args):
@@ -132,15 +139,15 @@ def test_runtime_to_kernel_join_on_correlation_id(train):
     files, db, _, _ = train
     calls = {r[0]: r[1:] for r in db.execute(
         "SELECT s.value, count(*), sum(r.end - r.start) FROM "
-        "(SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT * FROM CUPTI_ACTIVITY_KIND_DRIVER) r "
-        "JOIN StringIds s ON s.id = r.nameId GROUP BY s.value")}
+        "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId GROUP BY s.value")}
     want = {r["Name"]: (r["Num Calls"], r["Total Time (ns)"]) for r in stats(files, "cuda_api_sum")}
     assert calls == want
-    # (the simulator launches its Triton kernels through the driver API)
+    assert any(n.startswith("cu") and not n.startswith("cuda") for n in calls)
+    # (the simulator launches its Triton kernels through the driver API: as
+    # in nsys, the driver's calls are in the runtime table)
     joined = db.execute(
         "SELECT count(*), sum(k.start >= r.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-        "JOIN (SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL "
-        "SELECT * FROM CUPTI_ACTIVITY_KIND_DRIVER) r ON r.correlationId = k.correlationId "
+        "JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId "
         "AND r.globalTid / 0x1000000 = k.globalPid / 0x1000000").fetchone()
     kernels = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
     assert joined[0] == kernels and joined[1] == kernels  # every kernel after its launch
@@ -148,7 +155,7 @@ def test_runtime_to_kernel_join_on_correlation_id(train):
     launches = {r[0] for r in db.execute(
         "SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
         "ON r.correlationId = k.correlationId JOIN StringIds s ON s.id = r.nameId")}
-    assert any(n.startswith("cudaLaunchKernel") for n in launches)
+    assert any(n.startswith("cudaLaunchKernel") for n in launches) and "cuLaunchKernel" in launches
 
 
 class Median:
@@ -327,3 +334,47 @@ def test_failed_export_leaves_nothing(train, tmp_path):
     p = tool("export", "-o", str(busy / "t.sqlite"), *map(str, files))
     assert p.returncode == 1 and "wrote" not in p.stderr
     assert leftovers(busy) == ["t.sqlite"]
+
+
+def test_a_job_database_joins_as_one_process_does(tmp_path):
+    """Every rank's CUPTI correlation ids are the same numbers: in one
+    database of the job, joins on correlationId alone (nsys's recipes, the
+    NCCL operations' kernelCorrelationId) and nsys's cuda_gpu_trace join of
+    TARGET_INFO_GPU on deviceId multiplied rows by the ranks. The n-th file
+    of a database now has ids n << 32 | CUPTI's, and a device id and model
+    one TARGET_INFO_GPU row."""
+    out, world = tmp_path / "out", 2
+    procs = [subprocess.Popen(
+        [str(HARNESS_SIM), "3"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
+                 CUPTRACE_TRACE="cuda,nvtx,nccl", RANK=str(r), WORLD_SIZE=str(world), CT_TEST_TRUTH=str(tmp_path / f"t{r}.jsonl")))
+        for r in range(world)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read()
+    files = ctr_files(out)
+    db = export(files, tmp_path / "job.sqlite")
+    one = lambda q: db.execute(q).fetchone()[0]
+    kernels = one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    per_rank = [export([f], tmp_path / f"r{i}.sqlite").execute(
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+        for i, f in enumerate(files)]
+    assert kernels == sum(per_rank) and min(per_rank) > 0
+    assert one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+               "ON r.correlationId = k.correlationId") == kernels
+    assert one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+               "ON r.correlationId = k.correlationId WHERE "
+               "r.globalTid / 0x1000000 != k.globalPid / 0x1000000") == 0
+    assert one("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+               "LEFT JOIN TARGET_INFO_GPU gpu ON gpu.id == k.deviceId") == kernels
+    ops = one("SELECT count(*) FROM CUPTRACE_NCCL_OPERATIONS WHERE kernelCorrelationId IS NOT NULL")
+    assert ops > 0 and one(
+        "SELECT count(*) FROM CUPTRACE_NCCL_OPERATIONS o JOIN CUPTI_ACTIVITY_KIND_KERNEL k "
+        "ON k.correlationId = o.kernelCorrelationId") == ops
+    # the first file keeps CUPTI's own ids (those of the JSON's args.correlation)
+    by_file = db.execute("SELECT globalPid >> 48, min(correlationId >> 32), max(correlationId >> 32) "
+                         "FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1 ORDER BY 1").fetchall()
+    assert by_file == [(0, 0, 0), (1, 1, 1)], by_file
+    corr = {e["args"]["correlation"] for e in convert_doc([files[0]], tmp_path / "r0.json")
+            if e.get("cat") == "kernel"}
+    assert corr == {r[0] for r in db.execute(
+        "SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 48 = 0")}

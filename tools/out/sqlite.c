@@ -99,6 +99,26 @@ static void begin_file(void *ctx, struct tfile *t)
 	q->t = t;
 	q->off = t->off_ns;
 	q->gpid = (int64_t)((uint64_t)(t->index & 0x7fff) << 48 | (t->f.h.pid & 0xffffff) << 24);
+	q->cbase = (int64_t)(q->nfiles++ & 0x7fffffff) << 32;
+}
+
+/* A device's TARGET_INFO_GPU row, unless one with its id and model is in
+ * the database already (the ranks of a node, or of a cluster of one GPU
+ * model): nsys joins it on deviceId alone, one row per device id. */
+static int gpu_row_new(struct sq *q, const struct gpu_info *g)
+{
+	for (unsigned i = 0; i < q->nwritten; i++) {
+		const struct gpu_info *w = &q->written[i];
+		if (w->dev == g->dev && w->sms == g->sms && w->warp == g->warp &&
+		    !strcmp(w->name ? w->name : "", g->name ? g->name : ""))
+			return 0;
+	}
+	if (q->nwritten < MAXGPU) {
+		struct gpu_info *w = &q->written[q->nwritten++];
+		*w = *g;
+		w->name = g->name ? strdup(g->name) : NULL;
+	}
+	return 1;
 }
 
 static void free_file(struct sq *q)
@@ -125,6 +145,8 @@ static void end_file(void *ctx, struct tfile *t)
 	struct sdb_row s;
 	for (unsigned i = 0; i < q->ngpus; i++) {
 		const struct gpu_info *g = &q->gpus[i];
+		if (!gpu_row_new(q, g))
+			continue;
 		s = sdb_ins(q->db, T_GPU);
 		SB_I(s, 1, g->dev);
 		if (g->name)
@@ -178,7 +200,6 @@ static void end_file(void *ctx, struct tfile *t)
 
 static const struct m_consumer sqlite_consumer = {begin_file, on_event, end_file};
 
-/* files [from, to) of in into the database at path */
 /* Exports the files of the output `lead` leads (all when NULL) into path. */
 static int export_files(struct inputs *in, const struct tfile *lead, const char *path)
 {
@@ -203,6 +224,8 @@ static int export_files(struct inputs *in, const struct tfile *lead, const char 
 		tfile_release(&in->v[k]);
 	}
 	progress("exporting", (unsigned long long)q.events, 1);
+	for (unsigned i = 0; i < q.nwritten; i++)
+		free(q.written[i].name);
 	if (sdb_close(&db, 1))
 		return -1;
 	return bad;

@@ -27,7 +27,6 @@ static const char *const table_name[T_N] = {
 	"CUPTI_ACTIVITY_KIND_MEMSET",
 	"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
 	"CUPTI_ACTIVITY_KIND_RUNTIME",
-	"CUPTI_ACTIVITY_KIND_DRIVER",
 	"NVTX_EVENTS",
 	"CUPTRACE_RANKS",
 	"CUPTRACE_STEPS",
@@ -75,8 +74,7 @@ static const char *const table_cols[T_N] = {
 	/* SYNCHRONIZATION */
 	GPU_COMMON "syncType INTEGER NOT NULL REFERENCES ENUM_CUPTI_SYNC_TYPE(id), "
 		   "eventId INTEGER NOT NULL",
-	/* RUNTIME, DRIVER */
-	API_COLS,
+	/* RUNTIME (and the driver's calls) */
 	API_COLS,
 	/* NVTX_EVENTS */
 	"start INTEGER NOT NULL, end INTEGER, "

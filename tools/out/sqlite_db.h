@@ -21,8 +21,7 @@ enum sdb_table {
 	T_MEMCPY,
 	T_MEMSET,
 	T_SYNC,
-	T_RUNTIME,
-	T_DRIVER,
+	T_RUNTIME, /* runtime and driver calls, as nsys */
 	T_NVTX,
 	T_RANKS,
 	T_STEPS,

@@ -121,7 +121,7 @@ static void gpu_common(struct sq *q, struct sdb_row s, const struct m_event *ev)
 	SB_I(s, 3, g->device);
 	SB_I(s, 4, g->context);
 	SB_I(s, 5, id32(g->stream));
-	SB_I(s, 6, g->corr);
+	SB_I(s, 6, sq_corr(q, g->corr));
 	SB_I(s, 7, q->gpid);
 }
 
@@ -193,12 +193,14 @@ void sq_sync(struct sq *q, const struct m_event *ev)
 
 void sq_api(struct sq *q, const struct m_event *ev)
 {
-	enum sdb_table t = ev->cat == MC_DRIVER ? T_DRIVER : T_RUNTIME;
+	/* driver calls too (cuLaunchKernel: Triton's launches), as nsys has
+	 * them: its cuda_api_sum and runtime-to-kernel joins read this table */
+	enum sdb_table t = T_RUNTIME;
 	struct sdb_row s = sdb_ins(q->db, t);
 	SB_I(s, 1, at(q, ev->ts));
 	SB_I(s, 2, at(q, ev->end));
 	SB_I(s, 3, gtid(q, ev->track->tid));
-	SB_I(s, 4, ev->api.corr);
+	SB_I(s, 4, sq_corr(q, ev->api.corr));
 	SB_I(s, 5, sref_id(q, &q->anames, &ev->api.name));
 	SB_I(s, 6, ev->api.status);
 	SB_I(s, 7, ev->api.cbid);

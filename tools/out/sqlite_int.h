@@ -38,7 +38,20 @@ struct sq {
 	struct gpu_info gpus[MAXGPU];
 	unsigned ngpus;
 	uint64_t dropped, events;
+	/* correlation ids of the database's n-th file are n << 32 | CUPTI's
+	 * (unique in a database of several processes: nsys-style joins on
+	 * correlationId alone stay right); nfiles counts them */
+	int64_t cbase;
+	unsigned nfiles;
+	/* TARGET_INFO_GPU rows written: one per device id and model */
+	struct gpu_info written[MAXGPU];
+	unsigned nwritten;
 };
+
+static inline int64_t sq_corr(const struct sq *q, uint64_t corr)
+{
+	return corr ? q->cbase | (int64_t)(corr & 0xffffffffu) : 0;
+}
 
 /* Times on the job's timeline; globalTid of a thread of this file. */
 static inline int64_t at(const struct sq *q, uint64_t ts)

@@ -50,7 +50,7 @@ void sq_nccl(struct sq *q, const struct m_event *ev)
 	sq_opt_i(s, 36, op->step, op->step >= 0);
 	int k = p && p->has_kernel;
 	sq_opt_i(s, 37, k ? (int64_t)p->kernel.device : 0, k);
-	sq_opt_i(s, 38, k ? (int64_t)p->kernel.correlation : 0, k);
+	sq_opt_i(s, 38, k ? sq_corr(q, p->kernel.correlation) : 0, k);
 	sq_opt_ts(q, s, 39, k ? p->kernel.ts : 0);
 	sq_opt_ts(q, s, 40, k ? p->kernel.end : 0);
 	sq_opt_i(s, 41, k ? id32(p->kernel.stream) : 0, k);

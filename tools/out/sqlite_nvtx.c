@@ -98,7 +98,7 @@ void sq_nvtx(struct sq *q, const struct m_event *ev)
 	                                                                     : NVTX_PUSHPOP;
 	struct sdb_row s = sdb_ins(q->db, T_NVTX);
 	SB_I(s, 1, at(q, sp->ts));
-	if (type == NVTX_MARK)
+	if (type == NVTX_MARK || sp->unfinished) /* a range that never ended: no end */
 		SB_NULL(s, 2);
 	else
 		SB_I(s, 2, at(q, sp->end));
