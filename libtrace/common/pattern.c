@@ -4,7 +4,6 @@
 #include <string.h>
 
 #define VALUE_MAX 200
-#define DIR_DEFAULT_NAME "%h-%p.ctr"
 
 int ct_pattern_check(const char *p, char *why, size_t wlen)
 {
@@ -126,7 +125,7 @@ int ct_pattern_expand(const char *pat, const struct ct_pattern_vals *v, char *ou
 		return -1;
 	if (expand(pat, v, out, len, &o))
 		return -1;
-	if (o > 0 && out[o - 1] == '/' && expand(DIR_DEFAULT_NAME, v, out, len, &o))
+	if (o > 0 && out[o - 1] == '/' && expand(CT_PATTERN_DIR_DEFAULT, v, out, len, &o))
 		return -1;
 	out[o] = 0;
 	return 0;

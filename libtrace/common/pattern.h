@@ -21,4 +21,7 @@ int ct_pattern_check(const char *pat, char *why, size_t wlen);
  * when the pattern is malformed or the result does not fit. */
 int ct_pattern_expand(const char *pat, const struct ct_pattern_vals *v, char *out, size_t len);
 
+/* The name a pattern ending in '/' (a directory) gets in it. */
+#define CT_PATTERN_DIR_DEFAULT "%h-%p.ctr"
+
 #endif

@@ -133,3 +133,15 @@ def test_a_file_still_being_written_is_not_called_cut_short(tmp_path):
         time.sleep(0.05)
     info = tool("info", str(out / f"{child}.ctr"))
     assert "did not exit cleanly" in info.stdout and "still running" not in info.stdout, info.stdout
+
+
+@pytest.mark.parametrize("pattern", ["t/", "t/%p/"])
+def test_run_stats_with_a_directory_as_output(tmp_path, pattern):
+    """An output ending in '/' is a directory the library names files in
+    (%h-%p.ctr): `run --stats` looked for the pattern itself and said no
+    trace file was written."""
+    p = launch(["--stats=nvtx_sum", "-o", f"{tmp_path}/{pattern}", "--",
+                str(PROGS / "demo_train"), "5"])
+    assert p.returncode == 0, p.stderr
+    assert "cuptrace run --stats: 1 trace file" in p.stderr and "** nvtx_sum" in p.stdout, p.stderr
+    assert len(ctr_files(tmp_path / "t")) == 1

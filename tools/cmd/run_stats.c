@@ -4,6 +4,7 @@
 #include "cmd/run_stats.h"
 #include "cmd/cmd.h"
 #include "common/config.h"
+#include "common/pattern.h"
 #include "common/rankenv.h"
 #include "cuptrace/format.h"
 #include "read/inputs.h"
@@ -31,10 +32,17 @@ struct found {
 	size_t n, cap;
 };
 
-/* The output pattern as an fnmatch pattern: each escape is '*'. */
+/* The output pattern as an fnmatch pattern: each escape is '*'; a
+ * directory ('/' at the end) with the name the library gives files there. */
 static void pattern_glob(const char *pat, char *out, size_t len)
 {
 	size_t o = 0;
+	char whole[PATH_MAX + sizeof CT_PATTERN_DIR_DEFAULT];
+	size_t pl = strlen(pat);
+	if (pl && pat[pl - 1] == '/' && pl < PATH_MAX) {
+		snprintf(whole, sizeof whole, "%s%s", pat, CT_PATTERN_DIR_DEFAULT);
+		pat = whole;
+	}
 	for (const char *p = pat; *p && o + 2 < len; p++) {
 		if (*p != '%') {
 			if (strchr("*?[\\", *p))
