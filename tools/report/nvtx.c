@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char STYLE_PUSHPOP[] = "PushPop", STYLE_STARTEND[] = "StartEnd",
-		  STYLE_STEP[] = "Step";
+static const char STYLE_PUSHPOP[] = "PushPop", STYLE_STARTEND[] = "StartEnd";
 
 struct nvtx_sum {
 	struct durations d;
@@ -39,12 +38,11 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	char key[512];
 	const char *style;
 	const struct span *s = ev->span;
-	if (ev->cat == MC_NVTX)
-		style = ev->type == ME_ASYNC ? STYLE_STARTEND : STYLE_PUSHPOP;
-	else if (ev->cat == MC_STEP)
-		style = STYLE_STEP;
-	else
+	/* NVTX ranges only, as nsys's: steps are the `steps` report's (they
+	 * were rows of Style "Step" without a Time (%), which nsys has not) */
+	if (ev->cat != MC_NVTX)
 		return;
+	style = ev->type == ME_ASYNC ? STYLE_STARTEND : STYLE_PUSHPOP;
 	/* A range still open at a capture stop, a kill or the end of the file
 	 * (or whose pop was lost) has no length of its own: the timeline shows
 	 * it to the thread's last event, marked unfinished; nsys's reports
@@ -53,17 +51,8 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		st->unfinished++;
 		return;
 	}
-	if (s->kind == SP_STEP)
-		snprintf(key, sizeof key, "ProfilerStep");
-	else
-		nvtx_range_label(s, key, sizeof key);
+	nvtx_range_label(s, key, sizeof key);
 	dur_add(&st->d, key, style, s->end - s->ts);
-}
-
-/* Steps hold the ranges of their step: they do not count in Time (%). */
-static int not_step(const struct dur_agg *a)
-{
-	return a->style != STYLE_STEP;
 }
 
 static void merge(void *p, void *part)
@@ -77,7 +66,7 @@ static void merge(void *p, void *part)
 static int end(void *p, struct table **out)
 {
 	struct nvtx_sum *st = p;
-	out[0] = dur_table(&st->d, "nvtx_sum: NVTX range summary", "Instances", "Range", 1, not_step);
+	out[0] = dur_table(&st->d, "nvtx_sum: NVTX range summary", "Instances", "Range", 1, NULL);
 	if (st->unfinished) {
 		char note[160];
 		snprintf(note, sizeof note,
