@@ -145,3 +145,10 @@ def test_run_stats_with_a_directory_as_output(tmp_path, pattern):
     assert p.returncode == 0, p.stderr
     assert "cuptrace run --stats: 1 trace file" in p.stderr and "** nvtx_sum" in p.stdout, p.stderr
     assert len(ctr_files(tmp_path / "t")) == 1
+
+
+def test_an_unknown_report_lists_the_reports(tmp_path):
+    p = tool("stats", "--report", "cuda_gpu_kern_sum:base", str(tmp_path))
+    assert p.returncode == 2
+    assert "unknown report 'cuda_gpu_kern_sum:base'" in p.stderr and "report:option" in p.stderr
+    assert "nvtx_sum, nvtx_gpu_proj_sum, cuda_gpu_kern_sum" in p.stderr and "nccl_hang" in p.stderr

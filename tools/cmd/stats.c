@@ -219,7 +219,11 @@ int cmd_stats(int argc, char **argv)
 			for (i = 0; i < NREPORTS && strcmp(reports[i]->name, tok); i++)
 				;
 			if (i == NREPORTS) {
-				fprintf(stderr, "cuptrace stats: unknown report '%s'\n", tok);
+				fprintf(stderr, "cuptrace stats: unknown report '%s'; the reports:", tok);
+				for (i = 0; i < NREPORTS; i++)
+					fprintf(stderr, "%s %s", i ? "," : "", reports[i]->name);
+				fprintf(stderr, "%s\n", strchr(tok, ':') ? " (nsys's report:option "
+									   "arguments are not taken)" : "");
 				free(copy);
 				return 2;
 			}
