@@ -90,3 +90,34 @@ def test_without_steps_everything_counts_and_an_absent_range_is_empty(stepped):
     assert p.returncode == 0 and p.stderr == (f"cuptrace stats: warning: --steps 50-60: {f} has "
                                               "no step in that range\n"), p.stderr
     assert tool("stats", "--steps", "3-5", "--report", "nvtx_sum", str(f)).stderr == ""
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_output_prefix_writes_a_file_per_table(stepped, tmp_path, fmt):
+    """stats -o PREFIX (nsys stats --output): each table a file of its own,
+    PREFIX_<report>[_k].<fmt>, that csv/json readers take as it is (no
+    title or note lines: pandas.read_csv failed on them); the same cells as
+    the tables on stdout."""
+    import csv
+    f, _ = stepped
+    want = stats(f)
+    p = tool("stats", "--format", fmt, "-o", tmp_path / "r", str(f))
+    assert p.returncode == 0 and p.stdout == "", p.stderr
+    wrote = [line.split("wrote ", 1)[1] for line in p.stderr.splitlines() if " wrote " in line]
+    assert len(wrote) == len(want) and len(set(wrote)) == len(wrote), p.stderr
+    assert f"{tmp_path}/r_nvtx_sum.{fmt}" in wrote and f"{tmp_path}/r_steps_2.{fmt}" in wrote
+    for path, (title, rows) in zip(wrote, want.items()):
+        assert path.startswith(f"{tmp_path}/r_{title.split(':')[0]}"), (path, title)
+        text = open(path).read()
+        if fmt == "json":
+            assert json.loads(text) == rows, path
+        else:
+            got = list(csv.DictReader(text.splitlines()))
+            assert not text.startswith("#") and len(got) == len(rows), path
+            for g, w in zip(got, rows):
+                assert list(g) == list(w), path
+                for k, v in w.items():
+                    assert (v is None and g[k] == "") or (isinstance(v, str) and g[k] == v) or \
+                        float(g[k]) == v, (path, k, g[k], v)
+    p = tool("stats", "-o", tmp_path / "no" / "such" / "r", str(f))
+    assert p.returncode == 1 and "No such file or directory" in p.stderr

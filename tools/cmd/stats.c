@@ -34,6 +34,10 @@ static const struct report *const reports[] = {
 struct print {
 	enum table_fmt fmt;
 	int first;
+	/* -o PREFIX: each table into PREFIX_<report>[_<k>].<txt|csv|json> */
+	const char *prefix;
+	const struct report *const *r;
+	int last_rep, k, failed;
 };
 
 int stats_known_reports(const char *list)
@@ -58,7 +62,8 @@ static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
 	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
-	      "                     [--align none|collectives] [-j N] [--strict] [-v] INPUT...\n\n"
+	      "                     [--align none|collectives] [-j N] [-o PREFIX] [--strict] [-v]\n"
+	      "                     INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
@@ -80,6 +85,10 @@ static void help(FILE *f)
 	      "more than one host; a first table gives each host's offset).\n"
 	      "-j, --jobs N: worker threads reading the files (default: all CPUs, at\n"
 	      "most one per file); the tables are the same for any N.\n"
+	      "-o, --output PREFIX: each table into a file of its own (as nsys stats\n"
+	      "--output): PREFIX_<report>.<txt|csv|json>, a report's second table\n"
+	      "PREFIX_<report>_2...; CSV without the title and note lines (notes go to\n"
+	      "stderr), JSON the table's array. - (the default): stdout.\n"
 	      "-v, --verbose: how the reports ran, on stderr (nccl_skew: collectives\n"
 	      "matched, the most its matcher held at once).\n"
 	      "docs/ANALYSIS.md defines every figure.\n",
@@ -105,12 +114,42 @@ static int parse_time(const char *s, uint64_t *ns)
 	return 0;
 }
 
+/* A table into a file of its own (nsys stats --output's way): the k-th
+ * table of a report gets _k after the report's name. */
+static void table_file(struct print *p, int rep, struct table *t)
+{
+	p->k = rep == p->last_rep ? p->k + 1 : 1;
+	p->last_rep = rep;
+	static const char *const ext[] = {"txt", "csv", "json"};
+	char path[4096], k[16] = "";
+	if (p->k > 1)
+		snprintf(k, sizeof k, "_%d", p->k);
+	snprintf(path, sizeof path, "%s_%s%s.%s", p->prefix, rep < 0 ? "clocks" : p->r[rep]->name, k,
+		 ext[p->fmt]);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		table_print_as(t, f, p->fmt, 1, 1);
+		if (fclose(f))
+			f = NULL;
+	}
+	if (!f) {
+		fprintf(stderr, "cuptrace stats: %s: %s\n", path, strerror(errno));
+		p->failed = 1;
+	} else {
+		fprintf(stderr, "cuptrace stats: wrote %s\n", path);
+		if (p->fmt != FMT_TABLE && table_get_note(t))
+			fprintf(stderr, "cuptrace stats: %s: note: %s\n", path, table_get_note(t));
+	}
+}
+
 /* Prints a table of the reports. */
 static void print_table(void *ctx, int rep, struct table *t)
 {
-	(void)rep;
 	struct print *p = ctx;
-	table_print(t, stdout, p->fmt, p->first);
+	if (p->prefix)
+		table_file(p, rep, t);
+	else
+		table_print(t, stdout, p->fmt, p->first);
 	p->first = 0;
 	table_free(t);
 }
@@ -127,9 +166,10 @@ int cmd_stats(int argc, char **argv)
 					   {"align", required_argument, NULL, 'A'},
 					   {"jobs", required_argument, NULL, 'j'},
 					   {"verbose", no_argument, NULL, 'v'},
+					   {"output", required_argument, NULL, 'o'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
-	const char *list = NULL, *steps_arg = NULL;
+	const char *list = NULL, *steps_arg = NULL, *prefix = NULL;
 	enum table_fmt fmt = FMT_TABLE;
 	int c, strict = 0, align = ALIGN_AUTO, jobs = 0;
 	optind = 1;
@@ -139,8 +179,10 @@ int cmd_stats(int argc, char **argv)
 		struct stats_opts opts;
 	} run = {0};
 	run.opts.min_gap = 1000000;
-	while ((c = getopt_long(argc, argv, "r:f:s:j:vh", lo, NULL)) != -1) {
-		if (c == 'v')
+	while ((c = getopt_long(argc, argv, "r:f:s:j:o:vh", lo, NULL)) != -1) {
+		if (c == 'o')
+			prefix = strcmp(optarg, "-") ? optarg : NULL;
+		else if (c == 'v')
 			run.opts.verbose = 1; /* how the reports ran (nccl_skew's window) */
 		else if (c == 'r')
 			list = optarg;
@@ -262,7 +304,12 @@ int cmd_stats(int argc, char **argv)
 			run.n = k;
 		}
 	}
-	struct print pr = {fmt, 1};
+	if (prefix && !*prefix) {
+		fprintf(stderr, "cuptrace stats: -o needs a file name prefix (or - for stdout)\n");
+		inputs_close(&in);
+		return 2;
+	}
+	struct print pr = {fmt, 1, prefix, run.r, -2, 0, 0};
 	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, convert_jobs(jobs, in.n),
 				 "stats", steps_arg, print_table, &pr);
 	if (rc < 0) { /* --steps matched nothing: no table */
@@ -270,7 +317,9 @@ int cmd_stats(int argc, char **argv)
 		return 1;
 	}
 	int first = pr.first;
-	if (fmt == FMT_JSON)
+	if (pr.failed)
+		rc = 1;
+	if (fmt == FMT_JSON && !prefix)
 		printf("%s\n", first ? "{}" : "}");
 	inputs_close(&in);
 	errno = 0;

@@ -120,11 +120,19 @@ static void json_string(FILE *f, const char *s)
 
 void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 {
+	table_print_as(t, f, fmt, first, 0);
+}
+
+void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int alone)
+{
 	size_t rows = t->n / (size_t)t->ncols;
 	if (fmt == FMT_JSON) {
-		fprintf(f, "%s", first ? "{" : ",");
-		json_string(f, t->title);
-		fprintf(f, ": [");
+		if (!alone) {
+			fprintf(f, "%s", first ? "{" : ",");
+			json_string(f, t->title);
+			fprintf(f, ": ");
+		}
+		fprintf(f, "[");
 		for (size_t r = 0; r < rows; r++) {
 			fprintf(f, "%s\n  {", r ? "," : "");
 			for (int c = 0; c < t->ncols; c++) {
@@ -141,14 +149,15 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first)
 			}
 			fprintf(f, "}");
 		}
-		fprintf(f, "\n]");
+		fprintf(f, alone ? "\n]\n" : "\n]");
 		return;
 	}
 	if (fmt == FMT_CSV) {
 		if (!first)
 			fputc('\n', f);
-		fprintf(f, "# %s\n", t->title);
-		if (t->note)
+		if (!alone)
+			fprintf(f, "# %s\n", t->title);
+		if (t->note && !alone)
 			fprintf(f, "# note: %s\n", t->note);
 		for (int c = 0; c < t->ncols; c++) {
 			if (c)

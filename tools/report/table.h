@@ -23,6 +23,9 @@ void table_null(struct table *t);
  * says why the table is empty, or what its rows leave out. */
 void table_note(struct table *t, const char *note);
 void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first);
+/* alone: the table is a file of its own (stats -o): CSV without the
+ * title and note lines, JSON the array without its key. */
+void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int alone);
 
 /* Reading a table back (the HTML report draws from the same cells that
  * the text, CSV and JSON forms print). */
