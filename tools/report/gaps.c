@@ -215,11 +215,13 @@ static int end(void *p, struct table **out)
 	}
 	if (gg->nrows > 1)
 		qsort(gg->rows, gg->nrows, sizeof *gg->rows, cmp_row);
-	char title[160];
-	snprintf(title, sizeof title, "gpu_gaps: GPU idle gaps of at least %llu ns",
+	/* The title is the JSON key: --min-gap is said in the note (it was in
+	 * the title, so the key changed with the option) */
+	char note[160];
+	snprintf(note, sizeof note, "gaps of at least %llu ns (--min-gap)",
 	         (unsigned long long)gg->min_gap);
 	static const char *const C1[] = {"Rank", "GPU", "Gaps", "Total (ns)", "Avg (ns)", "Max (ns)"};
-	struct table *a = table_new(title, 6, C1);
+	struct table *a = table_new("gpu_gaps: GPU idle gaps per GPU", 6, C1);
 	static const char *const C2[] = {"Rank",      "GPU",        "Start (ns)", "Duration (ns)",
 	                                 "CPU Range", "Range Kind", "Thread"};
 	struct table *b = table_new("gpu_gaps: the longest gaps per GPU, with the CPU range running "
@@ -259,8 +261,7 @@ static int end(void *p, struct table **out)
 	uint64_t any = 0;
 	for (size_t i = 0; i < gg->nrows; i++)
 		any += gg->rows[i].count;
-	if (!gg->nrows)
-		table_note(a, "(no GPU kernels, copies or memsets in the inputs)");
+	table_note(a, gg->nrows ? note : "(no GPU kernels, copies or memsets in the inputs)");
 	if (!any)
 		table_note(b, "(no gap that long)");
 	free(gg->rows);
