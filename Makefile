@@ -56,7 +56,7 @@ $(LIB): $(LIB_OBJ) build/.variant libtrace/exports.map
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -o $@ $(LIB_OBJ) $(LDFLAGS) -Wl,--version-script=libtrace/exports.map \
-		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,now $(LIB_ZSTD) -lpthread -ldl -lm
+		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,now -Wl,-z,nodelete $(LIB_ZSTD) -lpthread -ldl -lm
 
 $(TOOL): $(TOOL_OBJ) build/.variant
 	@mkdir -p $(dir $@)

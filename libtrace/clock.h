@@ -31,6 +31,20 @@ static inline uint64_t ct_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* ms from now on CLOCK_MONOTONIC, for sem_clockwait and
+ * pthread_clockjoin_np: a step of the wall clock neither stalls nor cuts
+ * the writer's waits (CLOCK_REALTIME's sem_timedwait did). */
+static inline struct timespec ct_deadline(long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+	return ts;
+}
+
 /* A record's timestamp: raw ticks when ct_tick_flag says so. Plain rdtsc,
  * not the ordered lfence+rdtsc that clock_gettime uses: it may run a few
  * cycles ahead of the instructions before it, far below the map's error,

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct def {
 	uint64_t h; /* 0: a record definition */
@@ -115,9 +116,34 @@ out:
 	return h;
 }
 
+static _Atomic int impatient;
+
+void ct_defs_impatient(void)
+{
+	atomic_store(&impatient, 1);
+}
+
+/* The writer's lock: tried, so that it sees `impatient` while it waits.
+ * The thread holding the lock may be the one that waits for the writer
+ * (a signal handler that calls exit() interrupted it inside an NVTX
+ * call): once the process leaves, the writer gives up after 200 ms and
+ * the definitions not yet fetched are missing from the file (their
+ * events read "?") rather than the process hanging. */
+static int writer_lock(void)
+{
+	for (int ms = 0; pthread_mutex_trylock(&defs_st.lock); ms++) {
+		if (atomic_load(&impatient) && ms >= 200)
+			return -1;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 void ct_defs_drain(const struct ct_defs_sink *k)
 {
-	pthread_mutex_lock(&defs_st.lock);
+	if (writer_lock())
+		return;
 	for (; defs_st.drained < defs_st.n; defs_st.drained++) {
 		const struct def *d = &defs_st.v[defs_st.drained];
 		if (d->h)
@@ -141,5 +167,6 @@ void ct_defs_fork_parent(void)
 void ct_defs_fork_child(void)
 {
 	defs_st.drained = 0;
+	atomic_store(&impatient, 0);
 	pthread_mutex_unlock(&defs_st.lock);
 }

@@ -28,6 +28,8 @@ struct ct_defs_sink {
 	void *ctx;
 };
 void ct_defs_drain(const struct ct_defs_sink *sink);
+/* The process is leaving: the writer waits at most 200 ms for the lock. */
+void ct_defs_impatient(void);
 /* Queues every definition again (the writer lost a block that held some). */
 void ct_defs_replay(void);
 /* Are definitions waiting? (one atomic load: checked before every record) */

@@ -16,6 +16,7 @@
  * (NVTX_INJECTION64_PATH and the others point back here). */
 #include "lifecycle.h"
 #include "capture.h"
+#include "clock.h"
 #include "defs.h"
 #include "log.h"
 #include "ring.h"
@@ -70,6 +71,14 @@ static void flush_sources(void)
 		hook(SOURCES_FLUSH_MS);
 }
 
+/* At most one block a second for signals the program handles. */
+static int handled_flush_due(void)
+{
+	static _Atomic uint64_t last;
+	uint64_t now = ct_now(), was = atomic_load(&last);
+	return now - was >= 1000000000ull && atomic_compare_exchange_strong(&last, &was, now);
+}
+
 static void handler(int sig, siginfo_t *info, void *uc)
 {
 	int saved = errno;
@@ -78,10 +87,18 @@ static void handler(int sig, siginfo_t *info, void *uc)
 	/* In a vfork child (the parent's memory): not ours to flush. */
 	if (!in_handler && syscall(SYS_getpid) == ct.pid) {
 		in_handler = 1;
-		if (dies)
+		if (dies) {
 			flush_sources();
-		ct_writer_flush(dies ? CT_FLUSH_FOOTER : CT_FLUSH_BLOCK, CT_END_SIGNAL,
-				(uint32_t)sig, SIGNAL_FLUSH_MS);
+			ct_writer_flush(CT_FLUSH_FOOTER, CT_END_SIGNAL, (uint32_t)sig,
+					SIGNAL_FLUSH_MS);
+		} else if (handled_flush_due()) {
+			/* The program's handler may end the process in a way
+			 * nothing sees: what is recorded goes to the file, asked
+			 * for without waiting and at most once a second (a block
+			 * per signal made 2000 SIGHUPs 15x slower, and waiting
+			 * held a handler that calls exit() for 3 s) */
+			ct_writer_flush(CT_FLUSH_BLOCK, CT_END_SIGNAL, (uint32_t)sig, 0);
+		}
 		in_handler = 0;
 	}
 	if (dies) {
@@ -403,6 +420,27 @@ CT_API _Noreturn void exit(int status)
 		syscall(SYS_exit_group, status);
 }
 
+/* quick_exit: glibc's leaves by its own _exit, which nothing interposes;
+ * the program's at_quick_exit handlers run, then ours (registered first,
+ * so run last) finishes the file as _exit does, with the status noted. */
+CT_API _Noreturn void quick_exit(int status)
+{
+	note_status(status);
+	exit_fn fn = (exit_fn)next_sym("quick_exit");
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+static void on_quick_exit(void)
+{
+	if (owns_writer()) {
+		flush_sources();
+		ct_writer_flush(CT_FLUSH_CLOSE, CT_END_EXIT, atomic_load(&exit_detail), LEAVE_FLUSH_MS);
+	}
+}
+
 typedef int (*main_fn)(int, char **, char **);
 typedef int (*start_main_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
                              void (*)(void), void *);
@@ -439,6 +477,7 @@ static void start_once(void)
 	started = 1;
 	ct_capture_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	at_quick_exit(on_quick_exit);
 	if (ct_capture_has_timer())
 		ct_writer_ensure();
 }
@@ -482,8 +521,21 @@ __attribute__((constructor)) static void on_load(void)
 		wire_environment();
 }
 
+/* Whether this process shares the traced process's memory: a vfork child
+ * (kcmp's KCMP_VM; 0 where kcmp is not available). */
+static int shares_our_memory(void)
+{
+	return syscall(SYS_kcmp, (pid_t)syscall(SYS_getpid), (pid_t)ct.pid, 1 /* KCMP_VM */, 0,
+		       0) == 0;
+}
+
+/* Not in a child made without fork handlers (_Fork, a raw clone): the
+ * writer is the parent's, and joining it there hung the child. A vfork
+ * child that calls exit() (not _exit, as POSIX asks) runs the parent's
+ * exit handlers and destructors in the parent's memory, so that they never
+ * run in the parent: the file is finished here, then, as before. */
 __attribute__((destructor)) static void on_unload(void)
 {
-	if (started && ct.active)
+	if (owns_writer() || (started && ct.active && shares_our_memory()))
 		ct_writer_finish(atomic_load(&exit_detail));
 }

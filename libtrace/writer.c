@@ -5,6 +5,7 @@
 #include "common/varint.h"
 #include "defs.h"
 #include "log.h"
+#include "orphan.h"
 #include "output.h"
 #include "thread.h"
 #include "tickmap.h"
@@ -32,6 +33,8 @@
 #define DRAIN_STEP (1u << 20)
 #define FLUSH_NS 500000000ull /* a block reaches the disk at least this often */
 #define TICK_MS 50
+#define ORPHAN_TICKS 4 /* ct_program_gone every 200 ms */
+#define FINISH_MS 10000 /* the most exit waits for the writer's last pass */
 #define STRTAB_MAX (4u << 20)
 /* zstd level 1: the blocks are mostly timestamp planes (the items
  * compress to almost nothing), where level 6's lazy search cost the writer
@@ -47,6 +50,8 @@ static struct {
 	_Atomic int started;
 	pthread_t th;
 	_Atomic int stop;
+	_Atomic int gone; /* writer_main returned (ct_writer_finish waits for it) */
+	int self_exit;	  /* the writer called exit(0): the program's threads were gone */
 	/* Flush requests (ct_writer_flush), from any thread or signal handler:
 	 * `req` holds the strongest kind asked for, req_seq counts requests and
 	 * done_seq is the last one served, so that a waiter that timed out
@@ -387,6 +392,16 @@ static void rotate(void)
 	writer_st.preamble = writer_st.enc.len;
 }
 
+/* The end of the file: what the rings hold, the footer, fsync, close. */
+static void last_pass(void)
+{
+	anchor(1);
+	cycle();
+	write_footer(atomic_load(&writer_st.ending));
+	sync_file();
+	close_file();
+}
+
 static void *writer_main(void *arg)
 {
 	(void)arg;
@@ -396,14 +411,16 @@ static void *writer_main(void *arg)
 	ct_thread_mark_internal();
 	prctl(PR_SET_NAME, "cuptrace-write", 0, 0, 0);
 	writer_st.last_write = ct_now();
-	while (!atomic_load(&writer_st.stop)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += TICK_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L)
-			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-		while (sem_timedwait(&writer_st.wake, &ts) && errno == EINTR)
+	for (unsigned ticks = 1; !atomic_load(&writer_st.stop); ticks++) {
+		struct timespec ts = ct_deadline(TICK_MS);
+		while (sem_clockwait(&writer_st.wake, CLOCK_MONOTONIC, &ts) && errno == EINTR)
 			;
+		/* main left by pthread_exit and the program's threads are gone:
+		 * glibc's last thread would call exit(0), but that is us now */
+		if (ticks % ORPHAN_TICKS == 0 && ct_program_gone()) {
+			writer_st.self_exit = 1;
+			exit(0);
+		}
 		/* Requests first, then the rings: what a requester recorded
 		 * before asking is drained by this cycle. */
 		uint32_t seq = atomic_load(&writer_st.req_seq);
@@ -437,11 +454,9 @@ static void *writer_main(void *arg)
 				sem_post(&writer_st.flushed);
 		}
 	}
-	anchor(1);
-	cycle();
-	write_footer(atomic_load(&writer_st.ending));
-	sync_file();
-	close_file();
+	last_pass();
+	atomic_store(&writer_st.gone, 1);
+	sem_post(&writer_st.flushed);
 	return NULL;
 }
 
@@ -489,12 +504,30 @@ void ct_writer_finish(uint32_t detail)
 	int started = atomic_load(&writer_st.started);
 	writer_st.finished = 1;
 	pthread_mutex_unlock(&writer_st.start_lock);
-	if (!started || pthread_equal(pthread_self(), writer_st.th))
+	if (!started)
 		return;
 	atomic_store(&writer_st.ending, (uint64_t)CT_END_EXIT << 32 | detail);
+	if (pthread_equal(pthread_self(), writer_st.th)) {
+		if (writer_st.self_exit) /* the exit(0) above: the writer ends here */
+			last_pass();
+		return;
+	}
+	ct_defs_impatient();
 	atomic_store(&writer_st.stop, 1);
 	sem_post(&writer_st.wake);
-	pthread_join(writer_st.th, NULL);
+	/* Bounded: the writer may wait for a lock that the thread now
+	 * leaving holds (a signal handler that calls exit() interrupted it
+	 * inside an NVTX call); the process then leaves without its footer
+	 * rather than never. */
+	struct timespec ts = ct_deadline(FINISH_MS);
+	while (!atomic_load(&writer_st.gone))
+		if (sem_clockwait(&writer_st.flushed, CLOCK_MONOTONIC, &ts) && errno == ETIMEDOUT)
+			break;
+	if (atomic_load(&writer_st.gone))
+		pthread_join(writer_st.th, NULL);
+	else
+		ct_log_error("the writer did not finish within %d s; the trace ends without footer",
+			     FINISH_MS / 1000);
 	atomic_store(&writer_st.started, 0);
 }
 
@@ -503,24 +536,21 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms)
 	if (!atomic_load(&writer_st.started) || pthread_equal(pthread_self(), writer_st.th))
 		return -1;
 	int saved = errno;
-	if (what >= CT_FLUSH_FOOTER)
+	if (what >= CT_FLUSH_FOOTER) {
 		atomic_store(&writer_st.ending, (uint64_t)how << 32 | detail);
+		ct_defs_impatient();
+	}
 	int cur = atomic_load(&writer_st.req);
 	while (cur < what && !atomic_compare_exchange_weak(&writer_st.req, &cur, what))
 		;
 	uint32_t seq = atomic_fetch_add(&writer_st.req_seq, 1) + 1;
 	atomic_fetch_add(&writer_st.waiters, 1);
 	sem_post(&writer_st.wake);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L)
-		ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+	struct timespec ts = ct_deadline(timeout_ms);
 	int done;
 	/* Served once done_seq reaches seq (counted modulo 2^32). */
 	while (!(done = (int32_t)(atomic_load(&writer_st.done_seq) - seq) >= 0))
-		if (sem_timedwait(&writer_st.flushed, &ts) && errno == ETIMEDOUT)
+		if (sem_clockwait(&writer_st.flushed, CLOCK_MONOTONIC, &ts) && errno == ETIMEDOUT)
 			break;
 	atomic_fetch_sub(&writer_st.waiters, 1);
 	errno = saved;
@@ -565,6 +595,8 @@ void ct_writer_fork_child(void)
 	atomic_store(&ct.nccl_rank, 0); /* the parent's communicators are not the child's */
 	atomic_store(&writer_st.started, 0);
 	atomic_store(&writer_st.stop, 0);
+	atomic_store(&writer_st.gone, 0);
+	writer_st.self_exit = 0;
 	atomic_store(&writer_st.req, 0);
 	atomic_store(&writer_st.req_seq, 0);
 	atomic_store(&writer_st.done_seq, 0);

@@ -45,7 +45,7 @@ static struct {
 	int enabled; /* the CUPTRACE_TRACE kinds are enabled in CUPTI */
 	pthread_t flusher;
 	int flusher_started;
-	sem_t wake;
+	sem_t wake, exited; /* exited: posted as the flush thread returns */
 	_Atomic int stop, force, cleaned;
 	/* flushes asked for before the process leaves (leaving) and the last
 	 * one done: a flush that read asked == n before calling CUPTI covers
@@ -194,12 +194,8 @@ static void *flusher_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	prctl(PR_SET_NAME, "cuptrace-cupti", 0, 0, 0);
 	while (!atomic_load(&cupti_st.stop)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L)
-			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-		while (sem_timedwait(&cupti_st.wake, &ts) && errno == EINTR)
+		struct timespec ts = ct_deadline(FLUSH_PERIOD_MS);
+		while (sem_clockwait(&cupti_st.wake, CLOCK_MONOTONIC, &ts) && errno == EINTR)
 			;
 		if (atomic_load(&ct_cupti_failed)) {
 			undo_setup();
@@ -212,6 +208,7 @@ static void *flusher_main(void *arg)
 		CALL(flush_all, forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 		atomic_store(&cupti_st.done, asked);
 	}
+	sem_post(&cupti_st.exited);
 	return NULL;
 }
 
@@ -240,11 +237,16 @@ static void stop_flusher(void)
 		return;
 	atomic_store(&cupti_st.stop, 1);
 	sem_post(&cupti_st.wake);
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += EXIT_WAIT_S;
-	if (pthread_timedjoin_np(cupti_st.flusher, NULL, &ts))
+	/* Bounded, on CLOCK_MONOTONIC (pthread_clockjoin_np would do, but
+	 * ThreadSanitizer does not see it as a join) */
+	struct timespec ts = ct_deadline(EXIT_WAIT_S * 1000L);
+	int r;
+	while ((r = sem_clockwait(&cupti_st.exited, CLOCK_MONOTONIC, &ts)) && errno == EINTR)
+		;
+	if (r)
 		ct_warn("the CUPTI flush thread did not stop; GPU events may be missing at exit");
+	else
+		pthread_join(cupti_st.flusher, NULL);
 	cupti_st.flusher_started = 0;
 }
 
@@ -387,6 +389,7 @@ static int setup(void)
 	if (!atomic_load(&ct_cupti_on))
 		return -1;
 	sem_init(&cupti_st.wake, 0, 0);
+	sem_init(&cupti_st.exited, 0, 0);
 	if (pthread_create(&cupti_st.flusher, NULL, flusher_main, NULL)) {
 		ct_warn("cannot start the CUPTI flush thread; GPU events are written at exit only");
 	} else {

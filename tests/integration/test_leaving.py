@@ -24,13 +24,32 @@ def info(path):
 @pytest.mark.parametrize("mode,ms,ended,rc", [
     ("exec", 0, "exec", 0), ("exec", 800, "exec", 0),
     ("_exit", 0, "_exit(5)", 5), ("_Exit", 0, "_exit(6)", 6), ("child", 0, "_exit(0)", 0),
-    ("exit", 0, "exit(7)", 7), ("return", 0, "exit(3)", 3)])
+    ("exit", 0, "exit(7)", 7), ("return", 0, "exit(3)", 3),
+    # quick_exit: no file at all before stop 25; a child of the raw fork
+    # system call hung joining the parent's writer at its exit
+    ("quick_exit", 0, "exit(4)", 4), pytest.param("rawfork", 0, "exit(8)", 8, marks=ASAN_FORK)])
 def test_leaving_without_exit_keeps_everything(tmp_path, mode, ms, ended, rc):
     p = run([PROGS / "leave", mode, 1000, ms], env=traced_env(tmp_path / "o"), timeout=30)
     assert p.returncode == rc and p.stderr == "", p.stderr
     [f] = ctr_files(tmp_path / "o")  # /bin/true after exec records nothing
     i = info(f)
     assert i == {"status": "clean", "ended": ended, "dropped": 0, "push": 1000}, i
+
+
+def test_main_ending_by_pthread_exit_leaves(tmp_path):
+    """main ends by pthread_exit() and its thread records later: the
+    library's threads kept the process alive, for ever (and unkillable by
+    SIGTERM: the writer blocks signals). It ends once the program's last
+    thread is gone, with exit status 0 as glibc gives it, and a footer."""
+    t0 = time.monotonic()
+    p = run([PROGS / "leave", "pthread_exit", 100, 300], env=traced_env(tmp_path / "o"),
+            timeout=30)
+    took = time.monotonic() - t0
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert took < 10, took
+    [f] = ctr_files(tmp_path / "o")
+    i = info(f)
+    assert i == {"status": "clean", "ended": "exit(0)", "dropped": 0, "push": 200}, i
 
 
 @pytest.mark.parametrize("prog", [pytest.param(["forker"], marks=ASAN_FORK),
@@ -164,3 +183,28 @@ while True:
     assert i["status"] == "clean" and i["ended"].startswith("signal 2 "), i
     doc = convert([f], tmp_path / "t.json")
     assert sum(e["name"] == "r" for e in doc["traceEvents"] if e.get("ph") == "X") == 1000
+
+
+
+def test_a_handler_that_calls_exit_inside_an_nvtx_call_leaves(tmp_path):
+    """The program's SIGTERM handler calls exit() on a thread that the
+    signal interrupted while it held the library's definition lock: the
+    writer waited for that lock and exit for the writer, for ever (7 hangs
+    in 15 runs). exit now waits for the writer at most 10 s, and the writer
+    for the lock 200 ms once the process leaves."""
+    for i in range(5):
+        p = run([PROGS / "sig_handled", "exit"], env=traced_env(tmp_path / f"o{i}"), timeout=30)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        [f] = ctr_files(tmp_path / f"o{i}")
+        assert info(f)["ended"] == "exit(0)"
+
+
+def test_signals_the_program_handles_cost_no_block_each(tmp_path):
+    """A block was written (and waited for) on every handled signal: 2000
+    SIGHUPs made 2002 blocks. Now at most one a second is asked for."""
+    p = run([PROGS / "sig_handled", "storm", 2000], env=traced_env(tmp_path / "o"), timeout=60)
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    out = tool("info", f).stdout
+    blocks = int(re.search(r"blocks:\s+(\d+)", out).group(1))
+    assert blocks < 20 and info(f)["push"] == 2000, out

@@ -76,7 +76,9 @@ int main(void)
 	uint64_t t0 = ms_now();
 	CHECK_EQ(ct_writer_flush(CT_FLUSH_FOOTER, CT_END_SIGNAL, 15, 5000), 0);
 	uint64_t waited = ms_now() - t0;
-	CHECK(waited >= 250);
+	/* held 300 ms; a footer makes the writer impatient: it takes the
+	 * pass without the definitions after 200 ms (defs.c) */
+	CHECK(waited >= 150);
 	pthread_join(th, NULL);
 
 	char path[4200];
