@@ -93,6 +93,7 @@ static void absolute_output(void)
 
 static void init_once(void)
 {
+	ct_log_open();
 	char err[512];
 	ct.pid = (int)getpid();
 	if (ct_config_parse(&ct.cfg, env, err, sizeof err)) {

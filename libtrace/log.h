@@ -18,6 +18,9 @@ void ct_log_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define ct_info(...) ct_log(CT_LOG_INFO, __VA_ARGS__)
 #define ct_debug(...) ct_log(CT_LOG_DEBUG, __VA_ARGS__)
 
+/* Takes a copy of stderr for the messages (at start: log.c says why). */
+void ct_log_open(void);
+
 /* Logs only the first time the flag is seen clear. */
 #define ct_once(flag, level, ...)                                                   \
 	do {                                                                        \

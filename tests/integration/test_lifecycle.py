@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import (ASAN_FORK, PROGS, SAN, TOOL, convert, ctr_files, launcher_env, ranges_by_tid,
+from conftest import (ASAN_FORK, PROGS, PYTHON, SAN, TOOL, convert, ctr_files, launcher_env, ranges_by_tid,
                       read_truth, tool, traced_env, trace_ns_to_mono)
 
 
@@ -228,6 +228,40 @@ def test_a_program_that_closes_every_descriptor_keeps_its_files(tmp_path):
     assert status_of(f) == "clean"
     got = names(convert([f], tmp_path / "t.json"))
     assert got.count("before") == 100 and got.count("after") == 100
+
+
+def test_a_daemon_that_reopens_stderr_gets_no_message_in_its_file(tmp_path):
+    """The library's messages went to whatever fd 2 was: a daemon that
+    closed stdin/stdout/stderr and opened its own file there got the
+    warning in its file. They go to stderr as it was at the start."""
+    own, out = tmp_path / "mine.txt", tmp_path / "o"
+    out.mkdir()
+    (out / "t.ctr").write_text("older")  # the trace's name is taken: a warning
+    p = subprocess.run([str(PROGS / "closefds"), str(own), "std"],
+                       env=dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/t.ctr"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert own.read_bytes() == b"my own data\n"
+    assert "exists; writing" in p.stderr and str(out / "t.1.ctr") in p.stderr, p.stderr
+    assert names(convert([out / "t.1.ctr"], tmp_path / "t.json")).count("daemon") == 100
+
+
+def test_a_closed_stderr_pipe_does_not_kill_the_program(tmp_path):
+    """A warning written into a stderr pipe nobody reads raised SIGPIPE and
+    killed the program (Python's subprocess gives children its default
+    action)."""
+    code = f"""
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+env = dict(os.environ, CUPTRACE_OUPTUT="misspelt")  # an unknown variable: a warning
+p = subprocess.run([{str(PROGS / 'demo_train')!r}, "3"], env=env, stderr=w,
+                   stdout=subprocess.DEVNULL)
+print(p.returncode)
+"""
+    p = subprocess.run([PYTHON, "-c", code], env=traced_env(tmp_path / "o"),
+                       capture_output=True, text=True, timeout=60)
+    assert p.stdout.strip() == "0", (p.stdout, p.stderr)
 
 
 def test_a_relative_output_is_where_the_program_started(tmp_path):
