@@ -12,7 +12,7 @@ void ct_nvtx_mark_ascii(const char *msg);
 
 CT_API void cuptrace_start(void)
 {
-	ct_start();
+	ct_enter();
 	ct_capture_api(1);
 }
 
@@ -23,11 +23,13 @@ CT_API void cuptrace_stop(void)
 
 CT_API void cuptrace_step(void)
 {
+	ct_enter();
 	ct_capture_step();
 }
 
 CT_API int cuptrace_range_push(const char *name)
 {
+	ct_enter();
 	return name ? ct_nvtx_push_ascii(name) : -1;
 }
 
@@ -38,6 +40,7 @@ CT_API int cuptrace_range_pop(void)
 
 CT_API void cuptrace_mark(const char *name)
 {
+	ct_enter();
 	if (name)
 		ct_nvtx_mark_ascii(name);
 }

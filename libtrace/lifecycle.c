@@ -478,8 +478,6 @@ static void start_once(void)
 	ct_capture_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	at_quick_exit(on_quick_exit);
-	if (ct_capture_has_timer())
-		ct_writer_ensure();
 }
 
 static pthread_once_t start_ctl = PTHREAD_ONCE_INIT;
@@ -487,6 +485,17 @@ static pthread_once_t start_ctl = PTHREAD_ONCE_INIT;
 void ct_start(void)
 {
 	pthread_once(&start_ctl, start_once);
+}
+
+void ct_enter(void)
+{
+	ct_start();
+	/* Capture on a timer: the writer runs it, from the first entry on.
+	 * Not at load: every process under LD_PRELOAD had a thread, which
+	 * single-threaded calls refuse (unshare(CLONE_NEWUSER): bwrap,
+	 * Apptainer). */
+	if (ct.active && ct_capture_has_timer())
+		ct_writer_ensure();
 }
 
 static void point_at_self(const char *var, const char *what)

@@ -4,11 +4,14 @@
 #ifndef CT_LIFECYCLE_H
 #define CT_LIFECYCLE_H
 
-/* Every entry point calls it first (library constructor, NVTX, CUDA and
- * NCCL injection, control API): reads the configuration, sets capture up,
- * installs the fork handlers and, when capture runs on a timer, starts the
- * writer. Safe from any thread; only the first call does work. */
+/* Reads the configuration, sets capture up, installs the fork handlers.
+ * Safe from any thread; only the first call does work. The library's
+ * constructor calls it. */
 void ct_start(void);
+/* Every entry point calls it first (NVTX, CUDA and NCCL injection, the
+ * control API): ct_start, and, when capture runs on a timer, the writer
+ * (a process that never enters starts no thread). */
+void ct_enter(void);
 
 /* Set by a source that holds records outside the rings (CUPTI keeps
  * completed GPU records in its buffers until a flush): called when the

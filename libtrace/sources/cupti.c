@@ -430,7 +430,7 @@ static pthread_once_t inject_once = PTHREAD_ONCE_INIT;
  * always report, whatever happened (the program must run as untraced). */
 CT_API int InitializeInjection(void)
 {
-	ct_start();
+	ct_enter();
 	pthread_once(&inject_once, inject);
 	return 1;
 }

@@ -331,7 +331,7 @@ static void note_rank(int nranks, int rank)
 static int init_common(void **ctx, int *mask, uint64_t hash, const char *name, int nnodes,
                        int nranks, int rank, unsigned abi)
 {
-	ct_start();
+	ct_enter();
 	if (ctx)
 		*ctx = NULL;
 	int want = abi >= 5 ? MASK_V5 : MASK_V4;

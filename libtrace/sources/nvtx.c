@@ -541,7 +541,7 @@ static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule m, const 
 
 CT_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get)
 {
-	ct_start();
+	ct_enter();
 	if (!ct.active || !(ct.cfg.sources & CT_SRC_NVTX) || !get)
 		return 0; /* NVTX turns every call into a no-op */
 	const NvtxExportTableCallbacks *cb = get(NVTX_ETID_CALLBACKS);

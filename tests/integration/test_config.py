@@ -210,3 +210,18 @@ def test_directory_pattern_gets_a_file_name(tmp_path):
     assert run([PROGS / "demo_train", 3], env=env).returncode == 0
     [f] = ctr_files(tmp_path / "dir")
     assert re.match(r".+-\d+\.ctr$", f.name)
+
+
+def test_a_timer_starts_no_thread_in_a_process_that_never_records(tmp_path):
+    """With CUPTRACE_DELAY every preloaded process got the writer thread at
+    load; unshare(CLONE_NEWUSER) refuses a process with threads (bwrap,
+    Apptainer). The thread now starts at the first NVTX/CUDA/NCCL/control
+    call (test_delay_and_duration: the timer still works)."""
+    import shutil
+    if not shutil.which("unshare"):
+        pytest.skip("no unshare")
+    plain = run(["unshare", "-U", "true"], env=base_env())
+    if plain.returncode != 0:
+        pytest.skip(f"user namespaces not allowed here: {plain.stderr.strip()}")
+    p = run(["unshare", "-U", "true"], env=traced_env(tmp_path / "o", CUPTRACE_DELAY="1"))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
