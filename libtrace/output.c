@@ -72,6 +72,13 @@ static int open_unique(char *path, size_t len)
 	int fd = open_new(path);
 	if (fd >= 0 || errno != EEXIST)
 		goto done;
+	/* A device or a pipe (CUPTRACE_OUTPUT=/dev/null to throw the trace
+	 * away): written as it is (numbering made /dev/null.1 as root) */
+	struct stat st;
+	if (!stat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		goto done;
+	}
 	char base[PATH_MAX];
 	const char *ext = split_ext(path, base, sizeof base);
 	char cand[PATH_MAX + 32];
@@ -173,10 +180,12 @@ int ct_output_begin(struct ct_out_file *o, unsigned part)
 	struct stat st;
 	if (o->fd < 0)
 		return -1;
-	if (fstat(o->fd, &st) || header(o->fd, part, &o->off)) {
+	int got = !fstat(o->fd, &st);
+	if (!got || header(o->fd, part, &o->off)) {
 		ct_log_error("writing %s: %s; tracing stops", o->path, strerror(errno));
 		close(o->fd);
-		unlink(o->path); /* ours (O_EXCL), without even a header */
+		if (got && S_ISREG(st.st_mode))
+			unlink(o->path); /* ours (O_EXCL), without even a header */
 		o->fd = -2;
 		return -1;
 	}

@@ -225,3 +225,13 @@ def test_a_timer_starts_no_thread_in_a_process_that_never_records(tmp_path):
         pytest.skip(f"user namespaces not allowed here: {plain.stderr.strip()}")
     p = run(["unshare", "-U", "true"], env=traced_env(tmp_path / "o", CUPTRACE_DELAY="1"))
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_output_to_dev_null_throws_the_trace_away(tmp_path):
+    """CUPTRACE_OUTPUT=/dev/null: the name exists, so a numbered file was
+    made beside it, /dev/null.1 (as root; an error line otherwise)."""
+    import os
+    before = os.path.exists("/dev/null.1")
+    p = run([PROGS / "demo_train", 3], env=dict(traced_env(tmp_path / "o"), CUPTRACE_OUTPUT="/dev/null"))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert os.path.exists("/dev/null.1") == before
