@@ -33,7 +33,8 @@ class StepCodeHook:
         else:
             def patched(_orig=target._optimizer_step_code):
                 _orig()
-                _c.step()
+                if not profiles_running:
+                    _c.step()
         setattr(target, "_optimizer_step_code", patched)
 
     def remove(self):
@@ -47,6 +48,10 @@ class StepCodeHook:
 
 
 _pacer = None  # a weak reference to the optimizer whose steps are the steps
+# cuptrace.profile objects between start() and stop(): their step() marks
+# the steps, as torch.profiler's does; the optimizers' hooks then mark none
+# (both counted every iteration twice)
+profiles_running = 0
 
 
 def paced_step(opt):
@@ -55,6 +60,8 @@ def paced_step(opt):
     iteration): the optimizer that stepped first marks the steps, the
     others are not counted; when it is gone, the next one to step does."""
     global _pacer
+    if profiles_running:
+        return
     cur = _pacer() if _pacer is not None else None
     if cur is None:
         try:

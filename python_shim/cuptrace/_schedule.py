@@ -16,6 +16,7 @@ import enum
 import os
 import warnings
 
+from . import _auto
 from . import _cuptrace as _c
 
 
@@ -87,6 +88,7 @@ class profile:
         self.windows = []
         self.paths = []
         self._first = None
+        self._running = False
 
     def __enter__(self):
         self.start()
@@ -107,6 +109,8 @@ class profile:
                           f"{os.environ.get('CUPTRACE_CAPTURE', 'always')} and capture_repeat="
                           f"{os.environ.get('CUPTRACE_CAPTURE_REPEAT', '1')}; windows follow the "
                           "schedule only with capture=api and capture_repeat=0", stacklevel=2)
+        _auto.profiles_running += 1
+        self._running = True
         self.step_num = 0
         self.current_action = self.schedule(0)
         # Not a step boundary (None): step 0 begins here, as torch's
@@ -114,6 +118,9 @@ class profile:
         self._transit(None, self.current_action)
 
     def stop(self):
+        if self._running:
+            _auto.profiles_running -= 1
+            self._running = False
         if self.current_action is not None:
             self._transit(self.current_action, None)
             self.current_action = None

@@ -248,10 +248,14 @@ except ValueError as e:
     assert p.stdout.startswith("320 ") and "active=0" in p.stdout
 
 
-def test_profile_windows_and_on_trace_ready(tmp_path):
+@pytest.mark.parametrize("optimizer_steps", [False, True])
+def test_profile_windows_and_on_trace_ready(tmp_path, optimizer_steps):
+    """With steps_from(opt) as well (the README's way of marking steps),
+    each iteration was two steps: prof.step() and the optimizer's hook.
+    Inside a profile, prof.step() alone marks them, as in torch.profiler."""
     sched = dict(wait=1, warmup=1, active=3, repeat=2)
     steps = 14
-    setup = f"""
+    setup = ("cuptrace.torch.steps_from(opt)" if optimizer_steps else "") + f"""
 ready = []
 def on_ready(path):
     ready.append((path, os.path.getsize(path)))
