@@ -1,12 +1,13 @@
 """Python: the cuptrace package (python_shim/, its C extension), NVIDIA's
 `nvtx` package, and activation from a script. CT_TEST_PY runs these against
 an installed package (pyshim.py)."""
+import json
 import os
 import re
 
 import pytest
 
-from conftest import ROOT, base_env, convert, ctr_files, run, traced_env
+from conftest import ROOT, TOOL, base_env, convert, ctr_files, run, traced_env
 from pyshim import env_for, program, python, user_names as names
 
 VENV_PY = ROOT / "build" / "venv" / "bin" / "python"
@@ -361,3 +362,37 @@ for i in range(3):
         assert outer["tid"] == mid["tid"] == inner["tid"]
         assert outer["ts"] <= mid["ts"] <= inner["ts"]
         assert inner["ts"] + inner["dur"] <= mid["ts"] + mid["dur"] <= outer["ts"] + outer["dur"]
+
+
+def test_spawned_workers_are_in_their_ranks_split_file(tmp_path):
+    """multiprocessing's spawn workers (DataLoader(multiprocessing_context=
+    "spawn")) keep the rank's RANK but were written to rank files of their
+    own beside it, of which HTA kept one: a worker's. They now join the
+    rank's file as processes of their own, as forked workers do."""
+    code = """
+import multiprocessing as mp
+import cuptrace
+
+def work(n):
+    with cuptrace.range("worker"):
+        pass
+    return n
+
+if __name__ == "__main__":
+    with cuptrace.range("main"):
+        with mp.get_context("spawn").Pool(2) as pool:
+            assert pool.map(work, [1, 2, 3, 4]) == [1, 2, 3, 4]
+"""
+    script = tmp_path / "spawn_pool.py"  # spawn children import it again
+    script.write_text(code)
+    p = run([python(), script], env=env_for(traced_env(tmp_path / "o", RANK="0", WORLD_SIZE="1")),
+            timeout=120)
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert len(files) >= 2, files  # the main process and the workers that got work
+    p = run([TOOL, "convert", "--split-ranks", tmp_path / "split", tmp_path / "o"])
+    assert p.returncode == 0, p.stderr
+    assert os.listdir(tmp_path / "split") == ["rank0.json"]
+    doc = json.loads((tmp_path / "split" / "rank0.json").read_text())
+    assert len(doc["cuptrace"]["files"]) == len(files)
+    assert sorted(names(doc)) == ["main"] + ["worker"] * 4

@@ -146,15 +146,18 @@ static void warn_mixed_runs(const struct inputs *in)
 	}
 }
 
-/* The file of forked child i's parent in its rank (of the same part when
- * the parent has one, else its first), or -1. */
+/* The file of child i's parent in its rank (of the same part when the
+ * parent has one, else its first), or -1: the process it was forked from,
+ * or its parent process (a worker spawned by exec: multiprocessing's
+ * spawn DataLoader workers, which keep the rank's RANK). */
 static int parent_file(const struct inputs *in, size_t i)
 {
 	const struct tfile *t = &in->v[i];
+	uint64_t parent = t->f.h.forked_from ? t->f.h.forked_from : t->f.h.ppid;
 	int found = -1;
 	for (size_t j = 0; j < in->n; j++) {
 		const struct tfile *o = &in->v[j];
-		if (j == i || o->shown_rank != t->shown_rank || o->f.h.pid != t->f.h.forked_from ||
+		if (j == i || o->shown_rank != t->shown_rank || o->f.h.pid != parent ||
 		    strcmp(o->f.h.host, t->f.h.host))
 			continue;
 		if (o->f.h.part == t->f.h.part)
@@ -173,7 +176,7 @@ static void set_leads(struct inputs *in)
 	if (!up)
 		exit(1);
 	for (size_t i = 0; i < in->n; i++)
-		up[i] = in->v[i].f.h.forked_from ? parent_file(in, i) : -1;
+		up[i] = parent_file(in, i);
 	for (size_t i = 0; i < in->n; i++) {
 		int at = (int)i;
 		size_t hops = 0;
