@@ -106,9 +106,21 @@ int ct_output_open(char *path, size_t len)
 		.pid = ct.pid,
 		.getenv = env,
 	};
-	if (ct_pattern_expand(ct.cfg.output, &v, path, len - 16)) {
+	if (ct_pattern_expand(ct.cfg.output, &v, path, len - 48)) {
 		ct_log_error("CUPTRACE_OUTPUT=%s: expands to a path that is too long", ct.cfg.output);
 		return -1;
+	}
+	/* A forked child (a DataLoader worker) of a pattern without %p
+	 * (traces/r%r.ctr) would take its parent's name, or the parent its:
+	 * whoever wrote first got r0.ctr, the other r0.1.ctr and a warning,
+	 * 8 of them a run. The child's name has its pid: r0.<pid>.ctr. */
+	size_t ol = strlen(ct.cfg.output);
+	if (ct.forked_from && !strstr(ct.cfg.output, "%p") && ol && ct.cfg.output[ol - 1] != '/') {
+		char base[PATH_MAX];
+		const char *ext = split_ext(path, base, sizeof base);
+		char tail[64];
+		snprintf(tail, sizeof tail, "%s", ext);
+		snprintf(path, len, "%s.%d%s", base, ct.pid, tail);
 	}
 	return open_unique(path, len);
 }

@@ -102,6 +102,23 @@ def test_sigkill_loses_at_most_the_last_second(tmp_path):
     assert len(its) >= len(old)
 
 
+@ASAN_FORK
+def test_a_forked_child_of_a_pattern_without_pid_is_named_quietly(tmp_path):
+    """-o traces/r%r.ctr: a forked child (a DataLoader worker) took the
+    parent's name or the parent its, whoever wrote first, with an "exists"
+    warning on the program's stderr. The child's file is r0.<pid>.ctr."""
+    out = tmp_path / "o"
+    p = subprocess.run([str(PROGS / "forker")], capture_output=True, text=True, timeout=30,
+                       env=dict(traced_env(out, RANK="0", WORLD_SIZE="1"),
+                                CUPTRACE_OUTPUT=f"{out}/r%r.ctr"))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    names_ = sorted(f.name for f in ctr_files(out))
+    assert len(names_) == 2 and names_[1] == "r0.ctr", names_
+    assert re.fullmatch(r"r0\.\d+\.ctr", names_[0]), names_
+    parent = names(convert([out / "r0.ctr"], tmp_path / "p.json"))
+    assert parent.count("parent-after") == 25 and "child" not in parent
+
+
 @pytest.mark.parametrize("mode", [pytest.param("fork", marks=ASAN_FORK), "exec"])
 def test_fork_child_writes_its_own_file(tmp_path, mode):
     args = [PROGS / "forker"] + (["exec"] if mode == "exec" else [])
