@@ -463,7 +463,7 @@ assert pickle.loads(pickle.dumps(work)) is work
     load = """
 import sys, torch
 sys.modules["cuptrace"] = None  # not importable here
-m = torch.load(sys.argv[1])
+m = torch.load(sys.argv[1], weights_only=False)  # a whole model (torch >= 2.6 loads weights only)
 print(m(torch.ones(1, 3)).tolist())
 torch.jit.script(m)
 """
@@ -630,3 +630,36 @@ m(torch.ones(1, 3))
     names = sorted(e["name"] for e in x_events(convert(ctr_files(tmp_path / "o"),
                                                         tmp_path / "t.json")))
     assert names == ["0", "Sequential"]
+
+
+def test_annotate_modules_and_torch_compile_say_they_do_not_mix(tmp_path):
+    """torch.compile cannot trace an annotated forward (a C wrapper): the
+    model ran eager without a word, whichever came first. annotate_modules
+    now leaves a compiled model alone (it stays compiled) and torch.compile
+    of an annotated model warns. Skipped where torch has no torch.compile
+    (Debian's 1.13; checked by hand with torch 2.15: CT_TEST_PY)."""
+    has = run([python(), "-c", "import torch, torch._dynamo; assert hasattr(torch, 'compile')"],
+              env=env_for(base_env()), timeout=120)
+    if has.returncode != 0:
+        pytest.skip("this torch has no torch.compile")
+    code = """
+import sys, warnings, torch, cuptrace, cuptrace.torch
+from torch._dynamo.utils import counters
+warnings.simplefilter("always")
+m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+x = torch.randn(8, 16)
+if sys.argv[1] == "first":
+    h = cuptrace.torch.annotate_modules(m)
+    cm = torch.compile(m, backend="eager")
+else:
+    cm = torch.compile(m, backend="eager")
+    h = cuptrace.torch.annotate_modules(m)
+    assert len(h) == 0
+cm(x); cm(x)
+print(counters["stats"].get("unique_graphs", 0))
+"""
+    for order, graphs in (("first", "0"), ("after", "1")):
+        p = run([python(), "-c", code, order], env=env_for(traced_env(tmp_path / order)),
+                timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.strip() == graphs and "RuntimeWarning" in p.stderr, (order, p.stderr)
