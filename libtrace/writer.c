@@ -487,7 +487,14 @@ void ct_writer_ensure(void)
 		sem_init(&writer_st.flushed, 0, 0);
 		/* The writer must not inherit the program's signal mask quirks or
 		 * be counted as one of its threads by tools: plain attributes. */
-		if (pthread_create(&writer_st.th, NULL, writer_main, NULL)) {
+		/* Created with every signal blocked: no process-directed signal
+		 * lands on it before it blocks them itself */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		int bad = pthread_create(&writer_st.th, NULL, writer_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (bad) {
 			ct_log_error("cannot start the writer thread; this process is not traced");
 			ct.active = 0;
 			goto out;
