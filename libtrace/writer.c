@@ -4,6 +4,7 @@
 #include "common/io.h"
 #include "common/varint.h"
 #include "defs.h"
+#include "flushreq.h"
 #include "log.h"
 #include "orphan.h"
 #include "output.h"
@@ -52,16 +53,9 @@ static struct {
 	_Atomic int stop;
 	_Atomic int gone; /* writer_main returned (ct_writer_finish waits for it) */
 	int self_exit;	  /* the writer called exit(0): the program's threads were gone */
-	/* Flush requests (ct_writer_flush), from any thread or signal handler:
-	 * `req` holds the strongest kind asked for, req_seq counts requests and
-	 * done_seq is the last one served, so that a waiter that timed out
-	 * leaves nothing behind that a later waiter could take for its own
-	 * answer (`flushed` only wakes waiters up; each checks done_seq). */
-	_Atomic int req;
-	_Atomic uint32_t req_seq, done_seq;
-	_Atomic int waiters;
+	struct ct_flushreq fr;	 /* flush requests (flushreq.h) */
 	_Atomic uint64_t ending; /* how << 32 | detail, for the footer */
-	sem_t wake, flushed;
+	sem_t wake;
 	struct ct_out_file out; /* fd -1 until the first block (of each file) */
 	/* Rotation (cuptrace_rotate): the number of the file being written
 	 * (1, 2, ...), the first file's path (later ones are named after it),
@@ -421,12 +415,8 @@ static void *writer_main(void *arg)
 			writer_st.self_exit = 1;
 			exit(0);
 		}
-		/* Requests first, then the rings: what a requester recorded
-		 * before asking is drained by this cycle. */
-		uint32_t seq = atomic_load(&writer_st.req_seq);
-		int req = atomic_exchange(&writer_st.req, 0);
-		if (!req && seq != atomic_load_explicit(&writer_st.done_seq, memory_order_relaxed))
-			req = CT_FLUSH_BLOCK; /* counted, its kind taken by the last pass */
+		uint32_t seq;
+		int req = ct_flushreq_take(&writer_st.fr, &seq, CT_FLUSH_BLOCK);
 		uint64_t now = ct_now();
 		void (*tick)(uint64_t) = atomic_load(&ct_writer_tick_hook);
 		if (tick)
@@ -447,16 +437,12 @@ static void *writer_main(void *arg)
 			sync_file();
 		if (req >= CT_FLUSH_CLOSE)
 			close_file();
-		if (req) {
-			atomic_store(&writer_st.done_seq, seq);
-			int w = atomic_load(&writer_st.waiters);
-			for (int i = 0; i < w; i++)
-				sem_post(&writer_st.flushed);
-		}
+		if (req)
+			ct_flushreq_served(&writer_st.fr, seq);
 	}
 	last_pass();
 	atomic_store(&writer_st.gone, 1);
-	sem_post(&writer_st.flushed);
+	sem_post(&writer_st.fr.flushed);
 	return NULL;
 }
 
@@ -484,7 +470,7 @@ void ct_writer_ensure(void)
 		writer_st.watch = ct_watch_on();
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_checksumFlag, 1);
 		sem_init(&writer_st.wake, 0, 0);
-		sem_init(&writer_st.flushed, 0, 0);
+		ct_flushreq_init(&writer_st.fr);
 		/* The writer must not inherit the program's signal mask quirks or
 		 * be counted as one of its threads by tools: plain attributes. */
 		/* Created with every signal blocked: no process-directed signal
@@ -526,11 +512,7 @@ void ct_writer_finish(uint32_t detail)
 	 * leaving holds (a signal handler that calls exit() interrupted it
 	 * inside an NVTX call); the process then leaves without its footer
 	 * rather than never. */
-	struct timespec ts = ct_deadline(FINISH_MS);
-	while (!atomic_load(&writer_st.gone))
-		if (sem_clockwait(&writer_st.flushed, CLOCK_MONOTONIC, &ts) && errno == ETIMEDOUT)
-			break;
-	if (atomic_load(&writer_st.gone))
+	if (ct_flushreq_wait_flag(&writer_st.fr, &writer_st.gone, FINISH_MS))
 		pthread_join(writer_st.th, NULL);
 	else
 		ct_log_error("the writer did not finish within %d s; the trace ends without footer",
@@ -547,21 +529,9 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms)
 		atomic_store(&writer_st.ending, (uint64_t)how << 32 | detail);
 		ct_defs_impatient();
 	}
-	int cur = atomic_load(&writer_st.req);
-	while (cur < what && !atomic_compare_exchange_weak(&writer_st.req, &cur, what))
-		;
-	uint32_t seq = atomic_fetch_add(&writer_st.req_seq, 1) + 1;
-	atomic_fetch_add(&writer_st.waiters, 1);
-	sem_post(&writer_st.wake);
-	struct timespec ts = ct_deadline(timeout_ms);
-	int done;
-	/* Served once done_seq reaches seq (counted modulo 2^32). */
-	while (!(done = (int32_t)(atomic_load(&writer_st.done_seq) - seq) >= 0))
-		if (sem_clockwait(&writer_st.flushed, CLOCK_MONOTONIC, &ts) && errno == ETIMEDOUT)
-			break;
-	atomic_fetch_sub(&writer_st.waiters, 1);
+	int rc = ct_flushreq_ask(&writer_st.fr, what, &writer_st.wake, timeout_ms);
 	errno = saved;
-	return done ? 0 : -1;
+	return rc;
 }
 
 const char *ct_writer_rotated_path(void)
@@ -604,10 +574,7 @@ void ct_writer_fork_child(void)
 	atomic_store(&writer_st.stop, 0);
 	atomic_store(&writer_st.gone, 0);
 	writer_st.self_exit = 0;
-	atomic_store(&writer_st.req, 0);
-	atomic_store(&writer_st.req_seq, 0);
-	atomic_store(&writer_st.done_seq, 0);
-	atomic_store(&writer_st.waiters, 0);
+	ct_flushreq_reset(&writer_st.fr);
 	atomic_store(&writer_st.ending, 0);
 	writer_st.finished = 0;
 	/* The child's records are stamped after this: a map of its own from
