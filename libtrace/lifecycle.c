@@ -464,6 +464,13 @@ CT_API int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(v
 	return real_start(main_noted, argc, argv, init, fini, rtld_fini, stack_end);
 }
 
+/* The program's threads are all gone (main by pthread_exit): what glibc's
+ * last thread would do. */
+static void orphaned(void)
+{
+	exit(0);
+}
+
 static void start_once(void)
 {
 	resolve_real();
@@ -471,6 +478,7 @@ static void start_once(void)
 	 * process active. */
 	atomic_store(&ct_thread_hook, on_thread_registered);
 	atomic_store(&ct_writer_tick_hook, ct_capture_tick);
+	atomic_store(&ct_writer_orphan_hook, orphaned);
 	ct_init();
 	if (!ct.active)
 		return;

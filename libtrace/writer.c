@@ -45,6 +45,7 @@
 #define ANCHOR_NS 20000000ull
 
 void (*_Atomic ct_writer_tick_hook)(uint64_t now);
+void (*_Atomic ct_writer_orphan_hook)(void);
 
 static struct {
 	pthread_mutex_t start_lock;
@@ -411,9 +412,10 @@ static void *writer_main(void *arg)
 			;
 		/* main left by pthread_exit and the program's threads are gone:
 		 * glibc's last thread would call exit(0), but that is us now */
-		if (ticks % ORPHAN_TICKS == 0 && ct_program_gone()) {
+		void (*orphaned)(void) = atomic_load(&ct_writer_orphan_hook);
+		if (orphaned && ticks % ORPHAN_TICKS == 0 && ct_program_gone()) {
 			writer_st.self_exit = 1;
-			exit(0);
+			orphaned(); /* exit(0), as glibc's last thread */
 		}
 		uint32_t seq;
 		int req = ct_flushreq_take(&writer_st.fr, &seq, CT_FLUSH_BLOCK);
