@@ -399,10 +399,7 @@ static void last_pass(void)
 
 static void *writer_main(void *arg)
 {
-	(void)arg;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	(void)arg; /* every signal blocked: ct_writer_ensure created it so */
 	ct_thread_mark_internal();
 	prctl(PR_SET_NAME, "cuptrace-write", 0, 0, 0);
 	writer_st.last_write = ct_now();
@@ -473,10 +470,8 @@ void ct_writer_ensure(void)
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_checksumFlag, 1);
 		sem_init(&writer_st.wake, 0, 0);
 		ct_flushreq_init(&writer_st.fr);
-		/* The writer must not inherit the program's signal mask quirks or
-		 * be counted as one of its threads by tools: plain attributes. */
-		/* Created with every signal blocked: no process-directed signal
-		 * lands on it before it blocks them itself */
+		/* Plain attributes, and every signal blocked from its first
+		 * instruction: no signal of the program's is ever run on it. */
 		sigset_t all, old;
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);

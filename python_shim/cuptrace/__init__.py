@@ -99,8 +99,8 @@ def activate(trace_children=True, **options):
     # A relative output is where the script started: children started after
     # an os.chdir (Hydra and the like) wrote theirs under the new directory.
     out = env.get("CUPTRACE_OUTPUT", os.environ.get("CUPTRACE_OUTPUT"))
-    if out and not os.path.isabs(out):
-        env["CUPTRACE_OUTPUT"] = os.path.join(os.getcwd(), out)
+    if out:
+        env["CUPTRACE_OUTPUT"] = _absolute(out)
     os.environ.update(env)
     path = library_path()
     try:
@@ -121,12 +121,16 @@ def activate(trace_children=True, **options):
     return on
 
 
+def _absolute(path):
+    """An output relative to the directory the script is in now."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
 def _say_kept(env):
     """Tracing is on already: options that would change its settings are
     ignored, and said so (they were dropped silently)."""
-    out = env.get("CUPTRACE_OUTPUT")
-    if out and not os.path.isabs(out):
-        env = dict(env, CUPTRACE_OUTPUT=os.path.abspath(out))
+    if "CUPTRACE_OUTPUT" in env:
+        env = dict(env, CUPTRACE_OUTPUT=_absolute(env["CUPTRACE_OUTPUT"]))
     names = {var: key for key, var in _OPTIONS.items()}
     ignored = [f"{names[var]}={value!r}" for var, value in env.items()
                if os.environ.get(var) != value]

@@ -11,7 +11,10 @@ around the module's forward (no Python on the way); backward ranges are
 tensor hooks, also in C (_torch.c).
 Works with torch 1.13 (Debian) and 2.x.
 """
+import functools as _functools
 import os as _os
+import warnings as _warnings
+import weakref as _weakref
 from collections import OrderedDict as _OrderedDict
 
 import torch
@@ -140,7 +143,7 @@ class _ForwardRange:
 # without a word (stop 25: 0 graphs, an inductor model "compiled" in 0.01 s).
 # Neither order works, so each is said: annotate_modules leaves a compiled
 # model alone, and torch.compile of an annotated one warns.
-_compiled_models = __import__("weakref").WeakSet()
+_compiled_models = _weakref.WeakSet()
 
 
 def _annotated(model):
@@ -158,11 +161,11 @@ def _watch_compile():
     if orig is None or getattr(orig, "_cuptrace_watch", False):
         return
 
-    @__import__("functools").wraps(orig)
+    @_functools.wraps(orig)
     def compile(model=None, *args, **kwargs):
         if isinstance(model, torch.nn.Module):
             if _annotated(model):
-                __import__("warnings").warn(
+                _warnings.warn(
                     "cuptrace.torch: torch.compile of a model annotated by annotate_modules: "
                     "Dynamo cannot trace the ranges' wrappers, and the model runs eager; "
                     "call the handle's remove() before compiling", RuntimeWarning, stacklevel=2)
@@ -186,7 +189,7 @@ def annotate_modules(model, depth=None, backward=True):
     annotated (RuntimeWarning). Returns a handle: handle.remove() puts every
     module back as it was."""
     if _compile_in_use(model):
-        __import__("warnings").warn(
+        _warnings.warn(
             "cuptrace.torch.annotate_modules: the model (or a module in it) is compiled by "
             "torch.compile, which cannot trace the ranges' wrappers (it would run eager): "
             "left unannotated; put cuptrace.range() around the compiled call instead",
