@@ -255,3 +255,34 @@ def test_garbage_never_crashes(tmp_path):
     path.write_bytes(b"NCCL version 2.28.9\n" + data)
     p = tool("stats", "--report", "nccl_sum", str(path))
     assert p.returncode == 0, p.stderr
+
+
+def test_the_log_of_a_traced_process_is_not_counted_twice(tmp_path):
+    """NCCL_DEBUG logs of the traced job read with its traces: the traced
+    processes' lines are left out (their traces hold the calls), the lines
+    of a process without a trace still count."""
+    import re
+    from conftest import ctr_files, traced_env
+    from test_nccl import WORLD, run_ranks
+    out = tmp_path / "out"
+    run_ranks(tmp_path, lambda r: dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr"))
+    traces = [str(f) for f in ctr_files(out)]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for r, f in enumerate(sorted(traces)):
+        head = tool("info", f).stdout
+        host = re.search(r"^host:\s+(\S+)", head, re.M).group(1)
+        pid = int(re.search(r"^pid:\s+(\d+)", head, re.M).group(1))
+        lines = [re.sub(r"^gpu-node\d:\d+:", f"{host}:{pid}:", l) for l in rank_lines(r, "2.18")]
+        (logs / f"nccl.{r}.log").write_text("\n".join(lines) + "\n")
+    (logs / "untraced.log").write_text("\n".join(coll_lines("2.18", 0, 777, "0x1")) + "\n")
+    p, alone = stats("--report", "nccl_ranks", *traces)
+    p2, both = stats("--report", "nccl_ranks", *traces, logs)
+    assert p.returncode == 0 and p2.returncode == 0, p2.stderr
+    rows = table(alone, "nccl_ranks")
+    got = table(both, "nccl_ranks")
+    assert [r for r in got if r["Rank"] < WORLD] == rows  # not doubled
+    assert sum(r["Calls"] for r in got if r["Rank"] >= WORLD) == len(CALLS)  # the untraced one
+    notes = [l for l in p2.stderr.splitlines() if "left out" in l]
+    assert len(notes) == WORLD and all(f"{len(CALLS)} NCCL collective lines left out" in l
+                                       for l in notes), p2.stderr

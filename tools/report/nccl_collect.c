@@ -24,6 +24,8 @@ static struct {
 	struct proc *p;
 	size_t np;
 	int nfiles;
+	const struct tfile **traced; /* files that gave operations */
+	size_t ntraced;
 } collect;
 
 int nccl_collect_begin(const struct stats_opts *opts)
@@ -56,6 +58,7 @@ void nccl_collect_event(struct nccl_adds *j, struct tfile *t, const struct m_eve
 	}
 	/* the process's rank as every output shows it: an operation's rank is
 	 * its communicator's, which differs between a process's communicators */
+	j->t = t;
 	nccl_agg_add(&j->agg, t->shown_rank, o->func, o->datatype[0] ? o->datatype : "?", o->bytes,
 	             o->comm ? o->comm->nranks : 0, timed, ns);
 }
@@ -64,6 +67,27 @@ void nccl_collect_merge(struct nccl_adds *j)
 {
 	nccl_agg_merge(&collect.agg, &j->agg);
 	nccl_agg_free(&j->agg);
+	if (!j->t)
+		return;
+	for (size_t i = 0; i < collect.ntraced; i++)
+		if (collect.traced[i] == j->t)
+			return;
+	collect.traced = xrealloc(collect.traced, (collect.ntraced + 1) * sizeof *collect.traced);
+	collect.traced[collect.ntraced++] = j->t;
+}
+
+/* The traced file of the log line's process, or NULL. NCCL names the host
+ * up to its first dot. */
+static const struct tfile *traced_of(const struct nccl_log_line *l)
+{
+	size_t n = strlen(l->host);
+	for (size_t i = 0; i < collect.ntraced && l->pid >= 0; i++) {
+		const struct ct_header *h = &collect.traced[i]->f.h;
+		if (h->pid == (uint64_t)l->pid && h->host && !strncmp(h->host, l->host, n) &&
+		    (h->host[n] == 0 || h->host[n] == '.'))
+			return collect.traced[i];
+	}
+	return NULL;
 }
 
 static struct proc *proc_of(const struct nccl_log_line *l)
@@ -102,7 +126,9 @@ void nccl_collect_log(const char *path)
 	}
 	collect.nfiles++;
 	static char buf[1 << 16];
-	unsigned long lineno = 0, bad = 0, first_bad = 0, colls = 0;
+	unsigned long lineno = 0, bad = 0, first_bad = 0, colls = 0, twice = 0;
+	const struct tfile *seen = NULL; /* the first traced process in this log */
+	int several = 0;
 	int cont = 0; /* inside a line longer than buf */
 	while (fgets(buf, sizeof buf, f)) {
 		size_t len = strlen(buf);
@@ -113,7 +139,15 @@ void nccl_collect_log(const char *path)
 			continue;
 		lineno++;
 		struct nccl_log_line l;
-		switch (nccl_log_parse(buf, len, &l)) {
+		enum nccl_line kind = nccl_log_parse(buf, len, &l);
+		const struct tfile *tr = kind == NL_COLL || kind == NL_RANK ? traced_of(&l) : NULL;
+		if (tr) {
+			twice += kind == NL_COLL;
+			several |= seen && tr != seen;
+			seen = seen ? seen : tr;
+			continue;
+		}
+		switch (kind) {
 		case NL_COLL: {
 			struct proc *p = proc_of(&l);
 			if (l.globalrank >= 0)
@@ -149,6 +183,13 @@ void nccl_collect_log(const char *path)
 	if (ferror(f))
 		perror(path);
 	fclose(f);
+	if (twice)
+		fprintf(stderr,
+		        "cuptrace: note: %s: %lu NCCL collective line%s left out: %s process%s "
+		        "traced (%s%s), and %s trace%s hold%s %s calls\n",
+		        path, twice, twice > 1 ? "s" : "", several ? "their" : "its", several ? "es are" : " is",
+		        several ? "first " : "", seen->f.path, several ? "their" : "its",
+		        several ? "s" : "", several ? "" : "s", several ? "their" : "its");
 	if (bad)
 		fprintf(stderr,
 		        "cuptrace: warning: %s: %lu NCCL collective line%s could not be parsed "
@@ -216,5 +257,6 @@ void nccl_collect_release(void)
 		return;
 	nccl_agg_free(&collect.agg);
 	free(collect.p);
+	free(collect.traced);
 	memset(&collect, 0, sizeof collect);
 }

@@ -17,10 +17,13 @@ int nccl_collect_begin(const struct stats_opts *opts);
  * files were shared out; memory is the file's rows, not its operations. */
 struct nccl_adds {
 	struct nccl_agg agg;
+	const struct tfile *t; /* the file, once it gave an operation */
 };
 void nccl_collect_event(struct nccl_adds *j, struct tfile *t, const struct m_event *ev);
 /* Adds j's totals to the collection and frees them. */
 void nccl_collect_merge(struct nccl_adds *j);
+/* Reads a log's operations. A process whose trace gave operations is left
+ * out of it (one note per log): its calls are counted from the trace. */
 void nccl_collect_log(const char *path);
 /* The totals; the first call finishes the collection. */
 const struct nccl_agg *nccl_collect_result(void);
