@@ -121,3 +121,38 @@ def test_output_prefix_writes_a_file_per_table(stepped, tmp_path, fmt):
                         float(g[k]) == v, (path, k, g[k], v)
     p = tool("stats", "-o", tmp_path / "no" / "such" / "r", str(f))
     assert p.returncode == 1 and "No such file or directory" in p.stderr
+
+
+@pytest.mark.parametrize("unit,label,div,places", [("usec", "us", 1000, 3), ("ms", "ms", 10**6, 3),
+                                                   ("sec", "s", 10**9, 6)])
+def test_timeunit_converts_every_time_column(stepped, unit, label, div, places):
+    """--timeunit (nsys stats' option): every "(ns)" column of every table
+    renamed to the unit and divided, rounded half up; other columns as
+    they were."""
+    from decimal import Decimal, ROUND_HALF_UP
+    f, _ = stepped
+    exact = dict(parse_float=Decimal, parse_int=Decimal)
+    want = json.loads(tool("stats", "--format", "json", str(f)).stdout, **exact)
+    p = tool("stats", "--format", "json", "--timeunit", unit, str(f))
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout, **exact)
+    assert list(got) == list(want)
+    q = Decimal(1).scaleb(-places)
+    converted = 0
+    for title, rows in want.items():
+        assert len(got[title]) == len(rows), title
+        for w, g in zip(rows, got[title]):
+            assert len(g) == len(w), title
+            for (k, v), (gk, gv) in zip(w.items(), g.items()):
+                if not k.endswith(" (ns)"):
+                    assert (gk, gv) == (k, v), (title, k)
+                    continue
+                assert gk == k[:-5] + f" ({label})", (title, gk)
+                if v is None:
+                    assert gv is None
+                    continue
+                assert gv == (v / div).quantize(q, rounding=ROUND_HALF_UP), (title, k, v, gv)
+                converted += 1
+    assert converted > 100
+    bad = tool("stats", "--timeunit", "minutes", str(f))
+    assert bad.returncode == 2 and "expected nsec, usec, msec or sec" in bad.stderr

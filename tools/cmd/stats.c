@@ -36,6 +36,7 @@ struct print {
 	int first;
 	/* -o PREFIX: each table into PREFIX_<report>[_<k>].<txt|csv|json> */
 	const char *prefix;
+	const struct timeunit *unit; /* --timeunit; NULL: ns as collected */
 	const struct report *const *r;
 	int last_rep, k, failed;
 };
@@ -63,12 +64,14 @@ static void help(FILE *f)
 	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
 	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
 	      "                     [--align none|collectives] [-j N] [-o PREFIX] [--strict] [-v]\n"
+	      "                     [--timeunit nsec|usec|msec|sec]\n"
 	      "                     INPUT...\n\n"
 	      "Reports (comma-separated LIST; default: all that apply):\n",
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
 		fprintf(f, "  %-12s %s\n", reports[i]->name, reports[i]->desc);
-	fputs("\nTimes are in nanoseconds. INPUT is a .ctr file, a directory of them, or an\n"
+	fputs("\nTimes are in nanoseconds; --timeunit prints them in another unit (the\n"
+	      "columns' names say which; usec with 3 decimals, msec 3, sec 6). INPUT is a .ctr file, a directory of them, or an\n"
 	      "NCCL_DEBUG=INFO log (NCCL_DEBUG_SUBSYS=COLL; for the nccl_* reports); all\n"
 	      "inputs are summed together. --steps A-B keeps steps A to B only (B may be\n"
 	      "A; steps are marked by cuptrace_step(), CUPTRACE_STEP_RANGE picks which\n"
@@ -142,10 +145,32 @@ static void table_file(struct print *p, int rep, struct table *t)
 	}
 }
 
+/* --timeunit, by nsys stats' names (and the short ones); decimals keep
+ * the nanosecond in us, the microsecond in ms and s. */
+struct timeunit {
+	const char *name, *alias, *label;
+	uint64_t ns;
+	int decimals;
+};
+static const struct timeunit units[] = {{"nsec", "ns", "ns", 1, 0},
+					{"usec", "us", "us", 1000, 3},
+					{"msec", "ms", "ms", 1000000, 3},
+					{"sec", "s", "s", 1000000000, 6}};
+
+static const struct timeunit *find_unit(const char *s)
+{
+	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+		if (!strcmp(s, units[i].name) || !strcmp(s, units[i].alias))
+			return &units[i];
+	return NULL;
+}
+
 /* Prints a table of the reports. */
 static void print_table(void *ctx, int rep, struct table *t)
 {
 	struct print *p = ctx;
+	if (p->unit && p->unit->ns > 1)
+		table_timeunit(t, p->unit->label, p->unit->ns, p->unit->decimals);
 	if (p->prefix)
 		table_file(p, rep, t);
 	else
@@ -167,11 +192,13 @@ int cmd_stats(int argc, char **argv)
 					   {"jobs", required_argument, NULL, 'j'},
 					   {"verbose", no_argument, NULL, 'v'},
 					   {"output", required_argument, NULL, 'o'},
+					   {"timeunit", required_argument, NULL, 'T'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL, *prefix = NULL;
 	enum table_fmt fmt = FMT_TABLE;
 	int c, strict = 0, align = ALIGN_AUTO, jobs = 0;
+	const struct timeunit *unit = NULL;
 	optind = 1;
 	struct {
 		const struct report *r[NREPORTS];
@@ -182,6 +209,13 @@ int cmd_stats(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "r:f:s:j:o:vh", lo, NULL)) != -1) {
 		if (c == 'o')
 			prefix = strcmp(optarg, "-") ? optarg : NULL;
+		else if (c == 'T') {
+			if (!(unit = find_unit(optarg))) {
+				fprintf(stderr, "cuptrace stats: --timeunit %s: expected nsec, usec, msec or sec "
+						"(or ns, us, ms, s)\n", optarg);
+				return 2;
+			}
+		}
 		else if (c == 'v')
 			run.opts.verbose = 1; /* how the reports ran (nccl_skew's window) */
 		else if (c == 'r')
@@ -309,7 +343,7 @@ int cmd_stats(int argc, char **argv)
 		inputs_close(&in);
 		return 2;
 	}
-	struct print pr = {fmt, 1, prefix, run.r, -2, 0, 0};
+	struct print pr = {fmt, 1, prefix, unit, run.r, -2, 0, 0};
 	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, convert_jobs(jobs, in.n),
 				 "stats", steps_arg, print_table, &pr);
 	if (rc < 0) { /* --steps matched nothing: no table */

@@ -85,6 +85,63 @@ void table_null(struct table *t)
 	add(t, strdup(""), 2);
 }
 
+/* text / div with `decimals` digits, rounded half up, exactly for a
+ * decimal text ([-]digits[.digits], as the tables hold numbers); other
+ * text goes through double. */
+static char *scaled(const char *text, uint64_t div, int decimals)
+{
+	char b[400];
+	const char *p = text + (*text == '-');
+	unsigned long long m = 0, scale = 1;
+	int digits = 0, frac = -1, ok = *p != 0;
+	for (; *p && ok; p++) {
+		if (*p == '.' && frac < 0)
+			frac = 0;
+		else if (*p >= '0' && *p <= '9' && digits < 18)
+			m = m * 10 + (unsigned)(*p - '0'), digits++, frac += frac >= 0;
+		else
+			ok = 0;
+	}
+	uint64_t d = div; /* m / 10^frac / div = m / d */
+	for (int i = 0; i < frac && ok; i++)
+		if ((ok = d <= UINT64_MAX / 10))
+			d *= 10;
+	for (int i = 0; i < decimals; i++)
+		scale *= 10;
+	if (ok && d <= 1000000000000ULL) { /* m % d * scale < 2^63 */
+		unsigned long long f = (m % d * scale + d / 2) / d, whole = m / d + f / scale;
+		f %= scale;
+		const char *sign = *text == '-' && (whole || f) ? "-" : "";
+		if (decimals)
+			snprintf(b, sizeof b, "%s%llu.%0*llu", sign, whole, decimals, f);
+		else
+			snprintf(b, sizeof b, "%s%llu", sign, whole);
+	} else {
+		snprintf(b, sizeof b, "%.*f", decimals, strtod(text, NULL) / (double)div);
+	}
+	return strdup(b);
+}
+
+void table_timeunit(struct table *t, const char *unit, uint64_t ns_per_unit, int decimals)
+{
+	for (int c = 0; c < t->ncols; c++) {
+		size_t n = strlen(t->cols[c]);
+		if (n < 5 || strcmp(t->cols[c] + n - 5, " (ns)"))
+			continue;
+		char name[256];
+		snprintf(name, sizeof name, "%.*s (%s)", (int)(n - 5), t->cols[c], unit);
+		free(t->cols[c]);
+		t->cols[c] = strdup(name);
+		for (size_t i = (size_t)c; i < t->n; i += (size_t)t->ncols) {
+			if (t->cells[i].numeric != 1)
+				continue;
+			char *v = scaled(t->cells[i].text, ns_per_unit, decimals);
+			free(t->cells[i].text);
+			t->cells[i].text = v;
+		}
+	}
+}
+
 void table_note(struct table *t, const char *note)
 {
 	free(t->note);

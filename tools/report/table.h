@@ -27,6 +27,11 @@ void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first);
  * title and note lines, JSON the array without its key. */
 void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int alone);
 
+/* Times in another unit (stats --timeunit): each column whose name ends in
+ * " (ns)" gets `unit` (e.g. "ms") in its name, and its numbers are divided
+ * by ns_per_unit and printed with `decimals` digits after the point. */
+void table_timeunit(struct table *t, const char *unit, uint64_t ns_per_unit, int decimals);
+
 /* Reading a table back (the HTML report draws from the same cells that
  * the text, CSV and JSON forms print). */
 const char *table_title(const struct table *t);
