@@ -54,6 +54,10 @@ struct ct_plan {
 	uint8_t ufrom;		   /* fields ufrom.. are all CT_F_U */
 };
 
+/* What err says of a file without a footer (a reader that knows better,
+ * such as the process still running, replaces this phrase). */
+#define CT_DEC_NOT_CLEAN " (the process did not exit cleanly)"
+
 #define CT_DEC_MEM_BASE (16u << 20)
 #define CT_DEC_MEM_PER_BYTE 16
 

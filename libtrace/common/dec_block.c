@@ -414,7 +414,7 @@ static int end_of_input(struct ct_file *f, const char *cut)
 	if (cut)
 		snprintf(tail, sizeof tail, "%s", cut);
 	else
-		snprintf(tail, sizeof tail, "truncated: %s (the process did not exit cleanly)",
+		snprintf(tail, sizeof tail, "truncated: %s" CT_DEC_NOT_CLEAN,
 			 f->footer_last ? "no trailer after the footer" : "no footer");
 	if (!f->damaged) {
 		f->status = clean ? CT_CLEAN : CT_TRUNCATED;

@@ -19,7 +19,7 @@ int trace_process_alive(const char *host, uint64_t pid)
 
 const char *tfile_err(struct tfile *t)
 {
-	static const char was[] = " (the process did not exit cleanly)";
+	static const char was[] = CT_DEC_NOT_CLEAN;
 	char *at = strstr(t->f.err, was);
 	if (t->f.status != CT_TRUNCATED || !at || trace_process_alive(t->f.h.host, t->f.h.pid) != 1)
 		return t->f.err;
