@@ -295,8 +295,35 @@ static void test_log_lines(void)
 	CHECK(!nccl_log_sniff("NCCL is great\n", 14));
 }
 
+/* Communicators defined after plans were handed out (torch makes its
+ * process groups' communicators lazily): a communicator the model holds
+ * (ops, tracks) stays where it was. */
+static void test_late_communicators(void)
+{
+	ngot = 0;
+	struct nccl_ops *e = nccl_ops_new(on_plan, NULL);
+	comm(e, 1, "world");
+	launch(e, 1000, 0x1004, 1, 0xaaa);
+	plan(e, 1010, 0x1005, 1, 0x1004);
+	coll(e, 1011, 0x1006, 1, 0x1005, "AllReduce", "ncclFloat32", 1024, 0);
+	const struct nccl_comm *held = nccl_ops_comm(e, 0); /* as a track keeps it */
+	char name[16];
+	for (uint64_t k = 2; k < 40; k++) {
+		snprintf(name, sizeof name, "pg%llu", (unsigned long long)k);
+		comm(e, k, name);
+	}
+	CHECK(held == nccl_ops_comm(e, 0)); /* not moved by the 38 others */
+	CHECK(!strcmp(held->name, "world"));
+	CHECK(!strcmp(nccl_ops_comm(e, 38)->name, "pg39"));
+	nccl_ops_finish(e);
+	CHECK_EQ(ngot, 1);
+	CHECK(got_ops[0][0].comm == held);
+	nccl_ops_free(e);
+}
+
 int main(void)
 {
+	test_late_communicators();
 	test_attribution();
 	test_horizon();
 	test_hold();

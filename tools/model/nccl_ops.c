@@ -123,7 +123,7 @@ size_t nccl_ops_ncomms(const struct nccl_ops *e)
 
 const struct nccl_comm *nccl_ops_comm(const struct nccl_ops *e, size_t i)
 {
-	return i < e->ncomm ? &e->comm[i] : NULL;
+	return i < e->ncomm ? e->comm[i] : NULL;
 }
 
 void nccl_ops_free(struct nccl_ops *e)
@@ -141,6 +141,8 @@ void nccl_ops_free(struct nccl_ops *e)
 	free(s->n);
 	idmap_free(&s->ids);
 	*s = (struct spare){e->n, e->cap, e->ids};
+	for (size_t i = 0; i < e->ncomm; i++)
+		free(e->comm[i]);
 	free(e->comm), free(e->kern), free(e->sm), free(e->steps);
 	free(e->ops);
 	free(e->cand);
@@ -162,14 +164,14 @@ static void define_comm(struct nccl_ops *e, const struct ct_event *ev)
 {
 	struct nccl_comm *c = NULL;
 	for (size_t i = 0; i < e->ncomm; i++)
-		if (e->comm[i].ctx == ev->v[1])
-			c = &e->comm[i]; /* a fork child's file repeats definitions */
+		if (e->comm[i]->ctx == ev->v[1])
+			c = e->comm[i]; /* a fork child's file repeats definitions */
 	if (!c) {
 		if (e->ncomm == e->commcap) {
 			e->commcap = e->commcap ? e->commcap * 2 : 8;
 			e->comm = xrealloc(e->comm, e->commcap * sizeof *e->comm);
 		}
-		c = &e->comm[e->ncomm];
+		c = e->comm[e->ncomm] = xcalloc(1, sizeof *c);
 		c->index = (int)e->ncomm++;
 	}
 	c->ctx = ev->v[1];

@@ -93,7 +93,7 @@ struct nccl_ops {
 	 * or no longer plan_like (and repeats) go at the next nops_plans. */
 	int32_t *cand;
 	size_t ncand, candcap;
-	struct nccl_comm *comm;
+	struct nccl_comm **comm; /* each allocated alone: ops and tracks keep pointers */
 	size_t ncomm, commcap;
 	struct kern *kern;
 	size_t nkern, kerncap;

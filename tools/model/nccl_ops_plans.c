@@ -11,8 +11,8 @@
 static const struct nccl_comm *comm_of(const struct nccl_ops *e, uint64_t ctx)
 {
 	for (size_t i = 0; i < e->ncomm; i++)
-		if (e->comm[i].ctx == ctx)
-			return &e->comm[i];
+		if (e->comm[i]->ctx == ctx)
+			return e->comm[i];
 	return NULL;
 }
 
