@@ -192,7 +192,7 @@ def expected(truth):
     mem = members(truth)
     done = defaultdict(set)     # (comm, func, seq) -> ranks that completed it
     entered = defaultdict(set)  # (comm, func, seq) -> ranks that called it
-    top = defaultdict(int)      # (rank, comm, func) -> highest seq called
+    top = defaultdict(lambda: -1)  # (rank, comm, func) -> highest seq called (and completed)
     last_op = {}                # (rank, comm) -> func of the last call
     for t in truth:
         if t["kind"] == "op" and t["seq"] >= 0:
@@ -232,11 +232,15 @@ def expected(truth):
                 if miss:
                     assert len(miss) == 1
                     state, func = f"never arrived at #{miss[0]['Seq']}", miss[0]["Operation"]
-                else:
+                elif (r, c) in last_op:
                     state, func = "finished", last_op[(r, c)][1]
+                else:  # a member that called nothing there
+                    state, func = "called none", None
                 ent_seq = top[(r, c, func)]
-            rows.append({"Rank": r, "Communicator": label(name, c), "Last Seq Entered": ent_seq,
-                         "Last Seq Completed": top[(r, c, func)], "State": state})
+            done_seq = top[(r, c, func)]
+            rows.append({"Rank": r, "Communicator": label(name, c),
+                         "Last Seq Entered": ent_seq if ent_seq >= 0 else None,
+                         "Last Seq Completed": done_seq if done_seq >= 0 else None, "State": state})
     key = lambda x: (x["Communicator"], x["Seq"], x["Operation"])
     return sorted(colls, key=key), sorted(rows, key=lambda x: (x["Rank"], x["Communicator"]))
 
@@ -325,6 +329,33 @@ def test_rank_never_arrives_sigterm(job):
     # the one that imposed the most wait at the collectives before it)
     assert f'<dd data-h="hang" class="bad">{verdict}</dd>' in page
     assert '<dd data-h="slowest" class="bad">2</dd>' in page
+
+
+def test_rank_never_arrives_at_the_first_collective(job):
+    """Rank 2 stops before the job's first collective: no collective ever
+    finished, so no file shows an end; rank 2 called nothing on the world
+    communicator and is one of its members by its definition alone. It
+    was reported as "no collective left incomplete", ranks 0, 1, 3 as
+    finished, and rank 2 had no row."""
+    j = job(hang="2:0")
+    j.stuck()
+    j.kill(signal.SIGTERM)
+    files = j.files()
+    assert len(files) == WORLD
+    verdict, colls, ranks, mism = hang_tables(files)
+    want = check_tables(j, colls, ranks)
+    [h] = {(t["func"], t["seq"]) for t in j.truth() if t["kind"] == "hung"}
+    assert h[1] == 0
+    assert [(c["Operation"], c["Seq"], c["Missing Ranks"], c["Incomplete Ranks"]) for c in want
+            if c["Communicator"] == label("world", WORLD_HASH)] == [(h[0], 0, "2", "0, 1, 3")]
+    assert verdict.startswith(f"hang: rank 2 never arrived at {h[0]} #0 of "
+                              f"{label('world', WORLD_HASH)}; ranks 0, 1, 3 waited in it"), verdict
+    assert [r["State"] for r in ranks if r["Communicator"] == label("world", WORLD_HASH)] == [
+        f"waiting in {h[0]} #0", f"waiting in {h[0]} #0", "never arrived at #0",
+        f"waiting in {h[0]} #0"]
+    assert mism == []
+    p = tool("stats", "--report", "nccl_hang", *map(str, files))
+    assert "had a file given" not in p.stdout + p.stderr
 
 
 def test_eight_ranks_one_pair_and_the_world(job):

@@ -145,10 +145,17 @@ void model_nccl_record(struct model *m, const struct ct_event *ev)
 		nccl_ops_step_range(n->ops, nccl_step_range_of(&m->t->f.h));
 		m->nccl = n;
 	}
-	if (ev->kind == CT_EV_HANG)
+	if (ev->kind == CT_EV_HANG) {
 		hang(m, n->ops, ev);
-	else
-		nccl_ops_event(n->ops, ev);
+		return;
+	}
+	nccl_ops_event(n->ops, ev);
+	/* A communicator's tracks from its definition on: a rank that never
+	 * called an operation on it is still one of its members (a hang at
+	 * the first collective). */
+	for (size_t i = 0; ev->kind == CT_EV_NCCL_COMM && i < nccl_ops_ncomms(n->ops); i++)
+		if (nccl_ops_comm(n->ops, i)->ctx == ev->v[1])
+			announce(m, nccl_ops_comm(n->ops, i));
 }
 
 void model_nccl_end(struct model *m)

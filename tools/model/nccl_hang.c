@@ -138,7 +138,9 @@ void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev)
 	if ((ev->type == ME_SLICE || ev->type == ME_INSTANT || ev->type == ME_ASYNC) && ev->track &&
 	    (ev->track->kind == MT_THREAD || ev->track->kind == MT_NCCL) && last > h->last_ts)
 		h->last_ts = last;
-	if (ev->type == ME_SLICE && ev->cat == MC_NCCL) {
+	if (ev->type == ME_TRACK && ev->track->kind == MT_NCCL && ev->track->comm) {
+		rc_of(h, f, ev->track->comm); /* a member, whether it called anything or not */
+	} else if (ev->type == ME_SLICE && ev->cat == MC_NCCL) {
 		on_op(h, f, t, ev->nccl.op);
 	} else if (ev->type == ME_INSTANT && ev->cat == MC_CAPTURE) {
 		f->cap_off = ev->span->id ? INT64_MAX : (int64_t)ev->ts + t->off_ns;

@@ -41,7 +41,9 @@ struct nh_coll {
 	struct nh_ranks entered, missing, incomplete;
 };
 
-enum nh_state { NH_FINISHED, NH_WAITING, NH_NEVER_ARRIVED };
+/* NH_IDLE: a member that called no collective on the communicator (none
+ * was waited for there). */
+enum nh_state { NH_FINISHED, NH_WAITING, NH_NEVER_ARRIVED, NH_IDLE };
 
 /* One rank on one communicator. */
 struct nh_rank {

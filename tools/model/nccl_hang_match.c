@@ -116,20 +116,28 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 	for (size_t i = 0; i < n; i++)
 		if (g[i].t < c.first_t)
 			c.first_t = g[i].t;
-	size_t k = 0;
-	for (size_t i = 0; i < np; i++) {
+	/* Missing first: a collective that a member never reached cannot have
+	 * completed anywhere, which files without any end shown (not known)
+	 * cannot tell by themselves. */
+	for (size_t i = 0, k = 0; i < np; i++) {
+		const struct nh_file *f = &h->f[p[i]->file];
+		while (k < n && g[k].rank < f->rank)
+			k++;
+		if ((k >= n || g[k].rank != f->rank) && !has_max(p[i], g[0].func, g[0].seq) &&
+		    f->cap_off > c.first_t)
+			nh_ranks_add(&c.missing, f->rank);
+	}
+	for (size_t i = 0, k = 0; i < np; i++) {
 		const struct nh_file *f = &h->f[p[i]->file];
 		c.comm_name = h->str[p[i]->name];
 		while (k < n && g[k].rank < f->rank)
 			k++;
 		if (k < n && g[k].rank == f->rank) {
 			nh_ranks_add(&c.entered, f->rank);
-			if (g[k].known && !g[k].done && g[k].t > g[k].last_done_t)
+			if (g[k].known ? !g[k].done && g[k].t > g[k].last_done_t : c.missing.n > 0)
 				nh_ranks_add(&c.incomplete, f->rank);
 		} else if (has_max(p[i], g[0].func, g[0].seq)) {
 			nh_ranks_add(&c.entered, f->rank);
-		} else if (f->cap_off > c.first_t) {
-			nh_ranks_add(&c.missing, f->rank);
 		}
 	}
 	if (c.missing.n || c.incomplete.n) {
@@ -179,6 +187,22 @@ static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 			row->seq = ops[i].seq;
 			break;
 		}
+	/* No end shown in its file: waiting where it entered a collective
+	 * that some member never reached (the earliest such). */
+	const struct nh_coll *in = NULL;
+	for (size_t i = 0; !f->known && i < h->res.nc; i++) {
+		const struct nh_coll *c = &h->res.c[i];
+		if (c->comm != r->comm || (in && c->first_t >= in->first_t))
+			continue;
+		for (size_t j = 0; j < c->incomplete.n; j++)
+			if (c->incomplete.v[j] == f->rank)
+				in = c;
+	}
+	if (in) {
+		row->state = NH_WAITING;
+		row->func = in->func;
+		row->seq = in->seq;
+	}
 	if (row->state != NH_WAITING) {
 		const struct nh_coll *best = NULL; /* the earliest it never reached */
 		for (size_t i = 0; i < h->res.nc; i++) {
@@ -195,6 +219,8 @@ static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 			row->seq = best->seq;
 		}
 	}
+	if (row->state == NH_FINISHED && !n)
+		row->state = NH_IDLE;
 	/* Sequence numbers count per operation: those of the operation of
 	 * its state, else of the last one it entered. */
 	const char *fn = row->func ? row->func : n ? h->str[ops[n - 1].func] : NULL;

@@ -99,6 +99,8 @@ static struct table *ranks_table(const struct nh_result *r)
 		else if (k->state == NH_NEVER_ARRIVED)
 			snprintf(state, sizeof state, "never arrived at #%llu",
 			         (unsigned long long)k->seq);
+		else if (k->state == NH_IDLE)
+			snprintf(state, sizeof state, "called none");
 		else
 			snprintf(state, sizeof state, "finished");
 		table_str(t, state);
