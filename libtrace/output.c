@@ -3,6 +3,7 @@
 #include "common/enc.h"
 #include "common/io.h"
 #include "common/pattern.h"
+#include "common/rankenv.h"
 #include "common/varint.h"
 #include "cuptrace/format.h"
 #include "log.h"
@@ -162,11 +163,7 @@ static int header(int fd, unsigned part, uint64_t *written)
 	p = ct_tlv_str(p, CT_H_CONFIG, cfg, cfglen);
 	/* the job, where a launcher names it: the tools warn when files of
 	 * several jobs are read as one */
-	static const char *const job_vars[] = {"SLURM_JOB_ID", "PBS_JOBID", "FLUX_JOB_ID",
-	                                       "PMIX_NAMESPACE", "TORCHELASTIC_RUN_ID"};
-	const char *job = NULL;
-	for (size_t i = 0; i < sizeof job_vars / sizeof *job_vars && !job; i++)
-		job = secure_getenv(job_vars[i]);
+	const char *job = ct_job_id(env);
 	if (job)
 		p = ct_tlv_str(p, CT_H_JOB_ID, job, strnlen(job, 256));
 	if (ct.forked_from) /* the tools show it under its parent's rank */

@@ -65,3 +65,15 @@ void ct_rank_detect(struct ct_rankinfo *ri, const char *(*get)(const char *))
 		}
 	}
 }
+
+const char *ct_job_id(const char *(*get)(const char *))
+{
+	static const char *const vars[] = {CT_RUN_VAR,     "SLURM_JOB_ID",   "PBS_JOBID",
+	                                   "FLUX_JOB_ID",  "PMIX_NAMESPACE", "TORCHELASTIC_RUN_ID"};
+	for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+		const char *v = get(vars[i]);
+		if (v && *v)
+			return v;
+	}
+	return NULL;
+}

@@ -152,3 +152,27 @@ def test_an_unknown_report_lists_the_reports(tmp_path):
     assert p.returncode == 2
     assert "unknown report 'cuda_gpu_kern_sum:base'" in p.stderr and "report:option" in p.stderr
     assert "nvtx_sum, nvtx_gpu_proj_sum, cuda_gpu_kern_sum" in p.stderr and "nccl_hang" in p.stderr
+
+
+def test_run_stats_takes_only_its_own_run(tmp_path):
+    """Runs one after another and side by side into one directory: each
+    `run --stats` summarised every file that fit its pattern and was
+    written since it started (2 files, train_step x4, for a run of 2)."""
+    out = f"{tmp_path}/t/%p.ctr"
+    first = launch(["--stats=nvtx_sum", "-o", out, "--", str(PROGS / "demo_train"), "2"])
+    again = launch(["--stats=nvtx_sum", "-o", out, "--", str(PROGS / "demo_train"), "3"])
+    for p in (first, again):
+        assert p.returncode == 0, p.stderr
+        assert "cuptrace run --stats: 1 trace file\n" in p.stderr, p.stderr
+    assert len(ctr_files(tmp_path / "t")) == 2
+    # side by side: the shorter one ends while the other writes
+    cmd = [str(TOOL), "run", "--stats=nvtx_sum", "-o", out, "--", "sh", "-c"]
+    slow = subprocess.Popen(cmd + [f"{PROGS / 'demo_train'} 4; sleep 1.5"], env=launcher_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    quick = launch(["--stats=nvtx_sum", "-o", out, "--", str(PROGS / "demo_train"), "5"])
+    out_s, err_s = slow.communicate(timeout=60)
+    for rc, err in ((quick.returncode, quick.stderr), (slow.returncode, err_s)):
+        assert rc == 0 and "cuptrace run --stats: 1 trace file\n" in err, err
+        assert "more than one job" not in err
+    assert len(ctr_files(tmp_path / "t")) == 4

@@ -65,9 +65,19 @@ static void pattern_glob(const char *pat, char *out, size_t len)
 	out[o] = 0;
 }
 
-/* *.ctr files under dir (recursively) matching glob, written since t0. */
+/* The job id in the header of the trace file at path ("" none; -1 unreadable). */
+static int job_of_file(const char *path, char *job, size_t jlen)
+{
+	char host[256];
+	uint64_t pid;
+	int64_t rank;
+	return trace_file_who(path, &rank, host, sizeof host, &pid, job, jlen);
+}
+
+/* *.ctr files under dir (recursively) matching glob, written since t0, of
+ * the job (header job id) `job` when not NULL. */
 static void find_written(const char *dir, const char *glob, const struct timespec *t0,
-			 struct found *f, int depth)
+			 const char *job, struct found *f, int depth)
 {
 	DIR *d = opendir(dir);
 	if (!d || depth > 16) {
@@ -86,7 +96,7 @@ static void find_written(const char *dir, const char *glob, const struct timespe
 		if (stat(path, &st))
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			find_written(path, glob, t0, f, depth + 1);
+			find_written(path, glob, t0, job, f, depth + 1);
 			continue;
 		}
 		size_t n = strlen(path);
@@ -96,6 +106,9 @@ static void find_written(const char *dir, const char *glob, const struct timespe
 		    st.st_mtim.tv_sec < t0->tv_sec ||
 		    (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec < t0->tv_nsec))
 			continue;
+		char id[257];
+		if (job && (job_of_file(path, id, sizeof id) || strcmp(id, job)))
+			continue; /* another run's, into the same place */
 		if (f->n == f->cap) {
 			f->cap = f->cap ? f->cap * 2 : 16;
 			f->v = realloc(f->v, f->cap * sizeof *f->v);
@@ -179,7 +192,7 @@ static int file_done(const char *path, off_t size, int64_t *rank)
 {
 	char host[256];
 	uint64_t pid;
-	if (trace_file_who(path, rank, host, sizeof host, &pid))
+	if (trace_file_who(path, rank, host, sizeof host, &pid, NULL, 0))
 		return -1;
 	if (closed_file(path, size))
 		return 1;
@@ -198,7 +211,7 @@ static double since(const struct timespec *a)
  * trace file has changed for QUIET_S seconds (a rank that died or hangs
  * elsewhere: the summary then says its file was cut short). */
 static void wait_for_ranks(const struct job *j, const char *dir, const char *glob,
-			   const struct timespec *t0)
+			   const struct timespec *t0, const char *id)
 {
 	char *seen = calloc((size_t)j->world, 2), *open_ = seen + j->world;
 	if (!seen)
@@ -210,7 +223,7 @@ static void wait_for_ranks(const struct job *j, const char *dir, const char *glo
 	int said = 0;
 	for (;;) {
 		struct found f = {0};
-		find_written(dir, glob, t0, &f, 0);
+		find_written(dir, glob, t0, id, &f, 0);
 		long ranks = 0;
 		int64_t rank;
 		unsigned long long sig = f.n;
@@ -276,6 +289,19 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	job_of(cfg, &job);
 	struct timespec t0;
 	clock_gettime(CLOCK_REALTIME, &t0);
+	/* The files of this run: outside a launcher's job, those of a run id
+	 * its processes inherit; in one, those of the launcher's job id (each
+	 * rank's run would make its own run id); the pattern and the time
+	 * alone took the files of runs before or beside this one. */
+	char run_id[128];
+	if (!job.world) {
+		char host[64] = "";
+		gethostname(host, sizeof host - 1);
+		snprintf(run_id, sizeof run_id, "run.%s.%ld.%lld%09ld", host, (long)getpid(),
+			 (long long)t0.tv_sec, t0.tv_nsec);
+		setenv(CT_RUN_VAR, run_id, 1);
+	}
+	const char *id = ct_job_id((const char *(*)(const char *))getenv);
 	t0.tv_sec -= 1; /* file systems keep coarse times */
 	fflush(NULL);
 	/* held from before the fork until CMD's pid is known: none is lost */
@@ -333,9 +359,9 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	} else
 		snprintf(dir, sizeof dir, "%s", n == 1 ? "/" : ".");
 	if (job.world)
-		wait_for_ranks(&job, dir, glob, &t0);
+		wait_for_ranks(&job, dir, glob, &t0, id);
 	struct found f = {0};
-	find_written(dir, glob, &t0, &f, 0);
+	find_written(dir, glob, &t0, id, &f, 0);
 	if (!f.n) {
 		fprintf(stderr, "cuptrace run %s: no trace file was written (pattern %s)\n",
 			stats ? "--stats" : "--report", pat);

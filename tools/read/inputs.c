@@ -552,7 +552,8 @@ void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const
 	snprintf(buf, len, "%s/rank%lld%s%s%s", dir, (long long)t->shown_rank, pidpart, partpart, ext);
 }
 
-int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uint64_t *pid)
+int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uint64_t *pid,
+                   char *job, size_t jlen)
 {
 	struct ct_file f;
 	if (ct_file_open(&f, path)) /* closed already */
@@ -560,6 +561,8 @@ int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uin
 	*rank = f.h.rank;
 	snprintf(host, hlen, "%s", f.h.host ? f.h.host : "");
 	*pid = f.h.pid;
+	if (job)
+		snprintf(job, jlen, "%s", f.h.job_id ? f.h.job_id : "");
 	ct_file_close(&f);
 	return 0;
 }

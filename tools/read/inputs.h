@@ -68,8 +68,10 @@ void tfile_release(struct tfile *t);
  * or log, by device and inode): an output there would destroy it. */
 int inputs_hold(const struct inputs *in, const char *path, const char *cmd);
 /* Who wrote the trace file at path, from its header: its rank (-1 when
- * none), host and pid. -1 when the file cannot be read. */
-int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uint64_t *pid);
+ * none), host, pid and job id ("" when none; job may be NULL). -1 when the
+ * file cannot be read. */
+int trace_file_who(const char *path, int64_t *rank, char *host, size_t hlen, uint64_t *pid,
+                   char *job, size_t jlen);
 /* Closes and reopens file i at its first event (for a second pass); as
  * after inputs_open, it holds no descriptor until read. */
 int inputs_rewind(struct inputs *in, size_t i);
