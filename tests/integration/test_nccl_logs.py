@@ -286,3 +286,39 @@ def test_the_log_of_a_traced_process_is_not_counted_twice(tmp_path):
     notes = [l for l in p2.stderr.splitlines() if "left out" in l]
     assert len(notes) == WORLD and all(f"{len(CALLS)} NCCL collective lines left out" in l
                                        for l in notes), p2.stderr
+
+
+def test_logs_beside_traces_do_not_stop_other_reports(tmp_path):
+    """An NCCL_DEBUG_FILE written into the trace directory: reports that
+    read no logs (nccl_hang, steps) and --steps exited 2 ("only the nccl_*
+    reports read NCCL logs"); the logs are now left out with a note."""
+    from conftest import traced_env
+    from test_nccl import WORLD, run_ranks
+    out = tmp_path / "out"
+    run_ranks(tmp_path, lambda r: dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
+                                       HARNESS_STEPS="1"))
+    write(out / "nccl.h.1.log", rank_lines(0, "2.18"))
+    for args in (["--report", "nccl_hang"], ["--report", "steps"], ["--steps", "0-1"]):
+        p, doc = stats(*args, out)
+        assert p.returncode == 0 and doc, (args, p.stderr)
+        assert "1 NCCL log (" in p.stderr and "left out" in p.stderr, (args, p.stderr)
+    # logs alone still say what is wrong
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    write(alone / "a.log", rank_lines(0, "2.18"))
+    p, _ = stats("--report", "steps", alone)
+    assert p.returncode == 2 and "only nccl_sum, nccl_sizes and nccl_ranks read" in p.stderr
+
+
+def test_a_log_given_twice_or_copied_counts_once(tmp_path):
+    paths = []
+    for r in range(N):
+        p = tmp_path / f"nccl-{r}.txt"
+        write(p, rank_lines(r))
+        paths.append(p)
+    (tmp_path / "copy.txt").write_bytes(paths[1].read_bytes())
+    p, doc = stats("--report", "nccl_sum,nccl_sizes,nccl_ranks", *paths, paths[1],
+                   tmp_path / "copy.txt")
+    assert p.returncode == 0, p.stderr
+    check_reports(doc)  # the four ranks' calls, once each
+    assert "duplicate of" in p.stderr and "read from an earlier log already" in p.stderr, p.stderr

@@ -22,6 +22,9 @@ int stats_known_reports(const char *list);
  * the help on stdout (exit 0); anything else (an unknown option, 0 for
  * no INPUT) prints it on stderr (exit 2). Returns the exit status. */
 int cmd_usage(int c, void (*help)(FILE *));
+/* Leaves the NCCL logs among in's inputs out, with a note saying why (logs
+ * beside traces, which the reports asked for do not read). */
+void cmd_drop_logs(struct inputs *in, const char *cmd, const char *why);
 /* --align ARG of command cmd into *align; -1 (said on stderr) when ARG is
  * neither none nor collectives. */
 int cmd_align(const char *cmd, const char *arg, int *align);

@@ -302,12 +302,14 @@ int cmd_report(int argc, char **argv)
 		inputs_close(&in);
 		return 2;
 	}
-	if (in.nlogs && opts.steps) {
+	if (in.nlogs && opts.steps && !in.n) {
 		fprintf(stderr, "cuptrace report: %s: NCCL logs have no steps; --steps needs traces\n",
 			in.logs[0]);
 		inputs_close(&in);
 		return 2;
 	}
+	if (opts.steps) /* logs beside the traces: the steps are the traces' */
+		cmd_drop_logs(&in, "report", "NCCL logs have no steps");
 	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, convert_jobs(jobs, in.n),
 				 "report", steps_arg, take, &col);
 	if (rc < 0) {

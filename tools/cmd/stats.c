@@ -320,14 +320,16 @@ int cmd_stats(int argc, char **argv)
 		int takes = 0;
 		for (size_t i = 0; i < run.n; i++)
 			takes |= run.r[i]->log != NULL;
-		const char *why = !takes ? "only the nccl_* reports read NCCL logs"
+		const char *why = !takes ? "only nccl_sum, nccl_sizes and nccl_ranks read NCCL logs"
 			      : run.opts.steps ? "NCCL logs have no steps; --steps needs traces"
 						 : NULL;
-		if (why) {
+		if (why && !in.n) {
 			fprintf(stderr, "cuptrace stats: %s: %s\n", in.logs[0], why);
 			inputs_close(&in);
 			return 2;
 		}
+		if (why) /* logs beside traces (NCCL_DEBUG_FILE into the trace directory) */
+			cmd_drop_logs(&in, "stats", why);
 		/* Logs alone, no report named: the reports that read logs only
 		 * (the others would print tables of nothing). */
 		if (!in.n && !run.opts.explicit_list) {

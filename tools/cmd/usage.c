@@ -12,6 +12,17 @@ int cmd_usage(int c, void (*help)(FILE *))
 	return c == 'h' ? 0 : 2;
 }
 
+void cmd_drop_logs(struct inputs *in, const char *cmd, const char *why)
+{
+	if (!in->nlogs)
+		return;
+	fprintf(stderr, "cuptrace %s: note: %zu NCCL log%s (%s%s) left out: %s\n", cmd, in->nlogs,
+		in->nlogs > 1 ? "s" : "", in->logs[0], in->nlogs > 1 ? ", ..." : "", why);
+	for (size_t i = 0; i < in->nlogs; i++)
+		free(in->logs[i]);
+	in->nlogs = 0;
+}
+
 int cmd_align(const char *cmd, const char *arg, int *align)
 {
 	if (!clocks_parse(arg, align))

@@ -432,6 +432,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	}
 	free(ds.dev), free(ds.ino);
 	drop_same_files(&nm);
+	drop_same_files(&logs); /* a log given twice was counted twice */
 	if (nm.n) {
 		in->v = calloc(nm.n, sizeof *in->v);
 		if (!in->v)

@@ -14,6 +14,7 @@ struct proc {
 	char host[128];
 	long pid;
 	int file; /* lines without a host:pid prefix count per file */
+	int src;  /* the log it was first read from (collect.nfiles then) */
 	long globalrank, rank, nranks;
 };
 
@@ -107,6 +108,7 @@ static struct proc *proc_of(const struct nccl_log_line *l)
 	snprintf(p->host, sizeof p->host, "%s", l->host);
 	p->pid = l->pid;
 	p->file = file;
+	p->src = collect.nfiles;
 	p->globalrank = p->rank = -1;
 	return p;
 }
@@ -126,7 +128,8 @@ void nccl_collect_log(const char *path)
 	}
 	collect.nfiles++;
 	static char buf[1 << 16];
-	unsigned long lineno = 0, bad = 0, first_bad = 0, colls = 0, twice = 0;
+	unsigned long lineno = 0, bad = 0, first_bad = 0, colls = 0, twice = 0, copied = 0;
+	char copy[160] = ""; /* a process read from an earlier log already: host:pid */
 	const struct tfile *seen = NULL; /* the first traced process in this log */
 	int several = 0;
 	int cont = 0; /* inside a line longer than buf */
@@ -146,6 +149,15 @@ void nccl_collect_log(const char *path)
 			several |= seen && tr != seen;
 			seen = seen ? seen : tr;
 			continue;
+		}
+		if ((kind == NL_COLL || kind == NL_RANK) && l.pid >= 0) {
+			const struct proc *p = proc_of(&l);
+			if (p->src != collect.nfiles) { /* a copy, or stdout beside NCCL_DEBUG_FILE */
+				copied += kind == NL_COLL;
+				if (!copy[0])
+					snprintf(copy, sizeof copy, "%s:%ld", p->host, p->pid);
+				continue;
+			}
 		}
 		switch (kind) {
 		case NL_COLL: {
@@ -183,6 +195,11 @@ void nccl_collect_log(const char *path)
 	if (ferror(f))
 		perror(path);
 	fclose(f);
+	if (copied)
+		fprintf(stderr,
+		        "cuptrace: warning: %s: %lu NCCL collective line%s left out: %s and any other "
+		        "process in them was read from an earlier log already (a copy?)\n",
+		        path, copied, copied > 1 ? "s" : "", copy);
 	if (twice)
 		fprintf(stderr,
 		        "cuptrace: note: %s: %lu NCCL collective line%s left out: %s process%s "
