@@ -32,7 +32,9 @@
  *        HARNESS_STEP_LATE=R:D: rank R marks the step of every odd iteration
  *        D us after its slot (so its odd-numbered steps last D longer, the
  *        others D shorter). With pacing, a step mark also closes the last
- *        step and each mark is written to the truth.
+ *        step and each mark is written to the truth. HARNESS_LATE_WAITS=1:
+ *        the other members' kernels of a late collective start when the late
+ *        rank comes (as NCCL's do; without it each rank's GPU runs at once).
  *        Hangs (hang.h): HARNESS_HANG=R:K[:MODE] makes collective slot K
  *        (0, 1, ... in call order; 9 per iteration) never complete on any
  *        communicator of rank R: R stops at it (MODE absent, the default:
@@ -83,6 +85,7 @@ struct comm {
 	int rank, nranks, nnodes;
 	uint64_t seq[16]; /* comm->seqNumber[func] */
 	void *stream;
+	int with_late; /* the late rank (HARNESS_LATE) is a member */
 };
 
 enum { F_ALLREDUCE, F_ALLGATHER, F_REDUCESCATTER, F_BROADCAST, F_REDUCE, F_SEND, F_RECV };
@@ -97,6 +100,8 @@ static const int tsize[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2};
 enum { T_INT8 = 0, T_INT32 = 2, T_F16 = 6, T_F32 = 7, T_F64 = 8, T_BF16 = 9 };
 static const char *const algo_s[] = {"RING", "TREE"};
 static const char *const proto_s[] = {"SIMPLE", "LL", "LL128"};
+
+static int late_waits; /* HARNESS_LATE_WAITS */
 
 /* A task queued in the planner (ncclTaskColl / ncclTaskP2p). */
 struct task {
@@ -122,6 +127,7 @@ struct plan {
 	void *launch, *group;
 	struct comm *c;
 	int stuck; /* its collective cannot complete: the GPU never ends it */
+	uint64_t not_before; /* GPU time: the late rank came (HARNESS_LATE_WAITS) */
 };
 
 /* ncclProfilerApiState (thread-local in NCCL; one user thread here). */
@@ -199,6 +205,8 @@ static void run_plan(struct plan *p)
 	uint64_t t0 = gpu_now();
 	if (t0 < gpu_busy_until)
 		t0 = gpu_busy_until;
+	if (t0 < p->not_before)
+		t0 = p->not_before;
 	t0 += 2000;
 	for (int i = 0; i < p->n; i++) {
 		struct task *t = &p->t[i];
@@ -389,6 +397,8 @@ static void launch_plans(void)
 		struct plan *p = calloc(1, sizeof *p);
 		p->c = c;
 		p->stuck = hang.now;
+		if (late_waits && c->with_late) /* its kernel waits for every member */
+			p->not_before = pacing.arrival + GPU_SKEW;
 		int keep = 0;
 		for (int i = npending - 1; i >= 0; i--) {
 			if (pending[i].c == c)
@@ -494,7 +504,8 @@ static void comm_init(struct comm *c, uint64_t hash, const char *name, int rank,
 	c->rank = rank;
 	c->nranks = nranks;
 	c->nnodes = 1;
-	c->stream = (void *)(uintptr_t)(0x7f0000001000ull + hash % 16 * 0x100);
+	/* one stream per communicator, as the simulated GPU has them */
+	c->stream = (void *)(uintptr_t)(0x7f0000001000ull + (strcmp(name, "world") != 0) * 0x100ull);
 	int err = 0;
 	if (P5)
 		err = P5->init(&c->ctx, hash, &event_mask, name, c->nnodes, nranks, rank, NULL);
@@ -608,6 +619,9 @@ int main(int argc, char **argv)
 	sim_stream[1] = sim_stream_create(0);
 #endif
 	pace_init(world_rank);
+	late_waits = getenv("HARNESS_LATE_WAITS") != NULL;
+	world_c.with_late = 1;
+	pair_c.with_late = pacing.late_rank >= 0 && pacing.late_rank / 2 == world_rank / 2;
 	hang_init(plugin_lib);
 	pace_start();
 	for (int it = 0; it < iters; it++) {

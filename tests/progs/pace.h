@@ -17,6 +17,7 @@
 
 static struct {
 	uint64_t t0, ns, late_ns, step_late_ns;
+	uint64_t arrival; /* when the late rank came to the last collective slot */
 	long k, coll_k, late_every;
 	int rank, late_rank, step_late_rank;
 } pacing = {.late_rank = -1, .step_late_rank = -1};
@@ -52,7 +53,10 @@ static void pace(int coll, int it)
 	if (!pacing.ns)
 		return;
 	uint64_t t = pacing.t0 + (uint64_t)pacing.k++ * pacing.ns;
-	if (coll && pacing.rank == pacing.late_rank && pacing.coll_k % pacing.late_every == 0)
+	int late = coll && pacing.late_rank >= 0 && pacing.coll_k % pacing.late_every == 0;
+	if (coll)
+		pacing.arrival = t + (late ? pacing.late_ns : 0);
+	if (late && pacing.rank == pacing.late_rank)
 		t += pacing.late_ns;
 	if (!coll && pacing.rank == pacing.step_late_rank && it % 2)
 		t += pacing.step_late_ns;

@@ -152,6 +152,7 @@ static void test_known_capture_ranges(void)
 	ranks_are(&r->c[0].entered, 2, (int64_t[]){0, 2});
 	ranks_are(&r->c[0].missing, 1, (int64_t[]){1});
 	ranks_are(&r->c[0].incomplete, 2, (int64_t[]){0, 2});
+	CHECK_EQ(r->c[0].waited, -1); /* both files without a footer: how long is not known */
 	CHECK_EQ(row(r, 1)->state, NH_NEVER_ARRIVED);
 	CHECK_STR(row(r, 1)->ranges, "step > save");
 	CHECK_EQ(row(r, 1)->open_for, 9000 - 4600);
@@ -171,6 +172,33 @@ static void test_known_capture_ranges(void)
 	                      "ranks 0, 2 waited in it; rank 1 was in step > save for 4.4 us; "
 	                      "counts differ: 8 on rank 0, 16 on rank 2");
 	nh_free(h);
+}
+
+/* A job stopped by its time limit while ranks waited in a collective for
+ * a late rank: files with footers say how long they had been in it;
+ * under NH_MIN_WAIT_NS that is no hang. At 2 s it is one. */
+static void test_stopped_not_stuck(void)
+{
+	for (int slow = 0; slow < 2; slow++) {
+		struct nh *h = nh_new();
+		comm_a.nranks = 2;
+		uint64_t in = 5000, end = in + (slow ? 2000000000u : 40000000u);
+		struct tfile t0 = file(0, end), t1 = file(1, end);
+		op(h, &t0, 0, 1000, 1, 8);
+		op(h, &t0, 1, in, 0, 8); /* rank 1 had not come yet */
+		op(h, &t1, 0, 1000, 1, 8);
+		const struct nh_result *r = nh_finish(h);
+		CHECK_EQ(r->nc, 1);
+		CHECK_EQ(r->c[0].waited, (int64_t)(end - in));
+		if (slow)
+			CHECK_STR(r->verdict, "hang: rank 1 never arrived at AllReduce #1 of a "
+			                      "000000000000000a; rank 0 waited in it");
+		else
+			CHECK_STR(r->verdict, "no hang: the traces end while rank 0 was in AllReduce #1 of a "
+			                      "000000000000000a for at most 40.0 ms (under 1 s: the job "
+			                      "was stopped while it ran)");
+		nh_free(h);
+	}
 }
 
 /* Files of 2 of the 4 ranks: the others are not judged, and it says so. */
@@ -204,6 +232,7 @@ int main(void)
 	test_long_tails();
 	test_known_capture_ranges();
 	test_partial();
+	test_stopped_not_stuck();
 	test_nothing();
 	puts("tool_test_hang: ok");
 	return 0;

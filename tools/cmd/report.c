@@ -16,12 +16,12 @@
 #include <string.h>
 #include <time.h>
 
-/* The hang section is there, first, when a collective was left incomplete
- * on some rank (a row of nccl_hang's table of them). */
+/* The hang section is there, first, when the verdict says hang or
+ * mismatch (a collective left incomplete by a job stopped while it ran,
+ * "no hang: ...", is not one). */
 static int hang_found(const struct tabs *own)
 {
-	const struct table *t = tabs_get(own, "nccl_hang: collectives");
-	return t && table_nrows(t) > 0;
+	return html_hang_verdict(own) != NULL;
 }
 
 /* The page's sections in order. A section draws its report's tables (and

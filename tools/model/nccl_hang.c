@@ -177,6 +177,7 @@ static void end_file(struct nh *h)
 	struct nh_file *f = &h->f[h->cur_file];
 	uint64_t end = h->cur_end ? h->cur_end : h->last_ts;
 	f->cut = !h->cur_end;
+	f->end_t = (int64_t)end + h->cur_t->off_ns;
 	if (!h->nopen)
 		goto out;
 	qsort(h->open, h->nopen, sizeof *h->open, cmp_open);

@@ -39,7 +39,17 @@ struct nh_coll {
 	uint64_t seq;
 	int64_t first_t; /* earliest entry, job timeline ns */
 	struct nh_ranks entered, missing, incomplete;
+	/* The longest a rank that waited in it (incomplete), whose file has a
+	 * footer, had been in it when its file ended (-1: no such rank; a file
+	 * cut short ends at its last event, which says nothing of how long it
+	 * waited). */
+	int64_t waited;
 };
+
+/* A verdict says "hang" only where a rank waited at least this long (or
+ * how long is not known): shorter, the job was stopped while a collective
+ * ran (a time limit), not stuck. */
+#define NH_MIN_WAIT_NS 1000000000LL
 
 /* NH_IDLE: a member that called no collective on the communicator (none
  * was waited for there). */

@@ -43,6 +43,7 @@ struct nh_file {
 	char *ranges;    /* open at the end, outermost first; NULL none */
 	int64_t open_for;
 	int cut; /* no footer: the end is the last event's */
+	int64_t end_t; /* the file's end, job timeline ns */
 	size_t first_rc; /* its communicators: rc[first_rc..] up to the next file's */
 };
 

@@ -113,6 +113,7 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 	c.func = h->str[g[0].func];
 	c.seq = g[0].seq;
 	c.first_t = INT64_MAX;
+	c.waited = -1;
 	for (size_t i = 0; i < n; i++)
 		if (g[i].t < c.first_t)
 			c.first_t = g[i].t;
@@ -134,8 +135,11 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 			k++;
 		if (k < n && g[k].rank == f->rank) {
 			nh_ranks_add(&c.entered, f->rank);
-			if (g[k].known ? !g[k].done && g[k].t > g[k].last_done_t : c.missing.n > 0)
+			if (g[k].known ? !g[k].done && g[k].t > g[k].last_done_t : c.missing.n > 0) {
 				nh_ranks_add(&c.incomplete, f->rank);
+				if (!f->cut && f->end_t - g[k].t > c.waited)
+					c.waited = f->end_t - g[k].t;
+			}
 		} else if (has_max(p[i], g[0].func, g[0].seq)) {
 			nh_ranks_add(&c.entered, f->rank);
 		}

@@ -142,7 +142,17 @@ char *nh_verdict(const struct nh *h)
 	int mism = 0;
 	for (size_t i = 0; i < res->nm && !mism; i++)
 		mism = res->m[i].comm == c->comm && !strcmp(res->m[i].problem, "operation");
-	if (mism) {
+	if (c->waited >= 0 && c->waited < NH_MIN_WAIT_NS) {
+		/* the traces end while it ran: a job stopped, not stuck */
+		fputs("no hang: the traces end while ", o);
+		list(o, &c->incomplete);
+		fprintf(o, " %s in %s #%llu of ", c->incomplete.n > 1 ? "were" : "was", c->func,
+		        (unsigned long long)c->seq);
+		comm(o, c->comm_name, c->comm);
+		fputs(" for at most ", o);
+		dur(o, c->waited);
+		fputs(" (under 1 s: the job was stopped while it ran)", o);
+	} else if (mism) {
 		fputs("mismatch: on ", o);
 		comm(o, c->comm_name, c->comm);
 		int n = 0;
