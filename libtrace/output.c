@@ -61,6 +61,28 @@ static int open_new(const char *path)
 	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 }
 
+/* An output that is itself a device or a pipe (CUPTRACE_OUTPUT=/dev/null
+ * to throw the trace away) is written as it is: numbering made
+ * /dev/null.1 as root. Only the name itself: lstat and O_NOFOLLOW, and the
+ * file opened must be the one lstat saw, so a symlink to a device or a
+ * pipe, or a name swapped meanwhile, is never opened. -2 when path is no
+ * such file (a numbered name is used, as for any taken name); -1 and errno
+ * when it is one and cannot be opened. */
+static int open_device(const char *path)
+{
+	struct stat st, got;
+	if (lstat(path, &st) || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return -2;
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ELOOP ? -2 : -1;
+	if (fstat(fd, &got) || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
+		close(fd);
+		return -2;
+	}
+	return fd;
+}
+
 /* Creates path, or when the name is taken a numbered one beside it
  * (out/r0.ctr -> out/r0.1.ctr, out/r0.2.ctr, ...), whose name then goes
  * into path. */
@@ -73,13 +95,10 @@ static int open_unique(char *path, size_t len)
 	int fd = open_new(path);
 	if (fd >= 0 || errno != EEXIST)
 		goto done;
-	/* A device or a pipe (CUPTRACE_OUTPUT=/dev/null to throw the trace
-	 * away): written as it is (numbering made /dev/null.1 as root) */
-	struct stat st;
-	if (!stat(path, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-		fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open_device(path);
+	if (fd != -2)
 		goto done;
-	}
+	errno = EEXIST; /* the name is taken: a numbered one */
 	char base[PATH_MAX];
 	const char *ext = split_ext(path, base, sizeof base);
 	char cand[PATH_MAX + 32];

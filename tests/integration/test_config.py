@@ -191,18 +191,45 @@ def test_output_pattern_directories_and_no_overwrite(tmp_path):
                                                     f"{os.uname().nodename}.1.ctr"])
 
 
-def test_output_never_follows_a_symlink(tmp_path):
-    target = tmp_path / "precious"
-    target.write_text("keep me")
+@pytest.mark.parametrize("kind", ["file", "dangling", "fifo", "device"])
+def test_output_never_follows_a_symlink(tmp_path, kind):
+    """A symlink as the output name gets the next numbered name and a
+    warning, whatever it points at: a file (kept), nothing (the process was
+    left untraced, 'No such file or directory'), a FIFO or a character
+    device (followed: a reader of the FIFO received the trace). Only a name
+    that is itself a device or a pipe is written as it is
+    (test_output_to_dev_null_throws_the_trace_away)."""
+    import subprocess
+    target = tmp_path / "target"
+    if kind == "file":
+        target.write_text("keep me")
+    elif kind == "fifo":
+        os.mkfifo(target)
+        cap = tmp_path / "cap"
+        cat = subprocess.Popen(f"exec cat {target} > {cap}", shell=True)
+    elif kind == "device":
+        target = "/dev/null"
     (tmp_path / "o").mkdir()
     link = tmp_path / "o" / "x.ctr"
     link.symlink_to(target)
     env = base_env(LD_PRELOAD=traced_env(tmp_path)["LD_PRELOAD"], CUPTRACE_OUTPUT=str(link))
     p = run([PROGS / "demo_train", 3], env=env)
+    if kind == "fifo":  # end the reader: EOF, unless the trace's writer closed it already
+        try:
+            os.close(os.open(target, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+        cat.wait(timeout=20)
+        assert cap.read_bytes() == b""
     assert p.returncode == 0
-    assert target.read_text() == "keep me"
-    assert (tmp_path / "o" / "x.1.ctr").exists()
-    assert "exists; writing" in p.stderr
+    assert "exists; writing" in p.stderr and "not traced" not in p.stderr, p.stderr
+    assert sorted(os.listdir(tmp_path / "o")) == ["x.1.ctr", "x.ctr"]
+    assert (tmp_path / "o" / "x.1.ctr").stat().st_size > 0
+    assert os.path.islink(link) and os.readlink(link) == str(target)
+    if kind == "file":
+        assert target.read_text() == "keep me"
+    if kind == "dangling":
+        assert not os.path.lexists(target)
 
 
 def test_directory_pattern_gets_a_file_name(tmp_path):
