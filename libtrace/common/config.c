@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +54,10 @@ static int parse_ulong(const char *s, unsigned long *out)
 	return 0;
 }
 
+#define MAX_SECONDS 1e9 /* about 31 years */
+
+/* Seconds from 0 to MAX_SECONDS: 0, -1 when s is no number, -2 when it is
+ * larger. */
 static int parse_seconds(const char *s, double *out)
 {
 	if (!*s || !(isdigit((unsigned char)*s) || *s == '.'))
@@ -60,10 +65,20 @@ static int parse_seconds(const char *s, double *out)
 	errno = 0;
 	char *end;
 	double v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < 0 || v > 1e9)
+	if (*end)
+		return -1;
+	if (v > MAX_SECONDS) /* overflow (ERANGE) gives HUGE_VAL */
+		return -2;
+	if (errno || !isfinite(v))
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* The reason for a parse_seconds failure rc; what is expected otherwise. */
+static const char *seconds_why(int rc, const char *expected)
+{
+	return rc == -2 ? "too large: at most 1000000000 seconds" : expected;
 }
 
 static const struct {
@@ -114,6 +129,15 @@ void ct_sources_str(unsigned mask, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+/* A number [p, end) that a long cannot hold: said, -1. */
+static int too_large(const char *p, const char *end, char *why, size_t wlen)
+{
+	int n = (int)(end - p);
+	snprintf(why, wlen, "%.*s%s is too large (at most %ld)", n < 40 ? n : 40, p,
+		 n > 40 ? "..." : "", LONG_MAX);
+	return -1;
+}
+
 static int parse_ranks(const char *v, struct ct_rankset *s, char *why, size_t wlen)
 {
 	memset(s, 0, sizeof *s);
@@ -132,11 +156,15 @@ static int parse_ranks(const char *v, struct ct_rankset *s, char *why, size_t wl
 			return snprintf(why, wlen, "expected all, a list like 0,2,8-15, or local:N"), -1;
 		errno = 0;
 		long lo = strtol(p, &end, 10), hi = lo;
+		if (errno == ERANGE)
+			return too_large(p, end, why, wlen);
 		if (*end == '-') {
 			p = end + 1;
 			if (!isdigit((unsigned char)*p))
 				return snprintf(why, wlen, "a range needs an upper bound"), -1;
 			hi = strtol(p, &end, 10);
+			if (errno == ERANGE)
+				return too_large(p, end, why, wlen);
 		}
 		if (errno || lo > hi)
 			return snprintf(why, wlen, "bad range %ld-%ld", lo, hi), -1;
@@ -250,15 +278,18 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 		if (parse_ranks(v, &c->ranks, why, sizeof why))
 			return fail(err, elen, name, v, "%s", why);
 	} else if (!strcmp(name, "CUPTRACE_DELAY")) {
-		if (parse_seconds(v, &c->delay))
-			return fail(err, elen, name, v, "expected seconds >= 0");
+		int rc = parse_seconds(v, &c->delay);
+		if (rc)
+			return fail(err, elen, name, v, "%s", seconds_why(rc, "expected seconds >= 0"));
 	} else if (!strcmp(name, "CUPTRACE_DURATION")) {
-		if (parse_seconds(v, &c->duration) || c->duration == 0)
-			return fail(err, elen, name, v, "expected seconds > 0");
+		int rc = parse_seconds(v, &c->duration);
+		if (rc || c->duration == 0)
+			return fail(err, elen, name, v, "%s", seconds_why(rc, "expected seconds > 0"));
 	} else if (!strcmp(name, "CUPTRACE_HANG_TIMEOUT")) {
-		double s;
-		if (parse_seconds(v, &s) || s == 0)
-			return fail(err, elen, name, v, "expected seconds > 0");
+		double s = 0;
+		int rc = parse_seconds(v, &s);
+		if (rc || s == 0)
+			return fail(err, elen, name, v, "%s", seconds_why(rc, "expected seconds > 0"));
 		c->hang_timeout = s;
 	} else if (!strcmp(name, "CUPTRACE_CLOCK")) {
 		if (!strcmp(v, "auto"))

@@ -54,6 +54,28 @@ def test_launcher_refuses_bad_values_before_launching(tmp_path, var, value):
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("var,value,why", [
+    ("CUPTRACE_DELAY", "1e15", "too large: at most 1000000000 seconds"),  # said "expected seconds >= 0"
+    ("CUPTRACE_DURATION", "1e999", "too large: at most 1000000000 seconds"),
+    ("CUPTRACE_HANG_TIMEOUT", "2e9", "too large: at most 1000000000 seconds"),
+    ("CUPTRACE_DELAY", "1s", "expected seconds >= 0"),
+    # said "bad range 9223372036854775807-9223372036854775807"
+    ("CUPTRACE_RANKS", "99999999999999999999", "99999999999999999999 is too large"),
+    ("CUPTRACE_RANKS", "local:2-99999999999999999999", "99999999999999999999 is too large"),
+    ("CUPTRACE_RANKS", "3-1", "bad range 3-1"),
+])
+def test_bad_value_says_why(tmp_path, var, value, why):
+    """The error line says what is wrong with the value, in the library and
+    in the launcher alike."""
+    p = run([PROGS / "demo_train", 2], env=traced_env(tmp_path / "o", **{var: value}))
+    assert p.returncode == 0
+    assert one_line_error(p.stderr, var).startswith(f"cuptrace: error: {var}={value}: {why}")
+    p = run([TOOL, "run", "-o", f"{tmp_path}/o/%p.ctr", "--", "true"], env=base_env(**{var: value}))
+    assert p.returncode == 2
+    assert one_line_error(p.stderr, var).startswith(f"cuptrace: error: {var}={value}: {why}")
+    assert ctr_files(tmp_path / "o") == []
+
+
 @pytest.mark.parametrize("opt,value,var", [("--trace", "cuda,bogus", "CUPTRACE_TRACE"),
                                            ("-r", "1-0", "CUPTRACE_RANKS"),
                                            ("--steps", "active=0", "CUPTRACE_STEPS"),

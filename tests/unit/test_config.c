@@ -171,7 +171,9 @@ static void test_ranks(void)
 	set_bad("CUPTRACE_RANKS", "1;2", "unexpected ';'");
 	set_bad("CUPTRACE_RANKS", "local:", "expected all");
 	set_bad("CUPTRACE_RANKS", "local:all", "expected all");
-	set_bad("CUPTRACE_RANKS", "99999999999999999999999", "bad range");
+	/* said "bad range 9223372036854775807-9223372036854775807" */
+	set_bad("CUPTRACE_RANKS", "99999999999999999999999", "99999999999999999999999 is too large");
+	set_bad("CUPTRACE_RANKS", "1-99999999999999999999999", "99999999999999999999999 is too large");
 	set_bad("CUPTRACE_RANKS", "ALL", "expected all");
 	char many[512] = "0";
 	for (int i = 1; i <= CT_MAX_RANGES; i++)
@@ -253,12 +255,22 @@ static void test_numbers(void)
 	CHECK(cfg.delay == 1000);
 	set_ok("CUPTRACE_DURATION", "30");
 	CHECK(cfg.duration == 30);
-	static const char *const bad_secs[] = {"-1", "abc", "5s", "", "inf", "nan", "1e999", " 1", "."};
+	static const char *const bad_secs[] = {"-1", "abc", "5s", "", "inf", "nan", " 1", "."};
 	for (size_t i = 0; i < sizeof bad_secs / sizeof *bad_secs; i++) {
 		set_bad("CUPTRACE_DELAY", bad_secs[i], "expected seconds >= 0");
 		set_bad("CUPTRACE_DURATION", bad_secs[i], "expected seconds > 0");
 	}
 	set_bad("CUPTRACE_DURATION", "0", "expected seconds > 0");
+	/* Above the limit, the message says the limit (it said "expected
+	 * seconds >= 0"). */
+	static const char *const big_secs[] = {"1e999", "1e15", "1000000000.5"};
+	for (size_t i = 0; i < sizeof big_secs / sizeof *big_secs; i++) {
+		set_bad("CUPTRACE_DELAY", big_secs[i], "too large: at most 1000000000 seconds");
+		set_bad("CUPTRACE_DURATION", big_secs[i], "too large: at most 1000000000 seconds");
+		set_bad("CUPTRACE_HANG_TIMEOUT", big_secs[i], "too large: at most 1000000000 seconds");
+	}
+	set_ok("CUPTRACE_DURATION", "1e9");
+	CHECK(cfg.duration == 1e9);
 	CHECK(cfg.delay == 1000);
 	/* The hang watchdog: off (0) unless given seconds > 0. */
 	CHECK(cfg.hang_timeout == 0);
