@@ -133,6 +133,56 @@ def test_table_output_escapes_control_bytes(tmp_path):
     assert "\\u001b" in j
 
 
+PANDAS_READ = """
+import csv, json, sys
+import pandas as pd
+tsv = pd.read_csv(sys.argv[1], sep="\\t", keep_default_na=False, dtype=str, quoting=csv.QUOTE_NONE)
+stats = pd.read_csv(sys.argv[2], keep_default_na=False, dtype=str)
+print(json.dumps(dict(
+    slices=sorted(tsv[(tsv["type"] == "slice") & (tsv["cat"] == "nvtx")]["name"]),
+    tracks=sorted(tsv["track_name"].unique()),
+    processes=sorted(tsv[tsv["type"] == "process"]["name"]),
+    ranges=sorted(stats["Range"]))))
+"""
+
+
+def test_invalid_utf8_reaches_pandas_as_the_json_has_it(tmp_path):
+    """`cuptrace events` and `stats --format csv` wrote the traced program's
+    invalid UTF-8 raw: pandas.read_csv raised UnicodeDecodeError. Each bad
+    byte is now U+FFFD, as in the JSON: the names pandas reads are the
+    JSON's (the TSV's tabs and line ends as spaces)."""
+    import json
+    from conftest import convert, venv_python
+    from hostile_trace import hostile_files
+    venv = venv_python("pandas")
+    files = hostile_files(tmp_path / "in")
+    with open(tmp_path / "ev.tsv", "wb") as f:
+        ev = subprocess.run([str(TOOL), "events", *map(str, files)], stdout=f,
+                            stderr=subprocess.PIPE, env=base_env())
+    assert ev.returncode == 0, ev.stderr
+    p = tool("stats", "--report", "nvtx_sum", "--format", "csv", "-o", tmp_path / "s", *files)
+    assert p.returncode == 0, p.stderr
+    r = subprocess.run([str(venv), "-c", PANDAS_READ, str(tmp_path / "ev.tsv"),
+                        str(tmp_path / "s_nvtx_sum.csv")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout)
+    doc = convert(files, tmp_path / "h.json")["traceEvents"]
+    flat = lambda s: re.sub("[\t\n\r]", " ", s)  # noqa: E731
+    nvtx = sorted(flat(e["name"]) for e in doc if e.get("cat") == "user_annotation" and e["ph"] == "X")
+    assert got["slices"] == nvtx
+    assert "bad utf8 \ufffd\ufffd \ufffd( \ufffd\ufffd \ufffd\ufffd\ufffd end" in nvtx
+    threads = {e["args"]["name"] for e in doc if e.get("name") == "thread_name"}
+    assert "thread \ufffd\ufffd\ufffd" in threads and threads <= set(got["tracks"])
+    procs = {e["args"]["name"] for e in doc if e.get("name") == "process_name"
+             and e["args"]["name"].startswith("rank ")}
+    assert set(got["processes"]) == procs and any("h\ufffdst" in n for n in procs)
+    want = json.loads(tool("stats", "--report", "nvtx_sum", "--format", "json", *files).stdout)
+    [rows] = [v for k, v in want.items() if k.startswith("nvtx_sum")]
+    assert got["ranges"] == sorted(r["Range"] for r in rows)
+    assert ":bad utf8 \ufffd\ufffd \ufffd( \ufffd\ufffd \ufffd\ufffd\ufffd end" in got["ranges"]
+    assert "dom \ufffd\ufffd:msg \ufffd end" in got["ranges"]
+
+
 def killed_by_file_limit():
     """The file size limit with its signal at the default action: the first
     write past FSIZE kills the command by SIGXFSZ, as a signal from outside

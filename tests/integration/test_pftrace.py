@@ -384,6 +384,29 @@ def test_nvtx_program_as_json(tmp_path):
     assert any("payload" in s["args"] for s in d["slices"])
 
 
+def test_invalid_utf8_names_as_json(tmp_path):
+    """Strings of the traced program that are not UTF-8 (NVTX text, domain
+    and category args, a thread's name, a host in the process names) were
+    written raw: protobuf's string fields decoded to bytes, not the JSON's
+    names. Each bad byte is now U+FFFD, as in the JSON, in both the plain
+    and the compressed packets."""
+    from hostile_trace import hostile_files
+    files = hostile_files(tmp_path / "in")
+    for opts in ([], ["--pftrace-plain"]):
+        out = tmp_path / ("plain" if opts else "packed")
+        out.mkdir()
+        d, doc = same_as_json(files, out, opts=opts)
+        names = [s["name"] for s in d["slices"] + d["instants"]]
+        texts = names + [v for s in d["slices"] for v in s["args"].values()] + \
+            [t["name"] for t in d["tracks"].values() if t["name"]] + list(d["procs"].values())
+        assert all(isinstance(t, str) for t in texts), [t for t in texts if not isinstance(t, str)]
+        assert "bad utf8 \ufffd\ufffd \ufffd( \ufffd\ufffd \ufffd\ufffd\ufffd end" in names
+        [s] = [s for s in d["slices"] if s["name"] == "msg \ufffd end"]
+        assert s["args"] == {"domain": "dom \ufffd\ufffd", "category": "cat \ufffd("}, s
+        assert "thread \ufffd\ufffd\ufffd" in {t["name"] for t in d["tracks"].values()}
+        assert any("h\ufffdst\ufffd\ufffd" in n for n in d["procs"].values()), d["procs"]
+
+
 def test_lanes_of_a_thread_are_named_after_it(tmp_path):
     """A range holding a step boundary overlaps two ProfilerStep slices on
     its thread (as in the JSON), so the steps go to a lane track: the lane

@@ -378,3 +378,34 @@ def test_a_job_database_joins_as_one_process_does(tmp_path):
             if e.get("cat") == "kernel"}
     assert corr == {r[0] for r in db.execute(
         "SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid >> 48 = 0")}
+
+
+def test_invalid_utf8_reads_back_as_the_json_has_it(tmp_path):
+    """Strings of the traced program that are not UTF-8 (NVTX text, domain,
+    category and thread names, a host and a file name) were written raw:
+    Python's sqlite3 raised "Could not decode to UTF-8" on fetchall. Every
+    TEXT column of every table now reads back, and each name is the JSON's
+    (each bad byte U+FFFD)."""
+    from hostile_trace import BAD_HOST, hostile_files
+    files = hostile_files(tmp_path)
+    db = export(files, tmp_path / "h.sqlite")
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    seen = set()
+    for t in tables:
+        for row in db.execute(f"SELECT * FROM {t}").fetchall():  # decodes every text value
+            seen.update(v for v in row if isinstance(v, str))
+    doc = convert(files, tmp_path / "h.json")["traceEvents"]
+    nvtx = {e["name"] for e in doc if e.get("cat") == "user_annotation"}
+    assert "bad utf8 \ufffd\ufffd \ufffd( \ufffd\ufffd \ufffd\ufffd\ufffd end" in nvtx
+    got = {r[0] for r in db.execute(
+        "SELECT coalesce(n.text, s.value, '') FROM NVTX_EVENTS n LEFT JOIN StringIds s "
+        "ON s.id = n.textId WHERE n.eventType IN (59, 60)")}
+    assert got == nvtx
+    args = {v for e in doc if e.get("cat") == "user_annotation" for v in e.get("args", {}).values()}
+    threads = {e["args"]["name"] for e in doc if e.get("name") == "thread_name"}
+    assert {"dom \ufffd\ufffd", "cat \ufffd("} <= args <= seen
+    assert "thread \ufffd\ufffd\ufffd" in threads and threads <= seen
+    host = BAD_HOST.decode("utf-8", "replace")
+    assert host == "h\ufffdst\ufffd\ufffd"
+    assert db.execute("SELECT count(*) FROM CUPTRACE_RANKS WHERE host = ?", (host,)).fetchone()[0] == 1
+    assert str(files[2]).encode("utf-8", "surrogateescape").decode("utf-8", "replace") in seen

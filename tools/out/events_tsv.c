@@ -5,18 +5,25 @@
  * Times are ns on the job's timeline (as the Chrome trace's ts, in ns);
  * process and track lines, which name a track, have none (empty). */
 #include "out/events_tsv.h"
+#include "util/utf8.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const type_name[] = {"process", "track", "slice", "async", "instant", "counter", "flow"};
 static const char *const kind_name[] = {"thread", "stream", "stream_sync", "gpu_other", "nccl", "nccl_gpu"};
 
-/* Text of a field: tabs and newlines of the traced program's strings become spaces. */
+/* Text of a field: tabs and newlines of the traced program's strings
+ * become spaces, invalid UTF-8 U+FFFD (util/utf8.h, as in the JSON), so
+ * that a reader decoding UTF-8 (pandas) reads every line. */
 static void field(FILE *f, const char *s, size_t n)
 {
+	char *tmp;
+	s = utf8_clean(s, &n, &tmp);
 	for (size_t i = 0; i < n; i++)
 		fputc(s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i], f);
+	free(tmp);
 }
 
 static void name_of(FILE *f, const struct m_event *ev)
@@ -55,7 +62,8 @@ static void name_of(FILE *f, const struct m_event *ev)
 		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
-			fputs(ev->process.name ? ev->process.name : "", f);
+			field(f, ev->process.name ? ev->process.name : "",
+			      ev->process.name ? strlen(ev->process.name) : 0);
 		else
 			field(f, ev->track->name, ev->track->name_len);
 		break;

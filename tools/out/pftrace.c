@@ -142,7 +142,7 @@ static void announce(struct pft *p, const struct m_track *tr, unsigned lane)
 	pb_put_uint(o, THD_PID, p->t->pid);
 	pb_put_uint(o, THD_TID, (uint64_t)tr->tid);
 	if (tr->name_len)
-		pb_put_bytes(o, THD_NAME, tr->name, tr->name_len);
+		pf_put_text(o, THD_NAME, tr->name, tr->name_len);
 	pb_close(o, th);
 	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)tr->sort);
 	pb_close(o, td);
@@ -217,7 +217,7 @@ static void interned_entry(struct out *o, unsigned field, uint64_t iid, const ch
 {
 	size_t at = pb_open(o, field);
 	pb_put_uint(o, IID, iid);
-	pb_put_bytes(o, IID_NAME, s, n);
+	pf_put_text(o, IID_NAME, s, n);
 	pb_close(o, at);
 }
 
@@ -264,7 +264,7 @@ static void event_head(struct pft *p, unsigned type, uint64_t uuid, const struct
 		q = pb_uint(q, TE_CATEGORY_IIDS, nd->cat + 1);
 	o->len = (size_t)(q - o->buf);
 	if (!nd->name_iid && nd->name)
-		pb_put_bytes(o, TE_NAME, nd->name, nd->name_len);
+		pf_put_text(o, TE_NAME, nd->name, nd->name_len);
 }
 
 static void end_packet(struct pft *p, unsigned clock, uint64_t ts, uint64_t uuid)

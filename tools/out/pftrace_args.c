@@ -57,7 +57,7 @@ static void a_str(struct out *o, unsigned a, const char *s, size_t n)
 {
 	size_t at = pb_open(o, TE_ANNOTATIONS);
 	pb_put_uint(o, DA_NAME_IID, a + 1);
-	pb_put_bytes(o, DA_STRING, s, n);
+	pf_put_text(o, DA_STRING, s, n);
 	pb_close(o, at);
 }
 

@@ -133,7 +133,10 @@ static inline uint64_t ts_of(const struct pft *p, uint64_t t)
 
 /* pftrace_seq.c: a packet without a time (flags 0 outside the files'
  * sequences), a sequence's first packet, the ClockSnapshot starting
- * incremental clock `id` at the file's start, descriptors. */
+ * incremental clock `id` at the file's start, descriptors; a string field
+ * of text from the traced program (pf_put_text: invalid UTF-8 becomes
+ * U+FFFD, as in the JSON). */
+void pf_put_text(struct out *o, unsigned field, const char *s, size_t n);
 size_t bare_packet(struct out *o, uint32_t seq, unsigned flags);
 void seq_start(struct pft *p);
 void clock_snapshot(struct pft *p, unsigned id);

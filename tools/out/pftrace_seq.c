@@ -2,6 +2,20 @@
  * packet of a (file, share) sequence, the ClockSnapshots that start its
  * incremental clocks (see pftrace.c) and the track descriptors. */
 #include "out/pftrace_int.h"
+#include "util/utf8.h"
+
+#include <stdlib.h>
+
+/* Protobuf's strings are UTF-8 and Perfetto's readers decode them so: the
+ * traced program's invalid bytes become U+FFFD, as the JSON has them, so
+ * that names agree between the two (valid text is written as it is). */
+void pf_put_text(struct out *o, unsigned field, const char *s, size_t n)
+{
+	char *tmp;
+	s = utf8_clean(s, &n, &tmp);
+	pb_put_bytes(o, field, s, n);
+	free(tmp);
+}
 
 /* Starts a packet without a time; flags 0 outside the files' sequences. */
 size_t bare_packet(struct out *o, uint32_t seq, unsigned flags)
@@ -21,7 +35,7 @@ void descriptor(struct out *o, uint32_t seq, uint64_t uuid, uint64_t parent, con
 	size_t td = pb_open(o, TP_TRACK_DESCRIPTOR);
 	pb_put_uint(o, TD_UUID, uuid);
 	pb_put_uint(o, TD_PARENT, parent);
-	pb_put_bytes(o, TD_NAME, name, name_len);
+	pf_put_text(o, TD_NAME, name, name_len);
 	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);
 	pb_close(o, td);
 	pb_close(o, at);
@@ -35,7 +49,7 @@ void process_descriptor(struct out *o, uint32_t seq, unsigned flags, uint64_t pi
 	pb_put_uint(o, TD_UUID, proc_uuid(pid));
 	size_t pd = pb_open(o, TD_PROCESS);
 	pb_put_uint(o, PD_PID, pid);
-	pb_put_str(o, PD_NAME, name);
+	pf_put_text(o, PD_NAME, name, strlen(name));
 	pb_close(o, pd);
 	pb_put_uint(o, TD_CHILD_ORDERING, ORDER_EXPLICIT);
 	pb_put_uint(o, TD_SIBLING_RANK, (uint64_t)rank);

@@ -1,5 +1,6 @@
 #include "out/sqlite_db.h"
 #include "util/tmp_guard.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -276,19 +277,25 @@ int sdb_open(struct sdb *d, const char *path)
 	return 0;
 }
 
+/* The text is bound as SQLite TEXT, which its readers (Python's sqlite3)
+ * decode as UTF-8: invalid UTF-8 from the traced program becomes U+FFFD
+ * (util/utf8.h), as in the JSON. */
 void sdb_text(struct sdb_row r, int i, const char *p, size_t n)
 {
 	struct sdb_tab *b = r.tab;
-	if (n > INT32_MAX)
-		n = INT32_MAX;
-	if (b->tlen + n > b->tcap) {
-		b->tcap = (b->tlen + n) * 2 + 4096;
+	if (n > INT32_MAX / 3)
+		n = INT32_MAX / 3;
+	size_t v = utf8_valid(p, n), room = v + 3 * (n - v);
+	if (b->tlen + room > b->tcap) {
+		b->tcap = (b->tlen + room) * 2 + 4096;
 		b->text = xrealloc(b->text, b->tcap);
 	}
-	if (n)
-		memcpy(b->text + b->tlen, p, n);
-	r.v[i] = (struct sdb_val){.off = (uint32_t)b->tlen, .len = (uint32_t)n, .type = SQLITE_TEXT};
-	b->tlen += n;
+	if (v)
+		memcpy(b->text + b->tlen, p, v);
+	if (v < n)
+		v += utf8_fix_into(b->text + b->tlen + v, p + v, n - v);
+	r.v[i] = (struct sdb_val){.off = (uint32_t)b->tlen, .len = (uint32_t)v, .type = SQLITE_TEXT};
+	b->tlen += v;
 }
 
 void sdb_double(struct sdb_row r, int i, double x)

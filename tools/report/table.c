@@ -1,6 +1,7 @@
 #include "report/table.h"
 #include "util/json_escape.h"
 #include "util/term_escape.h"
+#include "util/utf8.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -150,19 +151,35 @@ void table_note(struct table *t, const char *note)
 		exit(1);
 }
 
+/* CSV is read as UTF-8 (pandas, Python's csv): the traced program's
+ * invalid bytes become U+FFFD (util/utf8.h), as in the JSON. */
 static void csv_field(FILE *f, const char *s)
 {
+	size_t n = strlen(s);
+	char *tmp;
+	s = utf8_clean(s, &n, &tmp);
 	if (!strpbrk(s, ",\"\n\r")) {
 		fputs(s, f);
-		return;
+	} else {
+		fputc('"', f);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', f);
+			fputc(*s, f);
+		}
+		fputc('"', f);
 	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	free(tmp);
+}
+
+/* A line of CSV after '#': title or note. */
+static void csv_comment(FILE *f, const char *what, const char *s)
+{
+	size_t n = strlen(s);
+	char *tmp;
+	s = utf8_clean(s, &n, &tmp);
+	fprintf(f, "# %s%s\n", what, s);
+	free(tmp);
 }
 
 static void json_string(FILE *f, const char *s)
@@ -213,9 +230,9 @@ void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int
 		if (!first)
 			fputc('\n', f);
 		if (!alone)
-			fprintf(f, "# %s\n", t->title);
+			csv_comment(f, "", t->title);
 		if (t->note && !alone)
-			fprintf(f, "# note: %s\n", t->note);
+			csv_comment(f, "note: ", t->note);
 		for (int c = 0; c < t->ncols; c++) {
 			if (c)
 				fputc(',', f);

@@ -18,10 +18,13 @@ static char *escape(const char *s, uint32_t len, str_prep prep, size_t *n)
 	return e;
 }
 
+/* The last inline (uninterned) string's text, per thread: freed with a
+ * cache (a worker thread that ended with it held leaked it). */
+static __thread char *scratch;
+
 const char *strcache_get(struct strcache *c, uint64_t sid, const char *s, uint32_t len, str_prep prep,
 			 uint32_t *outlen)
 {
-	static __thread char *scratch;
 	size_t n;
 	if (sid < CT_SID_FIRST) {
 		free(scratch);
@@ -49,6 +52,8 @@ const char *strcache_get(struct strcache *c, uint64_t sid, const char *s, uint32
 
 void strcache_free(struct strcache *c)
 {
+	free(scratch);
+	scratch = NULL;
 	for (size_t k = 0; k < c->n; k++)
 		free(c->v[k]);
 	free(c->v);

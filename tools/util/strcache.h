@@ -21,6 +21,7 @@ typedef char *(*str_prep)(const char *s, size_t n, size_t *outn);
  * valid until the next call on this thread. */
 const char *strcache_get(struct strcache *c, uint64_t sid, const char *s, uint32_t len, str_prep prep,
 			 uint32_t *outlen);
+/* Frees the cache, and the calling thread's text of the last inline string. */
 void strcache_free(struct strcache *c);
 
 #endif
