@@ -409,3 +409,17 @@ def test_invalid_utf8_reads_back_as_the_json_has_it(tmp_path):
     assert host == "h\ufffdst\ufffd\ufffd"
     assert db.execute("SELECT count(*) FROM CUPTRACE_RANKS WHERE host = ?", (host,)).fetchone()[0] == 1
     assert str(files[2]).encode("utf-8", "surrogateescape").decode("utf-8", "replace") in seen
+
+
+def test_process_name_is_the_whole_program_name(tmp_path):
+    """PROCESSES.name is argv[0] without directories: the command line is
+    NUL-separated, so a name with a space was cut at it ("my" for
+    "my trainer")."""
+    import shutil
+    prog = tmp_path / "dir with space" / "my trainer"
+    prog.parent.mkdir()
+    shutil.copy(PROGS / "nvtx_threads", prog)
+    p = run([prog, 1, 2, 1], env=traced_env(tmp_path / "out"))
+    assert p.returncode == 0, p.stderr
+    db = export(ctr_files(tmp_path / "out"), tmp_path / "p.sqlite")
+    assert db.execute("SELECT name FROM PROCESSES").fetchall() == [("my trainer",)]

@@ -158,12 +158,10 @@ static void end_file(void *ctx, struct tfile *t)
 		SB_I(s, 5, q->gpid);
 		sdb_row(q->db, T_GPU);
 	}
-	/* the process's name: its command's first word, without directories */
+	/* the process's name: argv[0] (the command line's arguments are
+	 * NUL-separated; a path may hold spaces), without directories */
 	const char *cmd = h->cmdline ? h->cmdline : "";
 	size_t cl = strnlen(cmd, h->cmdline_len);
-	const char *sp = memchr(cmd, ' ', cl);
-	if (sp)
-		cl = (size_t)(sp - cmd);
 	const char *base = cmd;
 	for (size_t i = 0; i < cl; i++)
 		if (cmd[i] == '/')
