@@ -370,6 +370,19 @@ def test_nccl_job_as_json(nccl_job, tmp_path):
     assert any(s["cat"] == "nccl" and s["terms"] for s in d["slices"] + d["instants"])
 
 
+def test_nccl_job_with_kernels_as_json(nccl_sim_job, tmp_path):
+    """The NCCL harness with the CUPTI simulator: NCCL operations joined to
+    their kernels carry the kernel's correlation id as "kernel correlation"
+    in both outputs ("correlation" is CUDA calls' and GPU work's only: HTA
+    joins on it). The .pftrace named it "correlation"; the harness without
+    kernels above never showed it."""
+    d, doc = same_as_json(nccl_sim_job, tmp_path)
+    nccl = [s for s in d["slices"] if s["cat"] == "nccl"]
+    assert any("kernel correlation" in s["args"] for s in nccl), nccl[:3]
+    assert not any("correlation" in s["args"] for s in nccl)
+    assert any(s["cat"] == "kernel" and "correlation" in s["args"] for s in d["slices"])
+
+
 def test_nccl_job_any_order(nccl_job, tmp_path):
     """--any-order: the workers' packets in the order they come; each
     sequence's own packets stay in order, so the events are the JSON's."""
@@ -474,6 +487,25 @@ def nccl_job(tmp_path_factory):
     test_nccl.run_ranks(d, lambda r: dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
                                           HARNESS_STEPS="1"))
     return ctr_files(out)
+
+
+@pytest.fixture(scope="module")
+def nccl_sim_job(tmp_path_factory):
+    """4 ranks of the NCCL harness on the CUPTI simulator (kernels, and
+    NCCL operations joined to them)."""
+    d = tmp_path_factory.mktemp("pftrace_nccl_sim")
+    out, world = d / "out", 4
+    procs = [subprocess.Popen(
+        [str(test_nccl.HARNESS.parent.parent / "cupti_sim" / "nccl_harness_sim"), "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr", RANK=str(r),
+                 WORLD_SIZE=str(world), CT_TEST_TRUTH=str(d / f"t{r}.jsonl")))
+        for r in range(world)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0, p.stderr.read()
+    files = ctr_files(out)
+    assert len(files) == world
+    return files
 
 
 if __name__ == "__main__":

@@ -237,7 +237,7 @@ void nccl_args(struct pft *p, const struct m_event *ev)
 		a_uint(o, A_OPS, pl->n);
 		if (pl->has_kernel && pl->kernel.name) {
 			a_str(o, A_KERNEL, pl->kernel.name, strlen(pl->kernel.name));
-			a_int(o, A_CORR, (int64_t)pl->kernel.correlation);
+			a_int(o, A_KCORR, (int64_t)pl->kernel.correlation);
 		}
 		return;
 	}
@@ -280,7 +280,7 @@ void nccl_args(struct pft *p, const struct m_event *ev)
 	}
 	if (pl->has_kernel && pl->kernel.name) {
 		a_str(o, A_KERNEL, pl->kernel.name, strlen(pl->kernel.name));
-		a_int(o, A_CORR, (int64_t)pl->kernel.correlation);
+		a_int(o, A_KCORR, (int64_t)pl->kernel.correlation);
 	}
 	if (op->step >= 0)
 		a_int(o, A_STEP, (int64_t)op->step);

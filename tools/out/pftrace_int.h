@@ -54,7 +54,8 @@ enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_
 	X(A_RANK, "rank") X(A_ALGO, "algorithm") X(A_PROTO, "protocol") X(A_CHANNELS, "channels")     \
 	X(A_WARPS, "warps") X(A_ENQUEUE, "enqueue (us)") X(A_GPU_TIME, "gpu time (us)")               \
 	X(A_GPU_CHANNELS, "gpu channels") X(A_GROUP, "group") X(A_GROUP_SIZE, "group size")           \
-	X(A_KERNEL, "kernel") X(A_STEP, "step") X(A_CALLS, "calls") X(A_OPS, "ops")  \
+	X(A_KERNEL, "kernel") X(A_KCORR, "kernel correlation") X(A_STEP, "step")                      \
+	X(A_CALLS, "calls") X(A_OPS, "ops")                                                            \
 	X(A_WAIT_STREAM, "wait_on_stream") X(A_WAIT_CORR, "wait_on_cuda_event_record_corr_id")  \
 	X(A_WAIT_EVENT, "wait_on_cuda_event_id") X(A_OPERATION, "operation")                       \
 	X(A_IN_FLIGHT, "in flight (ns)")
@@ -64,6 +65,7 @@ enum ann { ANNOTATIONS(X_ENUM) A_N };
 #define BIT(a) (1ull << (a))
 
 #define ANN_ALL (~0ull >> (64 - A_N))
+_Static_assert(A_N <= 64, "the annotation names interned are bits of a uint64_t");
 
 /* ---- tracks and lanes */
 #define STACK 8  /* recent outermost slices of a track, to find overlaps */
