@@ -423,3 +423,90 @@ def test_process_name_is_the_whole_program_name(tmp_path):
     assert p.returncode == 0, p.stderr
     db = export(ctr_files(tmp_path / "out"), tmp_path / "p.sqlite")
     assert db.execute("SELECT name FROM PROCESSES").fetchall() == [("my trainer",)]
+
+
+# ---- docs/SQLITE.md says what the export writes
+
+DOC = BUILD.parent / "docs" / "SQLITE.md"
+TYPE_WORDS = {"INTEGER", "TEXT", "REAL", "NOT", "NULL", "PRIMARY", "KEY"}
+
+
+def documented_columns():
+    """{table: [(column, type words or None)]} from SQLITE.md's two table
+    lists: the backquoted `col, col TYPE ...` groups of the columns cell
+    (a type applies to the names before it in its group, REFERENCES
+    aside; "the 7 common
+    columns" are those the doc lists under the table), and the paragraph
+    that lists CUPTRACE_NCCL_OPERATIONS ("see below": its backquoted names
+    outside parentheses)."""
+    import re
+    text = DOC.read_text()
+    common = re.search(r"The 7 common columns of the GPU tables: `([^`]*)`", text, re.S).group(1)
+    tables = {}
+    for line in text.splitlines():
+        m = re.match(r"\| `(\w+)` \| (.*?) \|", line)
+        if not m or m.group(2).strip() == "see below":
+            continue
+        cell = m.group(2).replace("the 7 common columns above", f"`{common}`")
+        cell = cell.replace("the 7 common columns", f"`{common}`")
+        cols = []
+        for group in re.findall(r"`([^`]*)`", cell):
+            pending = []
+            for piece in group.split(","):
+                words = re.sub(r"REFERENCES \w+\(\w+\)", "", piece).split()
+                pending.append(words[0])
+                if len(words) > 1:
+                    assert set(words[1:]) <= TYPE_WORDS, (m.group(1), piece)
+                    cols += [(c, " ".join(words[1:])) for c in pending]
+                    pending = []
+            cols += [(c, None) for c in pending]
+        tables[m.group(1)] = cols
+    para = re.search(r"^`CUPTRACE_NCCL_OPERATIONS`: (.*?)\n\n", text, re.S | re.M).group(1)
+    para = re.sub(r"\([^()]*\)", "", para)
+    tables["CUPTRACE_NCCL_OPERATIONS"] = [(c.strip(), None) for g in re.findall(r"`([\w, ]+)`", para)
+                                          for c in g.split(",")]
+    return tables
+
+
+def test_the_doc_lists_every_table_and_column(train):
+    """Each table the export creates is in docs/SQLITE.md with its columns
+    in order, and each type the doc gives (INTEGER, TEXT, REAL, NOT NULL,
+    PRIMARY KEY) is the column's."""
+    _, db, _, _ = train
+    doc = documented_columns()
+    made = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    assert sorted(doc) == sorted(made)
+    for t in made:
+        info = db.execute(f"PRAGMA table_info({t})").fetchall()
+        assert [c for c, _ in doc[t]] == [r[1] for r in info], t
+        for (c, typ), (_, name, ctype, notnull, _, pk) in zip(doc[t], info):
+            if typ is None:
+                continue
+            want = ctype + (" NOT NULL" if notnull else "") + (" PRIMARY KEY" if pk else "")
+            assert typ == want, (t, c, typ, want)
+
+
+def test_rank_status_values_are_documented(tmp_path):
+    """CUPTRACE_RANKS.status of a clean, a truncated and a damaged file (a
+    bit flipped in a middle block's payload): each value is one the doc
+    lists (it listed clean / truncated / corrupt; the export writes
+    damaged too)."""
+    import re
+    from test_tools import _blocks
+    p = run([PROGS / "demo_train", 10000], env=traced_env(tmp_path / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "o")
+    data = f.read_bytes()
+    start, end = _blocks(data)[1]
+    bad = bytearray(data)
+    bad[(start + end) // 2] ^= 0x10
+    paths = {"clean": f, "truncated": tmp_path / "cut.ctr", "damaged": tmp_path / "bad.ctr"}
+    paths["truncated"].write_bytes(data[:len(data) - 64])
+    paths["damaged"].write_bytes(bytes(bad))
+    row = [l for l in DOC.read_text().splitlines() if l.startswith("| `CUPTRACE_RANKS` |")][0]
+    listed = re.search(r"`status` ((?:`\w+`(?: / )?)+)", row).group(1)
+    listed = re.findall(r"`(\w+)`", listed)
+    for want, path in paths.items():
+        db = export([path], tmp_path / f"{want}.sqlite")
+        assert db.execute("SELECT status FROM CUPTRACE_RANKS").fetchall() == [(want,)]
+        assert want in listed, (want, listed)
