@@ -305,6 +305,26 @@ def test_split_ranks_and_convert(nccl_job, tmp_path):
     assert c.execute("SELECT count(*) FROM CUPTRACE_RANKS").fetchone()[0] == WORLD
 
 
+def test_export_takes_convert_options(nccl_job, tmp_path):
+    """`export -j N` was "invalid option" though `convert -j N -o x.sqlite`,
+    the same command (SQLITE.md), takes it: both take it and write the same
+    database as export without it; a bad N is a usage error in both."""
+    files = list(map(str, nccl_job[0]))
+    dumps = []
+    for name, args in (("e", ["export"]), ("ej", ["export", "-j", "2"]),
+                       ("cj", ["convert", "-j", "2"]), ("sj", ["export", "--jobs", "3"])):
+        p = tool(*args, "-o", str(tmp_path / f"{name}.sqlite"), *files)
+        assert p.returncode == 0, p.stderr
+        dumps.append(list(sqlite3.connect(str(tmp_path / f"{name}.sqlite")).iterdump()))
+    assert len(dumps[0]) > 200 and all(d == dumps[0] for d in dumps)
+    p = tool("export", "-j", "2", "--split-ranks", str(tmp_path / "split"), *files)
+    assert p.returncode == 0, p.stderr
+    assert len(list((tmp_path / "split").iterdir())) == WORLD
+    for cmd in ("export", "convert"):
+        p = tool(cmd, "-j", "0", "-o", str(tmp_path / "z.sqlite"), *files)
+        assert p.returncode == 2 and f"cuptrace {cmd}: -j needs a number >= 1" in p.stderr, p.stderr
+
+
 def leftovers(d):
     return sorted(f.name for f in d.iterdir())
 

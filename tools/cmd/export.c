@@ -12,8 +12,8 @@
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace export [-o OUT.sqlite] [--align none|collectives] [--strict] INPUT...\n"
-	      "       cuptrace export --split-ranks DIR [--strict] INPUT...\n\n"
+	fputs("usage: cuptrace export [-o OUT.sqlite] [-j N] [--align none|collectives] [--strict] INPUT...\n"
+	      "       cuptrace export --split-ranks DIR [-j N] [--strict] INPUT...\n\n"
 	      "Writes the .ctr files (or directories of them) into one SQLite database\n"
 	      "with Nsight Systems' export tables (StringIds, CUPTI_ACTIVITY_KIND_KERNEL,\n"
 	      "..._MEMCPY, ..._MEMSET, ..._RUNTIME, ..._SYNCHRONIZATION, NVTX_EVENTS, ...)\n"
@@ -23,6 +23,9 @@ static void help(FILE *f)
 	      "timeline. Default OUT: the input's name with .sqlite, or cuptrace.sqlite\n"
 	      "for several inputs. The file is complete or absent.\n\n"
 	      "  --split-ranks DIR  one DIR/rank<R>.sqlite per rank instead\n"
+	      "  -j, --jobs N       accepted as cuptrace convert -o OUT.sqlite accepts it\n"
+	      "                     (the same command); a database is written by one\n"
+	      "                     thread, so N changes neither the work nor the file\n"
 	      "  --align MODE       clocks of several hosts, as cuptrace convert\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
 	      "                     a warning; exit 1 only when no input is usable)\n",
@@ -53,14 +56,19 @@ int cmd_export(int argc, char **argv)
 					   {"split-ranks", required_argument, NULL, 's'},
 					   {"strict", no_argument, NULL, 'S'},
 					   {"align", required_argument, NULL, 'A'},
+					   {"jobs", required_argument, NULL, 'j'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
-	int c, strict = 0, align = ALIGN_AUTO;
+	int c, strict = 0, align = ALIGN_AUTO, jobs;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:j:h", lo, NULL)) != -1) {
 		if (c == 'o')
 			outpath = optarg;
+		else if (c == 'j') { /* checked as convert checks it; see help() */
+			if (cmd_jobs("export", optarg, &jobs))
+				return 2;
+		}
 		else if (c == 's')
 			split = optarg;
 		else if (c == 'S')
