@@ -14,12 +14,14 @@ import csv
 import io
 import json
 import statistics
+import subprocess
 
 import pytest
 
 from conftest import BUILD, ctr_files, read_truth, run, tool, traced_env
 
 SIM_TRAIN = BUILD / "tests" / "cupti_sim" / "sim_train"
+HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 ITER = 3
 COMPUTE, COMM, MEMORY, BUSY, OVERLAP = 20_140_000, 100_000, 80_000, 20_190_000, 50_000
 
@@ -290,3 +292,93 @@ def test_nvtx_gpu_proj_sum_whatever_the_file_order(tmp_path, iters):
     got = {r["Range"]: (r["Range Instances"], r["Total GPU Ops"])
            for r in table(doc, "nvtx_gpu_proj_sum") if r["Range"] in want}
     assert got == want
+
+
+@pytest.fixture(scope="module", params=["one_rank", "four_ranks_steps"])
+def late_stream(request, tmp_path_factory):
+    """The NCCL harness on the simulated GPU, 20 iterations paced 2 ms: one
+    CUPTI buffer holds most of the run, and the tracer writes its kernels
+    stream by stream, so the pair communicator's stream (10) comes after
+    the later kernels of streams 8 and 9. The walk-through's job: rank 0
+    of 2 alone, and 4 ranks marking steps."""
+    world, ranks, extra = ((2, [0], {}) if request.param == "one_rank"
+                           else (4, range(4), {"HARNESS_STEPS": 1}))
+    d = tmp_path_factory.mktemp("late")
+    procs = []
+    for r in ranks:
+        env = dict(traced_env(d / "o", CUPTRACE_TRACE="cuda,nvtx,nccl", RANK=r,
+                              WORLD_SIZE=world, HARNESS_PACE_US=2000,
+                              CUPTI_SIM_TRUTH=d / f"sim{r}.jsonl", **extra),
+                   CUPTRACE_OUTPUT=f"{d}/o/r%r.ctr")
+        procs.append(subprocess.Popen([str(HARNESS_SIM), "20"], env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    return [(r, d / "o" / f"r{r}.ctr", read_truth(d / f"sim{r}.jsonl")) for r in ranks]
+
+
+def clip(iv, a, b):
+    return [(max(s, a), min(e, b)) for s, e in iv if min(e, b) > max(s, a)]
+
+
+def expect_breakdown(row, comm, compute, a, b):
+    """A breakdown row against the unions over [a, b] (no copies or memsets
+    here: busy = communication or compute)."""
+    comm, compute = clip(comm, a, b), clip(compute, a, b)
+    busy = union(comm + compute)
+    assert row["Window (ns)"] == b - a
+    assert (row["Compute (ns)"], row["Communication (ns)"], row["Memory (ns)"]) == \
+        (union(compute), union(comm), 0)
+    assert row["Idle (ns)"] == b - a - busy
+    assert row["Exposed Comm (ns)"] == busy - union(compute)
+    overlap = union(comm) - (busy - union(compute))
+    assert row["Overlap (%)"] == round(100 * overlap / union(comm), 1)
+
+
+def test_breakdown_and_gaps_count_a_stream_that_comes_late(late_stream):
+    """breakdown and gpu_gaps hold each kernel until every stream of its
+    CUPTI buffer has come: the unions are those of the simulator's kernels
+    (truth), whole window and per step, as in `cuptrace events`. The sweep
+    used to pass stream 10's kernels before they came and cut them: 18 of
+    its 20 were not counted (6,114,920 ns of communication for 6,294,920),
+    and Idle and the gaps grew by as much."""
+    for rank, f, truth in late_stream:
+        p = tool("events", str(f))
+        assert p.returncode == 0, p.stderr
+        rows = [x.split("\t") for x in p.stdout.splitlines()[1:]]
+        kern = [(int(x[6]), int(x[7]), x[5], x[8]) for x in rows
+                if x[1] == "slice" and x[2] == "kernel"]
+        # the order that the sweep must wait for: kernels after later-starting ones
+        late = [k for i, k in enumerate(kern) if any(o[0] > k[0] for o in kern[:i])]
+        assert "stream 10" in {k[2] for k in late}, late
+        work = [r for r in truth if r["k"] == "kernel"]
+        assert len(work) == len(kern) == 220 and not gpu_work(truth, 1)
+        assert sorted(e - s for s, e, _, _ in kern) == sorted(r["end"] - r["start"] for r in work)
+        comm = [(r["start"], r["end"]) for r in work if "ncclDevKernel" in r["name"]]
+        compute = [(r["start"], r["end"]) for r in work if "ncclDevKernel" not in r["name"]]
+        lo, hi = min(r["start"] for r in work), max(r["end"] for r in work)
+        doc = stats(f, "--report", "breakdown,gpu_gaps", "--by", "step")
+        bd = table(doc, "breakdown: GPU time")
+        [whole] = [r for r in bd if r["Step"] is None]
+        assert whole["Rank"] == rank
+        expect_breakdown(whole, comm, compute, lo, hi)
+        # steps: on the timeline of `cuptrace events`, as its kernels
+        steps = {int(x[8].split("#")[1]): (int(x[6]), int(x[7])) for x in rows
+                 if x[1] == "slice" and x[2] == "step"}
+        by_step = {r["Step"]: r for r in bd if r["Step"] is not None}
+        assert sorted(by_step) == sorted(steps)
+        assert len(steps) == (20 if len(late_stream) == 4 else 0)  # HARNESS_STEPS
+        ecomm = [(s, e) for s, e, _, n in kern if n.startswith("ncclDevKernel")]
+        ecomp = [(s, e) for s, e, _, n in kern if not n.startswith("ncclDevKernel")]
+        for n, (a, b) in steps.items():
+            expect_breakdown(by_step[n], ecomm, ecomp, a, b)
+        [gaps] = table(doc, "gpu_gaps: GPU idle gaps")
+        want = [g for _, g in idle_gaps(work, 1_000_000)]
+        assert (gaps["Gaps"], gaps["Total (ns)"], gaps["Max (ns)"]) == \
+            (len(want), sum(want), max(want))
+        longest = sorted((r["Duration (ns)"] for r in table(doc, "gpu_gaps: the longest")),
+                         reverse=True)
+        assert longest == sorted(want, reverse=True)[:10]
+        text = stats(f, "--report", "breakdown,gpu_gaps", fmt="csv")
+        assert "not counted" not in text  # nothing came too late to count

@@ -71,6 +71,7 @@ struct bd {
 	size_t nrows, caprows;
 	struct trow *trows; /* --by time */
 	size_t ntrows, captrows;
+	struct busy_late late; /* work the sweep had passed, all files */
 };
 
 static void add(struct acc *a, uint64_t len, unsigned mask)
@@ -183,6 +184,8 @@ static void end_file(struct bd *bd)
 		struct gpu *g = &bd->gpus[i];
 		busy_finish(g->busy);
 		flush_held(bd, g, 1);
+		struct busy_late l = busy_late(g->busy);
+		bd->late.n += l.n, bd->late.ns += l.ns;
 	}
 	/* rows by GPU: its steps, then its whole window */
 	unsigned order[MAX_GPUS];
@@ -307,6 +310,7 @@ static void merge(void *p, void *part)
 		}
 		bd->trows[bd->ntrows++] = q->trows[i]; /* its buckets move over */
 	}
+	bd->late.n += q->late.n, bd->late.ns += q->late.ns;
 	free(q->rows);
 	free(q->trows);
 	free(q);
@@ -413,6 +417,11 @@ static int end(void *p, struct table **out)
 	}
 	if (!bd->nrows)
 		table_note(t, "(no GPU kernels, copies, memsets or NCCL GPU time in the inputs)");
+	if (bd->late.n) {
+		char note[BUSY_LATE_NOTE];
+		busy_late_note(note, sizeof note, bd->late);
+		table_note(t, note);
+	}
 	out[n++] = t;
 	/* the summary over ranks: whole-window rows */
 	static const char *const SCOLS[] = {"Metric", "Min", "Median", "Max", "Rank of Max"};

@@ -1,6 +1,7 @@
 #include "report/busy.h"
 #include "util/xalloc.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define HORIZON_NS (10ull * 1000000000ull) /* a stream silent this long holds nothing back */
@@ -23,13 +24,20 @@ struct busy {
 	size_t nsrc, last_src;
 	uint64_t maxts, wm;
 	unsigned adds;
-	struct busy_iv *wait; /* min-heap by ts */
+	/* The last BUSY_ORDER intervals, a ring in the order they came, and
+	 * the slots of those below every later one's start (rising: the
+	 * front is the smallest start among them). */
+	struct busy_iv *young;
+	uint32_t *mins;
+	size_t y0, ny, m0, nm;
+	struct busy_iv *wait; /* older intervals: min-heap by ts */
 	size_t nwait, capwait;
 	struct run *run; /* min-heap by end */
 	size_t nrun, caprun;
 	unsigned cnt[3];
 	uint64_t now;
 	int started;
+	struct busy_late late;
 };
 
 struct busy *busy_new(busy_fn fn, void *ctx)
@@ -44,6 +52,7 @@ void busy_free(struct busy *b)
 	if (!b)
 		return;
 	free(b->srcs), free(b->wait), free(b->run);
+	free(b->young), free(b->mins);
 	free(b);
 }
 
@@ -117,8 +126,11 @@ static void sweep(struct busy *b, const struct busy_iv *iv)
 		b->started = 1;
 		b->now = ts;
 	}
-	if (ts < b->now) /* came after the sweep passed its start: cut */
+	if (ts < b->now) { /* came after the sweep passed its start: cut, counted */
+		b->late.n++;
+		b->late.ns += (iv->end < b->now ? iv->end : b->now) - ts;
 		ts = b->now;
+	}
 	if (iv->end <= ts)
 		return;
 	advance(b, ts);
@@ -144,9 +156,57 @@ static void wait_pop(struct busy *b)
 	}
 }
 
+static void wait_push(struct busy *b, const struct busy_iv *iv)
+{
+	if (b->nwait == b->capwait) {
+		b->capwait = b->capwait ? b->capwait * 2 : 256;
+		b->wait = xrealloc(b->wait, b->capwait * sizeof *b->wait);
+	}
+	struct busy_iv *h = b->wait;
+	size_t i = b->nwait++;
+	h[i] = *iv;
+	while (i && h[(i - 1) / 2].ts > h[i].ts) {
+		struct busy_iv t = h[i];
+		h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+#define RING(i) ((i) & (BUSY_ORDER - 1))
+
+/* The oldest young interval: BUSY_ORDER have come after it, so has every
+ * stream of its group; it waits among the old ones. */
+static void age(struct busy *b)
+{
+	if (b->nm && b->mins[b->m0] == b->y0)
+		b->m0 = RING(b->m0 + 1), b->nm--;
+	wait_push(b, &b->young[b->y0]);
+	b->y0 = RING(b->y0 + 1), b->ny--;
+}
+
+static void young_push(struct busy *b, const struct busy_iv *iv)
+{
+	if (!b->young) {
+		b->young = xcalloc(BUSY_ORDER, sizeof *b->young);
+		b->mins = xcalloc(BUSY_ORDER, sizeof *b->mins);
+	}
+	if (b->ny == BUSY_ORDER)
+		age(b);
+	size_t slot = RING(b->y0 + b->ny++);
+	b->young[slot] = *iv;
+	while (b->nm && b->young[b->mins[RING(b->m0 + b->nm - 1)]].ts >= iv->ts)
+		b->nm--;
+	b->mins[RING(b->m0 + b->nm++)] = (uint32_t)slot;
+}
+
+/* The old interval that starts first goes when no stream seen can bring
+ * earlier work and no young one starts earlier (busy.h), or when too
+ * many wait. */
 static void release(struct busy *b, uint64_t wm)
 {
-	while (b->nwait && (b->wait[0].ts < wm || b->nwait > BUSY_MAX_WAIT)) {
+	uint64_t young = b->nm ? b->young[b->mins[b->m0]].ts : UINT64_MAX;
+	while (b->nwait &&
+	       ((b->wait[0].ts < wm && b->wait[0].ts <= young) || b->nwait > BUSY_MAX_WAIT)) {
 		struct busy_iv iv = b->wait[0];
 		wait_pop(b);
 		sweep(b, &iv);
@@ -177,6 +237,8 @@ void busy_add(struct busy *b, const void *src, uint64_t ts, uint64_t end, unsign
 			b->srcs = xrealloc(b->srcs, (b->nsrc + 1) * sizeof *b->srcs);
 			s = &b->srcs[b->nsrc++];
 			s->p = src, s->last = ts;
+			if (ts < b->wm) /* a stream first seen holds the others back at once */
+				b->wm = ts;
 		}
 		b->last_src = (size_t)(s - b->srcs);
 	}
@@ -184,26 +246,29 @@ void busy_add(struct busy *b, const void *src, uint64_t ts, uint64_t end, unsign
 		s->last = ts;
 	if (ts > b->maxts)
 		b->maxts = ts;
-	if (b->nwait == b->capwait) {
-		b->capwait = b->capwait ? b->capwait * 2 : 256;
-		b->wait = xrealloc(b->wait, b->capwait * sizeof *b->wait);
-	}
-	struct busy_iv *h = b->wait;
-	size_t i = b->nwait++;
-	h[i] = (struct busy_iv){ts, end, tid, cat};
-	while (i && h[(i - 1) / 2].ts > h[i].ts) {
-		struct busy_iv t = h[i];
-		h[i] = h[(i - 1) / 2], h[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
+	young_push(b, &(struct busy_iv){ts, end, tid, cat});
 	if (++b->adds % RECHECK == 0 || b->nwait > BUSY_MAX_WAIT)
 		b->wm = watermark(b);
 	release(b, b->wm);
 }
 
+struct busy_late busy_late(const struct busy *b)
+{
+	return b->late;
+}
+
+void busy_late_note(char *buf, size_t size, struct busy_late l)
+{
+	snprintf(buf, size,
+	         "%llu GPU operations came later in the file than the union of GPU work holds work "
+	         "back (docs/ANALYSIS.md, breakdown): up to %llu ns of their time is not counted",
+	         (unsigned long long)l.n, (unsigned long long)l.ns);
+}
+
 void busy_finish(struct busy *b)
 {
-	release(b, UINT64_MAX);
+	while (b->ny)
+		age(b);
 	while (b->nwait) {
 		struct busy_iv iv = b->wait[0];
 		wait_pop(b);

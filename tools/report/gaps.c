@@ -58,6 +58,7 @@ struct gg {
 	} st;
 	struct grow *rows;
 	size_t nrows, caprows;
+	struct busy_late late; /* work the sweep had passed, all files */
 };
 
 static void on_seg(void *ctx, uint64_t a, uint64_t b, unsigned mask, const struct busy_iv *next)
@@ -117,6 +118,8 @@ static void end_file(struct gg *gg)
 	for (unsigned i = 0; i < gg->ngpu; i++) {
 		struct ggpu *g = &gg->gpus[i];
 		busy_finish(g->busy);
+		struct busy_late l = busy_late(g->busy);
+		gg->late.n += l.n, gg->late.ns += l.ns;
 		busy_free(g->busy);
 		if (gg->nrows == gg->caprows) {
 			gg->caprows = gg->caprows ? gg->caprows * 2 : 16;
@@ -193,6 +196,7 @@ static void merge(void *p, void *part)
 		}
 		gg->rows[gg->nrows++] = q->rows[i];
 	}
+	gg->late.n += q->late.n, gg->late.ns += q->late.ns;
 	free(q->rows);
 	free(q);
 }
@@ -217,9 +221,13 @@ static int end(void *p, struct table **out)
 		qsort(gg->rows, gg->nrows, sizeof *gg->rows, cmp_row);
 	/* The title is the JSON key: --min-gap is said in the note (it was in
 	 * the title, so the key changed with the option) */
-	char note[160];
-	snprintf(note, sizeof note, "gaps of at least %llu ns (--min-gap)",
-	         (unsigned long long)gg->min_gap);
+	char note[80 + BUSY_LATE_NOTE];
+	int len = snprintf(note, sizeof note, "gaps of at least %llu ns (--min-gap)",
+	                   (unsigned long long)gg->min_gap);
+	if (gg->late.n) { /* the gaps may be too long or too many */
+		memcpy(note + len, "; ", 3);
+		busy_late_note(note + len + 2, sizeof note - (size_t)len - 2, gg->late);
+	}
 	static const char *const C1[] = {"Rank", "GPU", "Gaps", "Total (ns)", "Avg (ns)", "Max (ns)"};
 	struct table *a = table_new("gpu_gaps: GPU idle gaps per GPU", 6, C1);
 	static const char *const C2[] = {"Rank",      "GPU",        "Start (ns)", "Duration (ns)",
