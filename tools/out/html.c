@@ -1,24 +1,8 @@
 /* HTML text, tables, style and script of the report page (html.h). */
 #include "out/html.h"
+#include "util/utf8.h"
 
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at s, 0 when invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned c = s[0];
-	size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-	if (!n || (n == 2 && c < 0xc2) || (n == 4 && c > 0xf4))
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0)))
-		return 0; /* overlong, surrogate */
-	if (n == 4 && ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
-}
 
 /* Code points HTML text may not hold though UTF-8 can: C1 controls
  * (U+0080-009F) and the noncharacters (U+FDD0-FDEF, U+xFFFE, U+xFFFF). */
@@ -35,11 +19,11 @@ static int not_html(const unsigned char *s, size_t n)
 
 void html_esc(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
 	while (*p) {
-		size_t n = utf8_len(p);
+		size_t n = utf8_seq(p, (size_t)(end - p));
 		if (!n || (*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f || not_html(p, n)) {
-			fputs("\xef\xbf\xbd", f); /* U+FFFD: the HTML stays valid */
+			fputs(UTF8_REPLACEMENT, f); /* the HTML stays valid */
 			p += n ? n : 1;
 			continue;
 		}
