@@ -91,7 +91,7 @@ def test_a_file_name_too_long_exits_2_before_launching(tmp_path):
 def test_report_needs_a_file_name():
     """`run --report -- CMD` wrote the page to a file named `--`."""
     p = launch(["--report", "--", "true"])
-    assert p.returncode == 2 and "--report needs the page's file name, not --" in p.stderr
+    assert p.returncode == 2 and "--report needs the page's file name, not '--'" in p.stderr
 
 
 def test_run_stats_passes_termination_on_to_the_program(tmp_path):
@@ -176,3 +176,29 @@ def test_run_stats_takes_only_its_own_run(tmp_path):
         assert rc == 0 and "cuptrace run --stats: 1 trace file\n" in err, err
         assert "more than one job" not in err
     assert len(ctr_files(tmp_path / "t")) == 4
+
+
+def test_run_refuses_a_report_it_could_not_write_before_starting(tmp_path):
+    """--report into a directory that does not exist ran the whole program,
+    then failed, exit 0; and `--stats LIST` with a typo ran LIST as the
+    command (127)."""
+    marker = tmp_path / "ran"
+    for args, why in ((["--report", f"{tmp_path}/nodir/x.html"], "does not exist; not started"),
+                      (["--report", ""], "needs the page's file name"),
+                      (["--stats", "nvtx_sum,bogus"], "unknown report")):
+        p = launch(args + ["-o", f"{tmp_path}/t/%p.ctr", "--", "touch", str(marker)])
+        assert p.returncode == 2 and why in p.stderr, (args, p.stderr)
+        assert not marker.exists(), args
+
+
+def test_an_option_overrides_a_bad_variable(tmp_path):
+    """A bad CUPTRACE_* value in the environment stopped the launcher even
+    when an option set that variable ("an option overrides a variable")."""
+    for var, value, opt in (("CUPTRACE_OUTPUT", "x/%z", ["-o", f"{tmp_path}/q/%p.ctr"]),
+                            ("CUPTRACE_LOG", "bogus", ["-l", "warn"])):
+        env = dict(launcher_env(), **{var: value})
+        p = launch(opt + ["--", str(PROGS / "demo_train"), "1"], env=env, cwd=tmp_path)
+        assert p.returncode == 0, (var, p.stderr)
+        bad = launch(["--", "true"], env=env, cwd=tmp_path)  # without the option: refused
+        assert bad.returncode == 2 and f"{var}={value}" in bad.stderr, (var, bad.stderr)
+    assert len(ctr_files(tmp_path / "q")) == 1

@@ -25,6 +25,9 @@ int cmd_usage(int c, void (*help)(FILE *));
 /* Leaves the NCCL logs among in's inputs out, with a note saying why (logs
  * beside traces, which the reports asked for do not read). */
 void cmd_drop_logs(struct inputs *in, const char *cmd, const char *why);
+/* 0 when a file can be made at path (or path's prefix, for stats -o): its
+ * directory exists and takes files; else why not, in why. */
+int cmd_out_dir(const char *path, char *why, size_t wlen);
 /* --align ARG of command cmd into *align; -1 (said on stderr) when ARG is
  * neither none nor collectives. */
 int cmd_align(const char *cmd, const char *arg, int *align);

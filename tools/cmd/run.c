@@ -170,6 +170,22 @@ static int check_output(const char *pat, char *why, size_t wlen)
 	return 0;
 }
 
+static const char *option_set[NOPTS]; /* values given as options */
+
+static const char *env_unless_option(const char *var)
+{
+	for (size_t i = 0; i < NOPTS; i++)
+		if (option_set[i] && !strcmp(opts[i].var, var))
+			return NULL;
+	return getenv(var);
+}
+
+/* "nvtx_sum,bogus": a list of reports, not a command (--stats LIST CMD). */
+static int looks_like_list(const char *s)
+{
+	return strchr(s, ',') && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_,") == strlen(s);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct option lo[NOPTS + 4];
@@ -192,13 +208,8 @@ int cmd_run(int argc, char **argv)
 
 	struct ct_config cfg;
 	char err[512];
-	/* The environment first, so that an option overrides a variable. */
-	if (ct_config_parse(&cfg, (ct_getenv_fn)getenv, err, sizeof err)) {
-		fprintf(stderr, "cuptrace: error: %s\n", err);
-		return 2;
-	}
-	ct_config_check_names(environ, warn_unknown);
-	const char *set[NOPTS] = {0};
+	const char **set = option_set;
+	memset(option_set, 0, sizeof option_set);
 	int c;
 	optind = 1;
 	opterr = 1;
@@ -210,9 +221,13 @@ int cmd_run(int argc, char **argv)
 		}
 		if (c == 998) {
 			report = optarg;
-			if (report[0] == '-') { /* `--report -- CMD` wrote a page named "--" */
-				fprintf(stderr, "cuptrace run: --report needs the page's file name, not %s\n",
+			if (report[0] == '-' || !report[0]) { /* `--report -- CMD`: a page named "--" */
+				fprintf(stderr, "cuptrace run: --report needs the page's file name, not '%s'\n",
 					report);
+				return 2;
+			}
+			if (cmd_out_dir(report, err, sizeof err)) { /* before CMD runs, as -o */
+				fprintf(stderr, "cuptrace run: --report %s: %s; not started\n", report, err);
 				return 2;
 			}
 			continue;
@@ -221,7 +236,8 @@ int cmd_run(int argc, char **argv)
 			stats = 1;
 			stats_list = optarg;
 			/* `--stats LIST CMD`: a list of report names before CMD */
-			if (!optarg && optind + 1 < argc && stats_known_reports(argv[optind]))
+			if (!optarg && optind + 1 < argc &&
+			    (stats_known_reports(argv[optind]) || looks_like_list(argv[optind])))
 				stats_list = argv[optind++];
 			if (stats_list && !stats_known_reports(stats_list)) {
 				fprintf(stderr, "cuptrace run: --stats=%s: unknown report (see cuptrace stats --help)\n",
@@ -240,12 +256,20 @@ int cmd_run(int argc, char **argv)
 				return 2;
 			}
 		}
-		if (ct_config_set(&cfg, opts[i].var, optarg, err, sizeof err)) {
+		set[i] = optarg;
+	}
+	/* The environment, but for what an option sets (a bad value there does
+	 * not matter then), then the options. */
+	if (ct_config_parse(&cfg, env_unless_option, err, sizeof err)) {
+		fprintf(stderr, "cuptrace: error: %s\n", err);
+		return 2;
+	}
+	ct_config_check_names(environ, warn_unknown);
+	for (size_t i = 0; i < NOPTS; i++)
+		if (set[i] && ct_config_set(&cfg, opts[i].var, set[i], err, sizeof err)) {
 			fprintf(stderr, "cuptrace: error: %s\n", err);
 			return 2;
 		}
-		set[i] = optarg;
-	}
 	if (optind >= argc) {
 		fprintf(stderr, "cuptrace run: no command given\n");
 		help(stderr);

@@ -345,6 +345,12 @@ int cmd_stats(int argc, char **argv)
 		inputs_close(&in);
 		return 2;
 	}
+	char why[400];
+	if (prefix && cmd_out_dir(prefix, why, sizeof why)) { /* one line, not one per table */
+		fprintf(stderr, "cuptrace stats: -o %s: %s\n", prefix, why);
+		inputs_close(&in);
+		return 2;
+	}
 	struct print pr = {fmt, 1, prefix, unit, run.r, -2, 0, 0};
 	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, convert_jobs(jobs, in.n),
 				 "stats", steps_arg, print_table, &pr);

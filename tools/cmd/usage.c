@@ -4,7 +4,12 @@
 #include "out/workers.h"
 #include "report/collect.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cmd_usage(int c, void (*help)(FILE *))
 {
@@ -21,6 +26,29 @@ void cmd_drop_logs(struct inputs *in, const char *cmd, const char *why)
 	for (size_t i = 0; i < in->nlogs; i++)
 		free(in->logs[i]);
 	in->nlogs = 0;
+}
+
+int cmd_out_dir(const char *path, char *why, size_t wlen)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	struct stat st;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, wlen, "the directory %.300s does not exist", dir);
+		return -1;
+	}
+	if (access(dir, W_OK)) {
+		snprintf(why, wlen, "cannot write in %.300s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_align(const char *cmd, const char *arg, int *align)
