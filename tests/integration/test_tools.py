@@ -347,3 +347,33 @@ def test_options_that_would_be_ignored_are_refused(demo, tmp_path, args, why):
     p = tool(*args, *([] if args[-1] == "-o" else [str(f)]))
     assert p.returncode == 2 and why in p.stderr, p.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_long_conversion_shows_progress_on_a_terminal(tmp_path):
+    """DESIGN 2: progress on stderr when a conversion runs longer than a
+    second on a terminal. The calling thread converted a share itself
+    before it looked at the clock: the line never came."""
+    import os
+    import pty
+    from conftest import BUILD
+    trace = tmp_path / "g.ctr"
+    run([BUILD / "bench" / "cupti_bench", trace, "1500000", "1"], check=True)
+    master, slave = pty.openpty()
+    p = subprocess.Popen([str(TOOL), "convert", "-j", "1", "-o", str(tmp_path / "g.json.gz"),
+                          str(trace)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=slave)
+    os.close(slave)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the program closed its end
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    assert p.wait(timeout=60) == 0, err
+    lines = err.decode().replace("\r\n", "\n").split("\r")
+    assert any(l.startswith("converting: ") and l.endswith(" events...") for l in lines), err
+    assert "events in " in err.decode() and "wrote " in err.decode(), err

@@ -179,20 +179,28 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Runs the workers; the calling thread reports progress meanwhile. */
+/* Runs the workers. Where stderr is a terminal the calling thread reports
+ * progress meanwhile (it ran a worker itself first, and the line never
+ * came); elsewhere it is one of the workers. */
 static void run_workers(struct job *j, int jobs)
 {
 	pthread_t th[256];
 	if (jobs > 256)
 		jobs = 256;
+	int watch = isatty(STDERR_FILENO);
+	progress("converting", 0, 0); /* the clock starts */
 	atomic_store(&j->running, jobs);
 	int started = 0;
-	for (int k = 1; k < jobs; k++)
+	for (int k = watch ? 0 : 1; k < jobs; k++)
 		if (!pthread_create(&th[started], NULL, worker, j))
 			started++;
 		else
 			atomic_fetch_sub(&j->running, 1);
-	worker(j);
+	if (!watch || !started) {
+		if (watch) /* no thread could be made: convert here, no progress */
+			atomic_fetch_add(&j->running, 1);
+		worker(j);
+	}
 	while (atomic_load(&j->running) > 0) {
 		progress("converting", (unsigned long long)atomic_load(&j->progress), 0);
 		usleep(100000);
