@@ -319,14 +319,14 @@ def test_skew_window_flat(tmp_path):
         assert long_peak < long / 2, seen
 
 
-def unranked_job(d, ranks, world, iters=3):
+def unranked_job(d, ranks, world, iters=3, **extra):
     """Harness processes that no launcher numbered, started in the order of
     ranks; returns their pids by their NCCL world rank."""
     d.mkdir(parents=True, exist_ok=True)
     procs = {}
     for r in ranks:
         env = traced_env(d, HARNESS_RANK=str(r), HARNESS_WORLD=str(world),
-                         CT_TEST_TRUTH=str(d / f"truth{r}.jsonl"))
+                         CT_TEST_TRUTH=str(d / f"truth{r}.jsonl"), **extra)
         for k in ("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
             env.pop(k, None)
         procs[r] = subprocess.Popen([str(HARNESS), str(iters)], env=env, text=True,
@@ -386,6 +386,28 @@ def test_unranked_processes_are_one_rank_in_nccl_reports(tmp_path):
     p = tool("info", str(next(f for f in files if f"-{pids[2]}." in f.name)))
     assert "rank:        none from a launcher; 2 of 4 in its largest NCCL communicator, " \
            "shown as rank 2" in p.stdout, p.stdout
+
+
+def test_workers_spawned_inside_one_slurm_task_show_their_nccl_ranks(tmp_path):
+    """torch.multiprocessing.spawn in an sbatch script: every worker
+    inherits the batch step's SLURM_PROCID=0 and SLURM_NTASKS=1, so all four
+    were rank 0 (one nccl_skew row; the late rank 2 could not be seen). A
+    one-task launcher's rank that processes with different NCCL ranks
+    share is set aside for their NCCL ranks."""
+    pids = unranked_job(tmp_path / "out", [3, 1, 2, 0], WORLD, SLURM_PROCID="0",
+                        SLURM_NTASKS="1", SLURM_JOB_ID="4242")
+    files = ctr_files(tmp_path / "out")
+    assert len(files) == WORLD
+    assert shown_ranks(files, tmp_path / "t.json") == {pid: r for r, pid in pids.items()}
+    doc, err = stats(files, "--report", "nccl_skew")
+    assert {r["Rank"] for r in table(doc, "nccl_skew: arrival")} == set(range(WORLD))
+    assert "more than one run" not in err
+    p = tool("info", *map(str, files))
+    assert "missing ranks" not in p.stdout and "more than one run" not in p.stderr, p.stdout
+    # one process alone in its task keeps the task's rank
+    solo = unranked_job(tmp_path / "solo", [0, 1], 2, SLURM_PROCID="5", SLURM_NTASKS="1")
+    mine = [f for f in ctr_files(tmp_path / "solo") if f"-{solo[1]}." in f.name]
+    assert shown_ranks(mine, tmp_path / "s.json") == {solo[1]: 5}
 
 
 def test_two_unranked_jobs_claiming_one_rank_are_numbered(tmp_path):

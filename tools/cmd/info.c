@@ -165,9 +165,9 @@ static int traced_ranks(const struct inputs *in, struct ct_rankset *set, char *s
 
 static void missing_ranks(struct inputs *in)
 {
-	int64_t world = 0;
+	int64_t world = 0; /* of the launcher ranks that stand (inputs_rank) */
 	for (size_t i = 0; i < in->n; i++)
-		if (in->v[i].f.h.world_size > world)
+		if (in->v[i].rank >= 0 && in->v[i].f.h.world_size > world)
 			world = in->v[i].f.h.world_size;
 	if (world <= 0 || world > 1 << 24)
 		return;

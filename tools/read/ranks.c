@@ -10,6 +10,35 @@ static int one_process(const struct ct_header *a, const struct ct_header *b)
 	return a->pid == b->pid && !strcmp(a->host, b->host);
 }
 
+/* Processes started inside one launcher task (a batch script's
+ * torch.multiprocessing.spawn under Slurm: every worker inherits
+ * SLURM_PROCID=0 and SLURM_NTASKS=1) all claim that task's rank. Where two
+ * such processes (not forked one from the other) have different ranks in
+ * NCCL communicators of more than one rank, the launcher's rank says
+ * nothing of theirs: they are taken as having none (their NCCL ranks then
+ * count, below). */
+static void one_task_ranks(struct inputs *in)
+{
+	char *drop = calloc(in->n ? in->n : 1, 1);
+	if (!drop)
+		exit(1);
+	for (size_t i = 0; i < in->n; i++) {
+		const struct tfile *t = &in->v[i];
+		if (t->rank < 0 || t->f.h.world_size > 1 || t->f.nccl_nranks < 2)
+			continue;
+		for (size_t j = 0; j < in->n && !drop[i]; j++) {
+			const struct tfile *o = &in->v[j];
+			drop[i] = o->rank == t->rank && o->f.h.world_size <= 1 && o->f.nccl_nranks >= 2 &&
+			          o->f.nccl_rank != t->f.nccl_rank && !one_process(&o->f.h, &t->f.h) &&
+			          o->f.h.forked_from != t->f.h.pid && t->f.h.forked_from != o->f.h.pid;
+		}
+	}
+	for (size_t i = 0; i < in->n; i++)
+		if (drop[i])
+			in->v[i].rank = -1;
+	free(drop);
+}
+
 /* A process without a launcher rank (torch.multiprocessing.spawn) takes the
  * rank its footer names in its largest NCCL communicator, when no file with
  * a launcher rank has that number and no other process claims it (two jobs'
@@ -189,6 +218,7 @@ static void set_leads(struct inputs *in)
 
 void inputs_rank(struct inputs *in)
 {
+	one_task_ranks(in);
 	nccl_claims(in);
 	if (in->n) /* none when the inputs are logs only */
 		qsort(in->v, in->n, sizeof *in->v, cmp_files);
