@@ -29,16 +29,17 @@ STEP_LATE, STEP_RANK = 8000, 1
 REPORTS = "breakdown,steps,cuda_gpu_kern_sum,nvtx_sum,nccl_sum,nccl_sizes,nccl_skew,nccl_hang"
 
 
-def run_job(d, world=WORLD, iters=ITERS, pace=PACE):
+def run_job(d, world=WORLD, iters=ITERS, pace=PACE, late=True):
     t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + 1_500_000_000
     out = d / "out"
     procs = []
     for r in range(world):
         env = dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
                    CUPTRACE_TRACE="cuda,nvtx,nccl", CUPTRACE_STEP_RANGE="step", RANK=str(r),
-                   WORLD_SIZE=str(world), HARNESS_PACE_US=str(pace), HARNESS_T0=str(t0),
-                   HARNESS_LATE=f"{LATE_RANK}:{LATE}:{EVERY}",
-                   HARNESS_STEP_LATE=f"{STEP_RANK}:{STEP_LATE}")
+                   WORLD_SIZE=str(world), HARNESS_PACE_US=str(pace), HARNESS_T0=str(t0))
+        if late:
+            env.update(HARNESS_LATE=f"{LATE_RANK}:{LATE}:{EVERY}",
+                       HARNESS_STEP_LATE=f"{STEP_RANK}:{STEP_LATE}")
         procs.append(subprocess.Popen([str(HARNESS_SIM), str(iters)], env=env, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     for p in procs:
@@ -527,3 +528,12 @@ def test_step_lines_start_at_zero_and_say_their_scale(job, tmp_path):
     bottom = max(float(e["a"]["cy"]) for e in circles)
     # the shortest step is not drawn on the bottom line (260 + 10: the plot's foot)
     assert bottom < 270 - 1, bottom
+
+
+def test_a_balanced_job_names_no_slowest_rank(tmp_path):
+    """Ranks that only differ by noise (no late rank): the header named the
+    largest of the noise, a rank that imposed 3 ms of wait in 1.6 s, the
+    slowest, in red. A rank is named where it stands out."""
+    _, files = run_job(tmp_path, late=False)
+    page = parse(report(files, tmp_path / "r.html"))
+    assert not [e for e in page.el if e["a"].get("data-h") == "slowest"]

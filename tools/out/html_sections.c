@@ -64,6 +64,48 @@ static long never_arrived(const struct tabs *all)
 	return e != p && r >= 0 && strstr(e, " never arrived at ") ? r : -1;
 }
 
+/* The row of column c's largest value when it stands out: at least
+ * `factor` times the median of the other rows' (a balanced job's ranks
+ * differ by noise, and the largest of noise was named slowest, in red);
+ * else -1. */
+static long stands_out(const struct table *t, int c, double factor)
+{
+	long best = t ? argmax(t, c) : -1;
+	size_t n = t ? table_nrows(t) : 0;
+	if (best < 0 || n < 2)
+		return -1;
+	double *o = xcalloc(n, sizeof *o);
+	size_t k = 0;
+	for (size_t r = 0; r < n; r++) {
+		double v = table_num(t, r, c);
+		if (r != (size_t)best && !isnan(v))
+			o[k++] = v;
+	}
+	/* the median of the others: sorted by insertion (few ranks' rows) */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && o[j - 1] > o[j]; j--) {
+			double x = o[j];
+			o[j] = o[j - 1], o[j - 1] = x;
+		}
+	double med = !k ? 0 : k % 2 ? o[k / 2] : (o[k / 2 - 1] + o[k / 2]) / 2;
+	double max = table_num(t, (size_t)best, c);
+	free(o);
+	return max > 0 && max >= factor * med ? best : -1;
+}
+
+/* How long the job ran, for a wait to be measured against: the median
+ * rank's breakdown window, else its steps' total; 0 when neither is known. */
+static double job_window(const struct tabs *all)
+{
+	const struct table *t = tabs_get(all, "breakdown: summary over ranks");
+	for (size_t i = 0; t && i < table_nrows(t); i++)
+		if (!strcmp(table_cell(t, i, 0, NULL), "Window (ns)"))
+			return num_or(t, i, table_find_col(t, "Median"), 0);
+	t = tabs_get(all, "steps: step duration per rank");
+	long r = t ? argmax(t, table_find_col(t, "Total Time (ns)")) : -1;
+	return r >= 0 ? num_or(t, (size_t)r, table_find_col(t, "Total Time (ns)"), 0) : 0;
+}
+
 long html_slowest_rank(const struct tabs *all, const char **why)
 {
 	/* The rank the others wait for: in a hang, the one that never arrived
@@ -76,21 +118,28 @@ long html_slowest_rank(const struct tabs *all, const char **why)
 		*why = "never arrived at the collective where the job hangs (nccl_hang)";
 		return r;
 	}
+	/* Each only where one rank stands out from the others: twice their
+	 * median wait imposed, and 1 % of the job's time (a balanced job's
+	 * ranks imposed a few ms in 1.6 s, one twice another's); 5 % longer
+	 * steps; 10 % more compute. */
 	const struct table *t = tabs_get(all, "nccl_skew: arrival at collectives per rank");
-	r = t ? argmax(t, table_find_col(t, "Wait Imposed (ns)")) : -1;
-	if (r >= 0 && table_num(t, (size_t)r, table_find_col(t, "Wait Imposed (ns)")) > 0) {
+	int wc = t ? table_find_col(t, "Wait Imposed (ns)") : -1;
+	r = t ? stands_out(t, wc, 2.0) : -1;
+	if (r >= 0 && table_num(t, (size_t)r, wc) >= 0.01 * job_window(all)) {
 		*why = "slowest: imposed the most wait at collectives (nccl_skew)";
 		return (long)num_or(t, (size_t)r, table_find_col(t, "Rank"), -1);
 	}
 	t = tabs_get(all, "steps: step duration per rank");
-	r = t ? argmax(t, table_find_col(t, "Avg (ns)")) : -1;
+	r = t ? stands_out(t, table_find_col(t, "Avg (ns)"), 1.05) : -1;
 	if (r >= 0) {
 		*why = "slowest: longest average step (steps)";
 		return (long)num_or(t, (size_t)r, table_find_col(t, "Rank"), -1);
 	}
 	t = tabs_get(all, "breakdown: summary over ranks");
 	for (size_t i = 0; t && i < table_nrows(t); i++)
-		if (!strcmp(table_cell(t, i, 0, NULL), "Compute (ns)")) {
+		if (!strcmp(table_cell(t, i, 0, NULL), "Compute (ns)") &&
+		    table_num(t, i, table_find_col(t, "Max")) >
+		        1.1 * table_num(t, i, table_find_col(t, "Median"))) {
 			*why = "slowest: the most compute (breakdown)";
 			return (long)num_or(t, i, table_find_col(t, "Rank of Max"), -1);
 		}
