@@ -12,7 +12,8 @@ static void usage(FILE *f)
 	fputs("usage: cuptrace COMMAND [options] ...\n"
 	      "\n"
 	      "  run [options] -- CMD [ARGS...]   run CMD with tracing (see cuptrace run --help)\n"
-	      "  convert [-o OUT] INPUT...        merge traces into Chrome/Perfetto JSON (.json, .json.gz)\n"
+	      "  convert [-o OUT] INPUT...        merge traces into one timeline: Chrome/Perfetto JSON\n"
+	      "                                   (.json, .json.gz), Perfetto protobuf (.pftrace), SQLite\n"
 	      "  export [-o OUT.sqlite] INPUT...  SQLite database with Nsight Systems' export tables\n"
 	      "  stats [--report LIST] INPUT...   summary tables (NVTX ranges, ...)\n"
 	      "  report -o OUT.html INPUT...      one self-contained HTML page: the job's picture\n"
@@ -34,6 +35,10 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "--version") || !strcmp(c, "version")) {
 		printf("cuptrace %s\n", VERSION);
 		return 0;
+	}
+	if (!strcmp(c, "help") && argc > 2) { /* cuptrace help convert: its own help */
+		char *h[] = {argv[0], argv[2], "--help", NULL};
+		return main(3, h);
 	}
 	if (!strcmp(c, "--help") || !strcmp(c, "-h") || !strcmp(c, "help")) {
 		usage(stdout);

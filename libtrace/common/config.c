@@ -60,7 +60,8 @@ static int parse_ulong(const char *s, unsigned long *out)
  * larger. */
 static int parse_seconds(const char *s, double *out)
 {
-	if (!*s || !(isdigit((unsigned char)*s) || *s == '.'))
+	if (!*s || !(isdigit((unsigned char)*s) || *s == '.') ||
+	    strspn(s, "0123456789.eE+-") != strlen(s)) /* strtod takes 0x10 and 1p3 too */
 		return -1;
 	errno = 0;
 	char *end;

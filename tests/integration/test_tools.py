@@ -377,3 +377,22 @@ def test_a_long_conversion_shows_progress_on_a_terminal(tmp_path):
     lines = err.decode().replace("\r\n", "\n").split("\r")
     assert any(l.startswith("converting: ") and l.endswith(" events...") for l in lines), err
     assert "events in " in err.decode() and "wrote " in err.decode(), err
+
+
+def test_small_cli_promises(demo, tmp_path):
+    """What a walk-through found the commands did not do as said."""
+    d, f = demo
+    # `cuptrace help CMD` is CMD's help (it was the general one)
+    p = tool("help", "stats")
+    assert p.returncode == 0 and p.stdout.startswith("usage: cuptrace stats"), p.stdout
+    # events on a file without its footer says so, as convert and stats do
+    cut = tmp_path / "cut.ctr"
+    cut.write_bytes(f.read_bytes()[:-16])
+    p = tool("events", cut)
+    assert p.returncode == 0 and "warning:" in p.stderr and "truncated" in p.stderr, p.stderr
+    # a page on stdout: no "wrote -"
+    p = tool("report", "-o", "-", f)
+    assert p.returncode == 0 and p.stdout.startswith("<!DOCTYPE html>") and "wrote" not in p.stderr
+    # seconds are decimal: strtod also took 0x10 (16 s)
+    p = tool("run", "--hang-timeout", "0x10", "--", "true")
+    assert p.returncode == 2 and "CUPTRACE_HANG_TIMEOUT=0x10" in p.stderr, p.stderr

@@ -2,6 +2,7 @@
  * per line, tab-separated, for scripts: every slice, instant, counter,
  * flow and track exactly as every other output sees them. */
 #include "cmd/cmd.h"
+#include "read/live.h"
 #include "model/clocks.h"
 #include "out/events_tsv.h"
 #include "read/inputs.h"
@@ -60,6 +61,9 @@ int cmd_events(int argc, char **argv)
 		if (model_file(&in.v[k], &events_tsv_consumer, &e, NULL)) {
 			fprintf(stderr, "cuptrace: %s\n", in.v[k].f.err);
 			rc = 1;
+		} else if (in.v[k].f.status == CT_TRUNCATED || in.v[k].f.status == CT_DAMAGED) {
+			/* as convert and stats say it: its events end early */
+			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(&in.v[k]));
 		}
 		tfile_release(&in.v[k]);
 	}

@@ -48,7 +48,7 @@ static const struct section {
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace report -o OUT.html [--steps A-B] [--align none|collectives]\n"
+	fputs("usage: cuptrace report -o OUT.html [-s|--steps A-B] [--align none|collectives]\n"
 	      "                      [-j N] [--strict] INPUT...\n\n"
 	      "Writes one self-contained HTML page (no network, scripts, fonts or images\n"
 	      "from elsewhere) with the job's picture: header (command, hosts, ranks, GPUs,\n"
@@ -337,7 +337,8 @@ int cmd_report(int argc, char **argv)
 	if (s) {
 		sink_put(s, 0, &buf, &cap, len);
 		if (!sink_close(s)) {
-			fprintf(stderr, "cuptrace report: wrote %s (%zu bytes)\n", out, len);
+			if (strcmp(out, "-")) /* the page on stdout needs no word */
+				fprintf(stderr, "cuptrace report: wrote %s (%zu bytes)\n", out, len);
 			free(buf);
 			return rc;
 		}

@@ -61,7 +61,7 @@ int stats_known_reports(const char *list)
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace stats [--report LIST] [--format table|csv|json] [--steps A-B]\n"
+	fputs("usage: cuptrace stats [-r|--report LIST] [-f|--format table|csv|json] [-s|--steps A-B]\n"
 	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
 	      "                     [--align none|collectives] [-j N] [-o PREFIX] [--strict] [-v]\n"
 	      "                     [--timeunit nsec|usec|msec|sec]\n"

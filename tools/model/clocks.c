@@ -265,7 +265,7 @@ void clocks_print(const struct clocks *c, FILE *f, const char *lead)
 	fprintf(f, "%sclocks: %zu hosts; offsets estimated from %llu collective%s matched across "
 	           "hosts (--align collectives)%s\n",
 	        lead, c->n, (unsigned long long)c->colls, c->colls == 1 ? "" : "s",
-	        c->applied ? "; each host's files moved back by its offset" : "");
+	        c->applied && c->colls ? "; each host's files moved back by its offset" : "");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct clock_host *h = &c->h[i];
 		char ranks[64] = "";

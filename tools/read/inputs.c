@@ -391,7 +391,7 @@ static int report_problems(const struct problems *pb, size_t usable, int strict)
 		for (size_t i = 0; i < pb->n; i++)
 			fprintf(stderr, "cuptrace: %s\n", pb->v[i]);
 		if (strict && usable)
-			fprintf(stderr, "cuptrace: %zu of %zu inputs unusable (--strict); nothing written\n",
+			fprintf(stderr, "cuptrace: %zu of %zu inputs unusable (--strict); nothing done\n",
 				pb->n, total);
 		else if (pb->n > 1)
 			fprintf(stderr, "cuptrace: no usable input (%zu unusable)\n", pb->n);
