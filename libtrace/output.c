@@ -130,6 +130,18 @@ int ct_output_open(char *path, size_t len)
 		ct_log_error("CUPTRACE_OUTPUT=%s: expands to a path that is too long", ct.cfg.output);
 		return -1;
 	}
+	/* An existing directory named without its '/' (-o traces) is one:
+	 * the files go in it (they were written beside it as traces.1). */
+	struct stat st;
+	size_t pl = strlen(path);
+	if (pl && path[pl - 1] != '/' && !lstat(path, &st) && S_ISDIR(st.st_mode)) {
+		char dir[PATH_MAX + 2];
+		snprintf(dir, sizeof dir, "%s/", ct.cfg.output);
+		if (ct_pattern_expand(dir, &v, path, len - 48)) {
+			ct_log_error("CUPTRACE_OUTPUT=%s: expands to a path that is too long", dir);
+			return -1;
+		}
+	}
 	/* A forked child (a DataLoader worker) of a pattern without %p
 	 * (traces/r%r.ctr) would take its parent's name, or the parent its:
 	 * whoever wrote first got r0.ctr, the other r0.1.ctr and a warning,

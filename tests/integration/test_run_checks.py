@@ -202,3 +202,19 @@ def test_an_option_overrides_a_bad_variable(tmp_path):
         bad = launch(["--", "true"], env=env, cwd=tmp_path)  # without the option: refused
         assert bad.returncode == 2 and f"{var}={value}" in bad.stderr, (var, bad.stderr)
     assert len(ctr_files(tmp_path / "q")) == 1
+
+
+def test_an_existing_directory_without_its_slash_is_a_directory(tmp_path):
+    """-o traces where traces/ exists wrote traces.1 beside it (no .ctr, so
+    no directory scan found it) with an "exists" warning."""
+    (tmp_path / "tr").mkdir()
+    p = launch(["--stats=nvtx_sum", "-o", str(tmp_path / "tr"), "--",
+                str(PROGS / "demo_train"), "2"])
+    assert p.returncode == 0 and "1 trace file" in p.stderr and "exists" not in p.stderr, p.stderr
+    assert len(ctr_files(tmp_path / "tr")) == 1
+    (tmp_path / "pre").mkdir()
+    env = dict(traced_env(tmp_path), CUPTRACE_OUTPUT=str(tmp_path / "pre"))
+    p = run([PROGS / "demo_train", "2"], env=env)
+    assert p.returncode == 0 and "exists" not in p.stderr, p.stderr
+    assert len(ctr_files(tmp_path / "pre")) == 1
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["pre", "tr"]

@@ -302,6 +302,15 @@ int cmd_run(int argc, char **argv)
 			setenv("CUPTRACE_OUTPUT", cfg.output, 1);
 		}
 	}
+	/* An existing directory without its '/' (-o traces) is one, as the
+	 * library takes it: --stats looks for the files in it. */
+	struct stat ost;
+	size_t ol = strlen(cfg.output);
+	if (ol && ol + 1 < sizeof cfg.output && cfg.output[ol - 1] != '/' && !strchr(cfg.output, '%') &&
+	    !lstat(cfg.output, &ost) && S_ISDIR(ost.st_mode)) {
+		cfg.output[ol] = '/', cfg.output[ol + 1] = 0;
+		setenv("CUPTRACE_OUTPUT", cfg.output, 1);
+	}
 	/* Appended, not prepended: a sanitizer runtime the user preloads
 	 * must stay first. */
 	const char *pre = getenv("LD_PRELOAD");
