@@ -72,6 +72,12 @@ def test_default_output_name(demo, tmp_path):
     p = run([TOOL, "convert", g], env=base_env(), cwd=tmp_path)
     assert p.returncode == 0
     assert load_json(tmp_path / "x.json")["traceEvents"]
+    # a directory named "." is named by its own name (it was "..json", hidden)
+    (tmp_path / "job").mkdir()
+    shutil.copy(f, tmp_path / "job" / "r0.ctr")
+    p = run([TOOL, "convert", "."], env=base_env(), cwd=tmp_path / "job")
+    assert p.returncode == 0 and "wrote job.json" in p.stderr, p.stderr
+    assert load_json(tmp_path / "job" / "job.json")["traceEvents"]
 
 
 def test_merge_two_processes_on_one_timeline(tmp_path):

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,14 @@ static void default_out(char *buf, size_t len, char **args, int n)
 	size_t l = strlen(buf);
 	while (l > 1 && buf[l - 1] == '/')
 		buf[--l] = 0;
+	const char *last = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
+	if (!strcmp(last, ".") || !strcmp(last, "..") || !strcmp(buf, "/")) {
+		/* `convert .` wrote "..json": the directory's own name, here */
+		char real[PATH_MAX];
+		const char *base = realpath(buf, real) ? strrchr(real, '/') + 1 : "";
+		snprintf(buf, len, "%s", *base ? base : "cuptrace");
+		l = strlen(buf);
+	}
 	if (ends_with(buf, ".ctr"))
 		buf[l - 4] = 0;
 	strncat(buf, ".json", len - strlen(buf) - 1);
