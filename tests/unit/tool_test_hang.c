@@ -218,6 +218,23 @@ static void test_partial(void)
 	nh_free(h);
 }
 
+/* Files of 2 of 4 ranks, both stuck in #1: "every rank entered it" was
+ * said of ranks that had no file. */
+static void test_partial_verdict(void)
+{
+	struct nh *h = nh_new();
+	comm_a.nranks = 4;
+	struct tfile t0 = file(0, 0), t1 = file(1, 0);
+	op(h, &t0, 0, 100, 1, 8);
+	op(h, &t0, 1, 200, 0, 8);
+	op(h, &t1, 0, 100, 1, 8);
+	op(h, &t1, 1, 200, 0, 8);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_STR(r->verdict, "hang: AllReduce #1 of a 000000000000000a never completed on ranks "
+	                      "0, 1; every rank with a file entered it");
+	nh_free(h);
+}
+
 static void test_nothing(void)
 {
 	struct nh *h = nh_new();
@@ -233,6 +250,7 @@ int main(void)
 	test_known_capture_ranges();
 	test_partial();
 	test_stopped_not_stuck();
+	test_partial_verdict();
 	test_nothing();
 	puts("tool_test_hang: ok");
 	return 0;

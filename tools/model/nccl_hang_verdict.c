@@ -185,7 +185,8 @@ char *nh_verdict(const struct nh *h)
 		comm(o, c->comm_name, c->comm);
 		fputs(" never completed on ", o);
 		list(o, &c->incomplete);
-		fputs("; every rank entered it", o);
+		/* ranks without a file are not judged (the note under the verdict) */
+		fputs(res->partial ? "; every rank with a file entered it" : "; every rank entered it", o);
 	}
 	differ(o, res, c);
 	fclose(o);
