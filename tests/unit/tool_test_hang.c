@@ -235,6 +235,64 @@ static void test_partial_verdict(void)
 	nh_free(h);
 }
 
+/* t defines comm_a (its calls' track is announced at the definition). */
+static void member(struct nh *h, struct tfile *t)
+{
+	struct m_track tr;
+	memset(&tr, 0, sizeof tr);
+	tr.kind = MT_NCCL;
+	tr.comm = &comm_a;
+	struct m_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.type = ME_TRACK;
+	ev.track = &tr;
+	nh_event(h, t, &ev);
+}
+
+/* A forked child (a DataLoader worker) repeats its parent's definitions in
+ * its file: it is no member of its own (the verdict said "ranks 0, 0, 1;
+ * every rank entered it" of 2 ranks' files out of 4). */
+static void test_forked_child_is_no_member(void)
+{
+	struct nh *h = nh_new();
+	comm_a.nranks = 4;
+	struct tfile t0 = file(0, 0), w0 = file(0, 0), t1 = file(1, 0);
+	w0.f.h.forked_from = 1234;
+	member(h, &t0);
+	op(h, &t0, 0, 100, 1, 8);
+	op(h, &t0, 1, 200, 0, 8);
+	member(h, &w0);
+	member(h, &t1);
+	op(h, &t1, 0, 100, 1, 8);
+	op(h, &t1, 1, 200, 0, 8);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_STR(r->verdict, "hang: AllReduce #1 of a 000000000000000a never completed on ranks "
+	                      "0, 1; every rank with a file entered it");
+	CHECK_STR(r->partial, "2 of the 4 ranks of a 000000000000000a had a file given "
+	                      "(1 communicator short of files): the others are not judged");
+	CHECK_EQ(r->nr, 2);
+	nh_free(h);
+}
+
+/* The wait is from the first waiting rank's entry, whatever its file: rank
+ * 0's (cut) entered 10 s before rank 1's footer; rank 1 itself only 0.5 s
+ * (it was "no hang ... for at most 500.0 ms"). */
+static void test_wait_from_the_first_entry(void)
+{
+	struct nh *h = nh_new();
+	comm_a.nranks = 3;
+	struct tfile t0 = file(0, 0), t1 = file(1, 10500000000u), t2 = file(2, 10500000000u);
+	op(h, &t0, 0, 1000, 1, 8);
+	op(h, &t0, 1, 2000, 0, 8);
+	op(h, &t1, 0, 1000, 1, 8);
+	op(h, &t1, 1, 10000000000u, 0, 8);
+	op(h, &t2, 0, 1000, 1, 8);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_EQ(r->c[0].waited, 10500000000 - 2000);
+	CHECK(!strncmp(r->verdict, "hang: rank 2 never arrived at AllReduce #1", 42));
+	nh_free(h);
+}
+
 static void test_nothing(void)
 {
 	struct nh *h = nh_new();
@@ -251,6 +309,8 @@ int main(void)
 	test_partial();
 	test_stopped_not_stuck();
 	test_partial_verdict();
+	test_forked_child_is_no_member();
+	test_wait_from_the_first_entry();
 	test_nothing();
 	puts("tool_test_hang: ok");
 	return 0;

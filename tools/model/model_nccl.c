@@ -150,12 +150,15 @@ void model_nccl_record(struct model *m, const struct ct_event *ev)
 		return;
 	}
 	nccl_ops_event(n->ops, ev);
-	/* A communicator's tracks from its definition on: a rank that never
-	 * called an operation on it is still one of its members (a hang at
-	 * the first collective). */
-	for (size_t i = 0; ev->kind == CT_EV_NCCL_COMM && i < nccl_ops_ncomms(n->ops); i++)
+	/* A communicator's calls track from its definition on: a rank that
+	 * never called an operation on it is still one of its members (a hang
+	 * at the first collective). Not in a forked child's file or a later
+	 * part's, which repeat their process's definitions. */
+	const struct ct_header *hd = &m->t->f.h;
+	for (size_t i = 0; ev->kind == CT_EV_NCCL_COMM && !hd->forked_from && hd->part <= 1 &&
+	                   i < nccl_ops_ncomms(n->ops); i++)
 		if (nccl_ops_comm(n->ops, i)->ctx == ev->v[1])
-			announce(m, nccl_ops_comm(n->ops, i));
+			comm_track(m, nccl_ops_comm(n->ops, i), 0);
 }
 
 void model_nccl_end(struct model *m)

@@ -139,7 +139,10 @@ void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev)
 	    (ev->track->kind == MT_THREAD || ev->track->kind == MT_NCCL) && last > h->last_ts)
 		h->last_ts = last;
 	if (ev->type == ME_TRACK && ev->track->kind == MT_NCCL && ev->track->comm) {
-		rc_of(h, f, ev->track->comm); /* a member, whether it called anything or not */
+		/* a member, whether it called anything or not; not a forked child
+		 * or a later part, whose files repeat their process's definitions */
+		if (!t->f.h.forked_from && t->f.h.part <= 1)
+			rc_of(h, f, ev->track->comm);
 	} else if (ev->type == ME_SLICE && ev->cat == MC_NCCL) {
 		on_op(h, f, t, ev->nccl.op);
 	} else if (ev->type == ME_INSTANT && ev->cat == MC_CAPTURE) {
@@ -213,6 +216,8 @@ out:
 
 void nh_ranks_add(struct nh_ranks *r, int64_t v)
 {
+	if (r->n && r->v[r->n - 1] == v) /* a rank's second file (a part, a forked child) */
+		return;
 	if (!(r->n & (r->n - 1)) || !r->n)
 		r->v = xrealloc(r->v, (r->n ? 2 * r->n : 1) * sizeof *r->v);
 	r->v[r->n++] = v;

@@ -39,10 +39,10 @@ struct nh_coll {
 	uint64_t seq;
 	int64_t first_t; /* earliest entry, job timeline ns */
 	struct nh_ranks entered, missing, incomplete;
-	/* The longest a rank that waited in it (incomplete), whose file has a
-	 * footer, had been in it when its file ended (-1: no such rank; a file
-	 * cut short ends at its last event, which says nothing of how long it
-	 * waited). */
+	/* How long it was waited in: from the first entry of a rank that waited
+	 * in it (incomplete) to the latest end such a rank's footer gives (-1:
+	 * none has a footer; a file cut short ends at its last event, which
+	 * says nothing of how long it waited). */
 	int64_t waited;
 };
 

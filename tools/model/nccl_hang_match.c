@@ -128,6 +128,9 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 		    f->cap_off > c.first_t)
 			nh_ranks_add(&c.missing, f->rank);
 	}
+	/* how long it was waited in: from the first waiting rank's entry (its
+	 * file may be cut) to the latest end a waiting rank's footer gives */
+	int64_t wait_from = INT64_MAX, wait_to = INT64_MIN;
 	for (size_t i = 0, k = 0; i < np; i++) {
 		const struct nh_file *f = &h->f[p[i]->file];
 		c.comm_name = h->str[p[i]->name];
@@ -137,13 +140,17 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 			nh_ranks_add(&c.entered, f->rank);
 			if (g[k].known ? !g[k].done && g[k].t > g[k].last_done_t : c.missing.n > 0) {
 				nh_ranks_add(&c.incomplete, f->rank);
-				if (!f->cut && f->end_t - g[k].t > c.waited)
-					c.waited = f->end_t - g[k].t;
+				if (g[k].t < wait_from)
+					wait_from = g[k].t;
+				if (!f->cut && f->end_t > wait_to)
+					wait_to = f->end_t;
 			}
 		} else if (has_max(p[i], g[0].func, g[0].seq)) {
 			nh_ranks_add(&c.entered, f->rank);
 		}
 	}
+	if (wait_to != INT64_MIN && wait_from != INT64_MAX)
+		c.waited = wait_to > wait_from ? wait_to - wait_from : 0;
 	if (c.missing.n || c.incomplete.n) {
 		if (h->res.nc == *ccap) {
 			*ccap = *ccap ? 2 * *ccap : 16;
@@ -297,11 +304,12 @@ static void partial(struct nh *h, struct nh_rc *const *p)
 {
 	size_t n = 0, first = 0, have = 0;
 	for (size_t i = 0, j; i < h->nrc; i = j) {
+		size_t ranks = 0; /* distinct: a rank may have several files (p is by rank) */
 		for (j = i; j < h->nrc && p[j]->comm == p[i]->comm; j++)
-			;
+			ranks += j == i || h->f[p[j]->file].rank != h->f[p[j - 1]->file].rank;
 		/* named: the largest such communicator */
-		if ((int64_t)(j - i) < p[i]->nranks && (!n++ || p[i]->nranks > p[first]->nranks))
-			first = i, have = j - i;
+		if ((int64_t)ranks < p[i]->nranks && (!n++ || p[i]->nranks > p[first]->nranks))
+			first = i, have = ranks;
 	}
 	if (!n)
 		return;
