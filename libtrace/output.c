@@ -132,9 +132,11 @@ int ct_output_open(char *path, size_t len)
 	}
 	/* An existing directory named without its '/' (-o traces) is one:
 	 * the files go in it (they were written beside it as traces.1). */
-	struct stat st;
-	size_t pl = strlen(path);
-	if (pl && path[pl - 1] != '/' && !lstat(path, &st) && S_ISDIR(st.st_mode)) {
+	struct stat st; /* stat: a link to a directory (traces -> /scratch/...) is one too */
+	size_t ol = strlen(ct.cfg.output);
+	int in_dir = ol && ct.cfg.output[ol - 1] == '/'; /* named DIR/<host>-<pid>.ctr: no clash */
+	if (!in_dir && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+		in_dir = 1;
 		char dir[PATH_MAX + 2];
 		snprintf(dir, sizeof dir, "%s/", ct.cfg.output);
 		if (ct_pattern_expand(dir, &v, path, len - 48)) {
@@ -146,8 +148,7 @@ int ct_output_open(char *path, size_t len)
 	 * (traces/r%r.ctr) would take its parent's name, or the parent its:
 	 * whoever wrote first got r0.ctr, the other r0.1.ctr and a warning,
 	 * 8 of them a run. The child's name has its pid: r0.<pid>.ctr. */
-	size_t ol = strlen(ct.cfg.output);
-	if (ct.forked_from && !strstr(ct.cfg.output, "%p") && ol && ct.cfg.output[ol - 1] != '/') {
+	if (ct.forked_from && !strstr(ct.cfg.output, "%p") && !in_dir) {
 		char base[PATH_MAX];
 		const char *ext = split_ext(path, base, sizeof base);
 		char tail[64];

@@ -217,4 +217,11 @@ def test_an_existing_directory_without_its_slash_is_a_directory(tmp_path):
     p = run([PROGS / "demo_train", "2"], env=env)
     assert p.returncode == 0 and "exists" not in p.stderr, p.stderr
     assert len(ctr_files(tmp_path / "pre")) == 1
-    assert sorted(x.name for x in tmp_path.iterdir()) == ["pre", "tr"]
+    # a link to a directory (traces -> /scratch/...) is one too
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "ln").symlink_to(tmp_path / "scratch")
+    p = launch(["--stats=nvtx_sum", "-o", str(tmp_path / "ln"), "--",
+                str(PROGS / "demo_train"), "2"])
+    assert p.returncode == 0 and "1 trace file" in p.stderr and "exists" not in p.stderr, p.stderr
+    assert len(ctr_files(tmp_path / "scratch")) == 1
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["ln", "pre", "scratch", "tr"]

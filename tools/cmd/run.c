@@ -275,6 +275,14 @@ int cmd_run(int argc, char **argv)
 		help(stderr);
 		return 2;
 	}
+	/* An existing directory without its '/' (-o traces) is one, as the
+	 * library takes it: --stats looks for the files in it. */
+	struct stat ost;
+	size_t ol = strlen(cfg.output);
+	if (ol && ol + 1 < sizeof cfg.output && cfg.output[ol - 1] != '/' && !strchr(cfg.output, '%') &&
+	    !stat(cfg.output, &ost) && S_ISDIR(ost.st_mode)) {
+		cfg.output[ol] = '/', cfg.output[ol + 1] = 0;
+	}
 	if (check_output(cfg.output, err, sizeof err)) {
 		fprintf(stderr, "cuptrace: error: CUPTRACE_OUTPUT=%s: %s; not started\n", cfg.output, err);
 		return 2;
@@ -290,6 +298,7 @@ int cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < NOPTS; i++)
 		if (set[i])
 			setenv(opts[i].var, set[i], 1);
+	setenv("CUPTRACE_OUTPUT", cfg.output, 1); /* the effective one (a directory's '/' added) */
 	/* A relative output is where `cuptrace run` started: CMD's children
 	 * started after a chdir wrote theirs under the new directory (and
 	 * --stats did not find them). */
@@ -301,15 +310,6 @@ int cmd_run(int argc, char **argv)
 			snprintf(cfg.output, sizeof cfg.output, "%s", abs_out);
 			setenv("CUPTRACE_OUTPUT", cfg.output, 1);
 		}
-	}
-	/* An existing directory without its '/' (-o traces) is one, as the
-	 * library takes it: --stats looks for the files in it. */
-	struct stat ost;
-	size_t ol = strlen(cfg.output);
-	if (ol && ol + 1 < sizeof cfg.output && cfg.output[ol - 1] != '/' && !strchr(cfg.output, '%') &&
-	    !lstat(cfg.output, &ost) && S_ISDIR(ost.st_mode)) {
-		cfg.output[ol] = '/', cfg.output[ol + 1] = 0;
-		setenv("CUPTRACE_OUTPUT", cfg.output, 1);
 	}
 	/* Appended, not prepended: a sanitizer runtime the user preloads
 	 * must stay first. */
