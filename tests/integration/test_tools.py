@@ -78,6 +78,8 @@ def test_default_output_name(demo, tmp_path):
     p = run([TOOL, "convert", "."], env=base_env(), cwd=tmp_path / "job")
     assert p.returncode == 0 and "wrote job.json" in p.stderr, p.stderr
     assert load_json(tmp_path / "job" / "job.json")["traceEvents"]
+    p = run([TOOL, "export", "."], env=base_env(), cwd=tmp_path / "job")
+    assert p.returncode == 0 and (tmp_path / "job" / "job.sqlite").exists(), p.stderr
 
 
 def test_merge_two_processes_on_one_timeline(tmp_path):

@@ -28,6 +28,10 @@ void cmd_drop_logs(struct inputs *in, const char *cmd, const char *why);
 /* 0 when a file can be made at path (or path's prefix, for stats -o): its
  * directory exists and takes files; else why not, in why. */
 int cmd_out_dir(const char *path, char *why, size_t wlen);
+/* The output name when -o is not given: one input's name (INPUT.ctr,
+ * a directory's own name even when given as . or ..) with ext, else
+ * cuptrace<ext>, in the current directory for . and ... */
+void cmd_default_out(char *buf, size_t len, char **args, int n, const char *ext);
 /* --align ARG of command cmd into *align; -1 (said on stderr) when ARG is
  * neither none nor collectives. */
 int cmd_align(const char *cmd, const char *arg, int *align);

@@ -52,29 +52,6 @@ static int ends_with(const char *s, const char *suf)
 	return n >= m && !strcmp(s + n - m, suf);
 }
 
-static void default_out(char *buf, size_t len, char **args, int n)
-{
-	if (n != 1) {
-		snprintf(buf, len, "cuptrace.json");
-		return;
-	}
-	snprintf(buf, len, "%s", args[0]);
-	size_t l = strlen(buf);
-	while (l > 1 && buf[l - 1] == '/')
-		buf[--l] = 0;
-	const char *last = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
-	if (!strcmp(last, ".") || !strcmp(last, "..") || !strcmp(buf, "/")) {
-		/* `convert .` wrote "..json": the directory's own name, here */
-		char real[PATH_MAX];
-		const char *base = realpath(buf, real) ? strrchr(real, '/') + 1 : "";
-		snprintf(buf, len, "%s", *base ? base : "cuptrace");
-		l = strlen(buf);
-	}
-	if (ends_with(buf, ".ctr"))
-		buf[l - 4] = 0;
-	strncat(buf, ".json", len - strlen(buf) - 1);
-}
-
 /* Rank files of an earlier conversion left in the --split-ranks directory
  * (a job with more ranks, or -z then not): HTA reads every file there as a
  * rank. Known by name: those this conversion did not write. */
@@ -177,7 +154,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	char defpath[4096];
 	if (!outpath && !split) {
-		default_out(defpath, sizeof defpath, argv + optind, argc - optind);
+		cmd_default_out(defpath, sizeof defpath, argv + optind, argc - optind, ".json");
 		outpath = defpath;
 	}
 	int sqlite = outpath && ends_with(outpath, ".sqlite");

@@ -87,17 +87,7 @@ int cmd_export(int argc, char **argv)
 	}
 	char defpath[4096];
 	if (!outpath && !split) {
-		if (argc - optind == 1) {
-			snprintf(defpath, sizeof defpath, "%s", argv[optind]);
-			size_t l = strlen(defpath);
-			while (l > 1 && defpath[l - 1] == '/')
-				defpath[--l] = 0;
-			if (l > 4 && !strcmp(defpath + l - 4, ".ctr"))
-				defpath[l - 4] = 0;
-			strncat(defpath, ".sqlite", sizeof defpath - strlen(defpath) - 1);
-		} else {
-			snprintf(defpath, sizeof defpath, "cuptrace.sqlite");
-		}
+		cmd_default_out(defpath, sizeof defpath, argv + optind, argc - optind, ".sqlite");
 		outpath = defpath;
 	}
 	if (outpath && !strcmp(outpath, "-")) {

@@ -51,6 +51,29 @@ int cmd_out_dir(const char *path, char *why, size_t wlen)
 	return 0;
 }
 
+void cmd_default_out(char *buf, size_t len, char **args, int n, const char *ext)
+{
+	if (n != 1) {
+		snprintf(buf, len, "cuptrace%s", ext);
+		return;
+	}
+	snprintf(buf, len, "%s", args[0]);
+	size_t l = strlen(buf);
+	while (l > 1 && buf[l - 1] == '/')
+		buf[--l] = 0;
+	const char *last = strrchr(buf, '/') ? strrchr(buf, '/') + 1 : buf;
+	if (!strcmp(last, ".") || !strcmp(last, "..") || !strcmp(buf, "/")) {
+		/* `convert .` wrote "..json": the directory's own name, here */
+		char real[PATH_MAX];
+		const char *base = realpath(buf, real) ? strrchr(real, '/') + 1 : "";
+		snprintf(buf, len, "%s", *base ? base : "cuptrace");
+		l = strlen(buf);
+	}
+	if (l > 4 && !strcmp(buf + l - 4, ".ctr"))
+		buf[l - 4] = 0;
+	strncat(buf, ext, len - strlen(buf) - 1);
+}
+
 int cmd_align(const char *cmd, const char *arg, int *align)
 {
 	if (!clocks_parse(arg, align))
