@@ -404,6 +404,28 @@ def test_workers_spawned_inside_one_slurm_task_show_their_nccl_ranks(tmp_path):
     assert "more than one run" not in err
     p = tool("info", *map(str, files))
     assert "missing ranks" not in p.stdout and "more than one run" not in p.stderr, p.stdout
+    # the script that started them traces too (its rank 0 took NCCL rank
+    # 0's claim): it is numbered after them, the workers keep their ranks
+    d = tmp_path / "parent"
+    script = ("import ctypes, os, subprocess, sys\n"
+              "lib = ctypes.CDLL(None)\n"
+              "lib.cuptrace_range_push(b'spawn')\n"
+              "ps = [subprocess.Popen([sys.argv[1], '2'], env=dict(os.environ, HARNESS_RANK=str(r),"
+              " HARNESS_WORLD='4'), stdout=subprocess.DEVNULL) for r in range(4)]\n"
+              "assert all(p.wait() == 0 for p in ps)\n"
+              "lib.cuptrace_range_pop()\n")
+    env = traced_env(d, SLURM_PROCID="0", SLURM_NTASKS="1", SLURM_JOB_ID="4243")
+    for k in ("RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"):
+        env.pop(k, None)
+    p = subprocess.run(["/usr/bin/python3", "-c", script, str(HARNESS)], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    files = ctr_files(d)
+    assert len(files) == WORLD + 1
+    shown = shown_ranks(files, tmp_path / "p.json")
+    parent = next(f for f in files if "nccl_comm" not in tool("info", str(f)).stdout)
+    ppid = int(re.search(r"^pid:\s+(\d+)", tool("info", str(parent)).stdout, re.M).group(1))
+    assert shown.pop(ppid) == WORLD and sorted(shown.values()) == list(range(WORLD)), shown
     # one process alone in its task keeps the task's rank
     solo = unranked_job(tmp_path / "solo", [0, 1], 2, SLURM_PROCID="5", SLURM_NTASKS="1")
     mine = [f for f in ctr_files(tmp_path / "solo") if f"-{solo[1]}." in f.name]

@@ -33,6 +33,17 @@ static void one_task_ranks(struct inputs *in)
 			          o->f.h.forked_from != t->f.h.pid && t->f.h.forked_from != o->f.h.pid;
 		}
 	}
+	/* and the process that started them in that task (the batch script's
+	 * python, which may trace too): its rank is theirs no more than theirs */
+	for (size_t i = 0; i < in->n; i++) {
+		const struct tfile *t = &in->v[i];
+		for (size_t j = 0; j < in->n && !drop[i] && t->rank >= 0 && t->f.h.world_size <= 1; j++) {
+			const struct tfile *o = &in->v[j];
+			if (drop[j] == 1 && o->rank == t->rank && o->f.h.ppid == t->f.h.pid &&
+			    !strcmp(o->f.h.host, t->f.h.host))
+				drop[i] = 2; /* (2: not a worker; its own parent keeps its rank) */
+		}
+	}
 	for (size_t i = 0; i < in->n; i++)
 		if (drop[i])
 			in->v[i].rank = -1;
