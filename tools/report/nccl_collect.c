@@ -3,6 +3,7 @@
 #include "read/nccl_names.h"
 #include "model/model.h"
 #include "report/stats.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -27,6 +28,7 @@ static struct {
 	int nfiles;
 	const struct tfile **traced; /* files that gave operations */
 	size_t ntraced;
+	struct hmap by_pid; /* pid + 1 -> the first traced file of that pid */
 } collect;
 
 int nccl_collect_begin(const struct stats_opts *opts)
@@ -75,19 +77,31 @@ void nccl_collect_merge(struct nccl_adds *j)
 			return;
 	collect.traced = xrealloc(collect.traced, (collect.ntraced + 1) * sizeof *collect.traced);
 	collect.traced[collect.ntraced++] = j->t;
+	if (!hmap_get(&collect.by_pid, j->t->f.h.pid + 1))
+		hmap_put(&collect.by_pid, j->t->f.h.pid + 1, (void *)j->t);
+}
+
+/* Whether traced file t is of host (NCCL names it up to its first dot). */
+static int same_host(const struct tfile *t, const char *host)
+{
+	size_t n = strlen(host);
+	const char *h = t->f.h.host;
+	return h && !strncmp(h, host, n) && (h[n] == 0 || h[n] == '.');
 }
 
 /* The traced file of the log line's process, or NULL. NCCL names the host
  * up to its first dot. */
 static const struct tfile *traced_of(const struct nccl_log_line *l)
 {
-	size_t n = strlen(l->host);
-	for (size_t i = 0; i < collect.ntraced && l->pid >= 0; i++) {
-		const struct ct_header *h = &collect.traced[i]->f.h;
-		if (h->pid == (uint64_t)l->pid && h->host && !strncmp(h->host, l->host, n) &&
-		    (h->host[n] == 0 || h->host[n] == '.'))
+	if (l->pid < 0)
+		return NULL;
+	/* by pid first (a log line each: the files x lines scan was slow) */
+	const struct tfile *t = hmap_get(&collect.by_pid, (uint64_t)l->pid + 1);
+	if (!t || same_host(t, l->host))
+		return t;
+	for (size_t i = 0; i < collect.ntraced; i++) /* the same pid on another host */
+		if (collect.traced[i]->f.h.pid == (uint64_t)l->pid && same_host(collect.traced[i], l->host))
 			return collect.traced[i];
-	}
 	return NULL;
 }
 
@@ -275,5 +289,6 @@ void nccl_collect_release(void)
 	nccl_agg_free(&collect.agg);
 	free(collect.p);
 	free(collect.traced);
+	hmap_free(&collect.by_pid);
 	memset(&collect, 0, sizeof collect);
 }
