@@ -1,4 +1,4 @@
-/* The usage tail shared by every command (cmd.h). */
+/* What the commands share (cmd.h): the usage tail, option and output checks, the default output name. */
 #include "cmd/cmd.h"
 #include "model/clocks.h"
 #include "out/workers.h"

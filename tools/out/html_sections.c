@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COLS 100 /* columns of a chart over steps; more steps share one */
+#define MAX_COLS 60 /* columns of a chart over steps; more steps share one */
 #define MAX_CELLS 4000 /* of a heat map (past MAX_LINES rows): the page stays small */
 #define MAX_LINES 16 /* ranks drawn as lines; more: a heat map */
 #define TOP 15
