@@ -170,6 +170,7 @@ static void test_known_capture_ranges(void)
 	ranks_are(&r->m[1].ranks, 1, (int64_t[]){2});
 	CHECK_STR(r->verdict, "hang: rank 1 never arrived at AllReduce #5 of a 000000000000000a; "
 	                      "ranks 0, 2 waited in it; rank 1 was in step > save for 4.4 us; "
+	                      "rank 3 had stopped recording before it (not judged); "
 	                      "counts differ: 8 on rank 0, 16 on rank 2");
 	nh_free(h);
 }
@@ -195,7 +196,7 @@ static void test_stopped_not_stuck(void)
 			                      "000000000000000a; rank 0 waited in it");
 		else
 			CHECK_STR(r->verdict, "no hang: the traces end while rank 0 was in AllReduce #1 of a "
-			                      "000000000000000a for at most 40.0 ms (under 1 s: the job "
+			                      "000000000000000a for at most 40.0 ms (under 1.0 s: the job "
 			                      "was stopped while it ran)");
 		nh_free(h);
 	}
@@ -209,7 +210,7 @@ static void test_partial(void)
 	struct tfile t0 = file(0, 0), t1 = file(1, 0);
 	op(h, &t0, 0, 100, 1, 8);
 	op(h, &t1, 0, 100, 1, 8);
-	op(h, &t1, 1, 200, 1, 8);
+	op(h, &t1, 1, 200, 0, 8); /* (finished, it would say rank 0 came: its records were lost) */
 	const struct nh_result *r = nh_finish(h);
 	CHECK_EQ(r->nc, 1); /* rank 0 never arrived at #1; ranks 2 and 3 are not judged */
 	ranks_are(&r->c[0].missing, 1, (int64_t[]){0});
@@ -293,6 +294,64 @@ static void test_wait_from_the_first_entry(void)
 	nh_free(h);
 }
 
+/* A healthy job where rank 3 was SIGKILLed: its file lost its last
+ * records, the others finished #1 (so rank 3 came): no hang (it said
+ * "rank 3 never arrived"). Where ranks called #0 with different counts
+ * and nothing ever ended (the first collective): a mismatch, not "no
+ * collective left incomplete". */
+static void test_killed_rank_and_first_mismatch(void)
+{
+	struct nh *h = nh_new();
+	comm_a.nranks = 2;
+	struct tfile t0 = file(0, 9000), t3 = file(1, 0);
+	op(h, &t0, 0, 100, 1, 8);
+	op(h, &t0, 1, 200, 1, 8);
+	op(h, &t3, 0, 100, 1, 8);
+	const struct nh_result *r = nh_finish(h);
+	CHECK_EQ(r->nc, 0);
+	CHECK(r->verdict == NULL);
+	nh_free(h);
+	h = nh_new();
+	comm_a.nranks = 2;
+	struct tfile a = file(0, 9000), b = file(1, 9000);
+	op(h, &a, 0, 100, 0, 8);
+	op(h, &b, 0, 100, 0, 9);
+	r = nh_finish(h);
+	CHECK_STR(r->verdict, "mismatch: on a 000000000000000a, AllReduce #0 was called with "
+	                      "different counts: 8 on rank 0, 9 on rank 1");
+	nh_free(h);
+}
+
+/* The user's CUPTRACE_HANG_TIMEOUT is the threshold where set (0.2 s:
+ * 0.5 s of waiting is a hang), and a communicator the watchdog flagged
+ * is hung whatever the wait. */
+static void test_the_users_timeout_and_the_watchdog(void)
+{
+	for (int how = 0; how < 2; how++) {
+		struct nh *h = nh_new();
+		comm_a.nranks = 2;
+		uint64_t in = 5000, end = in + (how ? 40000000u : 500000000u);
+		struct tfile t0 = file(0, end), t1 = file(1, end);
+		char cfg[] = "CUPTRACE_HANG_TIMEOUT=0.2\n";
+		if (!how)
+			t0.f.h.config = cfg;
+		op(h, &t0, 0, 1000, 1, 8);
+		op(h, &t0, 1, in, 0, 8);
+		if (how) { /* the watchdog's hang_suspected on comm_a */
+			struct m_event ev;
+			memset(&ev, 0, sizeof ev);
+			ev.type = ME_INSTANT, ev.cat = MC_HANG;
+			ev.ts = ev.end = in + 1000;
+			ev.hang.comm = &comm_a;
+			nh_event(h, &t0, &ev);
+		}
+		op(h, &t1, 0, 1000, 1, 8);
+		const struct nh_result *r = nh_finish(h);
+		CHECK(r->verdict && !strncmp(r->verdict, "hang: rank 1 never arrived", 26));
+		nh_free(h);
+	}
+}
+
 static void test_nothing(void)
 {
 	struct nh *h = nh_new();
@@ -311,6 +370,8 @@ int main(void)
 	test_partial_verdict();
 	test_forked_child_is_no_member();
 	test_wait_from_the_first_entry();
+	test_killed_rank_and_first_mismatch();
+	test_the_users_timeout_and_the_watchdog();
 	test_nothing();
 	puts("tool_test_hang: ok");
 	return 0;

@@ -45,6 +45,7 @@ uint16_t nh_str(struct nh *h, const char *s, size_t len)
 struct nh *nh_new(void)
 {
 	struct nh *h = xcalloc(1, sizeof *h);
+	h->min_wait = NH_MIN_WAIT_NS;
 	h->cur_file = SIZE_MAX;
 	return h;
 }
@@ -63,6 +64,11 @@ static void begin_file(struct nh *h, struct tfile *t)
 	memset(f, 0, sizeof *f);
 	f->rank = t->shown_rank;
 	f->cap_off = INT64_MAX;
+	/* the user's own idea of a hang: the watchdog's timeout, where set */
+	const char *ht = t->f.h.config ? strstr(t->f.h.config, "CUPTRACE_HANG_TIMEOUT=") : NULL;
+	double s = ht ? strtod(ht + 22, NULL) : 0;
+	if (s > 0 && s < 1e9 && (int64_t)(s * 1e9) < h->min_wait)
+		h->min_wait = (int64_t)(s * 1e9);
 	f->open_for = -1;
 	f->first_rc = h->nrc;
 	h->cur_file = h->nf++;
@@ -145,6 +151,8 @@ void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev)
 			rc_of(h, f, ev->track->comm);
 	} else if (ev->type == ME_SLICE && ev->cat == MC_NCCL) {
 		on_op(h, f, t, ev->nccl.op);
+	} else if (ev->type == ME_INSTANT && ev->cat == MC_HANG && ev->hang.comm) {
+		rc_of(h, f, ev->hang.comm)->suspected = 1;
 	} else if (ev->type == ME_INSTANT && ev->cat == MC_CAPTURE) {
 		f->cap_off = ev->span->id ? INT64_MAX : (int64_t)ev->ts + t->off_ns;
 	} else if (ev->type == ME_SLICE && ev->cat == MC_NVTX && ev->span->at_end) {
@@ -249,6 +257,7 @@ void nh_free(struct nh *h)
 		ranks_free(&h->res.c[i].entered);
 		ranks_free(&h->res.c[i].missing);
 		ranks_free(&h->res.c[i].incomplete);
+		ranks_free(&h->res.c[i].stopped);
 	}
 	free(h->res.c);
 	free(h->res.r);
@@ -269,6 +278,8 @@ void nh_free(struct nh *h)
 void nh_merge(struct nh *dst, struct nh *src)
 {
 	nh_files_done(src);
+	if (src->min_wait < dst->min_wait)
+		dst->min_wait = src->min_wait;
 	uint16_t *map = xcalloc(src->nstr ? src->nstr : 1, sizeof *map);
 	for (size_t i = 0; i < src->nstr; i++)
 		map[i] = nh_str(dst, src->str[i], strlen(src->str[i]));

@@ -39,6 +39,8 @@ struct nh_coll {
 	uint64_t seq;
 	int64_t first_t; /* earliest entry, job timeline ns */
 	struct nh_ranks entered, missing, incomplete;
+	struct nh_ranks stopped; /* members whose capture had ended before it: not judged */
+	int suspected; /* the hang watchdog flagged its communicator (CUPTRACE_HANG_TIMEOUT) */
 	/* How long it was waited in: from the first entry of a rank that waited
 	 * in it (incomplete) to the latest end such a rank's footer gives (-1:
 	 * none has a footer; a file cut short ends at its last event, which
@@ -47,7 +49,8 @@ struct nh_coll {
 };
 
 /* A verdict says "hang" only where a rank waited at least this long (or
- * how long is not known): shorter, the job was stopped while a collective
+ * the files' CUPTRACE_HANG_TIMEOUT, where set; or how long is not known,
+ * or the watchdog flagged it): shorter, the job was stopped while a collective
  * ran (a time limit), not stuck. */
 #define NH_MIN_WAIT_NS 1000000000LL
 

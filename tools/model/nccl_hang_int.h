@@ -23,6 +23,7 @@ struct nh_max {
 
 struct nh_rc { /* one file on one communicator */
 	uint64_t comm;
+	int suspected; /* the watchdog's hang_suspected came on it */
 	uint16_t name;
 	int64_t nranks; /* of the communicator */
 	/* The latest entry of a collective it finished: one entered before
@@ -55,6 +56,7 @@ struct nh_open {
 };
 
 struct nh {
+	int64_t min_wait; /* ns: the files' CUPTRACE_HANG_TIMEOUT (the least), else NH_MIN_WAIT_NS */
 	char **str;
 	size_t nstr, strcap;
 	struct hmap sidx;

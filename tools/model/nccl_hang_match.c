@@ -119,13 +119,22 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 			c.first_t = g[i].t;
 	/* Missing first: a collective that a member never reached cannot have
 	 * completed anywhere, which files without any end shown (not known)
-	 * cannot tell by themselves. */
+	 * cannot tell by themselves. And one that completed somewhere was
+	 * reached by every member: a member whose file does not show it lost
+	 * its last records (killed), it is not missing. */
+	int done_somewhere = 0;
+	for (size_t k = 0; k < n; k++)
+		done_somewhere |= g[k].known && g[k].done;
 	for (size_t i = 0, k = 0; i < np; i++) {
 		const struct nh_file *f = &h->f[p[i]->file];
+		c.suspected |= p[i]->suspected;
 		while (k < n && g[k].rank < f->rank)
 			k++;
-		if ((k >= n || g[k].rank != f->rank) && !has_max(p[i], g[0].func, g[0].seq) &&
-		    f->cap_off > c.first_t)
+		if ((k < n && g[k].rank == f->rank) || has_max(p[i], g[0].func, g[0].seq))
+			continue;
+		if (f->cap_off <= c.first_t)
+			nh_ranks_add(&c.stopped, f->rank);
+		else if (!done_somewhere)
 			nh_ranks_add(&c.missing, f->rank);
 	}
 	/* how long it was waited in: from the first waiting rank's entry (its
@@ -159,6 +168,7 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 		h->res.c[h->res.nc++] = c;
 	} else {
 		free(c.entered.v);
+		free(c.stopped.v);
 	}
 	if (n > 1) {
 		size_t m0 = h->res.nm;

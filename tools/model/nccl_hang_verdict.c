@@ -114,7 +114,9 @@ static int waiting(const struct nh_result *res, int64_t rank)
 
 /* Where the hang began: the first entered of the collectives whose
  * missing ranks wait nowhere (they are elsewhere, not blocked by another
- * collective); else the first entered of all. */
+ * collective); else the first entered of those every member entered (the
+ * missing ranks of the others wait in them: a mismatch on a smaller
+ * communicator); else the first entered of all. */
 static const struct nh_coll *root(const struct nh_result *res)
 {
 	for (size_t i = res->nc; i-- > 0;) {
@@ -125,14 +127,58 @@ static const struct nh_coll *root(const struct nh_result *res)
 		if (c->missing.n && k == c->missing.n)
 			return c;
 	}
+	for (size_t i = res->nc; i-- > 0;)
+		if (!res->c[i].missing.n)
+			return &res->c[i];
 	return &res->c[res->nc - 1];
+}
+
+/* ranks whose capture had ended before c: not judged, said so */
+static void stopped(FILE *o, const struct nh_coll *c)
+{
+	if (!c->stopped.n)
+		return;
+	fputs("; ", o);
+	list(o, &c->stopped);
+	fputs(" had stopped recording before it (not judged)", o);
+}
+
+/* No collective left incomplete, but ranks called one differently (a
+ * count or datatype): what NCCL does then is undefined; said as a mismatch. */
+static char *mismatch_only(const struct nh_result *res)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+	if (!o)
+		return NULL;
+	const struct nh_mismatch *m = &res->m[0];
+	fprintf(o, "mismatch: on ");
+	comm(o, m->comm_name, m->comm);
+	fprintf(o, ", %s #%llu was called with different %ss: ", m->func,
+	        (unsigned long long)m->seq, m->problem);
+	for (size_t i = 0; i < res->nm; i++) {
+		const struct nh_mismatch *x = &res->m[i];
+		if (x->comm != m->comm || x->seq != m->seq || strcmp(x->func, m->func) ||
+		    strcmp(x->problem, m->problem))
+			continue;
+		if (x != m)
+			fputs(", ", o);
+		if (m->problem[0] == 'c')
+			fprintf(o, "%llu on ", (unsigned long long)x->count);
+		else
+			fprintf(o, "%s on ", x->datatype);
+		list(o, &x->ranks);
+	}
+	fclose(o);
+	return buf;
 }
 
 char *nh_verdict(const struct nh *h)
 {
 	const struct nh_result *res = &h->res;
 	if (!res->nc)
-		return NULL;
+		return res->nm ? mismatch_only(res) : NULL;
 	const struct nh_coll *c = root(res);
 	char *buf = NULL;
 	size_t len = 0;
@@ -142,7 +188,7 @@ char *nh_verdict(const struct nh *h)
 	int mism = 0;
 	for (size_t i = 0; i < res->nm && !mism; i++)
 		mism = res->m[i].comm == c->comm && !strcmp(res->m[i].problem, "operation");
-	if (c->waited >= 0 && c->waited < NH_MIN_WAIT_NS) {
+	if (!c->suspected && c->waited >= 0 && c->waited < h->min_wait) {
 		/* the traces end while it ran: a job stopped, not stuck */
 		fputs("no hang: the traces end while ", o);
 		list(o, &c->incomplete);
@@ -151,7 +197,9 @@ char *nh_verdict(const struct nh *h)
 		comm(o, c->comm_name, c->comm);
 		fputs(" for at most ", o);
 		dur(o, c->waited);
-		fputs(" (under 1 s: the job was stopped while it ran)", o);
+		fputs(" (under ", o);
+		dur(o, h->min_wait);
+		fputs(": the job was stopped while it ran)", o);
 	} else if (mism) {
 		fputs("mismatch: on ", o);
 		comm(o, c->comm_name, c->comm);
@@ -180,13 +228,18 @@ char *nh_verdict(const struct nh *h)
 		}
 		for (size_t i = 0; i < c->missing.n && i < LIST_MAX; i++)
 			doing(o, res, c->missing.v[i], c->comm);
+		stopped(o, c);
 	} else {
 		fprintf(o, "hang: %s #%llu of ", c->func, (unsigned long long)c->seq);
 		comm(o, c->comm_name, c->comm);
 		fputs(" never completed on ", o);
 		list(o, &c->incomplete);
 		/* ranks without a file are not judged (the note under the verdict) */
-		fputs(res->partial ? "; every rank with a file entered it" : "; every rank entered it", o);
+		fputs(res->partial && c->stopped.n ? "; every rank with a file that was recording entered it"
+		      : res->partial                ? "; every rank with a file entered it"
+		      : c->stopped.n                ? "; every rank that was recording entered it"
+		                                    : "; every rank entered it", o);
+		stopped(o, c);
 	}
 	differ(o, res, c);
 	fclose(o);

@@ -118,6 +118,8 @@ long html_slowest_rank(const struct tabs *all, const char **why)
 		*why = "never arrived at the collective where the job hangs (nccl_hang)";
 		return r;
 	}
+	if (html_hang_verdict(all)) /* a hang or mismatch no one rank caused: the rest is noise */
+		return -1;
 	/* Each only where one rank stands out from the others: twice their
 	 * median wait imposed, and 1 % of the job's time (a balanced job's
 	 * ranks imposed a few ms in 1.6 s, one twice another's); 5 % longer
