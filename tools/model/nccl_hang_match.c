@@ -185,6 +185,24 @@ static int cmp_ops_t(const void *x, const void *y)
 	return a->t < b->t ? -1 : a->t > b->t;
 }
 
+/* The earliest entered collective of communicator comm where rank is
+ * incomplete (1) or missing (0), or NULL. */
+static const struct nh_coll *earliest(const struct nh *h, uint64_t comm, int64_t rank,
+                                      int incomplete)
+{
+	const struct nh_coll *best = NULL;
+	for (size_t i = 0; i < h->res.nc; i++) {
+		const struct nh_coll *c = &h->res.c[i];
+		if (c->comm != comm || (best && c->first_t >= best->first_t))
+			continue;
+		const struct nh_ranks *l = incomplete ? &c->incomplete : &c->missing;
+		for (size_t j = 0; j < l->n; j++)
+			if (l->v[j] == rank)
+				best = c;
+	}
+	return best;
+}
+
 /* The row of file-communicator r. */
 static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 {
@@ -210,35 +228,18 @@ static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 		}
 	/* No end shown in its file: waiting where it entered a collective
 	 * that some member never reached (the earliest such). */
-	const struct nh_coll *in = NULL;
-	for (size_t i = 0; !f->known && i < h->res.nc; i++) {
-		const struct nh_coll *c = &h->res.c[i];
-		if (c->comm != r->comm || (in && c->first_t >= in->first_t))
-			continue;
-		for (size_t j = 0; j < c->incomplete.n; j++)
-			if (c->incomplete.v[j] == f->rank)
-				in = c;
-	}
+	const struct nh_coll *in = f->known ? NULL : earliest(h, r->comm, f->rank, 1);
 	if (in) {
 		row->state = NH_WAITING;
 		row->func = in->func;
 		row->seq = in->seq;
 	}
-	if (row->state != NH_WAITING) {
-		const struct nh_coll *best = NULL; /* the earliest it never reached */
-		for (size_t i = 0; i < h->res.nc; i++) {
-			const struct nh_coll *c = &h->res.c[i];
-			if (c->comm != r->comm || (best && c->first_t >= best->first_t))
-				continue;
-			for (size_t j = 0; j < c->missing.n; j++)
-				if (c->missing.v[j] == f->rank)
-					best = c;
-		}
-		if (best) {
-			row->state = NH_NEVER_ARRIVED;
-			row->func = best->func;
-			row->seq = best->seq;
-		}
+	const struct nh_coll *best = row->state != NH_WAITING ? earliest(h, r->comm, f->rank, 0)
+	                                                      : NULL; /* the earliest it never reached */
+	if (best) {
+		row->state = NH_NEVER_ARRIVED;
+		row->func = best->func;
+		row->seq = best->seq;
 	}
 	if (row->state == NH_FINISHED && !n)
 		row->state = NH_IDLE;
