@@ -127,19 +127,24 @@ int ct_capture_has_timer(void)
 	return ct.cfg.delay > 0 || ct.cfg.duration > 0;
 }
 
-void ct_capture_tick(uint64_t now)
+int ct_capture_tick(uint64_t now)
 {
 	if (!ct_capture_has_timer())
-		return;
+		return -1;
 	double el = (double)(now - capture_st.t0) / 1e9;
 	int on =
 	    el >= ct.cfg.delay && (ct.cfg.duration == 0 || el < ct.cfg.delay + ct.cfg.duration);
+	int sw = -1;
 	pthread_mutex_lock(&capture_st.lock);
 	if (on != capture_st.timer_on) {
+		uint32_t g = atomic_load(&ct_gate);
 		capture_st.timer_on = on;
-		update_locked();
+		update_locked(); /* (records nothing on this, the writer's, thread) */
+		if ((atomic_load(&ct_gate) & 1) != (g & 1))
+			sw = (int)(atomic_load(&ct_gate) & 1);
 	}
 	pthread_mutex_unlock(&capture_st.lock);
+	return sw;
 }
 
 #define MAX_WATCHED 16

@@ -46,7 +46,7 @@ void ct_capture_api(int on);
 /* A step boundary (cuptrace_step or a step range opening). */
 void ct_capture_step(void);
 /* Called by the writer about every 100 ms, for delay and duration. */
-void ct_capture_tick(uint64_t now);
+int ct_capture_tick(uint64_t now);
 /* When the next tick is due, or 0 when no timer is set. */
 int ct_capture_has_timer(void);
 

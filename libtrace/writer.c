@@ -44,7 +44,7 @@
 #define ZSTD_LEVEL 1
 #define ANCHOR_NS 20000000ull
 
-void (*_Atomic ct_writer_tick_hook)(uint64_t now);
+int (*_Atomic ct_writer_tick_hook)(uint64_t now);
 void (*_Atomic ct_writer_orphan_hook)(void);
 
 static struct {
@@ -278,6 +278,22 @@ static size_t cycle(void)
 
 static void sync_file(void);
 
+/* A record the writer makes itself (times in ns already), on thread tid. */
+static void own_record(unsigned kind, int64_t tid, const uint64_t *f, unsigned n)
+{
+	uint64_t buf[1 + 8];
+	struct ct_rec *r = (struct ct_rec *)buf;
+	r->size = ct_rec_size(n, 0);
+	r->kind = (uint16_t)kind;
+	r->reserved = 0;
+	memcpy(r->f, f, n * sizeof *f);
+	int64_t cur = writer_st.enc.tid;
+	ct_enc_thread(&writer_st.enc, tid);
+	encode(r);
+	if (cur >= 0)
+		ct_enc_thread(&writer_st.enc, cur);
+}
+
 /* The watchdog's pass, after the rings were drained: each operation in
  * flight too long gets its hang_suspected record (on the thread that
  * started it), then everything held goes to disk, then one line each. */
@@ -288,19 +304,9 @@ static void watch_pass(void)
 	size_t n = 0;
 	uint64_t now = ct_now();
 	while (n < WATCH_LINES && ct_watch_due(now, &hit[n])) {
-		uint64_t buf[1 + 7];
-		struct ct_rec *r = (struct ct_rec *)buf;
-		r->size = ct_rec_size(7, 0);
-		r->kind = CT_EV_HANG;
-		r->reserved = 0;
-		r->f[0] = now, r->f[1] = hit[n].ctx, r->f[2] = hit[n].task;
-		r->f[3] = (uint64_t)hit[n].has_seq, r->f[4] = hit[n].seq, r->f[5] = hit[n].func;
-		r->f[6] = hit[n].in_flight;
-		int64_t cur = writer_st.enc.tid;
-		ct_enc_thread(&writer_st.enc, hit[n].tid);
-		encode(r);
-		if (cur >= 0)
-			ct_enc_thread(&writer_st.enc, cur);
+		uint64_t f[7] = {now,		      hit[n].ctx, hit[n].task, (uint64_t)hit[n].has_seq,
+		                 hit[n].seq, hit[n].func, hit[n].in_flight};
+		own_record(CT_EV_HANG, hit[n].tid, f, 7);
 		n++;
 	}
 	if (!n)
@@ -417,11 +423,13 @@ static void *writer_main(void *arg)
 		uint32_t seq;
 		int req = ct_flushreq_take(&writer_st.fr, &seq, CT_FLUSH_BLOCK);
 		uint64_t now = ct_now();
-		void (*tick)(uint64_t) = atomic_load(&ct_writer_tick_hook);
-		if (tick)
-			tick(now);
+		int (*tick)(uint64_t) = atomic_load(&ct_writer_tick_hook);
+		int sw = tick ? tick(now) : -1;
 		anchor(req != 0);
 		cycle();
+		if (sw >= 0) /* the capture timer switched here: on the main thread, as a
+			      * program's own switch is on its thread (the tools read windows) */
+			own_record(CT_EV_CAPTURE, (int64_t)ct.pid, (uint64_t[]){now, (uint64_t)sw}, 2);
 		if (writer_st.watch)
 			watch_pass();
 		if (req >= CT_FLUSH_FOOTER) {

@@ -7,7 +7,9 @@
 
 /* Called by the writer thread about every 50 ms with the time: lifecycle.c
  * points it at capture's timer (CUPTRACE_DELAY, CUPTRACE_DURATION). */
-extern void (*_Atomic ct_writer_tick_hook)(uint64_t now);
+/* Called on every writer pass; returns the capture state the timer switched
+ * to there (0, 1), else -1: the writer records the switch. */
+extern int (*_Atomic ct_writer_tick_hook)(uint64_t now);
 /* Called by the writer thread when main ended by pthread_exit and no
  * thread of the program is left (orphan.h); lifecycle.c makes it exit(0),
  * and the destructor then finishes the file on the writer's thread. */

@@ -183,6 +183,14 @@ def test_delay_and_duration(tmp_path):
     assert first >= t0 + 0.3e9 - 5e6
     assert last - first <= 0.4e9 + 0.1e9
     assert last - first >= 0.2e9
+    # the timer's switches are in the file (the tools read capture windows
+    # from them: nccl_hang leaves out a rank that stopped recording); they
+    # were never written: the timer runs on the library's own thread
+    caps = sorted((trace_ns_to_mono(doc, e["ts"]), e["name"]) for e in doc["traceEvents"]
+                  if e.get("ph") == "i" and e.get("name", "").startswith("capture "))
+    assert [n for _, n in caps] == ["capture on", "capture off"], caps
+    on, off = caps[0][0], caps[1][0]
+    assert on <= first and off >= last and 0.3e9 <= off - on <= 0.5e9, caps
 
 
 @pytest.mark.parametrize("ranks,env,traced", [
