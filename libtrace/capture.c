@@ -50,19 +50,21 @@ static void control_record(unsigned kind, uint64_t value)
 	ct_rec_stamped(t, kind, f, 2);
 }
 
-/* Recomputes the gate; records the switch on the calling thread. */
-static void update_locked(void)
+/* Recomputes the gate; records the switch on the calling thread. Returns
+ * the state it switched to, or -1 when it did not switch. */
+static int update_locked(void)
 {
 	int on = capture_st.base_on && capture_st.timer_on && capture_st.step_on;
 	uint32_t g = atomic_load(&ct_gate);
 	if ((int)(g & 1) == on)
-		return;
+		return -1;
 	atomic_store(&ct_gate, ((g >> 1) + 1) << 1 | (uint32_t)on);
 	ct_debug("capture %s", on ? "on" : "off");
 	control_record(CT_EV_CAPTURE, (uint64_t)on);
 	void (*hook)(int) = atomic_load(&ct_capture_hook);
 	if (hook)
 		hook(on);
+	return on;
 }
 
 void ct_capture_init(void)
@@ -137,11 +139,8 @@ int ct_capture_tick(uint64_t now)
 	int sw = -1;
 	pthread_mutex_lock(&capture_st.lock);
 	if (on != capture_st.timer_on) {
-		uint32_t g = atomic_load(&ct_gate);
 		capture_st.timer_on = on;
-		update_locked(); /* (records nothing on this, the writer's, thread) */
-		if ((atomic_load(&ct_gate) & 1) != (g & 1))
-			sw = (int)(atomic_load(&ct_gate) & 1);
+		sw = update_locked(); /* (records nothing on this, the writer's, thread) */
 	}
 	pthread_mutex_unlock(&capture_st.lock);
 	return sw;

@@ -61,8 +61,9 @@ int stats_known_reports(const char *list)
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace stats [-r|--report LIST] [-f|--format table|csv|json] [-s|--steps A-B]\n"
-	      "                     [--by step,time] [--min-gap TIME] [--flops-per-step N]\n"
+	fputs("usage: cuptrace stats [-r|--report LIST] [-f|--format table|csv|json]\n"
+	      "                     [-s|--steps A-B] [--by step,time] [--min-gap TIME]\n"
+	      "                     [--flops-per-step N]\n"
 	      "                     [--align none|collectives] [-j N] [-o PREFIX] [--strict] [-v]\n"
 	      "                     [--timeunit nsec|usec|msec|sec]\n"
 	      "                     INPUT...\n\n"
@@ -71,9 +72,10 @@ static void help(FILE *f)
 	for (size_t i = 0; i < NREPORTS; i++)
 		fprintf(f, "  %-12s %s\n", reports[i]->name, reports[i]->desc);
 	fputs("\nTimes are in nanoseconds; --timeunit prints them in another unit (the\n"
-	      "columns' names say which; usec with 3 decimals, msec 3, sec 6). INPUT is a .ctr file, a directory of them, or an\n"
-	      "NCCL_DEBUG=INFO log (NCCL_DEBUG_SUBSYS=COLL; for the nccl_* reports); all\n"
-	      "inputs are summed together. --steps A-B keeps steps A to B only (B may be\n"
+	      "columns' names say which; usec with 3 decimals, msec 3, sec 6). INPUT is\n"
+	      "a .ctr file, a directory of them, or an NCCL_DEBUG=INFO log\n"
+	      "(NCCL_DEBUG_SUBSYS=COLL; for the nccl_* reports); all inputs are summed\n"
+	      "together. --steps A-B keeps steps A to B only (B may be\n"
 	      "A; steps are marked by cuptrace_step(), CUPTRACE_STEP_RANGE picks which\n"
 	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
 	      "and calls that start between the start of step A and the start of the\n"

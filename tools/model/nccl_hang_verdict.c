@@ -235,10 +235,8 @@ char *nh_verdict(const struct nh *h)
 		fputs(" never completed on ", o);
 		list(o, &c->incomplete);
 		/* ranks without a file are not judged (the note under the verdict) */
-		fputs(res->partial && c->stopped.n ? "; every rank with a file that was recording entered it"
-		      : res->partial                ? "; every rank with a file entered it"
-		      : c->stopped.n                ? "; every rank that was recording entered it"
-		                                    : "; every rank entered it", o);
+		fprintf(o, "; every rank%s%s entered it", res->partial ? " with a file" : "",
+		        c->stopped.n ? " that was recording" : "");
 		stopped(o, c);
 	}
 	differ(o, res, c);

@@ -64,6 +64,12 @@ static long never_arrived(const struct tabs *all)
 	return e != p && r >= 0 && strstr(e, " never arrived at ") ? r : -1;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* The row of column c's largest value when it stands out: at least
  * `factor` times the median of the other rows' (a balanced job's ranks
  * differ by noise, and the largest of noise was named slowest, in red);
@@ -81,12 +87,7 @@ static long stands_out(const struct table *t, int c, double factor)
 		if (r != (size_t)best && !isnan(v))
 			o[k++] = v;
 	}
-	/* the median of the others: sorted by insertion (few ranks' rows) */
-	for (size_t i = 1; i < k; i++)
-		for (size_t j = i; j > 0 && o[j - 1] > o[j]; j--) {
-			double x = o[j];
-			o[j] = o[j - 1], o[j - 1] = x;
-		}
+	qsort(o, k, sizeof *o, cmp_double); /* the median of the others */
 	double med = !k ? 0 : k % 2 ? o[k / 2] : (o[k / 2 - 1] + o[k / 2]) / 2;
 	double max = table_num(t, (size_t)best, c);
 	free(o);

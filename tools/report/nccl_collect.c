@@ -164,18 +164,15 @@ void nccl_collect_log(const char *path)
 			seen = seen ? seen : tr;
 			continue;
 		}
-		if ((kind == NL_COLL || kind == NL_RANK) && l.pid >= 0) {
-			const struct proc *p = proc_of(&l);
-			if (p->src != collect.nfiles) { /* a copy, or stdout beside NCCL_DEBUG_FILE */
-				copied += kind == NL_COLL;
-				if (!copy[0])
-					snprintf(copy, sizeof copy, "%s:%ld", p->host, p->pid);
-				continue;
-			}
+		struct proc *p = kind == NL_COLL || kind == NL_RANK ? proc_of(&l) : NULL;
+		if (p && l.pid >= 0 && p->src != collect.nfiles) { /* a copy, or stdout beside NCCL_DEBUG_FILE */
+			copied += kind == NL_COLL;
+			if (!copy[0])
+				snprintf(copy, sizeof copy, "%s:%ld", p->host, p->pid);
+			continue;
 		}
 		switch (kind) {
 		case NL_COLL: {
-			struct proc *p = proc_of(&l);
 			if (l.globalrank >= 0)
 				p->globalrank = l.globalrank;
 			const char *tn = nccl_type_name(l.datatype);
@@ -190,7 +187,6 @@ void nccl_collect_log(const char *path)
 			break;
 		}
 		case NL_RANK: {
-			struct proc *p = proc_of(&l);
 			/* A process's rank is its rank in its largest communicator. */
 			if (l.nranks > p->nranks) {
 				p->rank = l.rank;
