@@ -19,7 +19,12 @@ OBJ := build/obj/$(VARIANT)
 
 OPT := $(if $(DEBUG),-O0 -g3,-O2 -g)
 SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-recover=all,)
-CPPFLAGS := -Iinclude -Ilibtrace -Ilibtrace/sources -Itools -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+# Each binary sees only the folders it may use (docs/LAYOUT.md): the shared
+# file format and configuration by name, the library its own folders and the
+# CUDA headers, the tools their own folders.
+SHARED_CPPFLAGS := -Iinclude -Ilibtrace/format -Ilibtrace/config -D_GNU_SOURCE
+LIB_CPPFLAGS := $(SHARED_CPPFLAGS) -Ilibtrace -Ilibtrace/sources -isystem $(CUDA_HOME)/include
+TOOL_CPPFLAGS := $(SHARED_CPPFLAGS) -Itools
 CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-missing-field-initializers -fPIC $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)
@@ -27,14 +32,24 @@ LDFLAGS := $(SANFLAGS)
 LIB := build/lib/libcuptrace.so
 TOOL := build/bin/cuptrace
 
-# Shared by the library and the tools (docs/LAYOUT.md says which folder may use which).
-COMMON_LIB := config io pattern rankenv schema schema_cupti schema_nccl strtab enc
-COMMON_TOOL := config io pattern rankenv schema schema_cupti schema_nccl strtab dec dec_block
-LIB_SRC := $(wildcard libtrace/*.c libtrace/sources/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_LIB)))
-TOOL_SRC := $(wildcard tools/*.c tools/*/*.c) $(addprefix libtrace/common/,$(addsuffix .c,$(COMMON_TOOL)))
+# The file format and configuration, shared by the library and the tools:
+# the library encodes, the tools decode.
+CONFIG_SRC := $(wildcard libtrace/config/*.c)
+SCHEMA_SRC := libtrace/format/schema.c libtrace/format/schema_cupti.c libtrace/format/schema_nccl.c \
+	libtrace/format/strtab.c
+SHARED_LIB_SRC := $(CONFIG_SRC) $(SCHEMA_SRC) libtrace/format/enc.c
+SHARED_TOOL_SRC := $(CONFIG_SRC) $(SCHEMA_SRC) libtrace/format/dec.c libtrace/format/dec_block.c
+LIB_OWN_SRC := $(wildcard libtrace/*.c libtrace/sources/*.c)
+TOOL_OWN_SRC := $(wildcard tools/*.c tools/*/*.c tools/*/*/*.c)
+LIB_SRC := $(LIB_OWN_SRC) $(SHARED_LIB_SRC)
+TOOL_SRC := $(TOOL_OWN_SRC) $(SHARED_TOOL_SRC)
 
 LIB_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRC))
 TOOL_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(TOOL_SRC))
+SHARED_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(sort $(SHARED_LIB_SRC) $(SHARED_TOOL_SRC)))
+$(patsubst %.c,$(OBJ)/%.o,$(LIB_OWN_SRC)): CPPFLAGS := $(LIB_CPPFLAGS)
+$(patsubst %.c,$(OBJ)/%.o,$(TOOL_OWN_SRC)): CPPFLAGS := $(TOOL_CPPFLAGS)
+$(SHARED_OBJ): CPPFLAGS := $(SHARED_CPPFLAGS)
 
 # zstd is linked in statically and hidden so that the traced program's own
 # zstd (PyTorch ships one) can never clash with ours.

@@ -9,7 +9,7 @@ CUPTI_REAL_DIR ?= $(firstword $(patsubst %/libcupti.so,%,$(wildcard \
 $(CUPTI_BENCH): bench/cupti_bench.c $(UNIT_OBJ)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(UNIT_OBJ) -o $@ $(LDFLAGS) \
+	$(Q)$(CC) $(LIB_CPPFLAGS) $(CFLAGS) $< $(UNIT_OBJ) -o $@ $(LDFLAGS) \
 		-L$(CUPTI_REAL_DIR) -lcupti -Wl,-rpath,$(CUPTI_REAL_DIR) -lzstd -lpthread -ldl -lm
 
 bench-cupti: all $(if $(CUPTI_REAL_DIR),$(CUPTI_BENCH))

@@ -3,7 +3,7 @@
 build/bench/bench_nccl: bench/bench_nccl.c libtrace/sources/nccl_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -O2 -g -std=gnu11 -Wall -Wextra -Werror $< -o $@ -ldl
+	$(Q)$(CC) $(LIB_CPPFLAGS) -O2 -g -std=gnu11 -Wall -Wextra -Werror $< -o $@ -ldl
 
 bench-nccl: build/bench/bench_nccl $(LIB)
 	$(Q)rm -rf /tmp/cuptrace-bench-nccl

@@ -2,7 +2,7 @@
  * it is invariant, else CLOCK_MONOTONIC. At the bottom of the library's
  * order with init.c, which calls ct_clock_setup once. */
 #include "clock.h"
-#include "common/config.h"
+#include "config.h"
 #include "log.h"
 
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 #include "defs.h"
-#include "common/rec.h"
+#include "rec.h"
 #include "cuptrace/format.h"
 
 #include <pthread.h>

@@ -4,7 +4,7 @@
  * ring pool; lifecycle.c calls it first thing. (Unit tests link
  * tests/unit/unit_init.c in its place.) */
 #include "clock.h"
-#include "common/config.h"
+#include "config.h"
 #include "log.h"
 #include "ring.h"
 #include "trace.h"

@@ -3,7 +3,7 @@
 #ifndef CT_LOG_H
 #define CT_LOG_H
 
-#include "common/config.h"
+#include "config.h"
 
 extern int ct_log_level;
 

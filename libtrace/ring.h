@@ -9,7 +9,7 @@
 #ifndef CT_RING_H
 #define CT_RING_H
 
-#include "common/rec.h"
+#include "rec.h"
 #include "cuptrace/format.h"
 
 #include <stdatomic.h>

@@ -1,5 +1,5 @@
 #include "tnames.h"
-#include "common/rec.h"
+#include "rec.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
 #ifndef CT_TRACE_H
 #define CT_TRACE_H
 
-#include "common/config.h"
-#include "common/rankenv.h"
+#include "config.h"
+#include "rankenv.h"
 
 #include <limits.h>
 #include <stdatomic.h>

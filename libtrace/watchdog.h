@@ -8,7 +8,7 @@
 #ifndef CT_WATCHDOG_H
 #define CT_WATCHDOG_H
 
-#include "common/rec.h"
+#include "rec.h"
 
 #include <stdint.h>
 

@@ -5,16 +5,16 @@
 PY_EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
 PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
 PY_EXT := python_shim/cuptrace/_cuptrace$(PY_EXT_SUFFIX)
-PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c python_shim/cuptrace/_torch.c libtrace/common/config.c libtrace/common/pattern.c
+PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c python_shim/cuptrace/_torch.c libtrace/config/config.c libtrace/config/pattern.c
 
 # SAN=...: the extension with the sanitizers too (make test-san runs the
 # Python tests with it; the interpreter then needs the sanitizer's runtime
 # preloaded, as tests/integration/pyshim.py does). build/.variant: switching
 # SAN rebuilds it.
-$(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/common/config.h libtrace/common/pattern.h build/.variant
+$(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/config/config.h libtrace/config/pattern.h build/.variant
 	@$(if $(Q),echo "  PYEXT   $@")
 	$(Q)$(CC) -shared -fPIC -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
-		-Wno-cast-function-type -fvisibility=hidden -D_GNU_SOURCE -Ilibtrace -isystem $(PY_INCLUDE) \
+		-Wno-cast-function-type -fvisibility=hidden -D_GNU_SOURCE -Ilibtrace/config -isystem $(PY_INCLUDE) \
 		$(SANFLAGS) $(PY_EXT_SRC) -o $@ -ldl -lm
 
 # cuptrace._torchhooks (C++): the backward ranges' hooks on autograd nodes,

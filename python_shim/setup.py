@@ -74,8 +74,8 @@ class build_ext_torch(build_ext):
 
 ext = Extension(
     "cuptrace._cuptrace",
-    sources=["cuptrace/_cuptrace.c", "cuptrace/_torch.c", "../libtrace/common/config.c", "../libtrace/common/pattern.c"],
-    include_dirs=[os.path.join(ROOT, "libtrace")],
+    sources=["cuptrace/_cuptrace.c", "cuptrace/_torch.c", "../libtrace/config/config.c", "../libtrace/config/pattern.c"],
+    include_dirs=[os.path.join(ROOT, "libtrace", "config")],
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=["-std=gnu11", "-fvisibility=hidden", "-Wno-missing-field-initializers"],
     libraries=["dl", "m"],

@@ -8,7 +8,7 @@
 #                     python_shim/python.mk, tests/integration/pyshim.py)
 #   test-gpu          GPU smoke test (skips plainly without a GPU)
 
-TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -isystem $(CUDA_HOME)/include -Iinclude -Ilibtrace \
+TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -isystem $(CUDA_HOME)/include -Iinclude -Ilibtrace -Ilibtrace/format -Ilibtrace/config \
 	-D_GNU_SOURCE -pthread
 PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,build/tests/progs/%,$(PROG_SRC))
@@ -50,19 +50,19 @@ test-progs: $(PROGS) $(MPI_PROGS) $(PRELOADS)
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNITS := $(patsubst tests/unit/%.c,build/tests/unit/%,$(UNIT_SRC))
-UNIT_OBJ := $(filter-out $(OBJ)/libtrace/init.o,$(LIB_OBJ)) $(OBJ)/libtrace/common/dec.o $(OBJ)/libtrace/common/dec_block.o \
+UNIT_OBJ := $(filter-out $(OBJ)/libtrace/init.o,$(LIB_OBJ)) $(OBJ)/libtrace/format/dec.o $(OBJ)/libtrace/format/dec_block.o \
 	$(OBJ)/libtrace/unit_init.o
 
 # (-MMD: rebuilt when the headers it includes change, struct ct above all)
 $(OBJ)/libtrace/unit_init.o: tests/unit/unit_init.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(LIB_CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 -include $(OBJ)/libtrace/unit_init.d
 
 build/tests/unit/%: tests/unit/%.c $(UNIT_OBJ) tests/unit/check.h build/.variant
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lpthread -ldl -lm
+	$(Q)$(CC) $(LIB_CPPFLAGS) $(CFLAGS) $< $(UNIT_OBJ) -o $@ $(LDFLAGS) -lzstd -lpthread -ldl -lm
 
 # test_ring stops producers between their stores: it links a copy of ring.c
 # built with the test hooks (libtrace/ring.h) in place of the library's.
@@ -72,13 +72,13 @@ RING_UNIT_OBJ := $(filter-out $(OBJ)/libtrace/ring.o,$(UNIT_OBJ)) $(RING_HOOK_OB
 $(RING_HOOK_OBJ): libtrace/ring.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (test hooks)")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DCT_RING_TEST_HOOKS -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(LIB_CPPFLAGS) $(CFLAGS) -DCT_RING_TEST_HOOKS -MMD -MP -c $< -o $@
 -include $(RING_HOOK_OBJ:.o=.d)
 
 build/tests/unit/test_ring: tests/unit/test_ring.c $(RING_UNIT_OBJ) tests/unit/check.h build/.variant
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -DCT_RING_TEST_HOOKS $< $(RING_UNIT_OBJ) -o $@ $(LDFLAGS) \
+	$(Q)$(CC) $(LIB_CPPFLAGS) $(CFLAGS) -DCT_RING_TEST_HOOKS $< $(RING_UNIT_OBJ) -o $@ $(LDFLAGS) \
 		-lzstd -lpthread -ldl -lm
 
 # ---- unit tests of the tools (tests/unit/tool_test_*.c), linked with the
@@ -90,7 +90,7 @@ TOOL_UNIT_OBJ := $(filter-out $(OBJ)/tools/main.o,$(TOOL_OBJ))
 build/tests/unit/tool_test_%: tests/unit/tool_test_%.c $(TOOL_UNIT_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) -Itools $(CFLAGS) $< $(TOOL_UNIT_OBJ) -o $@ $(LDFLAGS) -lsqlite3 -lzstd -lz -lpthread -lm -lstdc++
+	$(Q)$(CC) $(TOOL_CPPFLAGS) $(CFLAGS) $< $(TOOL_UNIT_OBJ) -o $@ $(LDFLAGS) -lsqlite3 -lzstd -lz -lpthread -lm -lstdc++
 
 test-unit: $(UNITS) $(TOOL_UNITS)
 	@set -e; for t in $(UNITS) $(TOOL_UNITS); do echo "  UNIT    $$t"; $$t; done
@@ -101,7 +101,7 @@ test-integration: all test-progs
 
 # ---- fuzzing (clang/libFuzzer); the corpus is replayed in every test run
 -include tests/fuzz/fuzz.mk
--include tests/fuzz/nccl.mk
+-include tests/fuzz/fuzz_nccl.mk
 
 test: deps all test-progs bench-build test-unit test-integration test-fuzz test-fuzz-nccl
 

@@ -1,6 +1,6 @@
 /* The .ctr trace file format: the one contract between libtrace/ (writer)
  * and tools/ (reader). Encoder and decoder live side by side in
- * libtrace/common/ (enc.c, dec.c) and both take their field layouts from
+ * libtrace/format/ (enc.c, dec.c) and both take their field layouts from
  * the schema table in schema.c, so they cannot drift.
  *
  * File layout (docs/FORMAT.md has the long version):

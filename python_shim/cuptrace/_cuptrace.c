@@ -12,9 +12,9 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-/* The library's own parser of CUPTRACE_* values (libtrace/common/config.c,
+/* The library's own parser of CUPTRACE_* values (libtrace/config/config.c,
  * compiled into this module): activate() checks options with it. */
-#include "common/config.h"
+#include "config.h"
 
 /* Shared with _torch.c (hidden: -fvisibility=hidden). */
 int (*ct_py_push)(const char *);

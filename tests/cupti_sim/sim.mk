@@ -42,6 +42,6 @@ CUPTI_REAL_DIR := $(firstword $(patsubst %/libcupti.so,%,$(wildcard \
 build/tests/unit/test_cupti_records: tests/unit/test_cupti_records.c $(UNIT_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(if $(CUPTI_REAL_DIR),-DHAVE_REAL_CUPTI) $< $(UNIT_OBJ) -o $@ \
+	$(Q)$(CC) $(LIB_CPPFLAGS) $(CFLAGS) $(if $(CUPTI_REAL_DIR),-DHAVE_REAL_CUPTI) $< $(UNIT_OBJ) -o $@ \
 		$(LDFLAGS) $(if $(CUPTI_REAL_DIR),-L$(CUPTI_REAL_DIR) -lcupti -Wl$(comma)-rpath$(comma)$(CUPTI_REAL_DIR)) \
 		-lzstd -lpthread -ldl -lm

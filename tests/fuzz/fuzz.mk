@@ -26,12 +26,12 @@ FUZZ_MALLOC_MB ?= 256
 FUZZ_OUT := build/fuzz
 FUZZ_TARGETS := fuzz_file fuzz_header fuzz_items
 FUZZ_CORPUS := tests/fuzz/corpus
-SCHEMA_SRC := libtrace/common/schema.c libtrace/common/schema_cupti.c libtrace/common/schema_nccl.c
-FUZZ_DEC_SRC := libtrace/common/dec.c libtrace/common/dec_block.c $(SCHEMA_SRC)
-FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/common/dec.h libtrace/common/dec_int.h libtrace/common/varint.h \
-	libtrace/common/crc32c.h \
+SCHEMA_SRC := libtrace/format/schema.c libtrace/format/schema_cupti.c libtrace/format/schema_nccl.c
+FUZZ_DEC_SRC := libtrace/format/dec.c libtrace/format/dec_block.c $(SCHEMA_SRC)
+FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/format/dec.h libtrace/format/dec_int.h libtrace/format/varint.h \
+	libtrace/format/crc32c.h \
 	include/cuptrace/format.h tests/fuzz/fuzz.mk
-FUZZ_CPPFLAGS := -std=gnu11 -Iinclude -Ilibtrace -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror
+FUZZ_CPPFLAGS := -std=gnu11 -Iinclude -Ilibtrace/format -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 # libFuzzer binaries (clang): fuzzing and replay.
 $(FUZZ_OUT)/lf/%: tests/fuzz/%.c $(FUZZ_DEPS)
@@ -81,10 +81,10 @@ fuzz-merge: fuzz-build-lf
 		done; \
 	done
 
-$(FUZZ_OUT)/gen_corpus: tests/fuzz/gen_corpus.c libtrace/common/enc.c libtrace/common/strtab.c \
-		$(SCHEMA_SRC) libtrace/common/enc.h libtrace/common/crc32c.h
+$(FUZZ_OUT)/gen_corpus: tests/fuzz/gen_corpus.c libtrace/format/enc.c libtrace/format/strtab.c \
+		$(SCHEMA_SRC) libtrace/format/enc.h libtrace/format/crc32c.h
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(FUZZ_CPPFLAGS) $< libtrace/common/enc.c libtrace/common/strtab.c \
+	$(Q)$(CC) $(FUZZ_CPPFLAGS) $< libtrace/format/enc.c libtrace/format/strtab.c \
 		$(SCHEMA_SRC) -o $@ -lzstd
 
 fuzz-corpus: $(FUZZ_OUT)/gen_corpus

@@ -1,5 +1,5 @@
 /* libFuzzer target: any bytes as the TLV part of a file header. */
-#include "common/dec.h"
+#include "dec.h"
 
 #include <string.h>
 

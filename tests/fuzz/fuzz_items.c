@@ -4,8 +4,8 @@
  * each part is compressed into a valid block of a valid file, and the file
  * is read as a tool reads it. This reaches the item decoder: string table,
  * thread sections, drops, footer, every event kind. */
-#include "common/crc32c.h"
-#include "common/varint.h"
+#include "crc32c.h"
+#include "varint.h"
 #include "read_all.h"
 
 #include <stdlib.h>

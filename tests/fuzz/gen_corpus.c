@@ -5,8 +5,8 @@
  *   corpus/fuzz_header/NAME.bin  header TLV bytes
  *   corpus/fuzz_items/NAME.bin   raw block contents joined by "BLK\n"
  */
-#include "common/enc.h"
-#include "common/varint.h"
+#include "enc.h"
+#include "varint.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
 #ifndef CT_FUZZ_READ_ALL_H
 #define CT_FUZZ_READ_ALL_H
 
-#include "common/dec.h"
+#include "dec.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -17,7 +17,7 @@ failed. The checks, in order of what they prove:
     synchronises before closing it): GPU and CPU times share one clock;
   - the GPU memory counter reaches what the program allocated.
 The generic checks (flows, causality, stream order, track names) are also run
-on the simulator's traces by tests/integration/test_cupti.py, so the checker
+on the simulator's traces by tests/integration/library/test_cupti.py, so the checker
 itself is tested where there is no GPU.
 """
 import json

@@ -214,7 +214,7 @@ H_CRC = 15  # CT_H_CRC
 
 
 def _crc32c(data):
-    """CRC-32C (Castagnoli, reflected), as libtrace/common/crc32c.h."""
+    """CRC-32C (Castagnoli, reflected), as libtrace/format/crc32c.h."""
     crc = 0xffffffff
     for b in data:
         crc ^= b

@@ -1,6 +1,6 @@
 /* NVTX push/pop pairs with CLOCK_MONOTONIC read by the program itself
  * between the calls, so that a test can check where the trace put each
- * event against the program's own clock (tests/integration/test_tsc.py).
+ * event against the program's own clock (tests/integration/library/test_tsc.py).
  *   clock_interleave OUT BUSY SLOW [fork]
  * Two threads each do BUSY pairs back to back, then SLOW pairs 2 ms
  * apart (the writer reads its clock anchors in between); with "fork", a

@@ -1,4 +1,4 @@
-/* Encoder and decoder together (libtrace/common/enc.c, dec.c): random ring
+/* Encoder and decoder together (libtrace/format/enc.c, dec.c): random ring
  * records of every event kind are encoded into blocks, framed exactly as
  * libtrace/writer.c frames them, written to a file and read back with
  * ct_file_open / ct_file_next; every field, string, thread, drop count and
@@ -7,10 +7,10 @@
  * blocks must be skipped and counted, the reader going on at the next
  * intact block (CT_DAMAGED, with a message). */
 #include "check.h"
-#include "common/crc32c.h"
-#include "common/dec.h"
-#include "common/enc.h"
-#include "common/varint.h"
+#include "crc32c.h"
+#include "dec.h"
+#include "enc.h"
+#include "varint.h"
 
 #include <fcntl.h>
 #include <stdarg.h>

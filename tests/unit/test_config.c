@@ -1,8 +1,8 @@
-/* CUPTRACE_* settings (libtrace/common/config.c) and rank detection from
- * launcher variables (libtrace/common/rankenv.c). */
+/* CUPTRACE_* settings (libtrace/config/config.c) and rank detection from
+ * launcher variables (libtrace/config/rankenv.c). */
 #include "check.h"
-#include "common/config.h"
-#include "common/rankenv.h"
+#include "config.h"
+#include "rankenv.h"
 
 #include <string.h>
 

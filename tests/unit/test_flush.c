@@ -3,7 +3,7 @@
  * not answer the next one. The writer is held up by taking the definitions
  * lock it needs on each pass (as the fork handlers do). */
 #include "check.h"
-#include "common/dec.h"
+#include "dec.h"
 #include "defs.h"
 #include "record.h"
 #include "thread.h"

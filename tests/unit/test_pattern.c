@@ -1,9 +1,9 @@
-/* CUPTRACE_OUTPUT patterns (libtrace/common/pattern.c): every token, the
+/* CUPTRACE_OUTPUT patterns (libtrace/config/pattern.c): every token, the
  * malformed ones, and values that try to leave the directory the pattern
  * names. */
 #include "check.h"
-#include "common/config.h"
-#include "common/pattern.h"
+#include "config.h"
+#include "pattern.h"
 
 #include <string.h>
 

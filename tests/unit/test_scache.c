@@ -1,4 +1,4 @@
-/* The encoder's cache of short strings (libtrace/common/scache.h): a
+/* The encoder's cache of short strings (libtrace/format/scache.h): a
  * string must read back as itself whatever the cache held before. Records
  * carry strings of 1-30 bytes that differ only in their last byte or only
  * in length (trailing NULs included), behind padding full of garbage, more
@@ -7,8 +7,8 @@
  * writer.c does. Every record is encoded with ct_enc_record, framed as
  * writer.c frames blocks and read back with ct_file_next. */
 #include "check.h"
-#include "common/dec.h"
-#include "common/enc.h"
+#include "dec.h"
+#include "enc.h"
 
 #include <fcntl.h>
 #include <string.h>

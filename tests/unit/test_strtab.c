@@ -1,9 +1,9 @@
-/* String interning (libtrace/common/strtab.c): the same bytes always give
+/* String interning (libtrace/format/strtab.c): the same bytes always give
  * the same id, ids are dense in order of first use, the table grows past
  * many thousands of strings, and the arena limit stops new strings unless
  * they are forced. */
 #include "check.h"
-#include "common/strtab.h"
+#include "strtab.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,10 +1,10 @@
-/* The streamed union of GPU work (report/busy.c) against a union computed
+/* The streamed union of GPU work (stats/busy.c) against a union computed
  * from all the intervals at once: the time of each set of categories, with
  * the intervals fed as the tracer writes them (each CUPTI buffer's GPU
  * records regrouped stream by stream, a stream first seen possibly last in
  * its buffer), and work that comes later than the sweep can wait for:
  * counted as late, never silently. */
-#include "report/busy.h"
+#include "stats/busy.h"
 #include "check.h"
 
 struct iv {

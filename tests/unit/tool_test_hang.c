@@ -3,7 +3,7 @@
  * than NH_KEEP, files that say nothing about completion, a rank that
  * stopped capturing, open ranges on several threads, a footer's end. */
 #include "check.h"
-#include "model/nccl_hang.h"
+#include "job/nccl_hang.h"
 
 #include <string.h>
 

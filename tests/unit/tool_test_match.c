@@ -1,4 +1,4 @@
-/* The cross-rank matcher (model/nccl_match.h) gives the same collectives
+/* The cross-rank matcher (job/nccl_match.h) gives the same collectives
  * whatever order the ranks' arrivals reach it (files read in lockstep hand
  * them over in no fixed order): every permutation of a 3-rank job's
  * arrivals, whose files disagree on the step, hands out the same times,
@@ -7,7 +7,7 @@
  * rank reported twice while its collective is held keeps the lower
  * order's report. */
 #include "check.h"
-#include "model/nccl_match.h"
+#include "job/nccl_match.h"
 
 #include <stdint.h>
 

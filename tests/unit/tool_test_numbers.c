@@ -1,7 +1,7 @@
 /* Number writing of the converters (out.h, chrome_int.h, chrome_fmt.c) against printf:
  * every digit count and its boundaries, microseconds with three decimals,
  * and the cached-prefix time format of GPU events across prefix changes. */
-#include "out/chrome_int.h"
+#include "write/chrome/chrome_int.h"
 #include "check.h"
 
 #include <inttypes.h>

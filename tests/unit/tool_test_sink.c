@@ -1,12 +1,12 @@
-/* The conversion sink (out/sink.h) writes pieces in key order whatever
+/* The conversion sink (write/sink.h) writes pieces in key order whatever
  * order they are handed over in: later units first, a unit's pieces
  * backwards, more than the sink keeps in memory (so that chunks go through
  * the spill files), a piece that comes after its unit was closed, the
  * tail; plain and gzip. One thread hands everything over, in an order
  * chosen to be the worst, so the test is the same every run (threads and
- * timing: tests/tsan_tools.sh and tests/integration/test_convert_jobs.py). */
+ * timing: tests/tsan_tools.sh and tests/integration/outputs/test_convert_jobs.py). */
 #include "check.h"
-#include "out/sink.h"
+#include "write/sink.h"
 
 #include <stdint.h>
 #include <stdio.h>

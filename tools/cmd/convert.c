@@ -1,8 +1,8 @@
 /* cuptrace convert: every input on one timeline, in the format that the
  * output name asks for. */
 #include "cmd/cmd.h"
-#include "model/clocks.h"
-#include "out/workers.h"
+#include "job/clocks.h"
+#include "write/workers.h"
 #include "read/inputs.h"
 #include "read/live.h"
 

@@ -3,8 +3,8 @@
  * flow and track exactly as every other output sees them. */
 #include "cmd/cmd.h"
 #include "read/live.h"
-#include "model/clocks.h"
-#include "out/events_tsv.h"
+#include "job/clocks.h"
+#include "write/tsv/events_tsv.h"
 #include "read/inputs.h"
 
 #include <getopt.h>

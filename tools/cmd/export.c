@@ -1,8 +1,8 @@
 /* cuptrace export: the traces as an SQLite database with Nsight Systems'
  * export tables (docs/SQLITE.md), for the SQL people run on nsys exports. */
 #include "cmd/cmd.h"
-#include "model/clocks.h"
-#include "out/sqlite.h"
+#include "job/clocks.h"
+#include "write/sqlite/sqlite.h"
 #include "read/inputs.h"
 #include "read/live.h"
 

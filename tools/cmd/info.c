@@ -1,7 +1,7 @@
 /* cuptrace info: what a trace file holds and whether it ended cleanly. */
 #include "cmd/cmd.h"
-#include "common/config.h"
-#include "model/clocks.h"
+#include "config.h"
+#include "job/clocks.h"
 #include "read/inputs.h"
 #include "read/live.h"
 #include "util/term_escape.h"

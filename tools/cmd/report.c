@@ -1,12 +1,12 @@
 /* cuptrace report: one self-contained HTML page (docs/REPORT.md) drawn
  * from the tables of the reports of `cuptrace stats`, run by the same
- * driver (report/collect.h), so the page and stats agree to the digit. */
+ * driver (stats/collect.h), so the page and stats agree to the digit. */
 #include "cmd/cmd.h"
-#include "out/workers.h"
-#include "model/clocks.h"
-#include "out/html.h"
-#include "out/sink.h"
-#include "report/collect.h"
+#include "write/workers.h"
+#include "job/clocks.h"
+#include "write/html/html.h"
+#include "write/sink.h"
+#include "stats/collect.h"
 #include "util/xalloc.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
  * exit status and signals exactly as they are. */
 #include "cmd/cmd.h"
 #include "cmd/run_stats.h"
-#include "common/config.h"
+#include "config.h"
 
 #include <dirent.h>
 #include <errno.h>

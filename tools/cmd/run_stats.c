@@ -3,9 +3,9 @@
  * rank that summarises waits for the others' files to close. */
 #include "cmd/run_stats.h"
 #include "cmd/cmd.h"
-#include "common/config.h"
-#include "common/pattern.h"
-#include "common/rankenv.h"
+#include "config.h"
+#include "pattern.h"
+#include "rankenv.h"
 #include "cuptrace/format.h"
 #include "read/inputs.h"
 #include "read/live.h"

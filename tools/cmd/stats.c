@@ -1,9 +1,9 @@
 /* cuptrace stats: summary reports over one or many trace files. */
 #include "cmd/cmd.h"
-#include "report/stats.h"
-#include "report/collect.h"
-#include "model/clocks.h"
-#include "out/workers.h"
+#include "stats/stats.h"
+#include "stats/collect.h"
+#include "job/clocks.h"
+#include "write/workers.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -1,8 +1,8 @@
 /* What the commands share (cmd.h): the usage tail, option and output checks, the default output name. */
 #include "cmd/cmd.h"
-#include "model/clocks.h"
-#include "out/workers.h"
-#include "report/collect.h"
+#include "job/clocks.h"
+#include "write/workers.h"
+#include "stats/collect.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -2,7 +2,7 @@
  * parts that match them (spans.c, model_gpu.c, model_nccl.c); NVTX spans
  * and drops as events. */
 #include "model/model_int.h"
-#include "read/gpu.h"
+#include "read/gpu_fields.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>

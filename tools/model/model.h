@@ -173,7 +173,7 @@ struct m_share {
 	 * block `block` (from 1), whenever the block changes, and with the
 	 * file's block count + 1 before what the file's end produces (share
 	 * 0's), so that a writer can cut its output where -j 1's would hold
-	 * the same events (out/workers.c). */
+	 * the same events (write/workers.c). */
 	void (*block)(void *ctx, uint64_t block);
 	void *block_ctx;
 };
@@ -184,7 +184,7 @@ struct m_share {
 int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh);
 
 /* model_file a piece at a time, for readers that keep several files in
- * step (report/collect.c's lockstep): open, then model_step reads at most
+ * step (stats/collect.c's lockstep): open, then model_step reads at most
  * max records (1: more remain; 0: the file ended and its end was handed
  * out), model_close finishes what is not (-1: the file was corrupt). */
 struct model_run;

@@ -12,7 +12,7 @@
  * and its GPU work more than 64K calls apart lose their arrow). */
 #include "model/cuda_events.h"
 #include "model/model_int.h"
-#include "read/gpu.h"
+#include "read/gpu_fields.h"
 #include "read/nccl_names.h"
 #include "util/xalloc.h"
 

@@ -2,7 +2,7 @@
  * names and order), GPU processes and flows: what every part of the model
  * announces through, below them all. */
 #include "model/model_int.h"
-#include "read/gpu.h"
+#include "read/gpu_fields.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>

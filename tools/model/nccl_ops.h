@@ -9,7 +9,7 @@
 #ifndef CT_NCCL_OPS_H
 #define CT_NCCL_OPS_H
 
-#include "common/dec.h"
+#include "dec.h"
 
 #include <stddef.h>
 #include <stdint.h>

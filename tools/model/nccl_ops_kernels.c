@@ -1,7 +1,7 @@
 /* NCCL kernels recorded by CUPTI, kept until a launch claims them. */
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"
-#include "read/gpu.h"
+#include "read/gpu_fields.h"
 #include "read/nccl_names.h"
 
 #include <stdlib.h>

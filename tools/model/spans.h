@@ -5,7 +5,7 @@
 #ifndef CT_SPANS_H
 #define CT_SPANS_H
 
-#include "common/dec.h"
+#include "dec.h"
 
 #include <stdint.h>
 

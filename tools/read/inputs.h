@@ -3,7 +3,7 @@
 #ifndef CT_INPUTS_H
 #define CT_INPUTS_H
 
-#include "common/dec.h"
+#include "dec.h"
 #include "util/strcache.h"
 
 #include <stddef.h>

@@ -1,0 +1,154 @@
+"""The package as a new user gets it: the wheel that `pip install
+./python_shim` builds (`pip wheel`, once for this file) installed into a
+clean venv (--system-site-packages for Debian's torch and setuptools; no
+network: --no-index --no-build-isolation), then the Python tests run against
+the installed package (CT_TEST_PY), its `cuptrace` program included."""
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import PYTHON, ROOT, SAN, base_env, run
+
+SHIM = ROOT / "python_shim"
+
+# pip builds the package's library, program and extensions without the
+# sanitizer (setup.py), so under make test-san these tests would run the
+# release build that make test has tested already: they run there only.
+pytestmark = pytest.mark.skipif(bool(SAN), reason="pip builds the package without the "
+                                "sanitizer: packaging is make test's")
+
+
+def pip_wheel(into, env):
+    """`pip wheel ./python_shim` as a user builds it (no network)."""
+    p = run([PYTHON, "-m", "pip", "wheel", "-q", "--no-index", "--no-build-isolation",
+             "--no-deps", "-w", into, SHIM], env=env, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    wheels = list(Path(into).glob("cuptrace-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel `pip install ./python_shim` builds and installs (built once
+    for this file's tests: each build compiles the C++ hooks against
+    torch's headers, about 20 s)."""
+    return pip_wheel(tmp_path_factory.mktemp("wheel"), base_env())
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory, wheel):
+    d = tmp_path_factory.mktemp("venv")
+    p = run([PYTHON, "-m", "venv", "--system-site-packages", d], timeout=300)
+    if p.returncode != 0:
+        pytest.skip(f"python3 -m venv failed (python3-venv missing?): {p.stderr}")
+    env = base_env()
+    env.pop("PYTHONPATH", None)
+    p = run([d / "bin" / "pip", "install", "-q", "--no-index", "--no-deps", wheel],
+            env=env, timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return d
+
+
+def test_installed_package_carries_library_and_program(venv, tmp_path):
+    py = venv / "bin" / "python"
+    env = base_env()
+    env.pop("PYTHONPATH", None)
+    # Run from elsewhere: nothing of the checkout is on the path.
+    p = run([py, "-c", "import cuptrace; print(cuptrace.__file__); print(cuptrace.library_path());"
+             " print(cuptrace.program_path())"], env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    mod, lib, prog = p.stdout.splitlines()
+    site = str(venv)
+    assert mod.startswith(site) and lib.startswith(site) and prog.startswith(site), p.stdout
+    assert lib.endswith("cuptrace/lib/libcuptrace.so") and prog.endswith("cuptrace/bin/cuptrace")
+    # The console script and `python -m cuptrace` are the same program.
+    a = run([venv / "bin" / "cuptrace", "--version"], env=env)
+    b = run([py, "-m", "cuptrace", "--version"], env=env)
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout and "cuptrace" in a.stdout
+    h = run([py, "-m", "cuptrace", "run", "--help"], env=env)
+    assert h.returncode == 0 and "CUPTRACE_" in h.stdout + h.stderr
+
+
+def test_installed_package_passes_the_python_tests(venv):
+    env = dict(os.environ, CT_TEST_PY=str(venv / "bin" / "python"))
+    env.pop("PYTHONPATH", None)
+    tests = ROOT / "tests" / "integration" / "python"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        str(tests / "test_python.py"), str(tests / "test_python_torch.py")],
+                       env=env, capture_output=True, text=True, timeout=1200, cwd=tests)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
+    assert " passed" in p.stdout and " failed" not in p.stdout
+
+
+def test_wheel_holds_what_the_package_needs(wheel):
+    env = base_env()
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        entry = [n for n in names if n.endswith("entry_points.txt")]
+        assert entry and "cuptrace = cuptrace.__main__:main" in z.read(entry[0]).decode()
+    for want in ("cuptrace/lib/libcuptrace.so", "cuptrace/bin/cuptrace", "cuptrace-auto.pth",
+                 "cuptrace/torch.py", "cuptrace/__main__.py"):
+        assert want in names, (want, names)
+    assert any(n.startswith("cuptrace/_cuptrace") and n.endswith(".so") for n in names)
+    # The C++ backward hooks, where this Python's torch has its headers.
+    has_torch = run([PYTHON, SHIM / "torch_flags.py"], env=env).returncode == 0
+    assert any(n.startswith("cuptrace/_torchhooks") and n.endswith(".so")
+               for n in names) == has_torch, names
+
+
+def test_wheel_built_without_torch_carries_no_torch_hooks(wheel, tmp_path):
+    """A build that sees no torch (pip's build isolation does that) packs no
+    _torchhooks, even when an earlier build with torch (the `wheel`
+    fixture's, just before) left one in the shared build directory (it
+    would be a module for another torch)."""
+    if run([PYTHON, SHIM / "torch_flags.py"], env=base_env()).returncode != 0:
+        pytest.skip("no torch C++ headers here: no earlier build with _torchhooks to leave one")
+    env = base_env()
+    # A torch that cannot be imported, first on the path of the build.
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no torch in this build')\n")
+    env["PYTHONPATH"] = str(fake.parent)
+    without = pip_wheel(tmp_path / "without", env)
+    names = {}
+    for kind, whl in (("with", wheel), ("without", without)):
+        with zipfile.ZipFile(whl) as z:
+            names[kind] = [n for n in z.namelist() if "_torchhooks" in n]
+    assert len(names["with"]) == 2 and names["without"] == [], names
+
+
+def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp_path):
+    """The installed cuptrace-auto.pth: under `cuptrace run --steps`, a plain
+    torch script's optimizer steps drive the schedule."""
+    pytest.importorskip("torch")
+    script = tmp_path / "plain.py"
+    script.write_text("""
+import torch
+m = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for i in range(8):
+    m(torch.ones(2, 4)).sum().backward()
+    opt.step()
+""")
+    env = base_env()
+    env.pop("PYTHONPATH", None)
+    p = run([venv / "bin" / "cuptrace", "run", "-o", f"{tmp_path}/o/%p.ctr", "--steps",
+             "skip_first=1,wait=1,warmup=1,active=2,repeat=1", "--", venv / "bin" / "python",
+             script], env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    files = list((tmp_path / "o").glob("*.ctr"))
+    assert len(files) == 1
+    out = tmp_path / "t.json"
+    c = run([venv / "bin" / "cuptrace", "convert", "-o", out, files[0]], env=env)
+    assert c.returncode == 0, c.stderr
+    import json
+    doc = json.loads(out.read_text())
+    steps = sorted(e["name"] for e in doc["traceEvents"] if e.get("name", "").startswith(
+        "ProfilerStep#") and e.get("ph") == "X")
+    # torch.profiler.schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=1): steps 3, 4.
+    assert steps == ["ProfilerStep#3", "ProfilerStep#4"]

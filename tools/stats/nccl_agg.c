@@ -1,0 +1,107 @@
+#include "stats/nccl_agg.h"
+#include "read/nccl_names.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const nccl_bucket_name[NB_N] = {"<64KB", "64KB-1MB", "1MB-16MB", ">16MB"};
+
+int nccl_bucket(uint64_t b)
+{
+	return b < (64u << 10)   ? NB_64K
+	       : b < (1u << 20)  ? NB_1M
+	       : b < (16u << 20) ? NB_16M
+	                         : NB_BIG;
+}
+
+static struct nccl_row *row(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype)
+{
+	/* Few rows (ranks x operations x datatypes): a scan from the end,
+	 * where the last one used usually is, is enough. */
+	for (size_t i = a->n; i-- > 0;) {
+		struct nccl_row *r = &a->v[i];
+		if (r->rank == rank && !strcmp(r->func, func) && !strcmp(r->dtype, dtype))
+			return r;
+	}
+	if (a->n == a->cap) {
+		a->cap = a->cap ? a->cap * 2 : 32;
+		a->v = realloc(a->v, a->cap * sizeof *a->v);
+		if (!a->v)
+			exit(1);
+	}
+	struct nccl_row *r = &a->v[a->n++];
+	memset(r, 0, sizeof *r);
+	r->rank = rank;
+	snprintf(r->func, sizeof r->func, "%s", func);
+	snprintf(r->dtype, sizeof r->dtype, "%s", dtype);
+	r->min = UINT64_MAX;
+	return r;
+}
+
+void nccl_agg_add(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype,
+                  uint64_t bytes, int64_t nranks, int has_time, uint64_t time_ns)
+{
+	struct nccl_row *r = row(a, rank, func, dtype);
+	r->calls++;
+	r->bytes += bytes;
+	if (bytes < r->min)
+		r->min = bytes;
+	if (bytes > r->max)
+		r->max = bytes;
+	r->bucket[nccl_bucket(bytes)]++;
+	if (has_time) {
+		r->timed++;
+		r->timed_bytes += bytes;
+		r->time_ns += time_ns;
+		r->bus_bytes += (double)bytes * nccl_bus_factor(func, nranks);
+	}
+}
+
+/* Adds row x's totals to r. */
+static void fold(struct nccl_row *r, const struct nccl_row *x)
+{
+	r->calls += x->calls;
+	r->bytes += x->bytes;
+	r->min = x->min < r->min ? x->min : r->min;
+	r->max = x->max > r->max ? x->max : r->max;
+	r->timed += x->timed;
+	r->timed_bytes += x->timed_bytes;
+	r->time_ns += x->time_ns;
+	r->bus_bytes += x->bus_bytes;
+	for (int b = 0; b < NB_N; b++)
+		r->bucket[b] += x->bucket[b];
+}
+
+void nccl_agg_merge(struct nccl_agg *a, const struct nccl_agg *from)
+{
+	for (size_t i = 0; i < from->n; i++) {
+		const struct nccl_row *x = &from->v[i];
+		fold(row(a, x->rank, x->func, x->dtype), x);
+	}
+}
+
+void nccl_agg_rerank(struct nccl_agg *a, int64_t from, int64_t to)
+{
+	if (from == to)
+		return;
+	size_t n = a->n;
+	for (size_t i = 0; i < n; i++) {
+		struct nccl_row x = a->v[i];
+		if (x.rank != from)
+			continue;
+		a->v[i].rank = INT64_MIN; /* emptied below */
+		fold(row(a, to, x.func, x.dtype), &x);
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].rank != INT64_MIN)
+			a->v[w++] = a->v[i];
+	a->n = w;
+}
+
+void nccl_agg_free(struct nccl_agg *a)
+{
+	free(a->v);
+	memset(a, 0, sizeof *a);
+}

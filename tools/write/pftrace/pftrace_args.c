@@ -1,0 +1,288 @@
+/* The args of the .pftrace writer's slices as debug annotations, the same
+ * keys and values as the Chrome JSON's args. */
+#include "write/pftrace/pftrace_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- args as debug annotations */
+
+static inline void a_uint(struct out *o, unsigned a, uint64_t v)
+{
+	out_need(o, 4 * PB_MAX);
+	char *q = o->buf + o->len;
+	*q = (char)(TE_ANNOTATIONS << 3 | PB_LEN);
+	char *l = q + 1;
+	q = pb_uint(q + 2, DA_NAME_IID, a + 1);
+	q = pb_uint(q, DA_UINT, v);
+	*l = (char)(q - l - 1);
+	o->len = (size_t)(q - o->buf);
+}
+
+static inline void a_int(struct out *o, unsigned a, int64_t v)
+{
+	out_need(o, 4 * PB_MAX);
+	char *q = o->buf + o->len;
+	*q = (char)(TE_ANNOTATIONS << 3 | PB_LEN);
+	char *l = q + 1;
+	q = pb_uint(q + 2, DA_NAME_IID, a + 1);
+	q = pb_uint(q, DA_INT, (uint64_t)v);
+	*l = (char)(q - l - 1);
+	o->len = (size_t)(q - o->buf);
+}
+
+static void a_bool(struct out *o, unsigned a, int v)
+{
+	size_t at = pb_open(o, TE_ANNOTATIONS);
+	pb_put_uint(o, DA_NAME_IID, a + 1);
+	pb_put_uint(o, DA_BOOL, v != 0);
+	pb_close(o, at);
+}
+
+static void a_double(struct out *o, unsigned a, double v)
+{
+	size_t at = pb_open(o, TE_ANNOTATIONS);
+	pb_put_uint(o, DA_NAME_IID, a + 1);
+	pb_put_double(o, DA_DOUBLE, v);
+	pb_close(o, at);
+}
+
+/* ns or thousandths as the JSON writes them: three decimals */
+static void a_milli(struct out *o, unsigned a, int64_t v)
+{
+	a_double(o, a, (double)v / 1000.0);
+}
+
+static void a_str(struct out *o, unsigned a, const char *s, size_t n)
+{
+	size_t at = pb_open(o, TE_ANNOTATIONS);
+	pb_put_uint(o, DA_NAME_IID, a + 1);
+	pf_put_text(o, DA_STRING, s, n);
+	pb_close(o, at);
+}
+
+static void a_hex(struct out *o, unsigned a, uint64_t v)
+{
+	char b[24];
+	int n = snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
+	a_str(o, a, b, (size_t)n);
+}
+
+/* Written in place: three small nested messages whose lengths fit a byte. */
+static void a_array3(struct out *o, unsigned a, const uint64_t *v)
+{
+	out_need(o, 8 * PB_MAX);
+	char *q = o->buf + o->len;
+	*q = (char)(TE_ANNOTATIONS << 3 | PB_LEN);
+	char *l = q + 1;
+	q = pb_uint(q + 2, DA_NAME_IID, a + 1);
+	for (int i = 0; i < 3; i++) {
+		*q = (char)(DA_ARRAY << 3 | PB_LEN);
+		char *el = q + 1;
+		q = pb_uint(q + 2, DA_UINT, v[i]);
+		*el = (char)(q - el - 1);
+	}
+	*l = (char)(q - l - 1); /* < 64 bytes */
+	o->len = (size_t)(q - o->buf);
+}
+
+
+void span_args(struct pft *p, const struct span *s)
+{
+	struct out *o = p->o;
+	if (s->domain.sid != CT_SREF_NONE)
+		a_str(o, A_DOMAIN, s->domain.s, s->domain.len);
+	if (s->category) {
+		if (s->category_name.sid != CT_SREF_NONE)
+			a_str(o, A_CATEGORY, s->category_name.s, s->category_name.len);
+		else
+			a_uint(o, A_CATEGORY, s->category);
+	}
+	if (s->color & CT_COLOR_SET) {
+		char b[8];
+		snprintf(b, sizeof b, "#%06x", (unsigned)(s->color & 0xffffff));
+		a_str(o, A_COLOR, b, 7);
+	}
+	if (s->ptype) {
+		union {
+			uint64_t u;
+			double d;
+		} d64 = {s->payload};
+		union {
+			uint32_t u;
+			float f;
+		} f32 = {(uint32_t)s->payload};
+		switch (s->ptype) {
+		case CT_PAYLOAD_U64: a_uint(o, A_PAYLOAD, s->payload); break;
+		case CT_PAYLOAD_I64: a_int(o, A_PAYLOAD, (int64_t)s->payload); break;
+		case CT_PAYLOAD_DOUBLE: a_double(o, A_PAYLOAD, d64.d); break;
+		case CT_PAYLOAD_U32: a_uint(o, A_PAYLOAD, (uint32_t)s->payload); break;
+		case CT_PAYLOAD_I32: a_int(o, A_PAYLOAD, (int32_t)(uint32_t)s->payload); break;
+		case CT_PAYLOAD_FLOAT: a_double(o, A_PAYLOAD, (double)f32.f); break;
+		default: break;
+		}
+	}
+	if (s->unfinished)
+		a_bool(o, A_UNFINISHED, 1);
+}
+
+/* A slice on its track (or on a lane of it when it overlaps). */
+
+void span_event_args(struct pft *p, const struct m_event *ev)
+{
+	span_args(p, ev->span);
+}
+
+void kernel_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_gpu *k = &ev->gpu;
+	a_uint(o, A_CORR, k->corr);
+	a_uint(o, A_DEVICE, k->device);
+	a_uint(o, A_CONTEXT, k->context);
+	a_uint(o, A_STREAM, k->stream);
+	if (k->comm)
+		a_bool(o, A_COMM, 1);
+	a_uint(o, A_REGS, k->regs);
+	a_uint(o, A_SMEM, k->ssmem + k->dsmem);
+	const uint64_t *g = k->grid, *b = k->block;
+	if (k->sms) {
+		uint64_t blocks = g[0] * g[1] * g[2], threads = b[0] * b[1] * b[2];
+		uint64_t warp = k->warp ? k->warp : 32;
+		uint64_t bpsm = blocks * 1000 / k->sms;
+		a_milli(o, A_BPSM, (int64_t)bpsm);
+		a_milli(o, A_WPSM, (int64_t)(bpsm * ((threads + warp - 1) / warp)));
+	}
+	a_array3(o, A_GRID, g);
+	a_array3(o, A_BLOCK, b);
+	if (k->graph) {
+		a_uint(o, A_GRAPH, k->graph);
+		a_uint(o, A_NODE, k->node);
+	}
+}
+
+void transfer_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_gpu *g = &ev->gpu;
+	uint64_t dur = ev->end > ev->ts ? ev->end - ev->ts : 0;
+	a_uint(o, A_DEVICE, g->device);
+	a_uint(o, A_CONTEXT, g->context);
+	a_uint(o, A_STREAM, g->stream);
+	a_uint(o, A_CORR, g->corr);
+	a_uint(o, A_BYTES, g->bytes);
+	a_milli(o, A_BW, dur ? (int64_t)((double)g->bytes * 1000.0 / (double)dur) : 0);
+	if (ev->cat == MC_MEMSET) {
+		a_uint(o, A_VALUE, g->value);
+		return;
+	}
+	const char *kind = gpu_copy_kind(g->kind);
+	a_str(o, A_KIND, kind, strlen(kind));
+	if (g->src_dev != g->device || g->dst_dev != g->device) {
+		a_uint(o, A_SRC_DEV, g->src_dev);
+		a_uint(o, A_DST_DEV, g->dst_dev);
+	}
+}
+
+void sync_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_gpu *y = &ev->gpu;
+	a_uint(o, A_DEVICE, y->device);
+	a_uint(o, A_CONTEXT, y->context);
+	if (y->stream < 0xffffffffull)
+		a_uint(o, A_STREAM, y->stream);
+	a_uint(o, A_CORR, y->corr);
+	if (y->event < 0xffffffffull)
+		a_uint(o, A_EVENT, y->event);
+	if (gpu_sync_on_event(y->sync_type)) {
+		a_int(o, A_WAIT_STREAM, y->wait_stream);
+		a_int(o, A_WAIT_CORR, y->wait_corr);
+		a_int(o, A_WAIT_EVENT, y->event < 0xffffffffull ? (int64_t)y->event : -1);
+	}
+}
+
+void api_args(struct pft *p, const struct m_event *ev)
+{
+	a_uint(p->o, A_CBID, ev->api.cbid);
+	a_uint(p->o, A_CORR, ev->api.corr);
+	if (ev->api.status)
+		a_uint(p->o, A_RETURN, ev->api.status);
+}
+
+void hang_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	a_str(o, A_OPERATION, ev->hang.func.s ? ev->hang.func.s : "", ev->hang.func.s ? ev->hang.func.len : 0);
+	if (ev->hang.has_seq)
+		a_int(o, A_SEQ, (int64_t)ev->hang.seq);
+	a_int(o, A_IN_FLIGHT, (int64_t)ev->hang.in_flight);
+	if (ev->hang.comm) {
+		a_hex(o, A_COMMH, ev->hang.comm->hash);
+		a_str(o, A_COMM_NAME, ev->hang.comm->name,
+		      strnlen(ev->hang.comm->name, sizeof ev->hang.comm->name));
+	}
+}
+
+void nccl_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct nccl_op *op = ev->nccl.op;
+	const struct nccl_plan *pl = ev->nccl.plan;
+	if (ev->cat == MC_NCCL_GROUP) {
+		a_uint(o, A_CALLS, op->group_size);
+		return;
+	}
+	if (!op) {
+		a_uint(o, A_OPS, pl->n);
+		if (pl->has_kernel && pl->kernel.name) {
+			a_str(o, A_KERNEL, pl->kernel.name, strlen(pl->kernel.name));
+			a_int(o, A_KCORR, (int64_t)pl->kernel.correlation);
+		}
+		return;
+	}
+	a_str(o, A_OP, op->func, strlen(op->func));
+	if (op->has_seq)
+		a_int(o, A_SEQ, (int64_t)op->seq);
+	a_int(o, A_COUNT, (int64_t)op->count);
+	a_str(o, A_DATATYPE, op->datatype, strlen(op->datatype));
+	a_int(o, A_BYTES, (int64_t)op->bytes);
+	if (op->is_p2p)
+		a_int(o, A_PEER, (int64_t)op->peer);
+	else
+		a_int(o, A_ROOT, (int64_t)op->root);
+	if (op->comm) {
+		a_hex(o, A_COMMH, op->comm->hash);
+		if (op->comm->name[0])
+			a_str(o, A_COMM_NAME, op->comm->name, strlen(op->comm->name));
+		a_int(o, A_NRANKS, (int64_t)op->comm->nranks);
+		a_int(o, A_NNODES, (int64_t)op->comm->nnodes);
+	}
+	a_int(o, A_RANK, (int64_t)op->rank);
+	if (op->algo[0])
+		a_str(o, A_ALGO, op->algo, strlen(op->algo));
+	if (op->proto[0])
+		a_str(o, A_PROTO, op->proto, strlen(op->proto));
+	a_int(o, A_CHANNELS, (int64_t)op->channels);
+	if (op->warps)
+		a_int(o, A_WARPS, (int64_t)op->warps);
+	if (op->stream)
+		a_hex(o, A_STREAM, op->stream);
+	if (op->enqueue_end >= op->enqueue_start)
+		a_milli(o, A_ENQUEUE, (int64_t)(op->enqueue_end - op->enqueue_start));
+	if (op->gpu_end > op->gpu_start && op->gpu_start) {
+		a_milli(o, A_GPU_TIME, (int64_t)(op->gpu_end - op->gpu_start));
+		a_int(o, A_GPU_CHANNELS, (int64_t)op->gpu_channels);
+	}
+	if (op->group) {
+		a_hex(o, A_GROUP, op->group);
+		a_int(o, A_GROUP_SIZE, (int64_t)op->group_size);
+	}
+	if (pl->has_kernel && pl->kernel.name) {
+		a_str(o, A_KERNEL, pl->kernel.name, strlen(pl->kernel.name));
+		a_int(o, A_KCORR, (int64_t)pl->kernel.correlation);
+	}
+	if (op->step >= 0)
+		a_int(o, A_STEP, (int64_t)op->step);
+}
+

@@ -1,0 +1,50 @@
+/* The .pftrace writer's entry points: each (file, share) is one packet
+ * sequence, its events handed by the model to pftrace.c; the head names
+ * the files' processes. */
+#include "write/pftrace/pftrace.h"
+#include "write/pftrace/pftrace_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void begin_file(void *ctx, struct tfile *t)
+{
+	(void)t;
+	seq_start(ctx);
+}
+
+static void end_file(void *ctx, struct tfile *t)
+{
+	(void)t;
+	close_open(ctx);
+}
+
+static const struct m_consumer pftrace_consumer = {begin_file, pftrace_event, end_file};
+
+int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned share,
+                 unsigned nshares, int plain, _Atomic uint64_t *progress)
+{
+	struct pft p;
+	memset(&p, 0, sizeof p);
+	p.o = o, p.in = in, p.t = t, p.plain = plain;
+	p.seq = 2 + (uint32_t)t->index * (nshares ? nshares : 1) + share;
+	p.next_iid = 1;
+	struct m_share sh = {share, nshares, progress};
+	int rc = model_file(t, &pftrace_consumer, &p, &sh);
+	close_open(&p);
+	pack_chunk(&p, 0); /* this share's last packets */
+	pack_free(&p);
+	if (rc && share == 0)
+		fprintf(stderr, "cuptrace: %s\n", t->f.err);
+	hmap_free(&p.by_sid);
+	hmap_free(&p.by_text);
+	free(p.tr);
+	return rc;
+}
+
+void pftrace_head(struct out *o, struct inputs *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		process_descriptor(o, 1, 0, in->v[i].pid, in->v[i].label, (int64_t)in->v[i].index * 16);
+}

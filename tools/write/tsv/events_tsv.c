@@ -1,0 +1,118 @@
+/* The resolved events themselves, one per line, tab-separated: what
+ * `cuptrace events` prints for scripts (awk, pandas) and what the
+ * consumer-agreement test compares the other outputs with.
+ *   file type cat track track_kind track_name ts_ns end_ns name [to_track to_ts_ns]
+ * Times are ns on the job's timeline (as the Chrome trace's ts, in ns);
+ * process and track lines, which name a track, have none (empty). */
+#include "write/tsv/events_tsv.h"
+#include "util/utf8.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const type_name[] = {"process", "track", "slice", "async", "instant", "counter", "flow"};
+static const char *const kind_name[] = {"thread", "stream", "stream_sync", "gpu_other", "nccl", "nccl_gpu"};
+
+/* Text of a field: tabs and newlines of the traced program's strings
+ * become spaces, invalid UTF-8 U+FFFD (util/utf8.h, as in the JSON), so
+ * that a reader decoding UTF-8 (pandas) reads every line. */
+static void field(FILE *f, const char *s, size_t n)
+{
+	char *tmp;
+	s = utf8_clean(s, &n, &tmp);
+	for (size_t i = 0; i < n; i++)
+		fputc(s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i], f);
+	free(tmp);
+}
+
+static void name_of(FILE *f, const struct m_event *ev)
+{
+	switch (ev->cat) {
+	case MC_NVTX:
+	case MC_MARK:
+	case MC_GPU_ANNOTATION:
+		field(f, ev->span->name.s, ev->span->name.len);
+		break;
+	case MC_STEP:
+		fprintf(f, "ProfilerStep#%llu", (unsigned long long)ev->span->id);
+		break;
+	case MC_CAPTURE:
+		fputs(ev->span->id ? "capture on" : "capture off", f);
+		break;
+	case MC_KERNEL:
+		field(f, ev->gpu.name.s, ev->gpu.name.len);
+		break;
+	case MC_RUNTIME:
+	case MC_DRIVER:
+		field(f, ev->api.name.s, ev->api.name.len);
+		break;
+	case MC_NCCL:
+	case MC_NCCL_GPU:
+	case MC_NCCL_GROUP: {
+		char buf[64];
+		fputs(m_nccl_name(ev, buf, sizeof buf), f);
+		break;
+	}
+	case MC_HANG:
+		fputs("hang_suspected ", f);
+		field(f, ev->hang.func.s ? ev->hang.func.s : "", ev->hang.func.s ? ev->hang.func.len : 0);
+		if (ev->hang.has_seq)
+			fprintf(f, " #%llu", (unsigned long long)ev->hang.seq);
+		break;
+	case MC_NONE:
+		if (ev->type == ME_PROCESS)
+			field(f, ev->process.name ? ev->process.name : "",
+			      ev->process.name ? strlen(ev->process.name) : 0);
+		else
+			field(f, ev->track->name, ev->track->name_len);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_event(void *ctx, const struct m_event *ev)
+{
+	struct events_tsv *e = ctx;
+	FILE *f = e->f;
+	const struct m_track *tr = ev->track;
+	int64_t off = e->t->off_ns;
+	fprintf(f, "%d\t%s\t%s\t", e->t->index, type_name[ev->type], m_cat_name[ev->cat]);
+	if (tr) {
+		fprintf(f, "%u\t%s\t", tr->id, kind_name[tr->kind]);
+		field(f, tr->name ? tr->name : "", tr->name ? tr->name_len : 0);
+	} else {
+		fputs("0\t\t", f);
+	}
+	if (ev->type == ME_TRACK || ev->type == ME_PROCESS) /* a name, no time */
+		fputs("\t\t\t", f);
+	else
+		fprintf(f, "\t%lld\t%lld\t", (long long)((int64_t)ev->ts + off),
+			(long long)((int64_t)ev->end + off));
+	name_of(f, ev);
+	if (ev->type == ME_FLOW)
+		fprintf(f, "\t%u\t%lld", ev->flow.to->id, (long long)((int64_t)ev->flow.to_ts + off));
+	if (ev->type == ME_ASYNC)
+		fprintf(f, "\t%u\t", ev->end_track->id);
+	fputc('\n', f);
+}
+
+/* Each file begins with a process line that names its rank as every
+ * output shows it: "rank R (host:pid)" (the model's process lines name
+ * the GPUs). */
+static void begin_file(void *ctx, struct tfile *t)
+{
+	struct events_tsv *e = ctx;
+	e->t = t;
+	fprintf(e->f, "%d\tprocess\tnone\t0\t\t\t\t\t", t->index);
+	field(e->f, t->label, strlen(t->label));
+	fputc('\n', e->f);
+}
+
+const struct m_consumer events_tsv_consumer = {begin_file, on_event, NULL};
+
+void events_tsv_head(FILE *f)
+{
+	fputs("file\ttype\tcat\ttrack\ttrack_kind\ttrack_name\tts_ns\tend_ns\tname\tto_track\tto_ts_ns\n", f);
+}
