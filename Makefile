@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cuptrace build. `make` builds build/lib/libcuptrace.so and build/bin/cuptrace.
 #   make test     all tests (installs missing Debian packages first)
 #   make demo     traces the example program and shows the result

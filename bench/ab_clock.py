@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of the record clock (issue 14, the hot path): this tree's
 bench_nvtx (NVTX push/pop pairs through the real NVTX3 loader, 1 and 2
 threads) run untraced, under OLD_ROOT's library, and under this tree's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries on the same traces: NVTX (bench_size, a
 training loop) and GPU (cupti_bench: kernels, copies, calls, flows), into a
 JSON file and into /dev/null. Runs are interleaved (A, B, A, B, ...) because

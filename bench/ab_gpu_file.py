@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries converting one 2M-event GPU trace
 (cupti_bench: kernels, copies, calls, 1M launch flows) into a JSON file:
 wall time, user and system CPU time of each run, interleaved (A, B, A, B,

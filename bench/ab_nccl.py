@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries on NCCL traces: 4 ranks of
 tests/progs/nccl_harness (the profiler plugin, steps marked; made as
 bench/reports.py makes them) at N and 2N iterations, through `stats

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of cuptrace.torch.annotate_modules between two trees (issue 15): the
 added cost per training step of the 101-module MLP, each tree's own
 extension (python_shim) and library, the same child (this tree's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries on the many-ranks conversion of
 bench/ranks.py: 16 bench_size traces of 1M events each, `convert -j 2`
 into a JSON file beside the traces (and, with --stdout, to /dev/null),

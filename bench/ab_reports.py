@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries running `stats --report R` over the NCCL
 harness traces of bench/reports.py (4 ranks, profiler plugin, N and 2N
 iterations): CPU time (user + sys) and peak RSS of each run, A and B

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries on one core: the same command on the
 traces of DIR, pinned to CPU 0 (taskset, so both read the files on one
 thread), runs interleaved (A, B, A, B, ...: this VM's speed drifts within

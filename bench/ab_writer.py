@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A/B of the writer thread of two builds (issue 14): CPU time of the thread
 `cuptrace-write` per event, from the library's own bench programs of each
 build, runs interleaved (A, B, A, B, ...) because this VM's speed drifts

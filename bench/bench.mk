@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Benchmarks (bench/): `make bench` builds the programs and runs every
 # driver; figures are printed one per line with target and PASS/MISS.
 # BENCH_RUNS=N sets the runs per figure (default 5); results are recorded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Helpers shared by the benchmark programs: clock, barrier, key=value
  * output that the bench drivers parse. Header-only so each program stays one file. */
 #ifndef BENCH_COMMON_H

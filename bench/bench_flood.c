@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Memory bound: threads that record faster than any writer can write.
  *   bench_flood THREADS SECONDS
  * Each thread pushes and pops ranges with long messages (100-300 bytes,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Cost of each NCCL profiler callback on the thread that calls it (the
  * target: at most 100 ns). The library is loaded as NCCL loads it
  * (dlopen, ncclProfiler_v5) with tracing on and its writer draining, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Hot path: NVTX push+pop pairs through the real NVTX3 loader.
  *   bench_nvtx THREADS PAIRS_PER_ROUND ROUNDS
  * Untraced when run plainly (the loader finds no injection and every call

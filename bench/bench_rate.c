@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Writer thread CPU at a fixed event rate.
  *   bench_rate EVENTS_PER_S SECONDS
  * One thread emits NVTX push/pop pairs paced to EVENTS_PER_S (busy-waiting

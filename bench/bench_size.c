@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A training loop's NVTX stream, for the size and converter benchmarks.
  *   bench_size EVENTS
  * Each step: step > data_loader, forward > 12 x (layer > attention, mlp),

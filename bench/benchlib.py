@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Shared by the benchmark drivers: running programs (traced or not),
 reading their key=value output and peak RSS, `cuptrace info`, medians,
 and the one-line-per-figure report with target and PASS/MISS."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # GPU (CUPTI) benchmarks: `make bench-cupti`, also run by `make bench`.
 # cupti_bench links the library's objects (like the unit tests) to time the
 # translation of CUPTI buffers directly, walking them with the real

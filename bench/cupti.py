@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """GPU (CUPTI) figures for `make bench` (issue 3's speed targets, raised by
 issue 14):
 

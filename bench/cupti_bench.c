@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* GPU records from CUPTI buffers into the file: how fast, and how small.
  *
  * A training loop, as CUPTI would report it: per step (an NVTX range) one

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark on a real GPU (skipped where there is none): what tracing adds
 to a CUDA program, traced by `cuptrace run` with its defaults (CUPTI
 activity records for kernels, copies, memsets, syncs and the runtime and

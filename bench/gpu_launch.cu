@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // GPU bench (bench/gpu.py, on a machine with a GPU): what tracing adds to
 // a kernel launch and to a small async copy on a real GPU. N empty kernels
 // (and N/4 copies of 4 KiB host to device), a stream sync every 1000;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark on a real GPU (skipped without PyTorch on CUDA): a training
 step of a small launch-bound model (16 x Linear(1024)+ReLU, batch 256, SGD)
 untraced, traced by `cuptrace run` with its default sources and with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark 1, the hot path: an NVTX push+pop pair through the real NVTX3
 loader, untraced and traced, against one clock_gettime(CLOCK_MONOTONIC)
 measured inside each traced process; then one thread against two. Traced

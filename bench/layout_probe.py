@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What another block layout would give on a real trace (not run by make
 bench; a tool for the size diagnosis in bench/RESULTS.md).
 

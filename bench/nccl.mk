@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # NCCL profiler callback costs (bench/bench_nccl.c). `make bench-nccl`
 # prints them; hook into `make bench` with `bench: bench-nccl`.
 build/bench/bench_nccl: bench/bench_nccl.c libtrace/sources/nccl_abi.h

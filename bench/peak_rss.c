@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* peak_rss FILE CMD [ARGS...]: runs CMD, then writes to FILE one line
  * "maxrss_kib user_s sys_s" from CMD's rusage. Linux keeps the larger of
  * the pre-exec and post-exec high-water marks in ru_maxrss, so a child

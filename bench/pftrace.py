@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark: `cuptrace convert` into Perfetto's protobuf (.pftrace) against
 Chrome JSON, on the 10M-event NVTX training trace (bench_size) and the
 2M-event GPU trace (cupti_bench): size of the output, CPU time (user + sys,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark: Python annotations and cuptrace.torch (issue 15). One child
 process per configuration (bench/python_child.py), traced (LD_PRELOAD,
 capture always) and untraced, interleaved over BENCH_RUNS rounds; figures

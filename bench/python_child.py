@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs inside one process for bench/python.py and prints key=value lines:
 the thread CPU time of one annotation by each way Python has (cuptrace's C
 extension, the old ctypes shim, NVIDIA's nvtx package, torch's

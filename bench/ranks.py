@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark 6, many ranks: `cuptrace convert` (and `cuptrace stats`, all
 its reports) of 16 rank files of 1M events each on all cores, against one
 file on one core. Parallel

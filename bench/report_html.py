@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cuptrace report` (issue 13): the HTML page over 16 rank files costs what
 `cuptrace stats` costs on the same files (it runs the same driver over
 fewer reports, then writes the page), and the page for 64 ranks x 1000

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The analyses of `cuptrace stats` (steps, nccl_skew, with nccl_sum for
 comparison) over a large NCCL trace: 4 ranks of tests/progs/nccl_harness
 (the profiler plugin, steps marked), N and 2N iterations. Speed: trace

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs every benchmark driver (make bench). Usage: sh bench/run.sh [NAME...]
 # with NAME among: hotpath size convert memory writer ranks pftrace reports
 # report_html gpu gpu_torch (the last two skip where there is no GPU).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* When events are recorded: CUPTRACE_CAPTURE (always / api / nvtx range),
  * CUPTRACE_DELAY and CUPTRACE_DURATION, and the CUPTRACE_STEPS schedule.
  * Recording is on when all of them agree. The hot path reads one word,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Which clock the rings' records are stamped with (clock.h): the TSC where
  * it is invariant, else CLOCK_MONOTONIC. At the bottom of the library's
  * order with init.c, which calls ct_clock_setup once. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The tracer clock: CLOCK_MONOTONIC in nanoseconds (vDSO, no system call).
  * Every timestamp in a file is on this clock; the header anchors it to
  * CLOCK_REALTIME so that the tools can line up processes and hosts.

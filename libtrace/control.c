@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The control API of include/cuptrace/cuptrace.h. */
 #include "cuptrace/cuptrace.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "defs.h"
 #include "rec.h"
 #include "cuptrace/format.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* String handles: registered NVTX strings and domain names. A handle is
  * returned to the program only after its definition is queued here, and the
  * writer fetches queued definitions before it needs them, so every event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "flushreq.h"
 #include "clock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Flush requests to the writer (ct_writer_flush), from any thread or
  * signal handler: `req` holds the strongest kind asked for, req_seq counts
  * requests and done_seq is the last one served, so that a waiter that timed

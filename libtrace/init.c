@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The process state `ct` (trace.h), at the bottom of the library's order:
  * every part reads it, it calls none of them. ct_init fills it once:
  * configuration, rank selection, host, command line, clock anchors and the

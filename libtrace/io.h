@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Plain file I/O shared by the library and the tools. */
 #ifndef CT_IO_H
 #define CT_IO_H

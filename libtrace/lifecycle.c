@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Start, threads, fork, signals and exit: the one place that drives the
  * parts of the library, in this order:
  *   start   state (ct_init: configuration, rank, pool), capture, fork

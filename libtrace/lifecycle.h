@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The life of the traced process as the library sees it: start, threads'
  * first events, fork, signals and exit. This module calls the other parts'
  * hooks in a fixed order; the parts do not call each other for it. */

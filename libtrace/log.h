@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Messages of the injected library on stderr, one line each, written with
  * a single write(2) so that lines of several processes do not interleave. */
 #ifndef CT_LOG_H

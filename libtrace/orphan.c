@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "orphan.h"
 #include "trace.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Whether the program has no thread of its own left: main ended with
  * pthread_exit() and every thread it started is gone, so that only the
  * library's threads (cuptrace-write, cuptrace-cupti) keep the process

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The output file: pattern expansion, directories, safe creation. */
 #ifndef CT_OUTPUT_H
 #define CT_OUTPUT_H

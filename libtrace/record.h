@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Writing records into the calling thread's ring (the hot path). */
 #ifndef CT_RECORD_H
 #define CT_RECORD_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Per-thread single-producer/single-consumer rings built from fixed-size
  * chunks of one pool that CUPTRACE_BUFFER_MB sizes once. A thread fills its
  * current chunk; when a record does not fit it takes a new chunk from the

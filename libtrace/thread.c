@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "thread.h"
 #include "log.h"
 #include "record.h"

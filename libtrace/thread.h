@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Per-thread recording state: registration on a thread's first event,
  * hand-back of its ring when the thread exits. */
 #ifndef CT_THREAD_H

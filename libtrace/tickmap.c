@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tickmap.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Raw TSC ticks to CLOCK_MONOTONIC nanoseconds, for the writer.
  *
  * With CUPTRACE_CLOCK=tsc (or auto on a CPU with an invariant TSC) the hot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tnames.h"
 #include "rec.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The writer's copy of each thread's latest names (the CT_EV_THREAD_NAME
  * records it wrote), so that a file begun by cuptrace_rotate names the
  * threads as the first file does. Writer thread only. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* State shared by the parts of the injected library. */
 #ifndef CT_TRACE_H
 #define CT_TRACE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The hang watchdog: NCCL operations in flight, as seen in the records the
  * writer encodes (watchdog.h). A task (collective or send/recv) is in
  * flight from its record until every channel it started has reported its

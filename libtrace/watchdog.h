@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The hang watchdog (CUPTRACE_HANG_TIMEOUT): the writer shows it the NCCL
  * records it encodes anyway (communicators, tasks, kernel channels and
  * their ends), so it knows which operations are in flight without adding

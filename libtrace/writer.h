@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The writer thread: drains the rings, encodes, compresses and writes
  * blocks; puts a block on disk at least once a second. */
 #ifndef CT_WRITER_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Python package (python_shim/): its C extension built in place, so that
 # PYTHONPATH=python_shim works from the source tree (the tests do this), and
 # `make wheel`, the package as pip builds it (python_shim/setup.py runs this

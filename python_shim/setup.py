@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pip install ./python_shim: builds the C extension and, with the project's
 own Makefile, libcuptrace.so and the cuptrace program, which the package
 carries (cuptrace/lib, cuptrace/bin). Needs only what tests/install-deps.sh

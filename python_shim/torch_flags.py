@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """How to build cuptrace._torchhooks (the C++ backward hooks) against the
 torch this interpreter imports: prints the compiler and linker flags on one
 line (python.mk), or exits 1 when torch or its C++ headers are missing (the

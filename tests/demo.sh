@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # `make demo`: trace the example training program, convert, summarise.
 set -e
 cd "$(dirname "$0")/.."

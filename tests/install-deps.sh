@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs the Debian packages cuptrace builds and tests with, if missing.
 # Run by `make test`, `make demo` and CI; does nothing when all are there.
 set -e

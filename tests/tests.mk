@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Tests. `make test` runs everything; the parts:
 #   test-unit         C unit tests of the library and format code (tests/unit)
 #   test-integration  real programs traced and checked (tests/integration, pytest)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Part of `make test-tsan`, on the SAN=thread build: a traced multi-threaded
 # run (library, CUPTI simulator, writer thread) and conversions that split
 # one file among several workers, and stats/report reading files on

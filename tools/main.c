@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace: run a program traced, and turn its .ctr files into traces,
  * statistics and reports. */
 #include "cmd/cmd.h"

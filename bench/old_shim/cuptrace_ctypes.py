@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ctypes shim that python_shim/ was before the C extension (as of
 d799aa3), kept for bench/python.py to compare against; not used otherwise.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace control API. Self-contained: link with -lcuptrace, or resolve
  * the symbols with dlsym when the library is injected. Every call is safe
  * when tracing is off, and costs one load of a flag then. */

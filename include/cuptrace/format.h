@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .ctr trace file format: the one contract between libtrace/ (writer)
  * and tools/ (reader). Encoder and decoder live side by side in
  * libtrace/format/ (enc.c, dec.c) and both take their field layouts from

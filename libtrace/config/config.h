@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTRACE_* settings: parsing and validation, shared by the injected
  * library (which reads the environment) and the launcher (which rejects a
  * bad value before it starts anything). */

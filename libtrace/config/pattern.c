@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "pattern.h"
 
 #include <stdio.h>

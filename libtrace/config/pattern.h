@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTRACE_OUTPUT pattern expansion: %r %l %w %h %p %q{VAR} %%. */
 #ifndef CT_PATTERN_H
 #define CT_PATTERN_H

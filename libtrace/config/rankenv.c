@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "rankenv.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Rank, local rank and world size from the launcher's environment. */
 #ifndef CT_RANKENV_H
 #define CT_RANKENV_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CRC-32C (Castagnoli polynomial, reflected): the .ctr header's checksum,
  * computed by the writer (enc.c) and the reader (dec_block.c). Bit by
  * bit: it runs once per file over a few KB. Calls chain:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .ctr reader's upper half: the items inside a block (events, strings,
  * drops, the footer) and the reader's lifetime (open, next, close);
  * dec_block.c reads the file, its header and its blocks. */

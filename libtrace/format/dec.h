@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Reader of .ctr files for the tools: header, then events one by one.
  * Every length and index read from the file is checked; damaged blocks
  * are skipped and counted, and reading goes on at the next intact block

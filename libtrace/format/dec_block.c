@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .ctr reader's lower half: the file, its header and its blocks (the
  * trailer and the final footer block found from the end); dec.c decodes
  * the items inside the blocks. */

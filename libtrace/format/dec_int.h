@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Between the two halves of the .ctr reader: dec.c (items) uses
  * dec_block.c (the file and its blocks); nothing else includes this. */
 #ifndef CT_DEC_INT_H

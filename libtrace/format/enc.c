@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "enc.h"
 #include "crc32c.h"
 #include "varint.h"

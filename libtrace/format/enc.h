@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Block encoder: turns ring records into the on-disk item stream of one
  * block (see include/cuptrace/format.h). Pure: no I/O, no compression. */
 #ifndef CT_ENC_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The in-memory record that sources write into the rings and the encoder
  * reads back. Native layout, never written to disk. */
 #ifndef CT_REC_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The encoder's cache of short strings it interned before: their id
  * without hashing the bytes, probing the string table and comparing with
  * memcmp (together ~30 % of the writer's CPU per NVTX event, issue 14).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Field layouts of the NVTX and control kinds (16-47). enc.c and dec.c
  * find every kind's layout through ct_schema_of(). */
 #include "cuptrace/format.h"

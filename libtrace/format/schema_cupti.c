@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Field layouts of the CUPTI kinds (48-79): GPU activity and CUDA API calls
  * as libtrace/cupti_rec.c writes them and tools/chrome_cupti.c reads them.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Field layouts of the NCCL kinds (80-111), written by libtrace/nccl.c
  * from NCCL's profiler plugin callbacks. Every event carries the handle
  * the plugin returned to NCCL ("id") and the communicator's profiler

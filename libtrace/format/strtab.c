@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "strtab.h"
 
 #include <stdlib.h>

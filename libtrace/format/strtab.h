@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* String interning for the writer: text -> file string id. Bounded: once
  * the arena reaches its limit, new strings are not interned (callers store
  * them inline) unless forced. */

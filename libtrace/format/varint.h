@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* LEB128 varints and zigzag, shared by encoder and decoder. */
 #ifndef CT_VARINT_H
 #define CT_VARINT_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTI injection: the CUDA driver calls InitializeInjection when
  * CUDA_INJECTION64_PATH names this library (lifecycle.c points it here under
  * LD_PRELOAD), so CUPTI starts when the program initialises CUDA and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTI's activity buffers. They are chunks of the ring pool, so GPU
  * tracing stays inside CUPTRACE_BUFFER_MB like everything else; CUPTI may
  * hold at most half of the pool so that the rings it is translated into

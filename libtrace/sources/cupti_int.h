@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The CUPTI source: GPU activity (kernels, copies, memsets, syncs, memory)
  * and CUDA API calls. The library never links libcupti; it resolves the
  * functions below when the driver calls InitializeInjection (cupti_load.c),

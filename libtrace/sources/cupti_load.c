@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Finding CUPTI at InitializeInjection time. Two CUPTI instances in one
  * process must never happen, so the CUPTI the process already holds wins:
  * first whatever the global scope resolves (a program linked with libcupti,

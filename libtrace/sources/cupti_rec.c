@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Completed CUPTI buffers translated into ring records (schema_cupti.c).
  *
  * This is the only per-record work the tracer does for the GPU, on CUPTI's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What the parts of the CUPTI source share, at the bottom of their order
  * (cupti.c -> cupti_buf.c -> cupti_rec.c -> here): whether the GPU part
  * works, the process that set CUPTI up, CUPTI's clock offset, and the one

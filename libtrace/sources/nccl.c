@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NCCL source: the profiler plugin NCCL loads through NCCL_PROFILER_PLUGIN
  * (lifecycle.c points it at this library). Each callback writes one record and
  * returns; nothing is allocated or looked up per event, so NCCL's threads

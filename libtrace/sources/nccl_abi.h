@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NCCL's profiler plugin ABI as NCCL calls it, versions 4 to 6 (NCCL
  * 2.25-2.29; 2.28 looks for ncclProfiler_v5 first, then v4, ...). Our own
  * definitions, reduced to what we read, laid out as NCCL's

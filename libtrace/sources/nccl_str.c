@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "nccl_str.h"
 #include "defs.h"
 

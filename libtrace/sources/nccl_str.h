@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* String handles for the names NCCL passes by pointer (function,
  * datatype, algorithm, protocol). These come from NCCL's *ToString()
  * functions, which return string literals: a pointer always names the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NVTX source: the NVTX3 loader calls InitializeInjectionNvtx2 when
  * NVTX_INJECTION64_PATH names this library; we fill its function tables
  * with the recorders below. Ranges keep name, domain, category, color and

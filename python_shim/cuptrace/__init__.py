@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cuptrace from Python: annotations, capture control, PyTorch helpers.
 
     import cuptrace

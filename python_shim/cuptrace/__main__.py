@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`python -m cuptrace ...` and the `cuptrace` console script: the cuptrace
 program carried by the package (bin/cuptrace, next to lib/libcuptrace.so,
 where it finds the library for `cuptrace run`)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Steps from torch optimizers without a line of code: when a process traces
 with CUPTRACE_STEPS set (cuptrace run --steps ...), every optimizer step
 ends a step. The installed package's cuptrace-auto.pth imports this module

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace._cuptrace: the hot path of the Python annotations, in C.
  *
  * The control API of include/cuptrace/cuptrace.h is resolved once with

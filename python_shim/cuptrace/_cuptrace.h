@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What the parts of the extension module share: the control API's entry
  * points (NULL while tracing is off) and the Range object. */
 #ifndef CUPTRACE_PY_H

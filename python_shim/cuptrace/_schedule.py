@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """torch.profiler's habits without torch: cuptrace.schedule and
 cuptrace.profile, with torch.profiler.schedule's semantics step by step.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cuptrace._torchhooks: the backward ranges' hooks as autograd pre-hooks on
 // grad_fn nodes, in C++ (the interface: _torchhooks.h). A hook fires when
 // its node runs in backward, that is when the gradient of the hooked output

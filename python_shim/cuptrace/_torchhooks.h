@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The C interface of cuptrace._torchhooks (_torchhooks.cpp), which
  * _torch.c takes from the capsule `_torchhooks.api`: backward-range hooks
  * put on autograd's grad_fn nodes in C++, so that backward runs no Python

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PyTorch without editing the training loop.
 
     import cuptrace.torch

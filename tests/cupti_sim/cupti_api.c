@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The CUPTI API as libcuptrace sees it (see sim.h). Built twice: the
  * default is CUDA 13's CUPTI; -DSIM_OLD_CUPTI leaves out what older CUPTIs
  * lack (timestamp callback, cuptiSubscribe_v2, per-API enabling), so the

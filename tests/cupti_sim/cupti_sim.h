@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The simulated CUDA driver and runtime that test workloads call (the
  * CUPTI side is what libcuptrace sees). Each call is one CUDA API call:
  * it gets a correlation id, callbacks, an API activity record, and the GPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The simulated CUDA driver and runtime (cupti_sim.h). */
 #include "cupti_sim.h"
 #include "driver.h"

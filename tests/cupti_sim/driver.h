@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The simulated driver's state and the helpers its files share: driver.c
  * (contexts, calls, launches, copies, memory) and sync.c (events and
  * synchronisations). Internal to the simulator. */

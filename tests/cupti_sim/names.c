@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Names of the CUDA calls the simulator makes, as cuptiGetCallbackName
  * gives them (the enum names of cupti_runtime_cbid.h / cupti_driver_cbid.h
  * without their prefix). */

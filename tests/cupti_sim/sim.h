@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals of the CUPTI simulator (libcupti_sim.so). It plays both sides
  * of a real process without a GPU:
  *   cupti_api.c  the subset of the CUPTI API that libcuptrace calls, with

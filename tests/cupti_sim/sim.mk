@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The CUPTI simulator and the programs that drive it (tests/cupti_sim).
 # Test-only: nothing here is linked into libcuptrace.so or the tools.
 SIM_DIR := tests/cupti_sim

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Plays a CUDA training job through the CUPTI simulator, with the library
  * injected the way the CUDA driver injects it. usage:
  *   sim_train train STEPS   two GPUs, four streams, a loader thread, NVTX

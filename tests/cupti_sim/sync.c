@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The simulated driver's events and synchronisations (cupti_sim.h):
  * cudaEventRecord with CUPTI's CUDA_EVENT record, and the host's waits
  * (stream, event, device) and stream waits on events with their

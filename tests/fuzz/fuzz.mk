@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Fuzzing of every reader entry point (DESIGN 5). Targets (tests/fuzz/):
 #   fuzz_file    any bytes as a .ctr file (ct_file_open, ct_file_next)
 #   fuzz_header  any bytes as header TLV fields (ct_header_parse)

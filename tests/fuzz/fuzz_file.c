@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: any bytes as a .ctr file. */
 #include "read_all.h"
 

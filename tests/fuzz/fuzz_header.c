@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: any bytes as the TLV part of a file header. */
 #include "dec.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* libFuzzer target: any bytes as the item stream inside blocks. Mutated
  * zstd frames almost never pass their checksum, so fuzz_file rarely gets
  * past decompression; here the input is split into blocks at each "BLK\n",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Fuzzing the NCCL log parser. `make fuzz-nccl-log` runs libFuzzer (clang)
 # for FUZZ_TIME seconds on tests/fuzz/corpus/nccl_log; `make
 # test-fuzz-nccl` (part of make test) replays the corpus with the normal

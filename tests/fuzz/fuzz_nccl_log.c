@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Fuzz target: NCCL_DEBUG log text, line by line, through the parser the
  * nccl_* reports use (tools/nccl_log.c). Built for libFuzzer by
  * `make fuzz-nccl-log`; linked with replay.c it replays the corpus with the

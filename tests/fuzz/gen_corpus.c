@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Writes the seed corpus of the fuzz targets (make fuzz-corpus): small
  * valid traces made with the real encoder and framed as libtrace/writer.c
  * frames them, and cut and damaged variants of them.

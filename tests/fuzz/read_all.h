@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shared by the file-level fuzz targets: reads `data` as a whole .ctr file
  * through ct_file_open / ct_file_next, touching every value a tool reads. */
 #ifndef CT_FUZZ_READ_ALL_H

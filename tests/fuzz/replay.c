@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Runs a fuzz target's entry point once on each file named on the command
  * line: the corpus replay of `make test` (any C compiler, no libFuzzer).
  * Each input runs in a child process of its own, so that what one input

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """GPU smoke test (`make test-gpu`): runs build/tests/gpu/gpu_smoke traced on
 a real GPU and checks the trace against what the program says it did.
 

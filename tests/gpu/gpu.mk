@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # GPU smoke test (tests/gpu): a CUDA program built with nvcc, traced and
 # checked by check.py on a real GPU. `make test` only builds it (so that
 # it keeps compiling); `make test-gpu` runs it, and says "skipped: no GPU"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // GPU smoke test program (make test-gpu): a small training-like loop on a
 // real GPU, with kernels (a template, to check demangling), copies both
 // ways through pinned memory, a memset, two streams joined by an event,

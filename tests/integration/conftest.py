@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Helpers for the integration tests: run real programs traced, convert
 their files with the real tool, and read the results back."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Traces whose strings are not valid UTF-8, for the tests that read each
 output with the program its users open it with (Python's sqlite3, pandas,
 the perfetto package's protobuf classes). Every byte that begins no valid

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The traced programs that tests of several groups run: the CUPTI
 simulator's training run (tests/cupti_sim) and the 4 ranks of the NCCL
 harness (tests/progs/nccl_harness)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Which `cuptrace` Python package the tests use: by default the source tree
 (PYTHONPATH=python_shim, its extension built in place by `make pyext`);
 with CT_TEST_PY=/venv/bin/python the package pip installed into that venv

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Changes directory before its first event (as a daemon's chdir("/") or a
  * script's os.chdir does): a relative CUPTRACE_OUTPUT still means where
  * the program started.

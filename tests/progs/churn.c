@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Threads that come and go, one alive at a time (thread pools, DataLoader
  * workers' threads, NCCL's helpers): every event of every thread must stay,
  * within the default buffer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NVTX push/pop pairs with CLOCK_MONOTONIC read by the program itself
  * between the calls, so that a test can check where the trace put each
  * event against the program's own clock (tests/integration/library/test_tsc.py).

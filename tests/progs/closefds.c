@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A daemon-like program: records, closes every descriptor above stderr
  * (the trace file's too), opens a file of its own, which gets the lowest
  * free number (the trace file's old one), records more and writes its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The control API from C, linked against libcuptrace.so.
  * usage: control_api STEPS   runs STEPS steps; each step is a range
  * "step N" holding "work", with cuptrace_start() at step 2 and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The demo: a training loop as an ML job would annotate it with NVTX.
  * Two data-loader threads fill a queue; the main thread runs steps of
  * forward (per layer), backward and optimizer; a logger thread marks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A thread other than main calls exit(7) while main sits inside a range;
  * short-lived threads come and go before that (their events must stay). */
 #include "truth.h"

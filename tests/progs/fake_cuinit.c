@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Plays the CUDA driver's cuInit on a machine without one: calls
  * InitializeInjection from $CUDA_INJECTION64_PATH exactly as the driver
  * does, between NVTX ranges. The real libcupti then has no driver to talk

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Records as fast as it can: THREADS threads push and pop for SECONDS.
  * usage: flood threads seconds */
 #include "truth.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Signals that arrive while a thread forks. The program has its own
  * SIGTERM handler (the library's runs first and flushes); a second thread
  * sends SIGTERM to the forking thread all the time. A handler that ran

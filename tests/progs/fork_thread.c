@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A thread other than main forks. In the child, a new thread records
  * first (and so takes the slot the forking thread had in the parent), then
  * the forking thread exits: that must not hand the new thread's slot back.

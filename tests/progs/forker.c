@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A parent and a forked child both record. The child must write a file of
  * its own and never touch the parent's.
  * usage: forker [exec]   with "exec" the child execs `forker child`. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Hangs for the test harnesses (tests/progs/nccl_harness.c): which
  * collective slot never completes, on which rank, and how that rank
  * misbehaves there (HARNESS_HANG=R:K[:MODE], see the harness's usage).

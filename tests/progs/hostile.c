@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Hostile NVTX strings: quotes, backslashes, control characters, invalid
  * UTF-8, an empty name, NULL messages and 64 KiB messages. Each pushed name
  * is written to the truth log as hex so the test knows the exact bytes. */

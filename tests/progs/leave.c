@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Ways of leaving without exit() (and with it): the file must still end with a footer
  * that says how the process ended.
  * usage: leave MODE N [MS]   N ranges named "before", then MODE:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Plays NCCL 2.28's part for a profiler plugin: finds the plugin through
  * NCCL_PROFILER_PLUGIN, looks up ncclProfiler_v5 (then v4), and for a
  * scripted job calls init / startEvent / recordEventState / stopEvent /

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The profiler plugin as NCCL 2.28 sees it (tests/progs/nccl_harness.c):
  * the ABI's declarations, as nccl_profiler.h has them (v4, v5; v6 keeps
  * v5's members in place), NCCL's loader (NCCL_PROFILER_PLUGIN, v6 then v5

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NVTX coverage under several threads: nested push/pop (ASCII, wide,
  * attributes with every payload type and colors), domains with registered
  * strings and named categories, marks, thread names, and ranges started on

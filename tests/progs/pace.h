@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Pacing for the test harnesses (tests/progs/nccl_harness.c), so that the
  * tests can predict timing (all ranks on one host): HARNESS_PACE_US=P puts
  * every collective call (or group) and every step mark in a slot P us

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Rotation (cuptrace_rotate) while threads record, linked against
  * libcuptrace.so.
  * usage: rotate_threads THREADS ROTATIONS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Signals the program handles itself.
  * usage: sig_handled storm N   N SIGHUPs to itself, each counted by its own
  *                              handler, between NVTX ranges; exits 0

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Ranges in a loop until a signal arrives.
  * usage: signals MODE   where MODE is
  *   plain    no handler of its own (default action)

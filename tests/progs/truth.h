@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Test programs write down what they did ("truth"), one JSON object per
  * line, into $CT_TEST_TRUTH; the Python tests compare it with the trace.
  * Times are CLOCK_MONOTONIC ns read around each NVTX call. */

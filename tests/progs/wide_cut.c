@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A wide NVTX message longer than the recorder keeps (96 KiB of UTF-8),
  * cut where a 3-byte character would not fit whole: "a" then 40000 x
  * U+4E2D. The kept text must be "a" and 32767 whole characters (98302

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Minimal assertions for the C unit tests: a failed check prints where and
  * exits 1. */
 #ifndef CT_CHECK_H

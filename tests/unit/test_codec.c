@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Encoder and decoder together (libtrace/format/enc.c, dec.c): random ring
  * records of every event kind are encoded into blocks, framed exactly as
  * libtrace/writer.c frames them, written to a file and read back with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTRACE_* settings (libtrace/config/config.c) and rank detection from
  * launcher variables (libtrace/config/rankenv.c). */
 #include "check.h"

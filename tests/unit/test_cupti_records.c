@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTI records built with the real struct types of the installed headers,
  * walked by the real libcupti's cuptiActivityGetNextRecord (it needs no GPU
  * for that), translated by libtrace/cupti_rec.c, and read back from the

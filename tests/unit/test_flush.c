@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Flush requests to the writer (libtrace/writer.c, ct_writer_flush), as
  * signal handlers, exec and _exit make them: a request that timed out must
  * not answer the next one. The writer is held up by taking the definitions

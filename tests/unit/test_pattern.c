@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTRACE_OUTPUT patterns (libtrace/config/pattern.c): every token, the
  * malformed ones, and values that try to leave the directory the pattern
  * names. */

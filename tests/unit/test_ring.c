@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The chunk pool and the per-thread SPSC rings (libtrace/ring.c).
  *
  * Producers write records of varying size (16 B .. 48 KiB, so that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The encoder's cache of short strings (libtrace/format/scache.h): a
  * string must read back as itself whatever the cache held before. Records
  * carry strings of 1-30 bytes that differ only in their last byte or only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* String interning (libtrace/format/strtab.c): the same bytes always give
  * the same id, ids are dense in order of first use, the table grows past
  * many thousands of strings, and the arena limit stops new strings unless

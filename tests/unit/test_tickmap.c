@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The writer's tick -> CLOCK_MONOTONIC map (libtrace/tickmap.c) against a
  * simulated clock: a TSC at RATE_GHZ whose CLOCK_MONOTONIC runs linearly,
  * then slewed (NTP) by 500 ppm, with anchors read with up to JITTER ns of

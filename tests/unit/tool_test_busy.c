@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The streamed union of GPU work (stats/busy.c) against a union computed
  * from all the intervals at once: the time of each set of categories, with
  * the intervals fed as the tracer writes them (each CUPTI buffer's GPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* model/cuda_events.c: a sync finds the latest record of its event made
  * before its own call (lower correlation id), whatever order the records
  * arrive in; events of other contexts stay apart; many events at once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The hang diagnosis (model/nccl_hang*.c) on model events built by hand:
  * what the integration test's harness cannot easily make — tails longer
  * than NH_KEEP, files that say nothing about completion, a rank that

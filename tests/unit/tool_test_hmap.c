@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The tools' hash map (util/hmap.h) against a plain array: random puts,
  * gets and deletes over a small key range, so that probe runs collide,
  * wrap around the end of the table and lose entries in their middle. */

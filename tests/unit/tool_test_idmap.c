@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The NCCL join's id map (util/idmap.h) against a plain array: ids made
  * as the NCCL source makes them (a counter above a 4-bit code), some of
  * them IDMAP_DIRECT counters apart so that they want the same direct slot

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The cross-rank matcher (job/nccl_match.h) gives the same collectives
  * whatever order the ranks' arrivals reach it (files read in lockstep hand
  * them over in no fixed order): every permutation of a 3-rank job's

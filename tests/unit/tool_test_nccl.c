@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The NCCL parts of the tools on inputs built by hand: joining events
  * that arrive out of order, attributing CUPTI kernels to launches (with a
  * made-up kernel kind: the CUPTI source is not needed), handing plans out

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Number writing of the converters (out.h, chrome_int.h, chrome_fmt.c) against printf:
  * every digit count and its boundaries, microseconds with three decimals,
  * and the cached-prefix time format of GPU events across prefix changes. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The conversion sink (write/sink.h) writes pieces in key order whatever
  * order they are handed over in: later units first, a unit's pieces
  * backwards, more than the sink keeps in memory (so that chunks go through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* util/utf8.h, the one rule by which every output makes the traced
  * program's text valid UTF-8: known cases, then random byte strings whose
  * fixed text must be what the JSON writer (json_escape_into) makes of them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Stands in for libtrace/init.c in unit tests: the tests set `ct` up
  * themselves instead of reading the environment. */
 #include "clock.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* One function per subcommand (tools/cmd_*.c). Exit status: 0 success,
  * 1 bad input, 2 usage error. */
 #ifndef CT_CMD_H

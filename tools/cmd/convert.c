@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace convert: every input on one timeline, in the format that the
  * output name asks for. */
 #include "cmd/cmd.h"

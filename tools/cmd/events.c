@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace events: the resolved events of the traces (model/model.h), one
  * per line, tab-separated, for scripts: every slice, instant, counter,
  * flow and track exactly as every other output sees them. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace export: the traces as an SQLite database with Nsight Systems'
  * export tables (docs/SQLITE.md), for the SQL people run on nsys exports. */
 #include "cmd/cmd.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace info: what a trace file holds and whether it ended cleanly. */
 #include "cmd/cmd.h"
 #include "config.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace report: one self-contained HTML page (docs/REPORT.md) drawn
  * from the tables of the reports of `cuptrace stats`, run by the same
  * driver (stats/collect.h), so the page and stats agree to the digit. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace run: validate the settings, set the environment, exec CMD.
  * Every option maps onto one CUPTRACE_* variable; the exec keeps CMD's
  * exit status and signals exactly as they are. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* `cuptrace run --stats / --report` (run_stats.h): the files a run wrote,
  * found by the output pattern and their times; in a launcher's job, the
  * rank that summarises waits for the others' files to close. */

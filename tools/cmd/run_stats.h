@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* `cuptrace run --stats / --report`: run CMD, then summarise the trace
  * files it wrote. Inside a launcher's job (every rank runs `cuptrace run`)
  * one rank, the lowest that traces, waits for the other ranks' files and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cuptrace stats: summary reports over one or many trace files. */
 #include "cmd/cmd.h"
 #include "stats/stats.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What the commands share (cmd.h): the usage tail, option and output checks, the default output name. */
 #include "cmd/cmd.h"
 #include "job/clocks.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "job/clocks.h"
 #include "job/nccl_match.h"
 #include "model/nccl_ops.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Clocks across hosts: each host's clock offset, estimated from the trace
  * itself. Collectives end almost together on every rank of a communicator
  * (the last step needs every rank's data), so for each collective seen on

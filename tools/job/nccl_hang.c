@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Hang diagnosis across files: what each file holds (the tail of its
  * collectives per communicator, the NVTX ranges it left open, when it
  * stopped capturing) and the match of ranks (nh_finish). The verdict line

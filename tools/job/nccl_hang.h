@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Hang diagnosis ACROSS trace files (ranks): which collectives did not
  * complete on every rank of their communicator, who never arrived, who
  * waited, what each rank was doing when its trace ended (the NVTX ranges

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals of the hang diagnosis: nccl_hang.c (what each file holds) ->
  * nccl_hang_match.c (ranks matched: nh_finish) -> nccl_hang_verdict.c
  * (the one-line verdict). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Hang diagnosis: the ranks matched (nh_finish). Every collective held in
  * some rank's tail is looked up on every rank present on its
  * communicator: entered (in its tail, or a higher sequence number of that

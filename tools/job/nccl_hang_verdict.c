@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The hang's one-line verdict, from the matched ranks: the collective
  * where the hang began is the incomplete one first entered; it names who
  * never arrived, who waited, and what the missing ranks were doing (their

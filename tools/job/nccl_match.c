@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "job/nccl_match.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Collectives matched ACROSS trace files (ranks): every rank's arrival at
  * one collective, keyed by (communicator hash, operation, sequence number;
  * NCCL numbers each operation of a communicator on its own). This is the

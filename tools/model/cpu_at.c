@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Per thread, two rings (NVTX ranges, CUDA calls) in the order the model
  * hands them out: ranges close in end order on their thread, calls are
  * recorded at their end, so each ring is ordered by end (nested driver

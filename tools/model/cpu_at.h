@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What a CPU thread was running at a given time: the innermost NVTX
  * push/pop range or CUDA call that held it, among the thread's recent ones
  * (gpu_gaps asks it what the thread that launched the work after a GPU

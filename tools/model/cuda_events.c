@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cudaEventRecord calls by (context, event id) (cuda_events.h).
  *
  * CUPTI writes an event's record with the call, a sync's record when the

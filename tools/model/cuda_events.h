@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* cudaEventRecord calls by (context, event id), for the model to tie an
  * event sync or a stream wait to the record it waited for: the stream the
  * event was recorded on and the record call's correlation id (Kineto's

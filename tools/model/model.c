@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The model's driver: one file's records in order, dispatched to the
  * parts that match them (spans.c, model_gpu.c, model_nccl.c); NVTX spans
  * and drops as events. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The resolved event model (docs/MODEL.md): the decoded records of one
  * trace file become tracks, slices, flows, instants and counters, with
  * every match made here and nowhere else (push/pop pairs and async ranges

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The NVTX GPU projection (Kineto's gpu_user_annotation): for each NVTX
  * push/pop range, on each GPU stream, one MC_GPU_ANNOTATION slice from the
  * start of the first to the end of the last GPU work (kernels, copies,

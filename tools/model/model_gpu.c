@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUDA calls and GPU activity in the model:
  *   - kernels, copies, memsets on the track of their (GPU, stream); syncs
  *     on a track beside the stream's (a sync spans the host's wait, which

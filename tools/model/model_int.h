@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals of the model shared by its parts: model.c (the driver: the
  * file, spans, drops) calls model_gpu.c (CUDA calls and GPU activity) and
  * model_nccl.c (NCCL operations); all of them announce tracks, processes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NCCL operations in the model. nccl_ops.c joins the NCCL records of a
  * file into plans (one kernel launch, its operations, their calls and GPU
  * times, the NCCL kernel CUPTI saw); here each plan becomes slices and

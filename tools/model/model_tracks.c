@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The model's tracks (threads, GPU streams, NCCL communicators, with
  * names and order), GPU processes and flows: what every part of the model
  * announces through, below them all. */

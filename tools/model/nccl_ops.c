@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"
 

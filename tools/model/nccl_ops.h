@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Joins the NCCL events of one trace file into operations: each task
  * (a collective or a send/recv as NCCL scheduled it) with its API call,
  * its group, the kernel launch of its plan, its GPU time from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals shared by the files of the NCCL join: nccl_ops.c (the API and
  * the events) -> nccl_ops_plans.c (handing out plans) ->
  * nccl_ops_kernels.c (NCCL kernels to launches) -> nccl_ops_nodes.c (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NCCL kernels recorded by CUPTI, kept until a launch claims them. */
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"

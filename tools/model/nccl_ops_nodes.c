@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The nodes of the NCCL join by id. */
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"

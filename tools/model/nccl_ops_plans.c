@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Plans handed out once quiet, with their operations filled in. */
 #include "model/nccl_ops_int.h"
 #include "util/xalloc.h"

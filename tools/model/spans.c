@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "model/spans.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"

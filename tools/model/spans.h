@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Turns the event stream of one file into spans: push/pop pairs become
  * ranges, start/end pairs (possibly on two threads) async ranges, plus
  * marks, steps and capture switches. Chrome output and the statistics both

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "model/step_window.h"
 
 uint64_t step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* `stats --steps A-B` for the reports that do not follow steps themselves:
  * the time window of those steps in a file, and when an event started. */
 #ifndef CT_STEP_WINDOW_H

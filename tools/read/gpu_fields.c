@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Shared helpers for GPU events: field lookup, names, demangling. */
 #include "read/gpu_fields.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* GPU events (the CUPTI kinds of the file format) for the tools: field
  * positions looked up by name, display names, demangling, devices. */
 #ifndef CT_GPU_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "read/inputs.h"
 #include "read/ranks.h"
 #include "read/nccl_log.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .ctr files named on a command line (files or directories), opened,
  * sorted by rank, and placed on one timeline. */
 #ifndef CT_INPUTS_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Whether the process that writes a trace file is still running. */
 #include "read/live.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Whether the process that writes a trace file is still running: a file
  * without footer is then still being written, not cut short. */
 #ifndef CT_LIVE_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A hand-written scanner rather than sscanf: lines come from crashed
  * jobs, interleaved processes and editors, and must never be read past
  * their end or taken for something they are not. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NCCL_DEBUG=INFO logs. Two kinds of lines matter:
  *
  *   [timestamp] host:pid:tid [dev] NCCL INFO AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x..

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "read/nccl_names.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What the tools know about NCCL's vocabulary: operation and datatype
  * names, sizes, the message size and bus-bandwidth factor nccl-tests use,
  * and which GPU kernels are NCCL's. Shared by the trace and log paths. */

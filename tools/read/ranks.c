@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Which rank each input file is shown as (ranks.h). */
 #include "read/ranks.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Which rank each input file is shown as (struct tfile's shown_rank, the
  * same in every output): the launcher's rank; else, for a process without
  * one, its rank in its largest NCCL communicator (the footer's, when no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* breakdown: where each GPU's time goes (docs/ANALYSIS.md). Per rank and
  * GPU, over the window from its first work's start to its last work's end
  * (and per step with --by step): the length of the union of compute

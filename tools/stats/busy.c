@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "stats/busy.h"
 #include "util/xalloc.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The union of one GPU's work, streamed (breakdown, gpu_gaps). GPU work
  * comes to the reports grouped by stream: the tracer writes the GPU
  * records of each CUPTI buffer stream by stream, at most 2048 at a time,

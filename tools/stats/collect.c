@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The driver of the reports (collect.h): clocks, one pass over each file
  * through the model (files shared out to worker threads, each file's
  * events into report parts of its own), the parts merged in file order,

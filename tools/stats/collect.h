@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Runs reports over the inputs: the one driver behind `cuptrace stats`
  * and `cuptrace report`, so that both show the same tables. */
 #ifndef CT_COLLECT_H

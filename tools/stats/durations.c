@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "stats/durations.h"
 #include "util/xalloc.h"
 

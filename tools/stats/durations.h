@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Durations by name, for the summary reports (nvtx_sum, the nsys-like GPU
  * reports): every duration is kept so the median is exact. The tables
  * need no sort of them (a selection for the median, integer sums for the

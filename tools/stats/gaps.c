@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* gpu_gaps: the idle gaps of each GPU longer than --min-gap (default
  * 1 ms): per GPU their count and total, and the GAPS_TOP longest with what
  * the CPU was running when each began: the innermost NVTX range or CUDA

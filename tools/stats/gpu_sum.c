@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* GPU reports of `cuptrace stats`, like `nsys stats`:
  *   cuda_gpu_kern_sum      time in each kernel (demangled name)
  *   cuda_gpu_mem_time_sum  time in memory copies and memsets, by operation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* launch: per kernel name, from the model's launch flows (a CUDA call to
  * the kernel it launched): launches, the median launch latency (kernel
  * start minus the end of its launch call; negative when the kernel began

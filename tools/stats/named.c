@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "stats/named.h"
 #include "util/xalloc.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Aggregates by name for the reports (launch, nvtx_gpu_proj_sum,
  * cuda_gpu_mem_size_sum): one zeroed record of a report's own type per
  * distinct name, found by the name's bytes. */

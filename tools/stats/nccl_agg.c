@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "stats/nccl_agg.h"
 #include "read/nccl_names.h"
 

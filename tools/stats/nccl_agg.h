@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Totals of NCCL operations per (rank, operation, datatype): what the
  * nccl_* reports print, filled from traces or from NCCL_DEBUG logs. */
 #ifndef CT_NCCL_AGG_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "stats/nccl_collect.h"
 #include "read/nccl_log.h"
 #include "read/nccl_names.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The NCCL operations that the nccl_* reports summarise, collected once
  * for all of them: from trace files (the model's NCCL operations, one file
  * after the other) and from NCCL_DEBUG logs. The first report that begins feeds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nccl_hang: who never arrived, where every rank was stuck. The analysis
  * (ranks matched, the verdict) is job/nccl_hang.c's; this renders it:
  * the verdict, the collectives not completed on every rank (most recent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nccl_skew: which rank arrives late at collectives (the straggler view).
  * Collectives are matched across files by (communicator, operation,
  * sequence number) in job/nccl_match.c; for each, the arrival spread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nccl_sum, nccl_sizes, nccl_ranks: NCCL operations per operation and
  * datatype (with nccl-tests' algorithm and bus bandwidths), per message
  * size, per rank. Counts are per rank: an AllReduce on 8 ranks is 8

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nvtx_gpu_proj_sum: per NVTX push/pop range name, the GPU time of the work
  * launched inside it (the model's NVTX GPU projection, MC_GPU_ANNOTATION:
  * one part per stream, handed out in a row): a range instance's projection

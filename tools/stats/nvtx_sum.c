@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* nvtx_sum: time spent in each NVTX range (push/pop and start/end), like
  * `nsys stats --report nvtx_sum`. One row per range name and style. */
 #include "stats/durations.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "stats/quant.h"
 #include "util/xalloc.h"
 

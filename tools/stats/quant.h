@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Medians in bounded memory: values are kept exactly up to QUANT_EXACT of
  * them (the median is then exact); beyond, they fold into a log histogram
  * with 128 steps per power of two (the median is then within 0.4% of the

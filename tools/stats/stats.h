@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Reports of `cuptrace stats`. Each report is a consumer of the resolved
  * events of every file (model/model.h), then renders tables. */
 #ifndef CT_STATS_H

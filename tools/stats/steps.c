@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* steps: how long each step took on each rank, and which rank made each
  * step slow. A step is a cuptrace_step() mark to the next one, or the
  * NVTX range that CUPTRACE_STEP_RANGE names (the model's MC_STEP slices;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "stats/table.h"
 #include "util/json_escape.h"
 #include "util/term_escape.h"

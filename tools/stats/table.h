@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Result tables of `cuptrace stats`, printed as an aligned table, CSV or
  * JSON (an array of objects keyed by column name). */
 #ifndef CT_TABLE_H

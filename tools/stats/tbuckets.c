@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Time buckets that double their width as time goes on (tbuckets.h). */
 #include "stats/tbuckets.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Time in fixed-width buckets on the job's timeline, from time 0: a
  * bounded number of buckets whose width doubles (pairs merge) when a later
  * time comes, so that any length of trace fits in TB_MAX buckets and every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "util/hmap.h"
 #include "util/xalloc.h"
 

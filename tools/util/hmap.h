@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A hash map from 64-bit keys to pointers (open addressing, linear
  * probing), for the tools' lookups by id: tracks by thread or stream,
  * strings by id. Key 0 is reserved; callers that need it add 1. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "util/idmap.h"
 #include "util/xalloc.h"
 

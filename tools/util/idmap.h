@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A map from 64-bit ids to 32-bit indices, for ids that are counters
  * (above a few low bits of type code) handed out in blocks, as the NCCL
  * source's handles are, and of which only a recent window is held at any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* JSON string bodies: quotes, backslashes and control characters escaped,
  * invalid UTF-8 replaced by U+FFFD (util/utf8.h's rule, as every output
  * does), so that no text from a traced program can make a document

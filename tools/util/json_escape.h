@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #ifndef CT_JSON_ESCAPE_H
 #define CT_JSON_ESCAPE_H
 

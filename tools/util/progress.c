@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The progress line of long conversions (DESIGN 2: on a terminal, after
  * a second). */
 #include "util/progress.h"

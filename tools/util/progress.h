@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #ifndef CT_PROGRESS_H
 #define CT_PROGRESS_H
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "util/strcache.h"
 #include "cuptrace/format.h"
 #include "util/json_escape.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* JSON-escaped text of a file's strings, made once per string id (names
  * repeat millions of times in a trace). */
 #ifndef CT_STRCACHE_H

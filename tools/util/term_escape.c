@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "util/term_escape.h"
 #include "util/json_escape.h"
 

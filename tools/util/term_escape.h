@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Text from a traced program (NVTX names, kernel names, host names, command
  * lines) made safe for a terminal: control characters shown as escapes, so
  * that a newline cannot break a table's row and an ESC cannot drive the

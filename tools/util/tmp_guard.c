@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The handler runs async-signal-safe code only: it reads slots whose path
  * was written before the slot was marked busy (release), unlinks them, then
  * lets the signal take its default action. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Temporary output files removed when a signal ends the command (SIGINT,
  * SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ): an interrupted conversion or export
  * leaves nothing half-written behind. Several outputs may be open at once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Invalid UTF-8 replaced by U+FFFD (utf8.h). */
 #include "util/utf8.h"
 #include "util/xalloc.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Text from a traced program made valid UTF-8, by the one rule every
  * output follows (docs/CHOICES.md): each byte that does not begin a valid
  * sequence becomes U+FFFD, so that a name reads the same in the Chrome

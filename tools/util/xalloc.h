@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Allocation for the tools: running out of memory ends the command with
  * one line (the tools are not inside anyone's process). */
 #ifndef CT_XALLOC_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "write/out.h"
 #include "write/sink.h"
 #include "util/xalloc.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Buffered output for the converters: plain file, stdout or gzip, with
  * the fast number and JSON-string formatting the hot loop needs. */
 #ifndef CT_OUT_H

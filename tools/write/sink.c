@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "write/sink.h"
 #include "write/sink_spill.h"
 #include "util/tmp_guard.h"

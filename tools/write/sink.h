@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The output file of a conversion, shared by the worker threads. Workers
  * hand over chunks of whole events, each chunk tagged with the piece of
  * the document it belongs to; the sink writes the pieces in the order of

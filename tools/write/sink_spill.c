@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "write/sink_spill.h"
 
 #include <errno.h>

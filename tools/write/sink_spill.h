@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The sink's spill files: chunks of pieces that are not their turn yet,
  * beyond what the sink keeps in memory (write/sink.h). Unlinked files beside
  * the output (the same filesystem, so the kernel copies the bytes into

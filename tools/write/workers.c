@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "write/workers.h"
 #include "write/chrome/chrome.h"
 #include "write/pftrace/pftrace.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Conversion of many files on all cores: one timeline into one output, or
  * one Kineto-style file per rank. Memory stays flat: each worker holds one
  * file's decoder state and a chunk of output. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """CUPTRACE_* settings as users meet them: bad values, unknown names, the
 launcher's checks, capture windows, rank selection and output files."""
 import os

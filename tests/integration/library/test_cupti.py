@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """GPU activity through CUPTI, end to end, without a GPU: the CUPTI
 simulator (tests/cupti_sim) stands in for libcupti and the driver, the
 library's CUPTI code runs unmodified, and the converted trace is compared

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Processes that leave without exit(): exec, _exit (every Python
 multiprocessing child), and signals whose default action ends the process.
 The file must keep every event and end with a footer that says how the

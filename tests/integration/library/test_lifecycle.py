@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The traced process's life: signals, SIGKILL, fork, exec, exit from a
 thread, threads that come and go. The library must flush what it can and
 never change the program's exit status, output or signal handling."""

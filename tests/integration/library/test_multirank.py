@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Jobs of several ranks: real Open MPI jobs under both activation styles,
 rank selection, one merged timeline, per-rank HTA-ready files, a rank
 killed mid-run, and child processes (spawned Python workers, a

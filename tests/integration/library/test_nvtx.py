@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """NVTX programs traced end to end: every range the program made is in the
 Chrome trace with its name, domain, category, color, payload, nesting,
 thread and a duration inside the bounds the program measured."""

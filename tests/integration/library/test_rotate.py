@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cuptrace_rotate(): a window's file finished, recording going on into the
 next one. tests/progs/rotate_threads marks from several threads while the
 main thread rotates; every mark must land in exactly one file, in order,

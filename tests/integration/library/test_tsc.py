@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Timestamps read from the TSC (CUPTRACE_CLOCK, docs/CHOICES.md "The record
 clock") land where CLOCK_MONOTONIC says they happened. clock_interleave
 reads CLOCK_MONOTONIC itself around every nvtxRangePushA and nvtxRangePop

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Clocks across hosts: 4 ranks of the NCCL harness (one machine, one
 clock) become two simulated hosts by rewriting the rank files' headers:
 ranks 0, 1 on host A, ranks 2, 3 on host B whose CLOCK_REALTIME anchor is

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """nccl_hang's verdict on jobs that did not hang: a healthy job stopped by
 its time limit while ranks waited in a collective (test_nccl_hang.py has the
 jobs that hang)."""

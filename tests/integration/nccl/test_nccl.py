@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """NCCL collectives end to end: tests/progs/nccl_harness plays NCCL 2.28
 (profiler plugin ABI v5, or v4) over 4 ranks in separate processes, the
 library records what it is told, and the tool's Chrome trace and nccl_*

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Hangs: real Open MPI jobs (mpiexec, 4 ranks) of tests/progs/nccl_harness,
 which plays NCCL 2.28's part through the real profiler-plugin ABI (no GPU,
 no CUPTI: plugin data alone). HARNESS_HANG=R:K[:MODE] makes collective

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The nccl_* reports from NCCL_DEBUG=INFO logs: lines as NCCL 2.18, 2.21
 (with timestamps), 2.28 and RCCL print them, one file per rank or all ranks
 in one file, with cut, garbled and foreign lines in between."""

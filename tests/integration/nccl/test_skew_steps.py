@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cuptrace stats` reports `steps` and `nccl_skew` on 4 ranks of the NCCL
 harness (profiler plugin only, no CUPTI) whose timing is known by
 construction: every collective call and step mark has a slot PACE us apart

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The output file of a conversion as the sink writes it (tools/write/sink.c):
 on ext4 its blocks are allocated ahead in growing steps (fallocate) and the
 file is cut to what was written at the end. The file must hold exactly the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cuptrace convert -j N` writes the same bytes for any N and any timing
 of its workers: users diff traces and checksum them. Several workers each
 take a file, or (fewer files than workers) share one file's blocks; the

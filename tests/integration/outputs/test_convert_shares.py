@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Several workers on one file: when there are fewer files than workers,
 `cuptrace convert` lets each worker decode the whole file but write only
 the events of its share of the blocks. The document must not depend on how

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What Holistic Trace Analysis (HTA) reads: a 4-rank job of the NCCL
 harness launching its kernels on the CUPTI simulator (nccl_harness_sim:
 CUPTI kernels, syncs and calls, NCCL operations from the profiler plugin,

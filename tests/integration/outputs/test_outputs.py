@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the tool writes (issue 17, items 7 and 11): outputs complete or
 absent, "wrote" only when true, every write checked; traced programs'
 names escaped in tables."""

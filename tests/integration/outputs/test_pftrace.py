@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cuptrace convert -o *.pftrace: Perfetto's protobuf, decoded with the
 `perfetto` package's generated classes (zstd_compressed_packets expanded
 with the zstd program, incremental clocks and interning resolved as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cuptrace report`: one self-contained HTML page drawn from the tables of
 `cuptrace stats`. A 4-rank job of the NCCL harness launching its kernels
 on the CUPTI simulator (simulator only: no GPU; NCCL through the real

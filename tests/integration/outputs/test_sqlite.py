@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cuptrace export` (SQLite with Nsight Systems' tables, docs/SQLITE.md):
 the queries people run against nsys exports, run on exports of the CUPTI
 simulator's training run, an NVTX program and the 4-rank NCCL harness, and

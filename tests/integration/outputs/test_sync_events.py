@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Event syncs and stream waits tied to the cudaEventRecord they waited
 for: Kineto's wait_on_stream and wait_on_cuda_event_record_corr_id args,
 which Holistic Trace Analysis's critical path reads to add its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python: the cuptrace package (python_shim/, its C extension), NVIDIA's
 `nvtx` package, and activation from a script. CT_TEST_PY runs these against
 an installed package (pyshim.py)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The package as a new user gets it: the wheel that `pip install
 ./python_shim` builds (`pip wheel`, once for this file) installed into a
 clean venv (--system-site-packages for Debian's torch and setuptools; no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PyTorch (Debian's python3-torch, CPU) with the cuptrace package: a real
 training loop of a small MLP fed by a DataLoader with worker processes;
 module ranges, steps from the optimizer, torch.profiler's schedules, worker

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Many inputs (issue 17, items 6, 10, 13): unusable files next to good
 ones, duplicates, and jobs of thousands of ranks under a small limit of
 open files. DESIGN section 2, "Many inputs"."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every output is a consumer of one resolved event stream (tools/model):
 the events themselves (`cuptrace events`), the Chrome trace (`cuptrace
 convert`) and the reports (`cuptrace stats`) must tell the same story.

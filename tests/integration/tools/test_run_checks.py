@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Checks made before anything runs or is read (issue 17, item 12): the
 launcher's output location, unknown variables warned about once, unknown
 options of info, --steps on a file without steps."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The analyses of `cuptrace stats` (docs/ANALYSIS.md): breakdown, gpu_gaps,
 launch, nvtx_gpu_proj_sum, cuda_gpu_mem_size_sum, on `sim_train known`,
 whose GPU timings are chosen (see tests/cupti_sim/sim_train.c): per

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cuptrace stats -j N` and `cuptrace report -j N` read the files on N
 threads, each file into report parts of its own merged in file order: the
 output must be byte-identical to -j 1 for every report, every --format and

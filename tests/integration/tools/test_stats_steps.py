@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`cuptrace stats --steps A-B` on the reports that are not NCCL's: NVTX
 ranges, kernels, copies and CUDA calls that start between the start of
 step A and the start of the step after B. Checked against the converted

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The cuptrace tool on good and bad inputs: Chrome JSON conventions,
 merging, gzip, truncated and damaged files, usage errors."""
 import gzip

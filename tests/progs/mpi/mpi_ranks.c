@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* An MPI job annotated with NVTX: each rank runs iterations of compute
  * (rank-dependent length, so one rank is visibly slow), an allreduce and a
  * barrier, each inside a range. Rank 0 prints the result.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Preloaded ahead of the library in tests: fsync and close of a .ctr file
  * fail with EIO, as a parallel file system reports a lost write late.
  * CT_FAIL=fsync or CT_FAIL=close picks which; CT_FAIL=write: every write

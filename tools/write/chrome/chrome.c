@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Chrome trace JSON (Perfetto, chrome://tracing, HTA), DESIGN section 2:
  * object form, metadata before traceEvents, microseconds with three
  * decimals relative to baseTimeNanoseconds, a process per rank. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Chrome trace JSON writer. A conversion writes the head (metadata and the
  * processes of the files), then each file's events (chrome_file, possibly
  * from several threads into one sink), then the tail. */

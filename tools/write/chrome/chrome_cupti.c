@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUDA calls and GPU activity of the model as Chrome trace events, as
  * Kineto writes them so that Perfetto and Holistic Trace Analysis read
  * them alike: kernels (cat kernel, demangled names), copies (gpu_memcpy),

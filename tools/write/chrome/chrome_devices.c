@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* deviceProperties: the GPUs of the traced processes, listed at the top of
  * the document, before traceEvents, as Kineto writes them (HTA reads SM
  * counts and limits from there). The library files device records through

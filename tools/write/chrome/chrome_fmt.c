@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* What every part of the Chrome writer writes alike: string references,
  * process and thread ids of tracks, times; and the per-file caches that
  * keep this fast. */

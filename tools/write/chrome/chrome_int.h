@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals shared by the Chrome JSON writer's parts: chrome.c (document,
  * files, dispatch of the model's events), chrome_nvtx.c (NVTX spans),
  * chrome_cupti.c (CUDA calls and GPU activity), chrome_nccl.c (NCCL),

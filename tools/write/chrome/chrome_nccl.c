@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NCCL slices of the model as Chrome trace events (cat nccl): calls on
  * their communicator's track, group calls around members of a group, GPU
  * time on the communicator's GPU track, with the operation's arguments. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NVTX spans of the model (ranges, async ranges, marks, steps, capture
  * switches) as Chrome trace events. */
 #include "write/chrome/chrome_int.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Processes, tracks and flows of the model as Chrome metadata and arrows:
  * a process per GPU of a rank, a thread per track (streams, NCCL
  * communicators, named CPU threads), and "s"/"f" pairs for flows (cat ac2g

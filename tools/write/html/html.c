@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* HTML text, tables, style and script of the report page (html.h). */
 #include "write/html/html.h"
 #include "util/utf8.h"

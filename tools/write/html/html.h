@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The pieces of the HTML report (`cuptrace report`): escaping, tables and
  * inline SVG charts drawn from the report tables of `cuptrace stats`
  * (stats/table.h), so that the page shows their numbers to the digit.

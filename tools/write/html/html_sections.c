@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The sections of the report page (html.h), each drawn from the tables
  * of one or more reports: bars, lines and heat maps whose marks quote the
  * cells they show, and the tables themselves. */

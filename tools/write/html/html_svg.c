@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Inline SVG charts of the report page (html.h): stacked bars, heat maps
  * and lines. Each mark's <title> quotes its table cells as "Column: text"
  * so that hovering shows the exact figures (and a test can find them). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A small protocol buffers encoder for the Perfetto writer: varints, tags,
  * fixed-width and length-delimited fields written straight into an out
  * buffer. Nested messages reserve one length byte and move their content

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Perfetto TrackEvent protobuf (.pftrace) from the resolved events of the
  * model: a consumer that formats, like the Chrome writer it mirrors (names,
  * args, tracks and their order are the JSON's). Field numbers are those of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Perfetto's native trace format (TracePacket protobuf with TrackEvents),
  * written from the resolved events of model/model.h: the same processes,
  * tracks, slices, args, instants, counters and flows as the Chrome JSON

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The args of the .pftrace writer's slices as debug annotations, the same
  * keys and values as the Chrome JSON's args. */
 #include "write/pftrace/pftrace_int.h"

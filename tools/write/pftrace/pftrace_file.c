@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .pftrace writer's entry points: each (file, share) is one packet
  * sequence, its events handed by the model to pftrace.c; the head names
  * the files' processes. */

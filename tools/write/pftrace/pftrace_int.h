@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals shared by the .pftrace writer's two parts: pftrace.c (packets,
  * tracks, interning, events) and pftrace_args.c (each category's args as
  * debug annotations). */

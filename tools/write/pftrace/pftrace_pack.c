@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .pftrace writer's chunks, compressed: a worker's buffer of whole
  * packets becomes one TracePacket whose `zstd_compressed_packets` (field
  * 133 of trace_packet.proto) holds them as a single zstd frame. Perfetto

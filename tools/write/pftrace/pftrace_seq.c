@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .pftrace writer's packet sequences: a packet's start, the first
  * packet of a (file, share) sequence, the ClockSnapshots that start its
  * incremental clocks (see pftrace.c) and the track descriptors. */

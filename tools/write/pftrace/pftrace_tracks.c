@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The .pftrace writer's track ids (uuids of processes, tracks, lanes,
  * counters) and its lanes: a slice that overlaps one on its track without
  * nesting (NVTX ranges of two domains on one thread), and every async

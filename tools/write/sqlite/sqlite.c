@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The model's events as rows of Nsight Systems' export tables (and of our
  * own CUPTRACE_* tables where nsys has none): a consumer that formats
  * only. Times are ns on the job's timeline (event ts + the file's offset,

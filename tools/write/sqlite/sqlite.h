@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* `cuptrace export`: the model's events as an SQLite database with Nsight
  * Systems' export tables (docs/SQLITE.md). SQLite is written from one
  * thread, so the files are read one after another in the calling thread. */

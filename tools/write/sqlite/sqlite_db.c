@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "write/sqlite/sqlite_db.h"
 #include "util/tmp_guard.h"
 #include "util/utf8.h"

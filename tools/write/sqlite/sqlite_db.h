@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The SQLite database of `cuptrace export` (docs/SQLITE.md): the tables,
  * one prepared INSERT per table, rows committed in batches (one
  * transaction each), the StringIds table kept by a string map, and a file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTI activity rows (kernels, copies, memsets, synchronisations) and
  * CUDA API rows, as Nsight Systems' export names them (docs/SQLITE.md). */
 #include "write/sqlite/sqlite.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* Internals of the SQLite export. sqlite.c is the model consumer (files,
  * processes, ranks, the dispatch); the rows of each kind of event are
  * formatted in sqlite_gpu.c (CUPTI tables, API calls), sqlite_nvtx.c (NVTX,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* CUPTRACE_NCCL_OPERATIONS rows and the watchdog's CUPTRACE_HANG_SUSPECTED
  * (docs/SQLITE.md). */
 #include "write/sqlite/sqlite_int.h"

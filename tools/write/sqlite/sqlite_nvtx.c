@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* NVTX_EVENTS rows (ranges, marks, domain and category definitions) and
  * CUPTRACE_STEPS rows (docs/SQLITE.md). */
 #include "write/sqlite/sqlite_int.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The resolved events themselves, one per line, tab-separated: what
  * `cuptrace events` prints for scripts (awk, pandas) and what the
  * consumer-agreement test compares the other outputs with.

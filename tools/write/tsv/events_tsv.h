@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* The model's events as tab-separated lines (cuptrace events). */
 #ifndef CT_EVENTS_TSV_H
 #define CT_EVENTS_TSV_H
