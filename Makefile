@@ -6,6 +6,10 @@
 # Switches: V=1 verbose, DEBUG=1, SAN=address,undefined or SAN=thread,
 #           CUDA_HOME (default /usr/local/cuda).
 
+# The one place the version is written: the library, the tool and the
+# Python package (python_shim/setup.py reads this line) take it from here.
+CT_VERSION := 0.1.0
+
 CUDA_HOME ?= /usr/local/cuda
 CC ?= cc
 ifeq ($(CC),cc)
@@ -23,7 +27,7 @@ SANFLAGS := $(if $(SAN),-fsanitize=$(SAN) -fno-omit-frame-pointer -fno-sanitize-
 # Each binary sees only the folders it may use (docs/LAYOUT.md): the shared
 # file format and configuration by name, the library its own folders and the
 # CUDA headers, the tools their own folders.
-SHARED_CPPFLAGS := -Iinclude -Ilibtrace/format -Ilibtrace/config -D_GNU_SOURCE
+SHARED_CPPFLAGS := -Iinclude -Ilibtrace/format -Ilibtrace/config -D_GNU_SOURCE -DCT_VERSION='"$(CT_VERSION)"'
 LIB_CPPFLAGS := $(SHARED_CPPFLAGS) -Ilibtrace -Ilibtrace/sources -isystem $(CUDA_HOME)/include
 TOOL_CPPFLAGS := $(SHARED_CPPFLAGS) -Itools
 CFLAGS := -std=gnu11 $(OPT) -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \

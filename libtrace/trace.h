@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define CT_VERSION "0.1.0"
 #define CT_API __attribute__((visibility("default")))
 
 struct ct_state {

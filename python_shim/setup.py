@@ -18,7 +18,18 @@ from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-VERSION = "0.1.0"
+
+
+def project_version():
+    """The version the Makefile's CT_VERSION line gives the library and the tool."""
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        for line in f:
+            if line.startswith("CT_VERSION :="):
+                return line.split(":=", 1)[1].strip()
+    raise RuntimeError("no CT_VERSION line in the Makefile")
+
+
+VERSION = project_version()
 
 
 class build_with_make(build_py):

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define VERSION "0.1.0"
-
 static void usage(FILE *f)
 {
 	fputs("usage: cuptrace COMMAND [options] ...\n"
@@ -34,7 +32,7 @@ int main(int argc, char **argv)
 	}
 	const char *c = argv[1];
 	if (!strcmp(c, "--version") || !strcmp(c, "version")) {
-		printf("cuptrace %s\n", VERSION);
+		printf("cuptrace %s\n", CT_VERSION);
 		return 0;
 	}
 	if (!strcmp(c, "help") && argc > 2) { /* cuptrace help convert: its own help */
