@@ -7,6 +7,9 @@ PY_EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_con
 PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
 PY_EXT := python_shim/cuptrace/_cuptrace$(PY_EXT_SUFFIX)
 PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c python_shim/cuptrace/_torch.c libtrace/config/config.c libtrace/config/pattern.c
+# The extension sees the configuration parser and nothing else of the tree
+# (docs/LAYOUT.md; tests/layers/check_layers.py reads these flags).
+PY_CPPFLAGS := -D_GNU_SOURCE -Ilibtrace/config
 
 # SAN=...: the extension with the sanitizers too (make test-san runs the
 # Python tests with it; the interpreter then needs the sanitizer's runtime
@@ -15,7 +18,7 @@ PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c python_shim/cuptrace/_torch.c lib
 $(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/config/config.h libtrace/config/pattern.h build/.variant
 	@$(if $(Q),echo "  PYEXT   $@")
 	$(Q)$(CC) -shared -fPIC -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-missing-field-initializers \
-		-Wno-cast-function-type -fvisibility=hidden -D_GNU_SOURCE -Ilibtrace/config -isystem $(PY_INCLUDE) \
+		-Wno-cast-function-type -fvisibility=hidden $(PY_CPPFLAGS) -isystem $(PY_INCLUDE) \
 		$(SANFLAGS) $(PY_EXT_SRC) -o $@ -ldl -lm
 
 # cuptrace._torchhooks (C++): the backward ranges' hooks on autograd nodes,

@@ -8,6 +8,8 @@
 #   test-san          the whole suite under ASan/UBSan (the Python extension too:
 #                     python_shim/python.mk, tests/integration/pyshim.py)
 #   test-gpu          GPU smoke test (skips plainly without a GPU)
+#   check-layers      the folder rules of docs/LAYOUT.md on every include and
+#                     on the symbols between the built objects; no circle
 
 TEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Wno-missing-field-initializers -isystem $(CUDA_HOME)/include -Iinclude -Ilibtrace -Ilibtrace/format -Ilibtrace/config \
 	-D_GNU_SOURCE -pthread
@@ -104,7 +106,11 @@ test-integration: all test-progs
 -include tests/fuzz/fuzz.mk
 -include tests/fuzz/fuzz_nccl.mk
 
-test: deps all test-progs bench-build test-unit test-integration test-fuzz test-fuzz-nccl
+# ---- the map of docs/LAYOUT.md held against the includes and the objects
+check-layers: all
+	$(Q)$(PYTHON) tests/layers/check_layers.py --obj $(OBJ)
+
+test: deps all test-progs bench-build check-layers test-unit test-integration test-fuzz test-fuzz-nccl
 
 test-tsan:
 	$(Q)$(MAKE) --no-print-directory SAN=thread test-unit all build/tests/cupti_sim/sim_train \
@@ -114,7 +120,7 @@ test-tsan:
 test-san:
 	$(Q)$(MAKE) --no-print-directory SAN=address,undefined test-unit test-integration
 
-.PHONY: test test-progs test-unit test-integration test-tsan test-san
+.PHONY: test test-progs test-unit test-integration test-tsan test-san check-layers
 
 # The CUPTI simulator, its driver programs, the unit test on real libcupti
 include tests/cupti_sim/sim.mk
