@@ -39,9 +39,9 @@
 #define FINISH_MS 10000 /* the most exit waits for the writer's last pass */
 #define STRTAB_MAX (4u << 20)
 /* zstd level 1: the blocks are mostly timestamp planes (the items
- * compress to almost nothing), where level 6's lazy search cost the writer
+ * compress to almost nothing), where level 6's lazy search costs the writer
  * ~12 ns per NVTX event and ~60 ns per GPU record for files 5-10 % smaller
- * (bench/RESULTS.md, issue 14). */
+ * (bench/RESULTS.md). */
 #define ZSTD_LEVEL 1
 #define ANCHOR_NS 20000000ull
 

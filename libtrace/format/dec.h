@@ -78,7 +78,8 @@ struct ct_file {
 	/* What the tables that grow with the file's contents (strings, drop
 	 * counters) may take: CT_DEC_MEM_BASE + CT_DEC_MEM_PER_BYTE x the
 	 * file's size. A decompressed block may be 16 MB out of a few hundred
-	 * bytes; memory must not grow with that ratio (issue 17). */
+	 * bytes; memory must not grow with that ratio, whatever a damaged or
+	 * crafted file holds. */
 	uint64_t mem, mem_max;
 	/* current block */
 	void *dctx;

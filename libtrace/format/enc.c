@@ -307,7 +307,8 @@ static inline __attribute__((always_inline)) int enc_layout(struct ct_enc *e,
 /* The kinds that come by the million (NVTX ranges and marks, kernels and
  * the CUDA calls that launch them) encoded through a constant copy of their
  * layout: the generic loop's switch on the field type costs a mispredicted
- * indirect jump per field (issue 14). ct_enc_init checks the copies
+ * indirect jump per field, on the writer's path of every event.
+ * ct_enc_init checks the copies
  * against the schema tables (e->fast). */
 #define ATTR CT_F_SID, CT_F_U, CT_F_U, CT_F_U, CT_F_U, CT_F_SID, CT_F_STR
 #define U4   CT_F_U, CT_F_U, CT_F_U, CT_F_U

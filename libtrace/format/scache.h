@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The encoder's cache of short strings it interned before: their id
  * without hashing the bytes, probing the string table and comparing with
- * memcmp (together ~30 % of the writer's CPU per NVTX event, issue 14).
+ * memcmp (together ~30 % of the writer's CPU per NVTX event without it).
  * Direct-mapped on the string's first 24 bytes read as three words; a miss
  * costs only the intern it stands in front of. */
 #ifndef CT_SCACHE_H

@@ -141,7 +141,7 @@ class _ForwardRange:
 
 # torch.compile cannot trace the C wrapper of an annotated forward: Dynamo
 # skips the frame, or breaks the graph there, and the model runs eager
-# without a word (stop 25: 0 graphs, an inductor model "compiled" in 0.01 s).
+# without a word (0 graphs, an inductor model "compiled" in 0.01 s).
 # Neither order works, so each is said: annotate_modules leaves a compiled
 # model alone, and torch.compile of an annotated one warns.
 _compiled_models = _weakref.WeakSet()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The progress line of long conversions (DESIGN 2: on a terminal, after
- * a second). */
+/* The progress line of long conversions: on stderr when it is a terminal,
+ * once a conversion has run for a second. */
 #include "util/progress.h"
 
 #include <stdio.h>

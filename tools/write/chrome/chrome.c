@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Chrome trace JSON (Perfetto, chrome://tracing, HTA), DESIGN section 2:
- * object form, metadata before traceEvents, microseconds with three
- * decimals relative to baseTimeNanoseconds, a process per rank. */
+/* Chrome trace JSON (Perfetto, chrome://tracing, HTA), in the conventions
+ * those readers expect (docs/CHOICES.md): object form, metadata before
+ * traceEvents, microseconds with three decimals relative to
+ * baseTimeNanoseconds, a process per rank. */
 #include "write/chrome/chrome_int.h"
 
 #include <stdatomic.h>

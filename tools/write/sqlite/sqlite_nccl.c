@@ -60,7 +60,7 @@ void sq_nccl(struct sq *q, const struct m_event *ev)
 
 
 /* The watchdog's line in the file: the operation that had been in flight
- * longer than CUPTRACE_HANG_TIMEOUT when the process looked (issue 16). */
+ * longer than CUPTRACE_HANG_TIMEOUT when the process looked. */
 void sq_hang(struct sq *q, const struct m_event *ev)
 {
 	const struct nccl_comm *c = ev->hang.comm;
