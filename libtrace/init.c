@@ -75,8 +75,8 @@ static void find_self(void)
 
 /* A relative CUPTRACE_OUTPUT is taken from where the process started: the
  * file is created at its first block, after a program may have changed
- * directory (its trace went elsewhere, and `cuptrace run --stats` found
- * nothing). */
+ * directory (its trace would go elsewhere, and `cuptrace run --stats`
+ * would find nothing). */
 static void absolute_output(void)
 {
 	char cwd[4096];

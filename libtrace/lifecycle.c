@@ -368,9 +368,9 @@ CT_API void _exit(int status)
 /* ---- a process that signals itself to its end: Python, leaving on an
  * uncaught KeyboardInterrupt, sets SIGINT back to the default action (over
  * our handler) and kills itself, so that its parent sees it die of SIGINT;
- * nothing of ours ran and the file had no footer (it read as cut short).
- * The footer is written first when the signal's action is the default one
- * and ends the process. */
+ * without this, nothing of ours would run and the file would have no
+ * footer (it would read as cut short). The footer is written first when
+ * the signal's action is the default one and ends the process. */
 static int ends_process(int sig)
 {
 	int listed = 0;
@@ -500,7 +500,7 @@ void ct_enter(void)
 {
 	ct_start();
 	/* Capture on a timer: the writer runs it, from the first entry on.
-	 * Not at load: every process under LD_PRELOAD had a thread, which
+	 * Not at load: every process under LD_PRELOAD would have a thread, which
 	 * single-threaded calls refuse (unshare(CLONE_NEWUSER): bwrap,
 	 * Apptainer). */
 	if (ct.active && ct_capture_has_timer())
@@ -548,10 +548,10 @@ static int shares_our_memory(void)
 }
 
 /* Not in a child made without fork handlers (_Fork, a raw clone): the
- * writer is the parent's, and joining it there hung the child. A vfork
- * child that calls exit() (not _exit, as POSIX asks) runs the parent's
- * exit handlers and destructors in the parent's memory, so that they never
- * run in the parent: the file is finished here, then, as before. */
+ * writer is the parent's, and joining it there would hang the child. A
+ * vfork child that calls exit() (not _exit, as POSIX asks) runs the
+ * parent's exit handlers and destructors in the parent's memory, so that
+ * they never run in the parent: the file is finished here, then. */
 __attribute__((destructor)) static void on_unload(void)
 {
 	if (owns_writer() || (started && ct.active && shares_our_memory()))

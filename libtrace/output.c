@@ -132,7 +132,7 @@ int ct_output_open(char *path, size_t len)
 		return -1;
 	}
 	/* An existing directory named without its '/' (-o traces) is one:
-	 * the files go in it (they were written beside it as traces.1). */
+	 * the files go in it, not beside it as traces.1. */
 	struct stat st; /* stat: a link to a directory (traces -> /scratch/...) is one too */
 	size_t ol = strlen(ct.cfg.output);
 	int in_dir = ol && ct.cfg.output[ol - 1] == '/'; /* named DIR/<host>-<pid>.ctr: no clash */

@@ -110,11 +110,11 @@ void ct_pool_put(int32_t idx)
  *  - a writer that sees a `used` of the new generation sees the new gen on
  *    its second read, and comes back later;
  *  - a writer that sees the old gen with used = 0 finds nothing to read.
- * The other order (gen first, as this code had) let a writer pair the new
- * gen with the old `used`: it handed the old records out again from
- * offset 0 while we wrote over them, then claimed that many bytes of the
- * new generation as read, so that they were skipped and, once the chunk
- * looked read, overwritten. */
+ * The other order (gen first) would let a writer pair the new gen with
+ * the old `used`: it would hand the old records out again from offset 0
+ * while we write over them, then claim that many bytes of the new
+ * generation as read, so that they would be skipped and, once the chunk
+ * looks read, overwritten. */
 static uint8_t *restart_chunk(struct ct_thread *t)
 {
 	if (t->cur < 0)

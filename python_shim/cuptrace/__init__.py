@@ -129,7 +129,7 @@ def _absolute(path):
 
 def _say_kept(env):
     """Tracing is on already: options that would change its settings are
-    ignored, and said so (they were dropped silently)."""
+    ignored, and said so, never dropped silently."""
     if "CUPTRACE_OUTPUT" in env:
         env = dict(env, CUPTRACE_OUTPUT=_absolute(env["CUPTRACE_OUTPUT"]))
     names = {var: key for key, var in _OPTIONS.items()}

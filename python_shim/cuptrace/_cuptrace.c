@@ -31,7 +31,7 @@ static const char *(*api_flush)(void);
 static const char *(*api_rotate)(void);
 
 /* Above this many names (names made per call, e.g. f"batch {i}"), new
- * names are not cached any more: memory stays bounded. */
+ * names are not cached: memory stays bounded. */
 #define CACHE_MAX 4096
 static PyObject *cache; /* str -> Range */
 

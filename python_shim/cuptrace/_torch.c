@@ -365,7 +365,8 @@ static PyObject *wb_vectorcall(PyObject *self, PyObject *const *args, size_t nar
 	PyObject *out = PyObject_Vectorcall(w->forward, args, nargsf, kwnames);
 	if (ct_py_pop)
 		ct_py_pop();
-	/* Keyword arguments are not looked at for the input, as before. */
+	/* The input is among the positional arguments; keyword arguments are
+	 * not looked at. */
 	if (out && hook_call(w, out, args, PyVectorcall_NARGS(nargsf)) < 0)
 		Py_CLEAR(out);
 	return out;

@@ -144,7 +144,8 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "cuptrace convert: -o and --split-ranks exclude each other\n");
 		return 2;
 	}
-	/* options that apply to one kind of output only were silently ignored */
+	/* options that apply to one kind of output only: refused with any
+	 * other, never silently ignored */
 	if (gz && !split) {
 		fprintf(stderr, "cuptrace convert: -z goes with --split-ranks (use -o OUT.json.gz)\n");
 		return 2;

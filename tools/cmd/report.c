@@ -202,7 +202,7 @@ static void header(FILE *f, struct inputs *in, const struct tabs *all,
 	}
 	const char *why = NULL;
 	long slow = html_slowest_rank(all, &why);
-	if (slow >= 0 && in->nranks > 1) { /* one rank is slowest of nothing (it was in red) */
+	if (slow >= 0 && in->nranks > 1) { /* one rank is slowest of nothing: not shown */
 		fprintf(f, "<dt>Slowest rank</dt><dd data-h=\"slowest\" class=\"bad\">%ld</dd>"
 			   "<dd style=\"grid-column:2\">", slow);
 		html_esc(f, why);

@@ -293,7 +293,7 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	/* The files of this run: outside a launcher's job, those of a run id
 	 * its processes inherit; in one, those of the launcher's job id (each
 	 * rank's run would make its own run id); the pattern and the time
-	 * alone took the files of runs before or beside this one. */
+	 * alone would take the files of runs before or beside this one. */
 	char run_id[128];
 	if (!job.world) {
 		char host[64] = "";

@@ -258,7 +258,7 @@ int cmd_stats(int argc, char **argv)
 			char *end;
 			run.opts.flops_per_step = strtod(optarg, &end);
 			/* finite, and small enough that N / a step's ns stays one
-			 * (inf and 1e308 gave "TFLOP/s": inf, which is not JSON) */
+			 * (inf and 1e308 would give "TFLOP/s": inf, which is not JSON) */
 			if (end == optarg || *end || !(run.opts.flops_per_step > 0) ||
 			    !(run.opts.flops_per_step < 1e30)) {
 				fprintf(stderr, "cuptrace stats: --flops-per-step %s: expected a positive number "

@@ -191,8 +191,8 @@ void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const st
 {
 	/* known 0: no NVTX of that thread read yet. Its ranges may still come:
 	 * CUPTI's buffers often lie in the file before the thread's NVTX
-	 * chunks (the calls were dropped then: 15 iterations of sim_train
-	 * projected 0 of 15 forward ranges). */
+	 * chunks, so the calls wait for them (dropping them would project 0 of
+	 * the 15 forward ranges of 15 iterations of sim_train). */
 	uint64_t known = spans_open_at(m->spans, tid, 0, NULL, NULL);
 	struct athread *t = athread(state(m), tid);
 	struct launch l = {call_ts, ts, end, tr};

@@ -324,8 +324,8 @@ static int cmp_identity(const void *a, const void *b, void *arg)
 	if (x->part != y->part)
 		return x->part < y->part ? -1 : 1;
 	/* copies of one file: the one kept comes first, a closed file before
-	 * one cut short, then the longest (a truncated copy was kept over the
-	 * whole file when named first), then command-line order */
+	 * one cut short, then the longest (a truncated copy named first is not
+	 * kept over the whole file), then command-line order */
 	const struct ct_file *fx = &v[*(const size_t *)a].f, *fy = &v[*(const size_t *)b].f;
 	if (fx->final_footer != fy->final_footer)
 		return fx->final_footer ? -1 : 1;
@@ -433,7 +433,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	}
 	free(ds.dev), free(ds.ino);
 	drop_same_files(&nm);
-	drop_same_files(&logs); /* a log given twice was counted twice */
+	drop_same_files(&logs); /* a log given twice counts once */
 	if (nm.n) {
 		in->v = calloc(nm.n, sizeof *in->v);
 		if (!in->v)

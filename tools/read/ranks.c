@@ -96,7 +96,7 @@ static int64_t known_rank(const struct tfile *t)
 
 /* The number shown for file i, which has no rank: that of an earlier file
  * of the same process, or of the process it was forked from (a DataLoader
- * worker is its parent's rank: each was shown as a rank of its own), else
+ * worker is its parent's rank, not a rank of its own), else
  * the next free one. */
 static int64_t unranked(struct inputs *in, size_t i, int64_t next)
 {

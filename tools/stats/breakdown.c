@@ -245,9 +245,9 @@ static unsigned category(const struct bd *bd, const struct m_event *ev, uint64_t
 		/* The profiler plugin's GPU time of an operation, only where CUPTI
 		 * records no kernels: else its NCCL kernel is its GPU time. These
 		 * slices come when the NCCL join hands its plans out, long after
-		 * the kernels around them: the sweep had passed their start and
-		 * cut them (busy.h), and a kernel the join did not tie to its plan
-		 * counted twice. */
+		 * the kernels around them: the sweep would have passed their start
+		 * and cut them (busy.h), and a kernel the join did not tie to its
+		 * plan would count twice. */
 		if (bd->kernels)
 			return 0;
 		*device = ev->nccl.plan && ev->nccl.plan->has_kernel ? ev->nccl.plan->kernel.device : 0;

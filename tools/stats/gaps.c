@@ -220,8 +220,8 @@ static int end(void *p, struct table **out)
 	}
 	if (gg->nrows > 1)
 		qsort(gg->rows, gg->nrows, sizeof *gg->rows, cmp_row);
-	/* The title is the JSON key: --min-gap is said in the note (it was in
-	 * the title, so the key changed with the option) */
+	/* The title is the JSON key: --min-gap is said in the note, so that
+	 * the key stays the same whatever the option */
 	char note[80 + BUSY_LATE_NOTE];
 	int len = snprintf(note, sizeof note, "gaps of at least %llu ns (--min-gap)",
 	                   (unsigned long long)gg->min_gap);

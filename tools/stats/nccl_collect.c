@@ -96,7 +96,8 @@ static const struct tfile *traced_of(const struct nccl_log_line *l)
 {
 	if (l->pid < 0)
 		return NULL;
-	/* by pid first (a log line each: the files x lines scan was slow) */
+	/* by pid first (a log line each: a scan of the files per line would
+	 * cost files x lines) */
 	const struct tfile *t = hmap_get(&collect.by_pid, (uint64_t)l->pid + 1);
 	if (!t || same_host(t, l->host))
 		return t;

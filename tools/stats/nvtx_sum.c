@@ -39,8 +39,8 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 	char key[512];
 	const char *style;
 	const struct span *s = ev->span;
-	/* NVTX ranges only, as nsys's: steps are the `steps` report's (they
-	 * were rows of Style "Step" without a Time (%), which nsys has not) */
+	/* NVTX ranges only, as nsys's: steps are the `steps` report's (rows
+	 * of Style "Step" without a Time (%) would be rows nsys has not) */
 	if (ev->cat != MC_NVTX)
 		return;
 	style = ev->type == ME_ASYNC ? STYLE_STARTEND : STYLE_PUSHPOP;

@@ -73,7 +73,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* The row of column c's largest value when it stands out: at least
  * `factor` times the median of the other rows' (a balanced job's ranks
- * differ by noise, and the largest of noise was named slowest, in red);
+ * differ by noise, and the largest of noise is not a slowest rank);
  * else -1. */
 static long stands_out(const struct table *t, int c, double factor)
 {
@@ -173,7 +173,7 @@ static void draw_top(FILE *f, const struct tabs *own, const char *none)
 	size_t rows = 0;
 	for (size_t i = 0; i < own->n; i++)
 		rows += table_nrows(own->v[i]);
-	if (!rows) { /* "Top kernels" of a CPU-only trace was a bare heading */
+	if (!rows) { /* "Top kernels" of a CPU-only trace: why, not a bare heading */
 		const char *note = own->n ? table_get_note(own->v[0]) : NULL;
 		html_none(f, note ? note : none);
 		return;
