@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Fuzzing of every reader entry point (DESIGN 5). Targets (tests/fuzz/):
+# Fuzzing of every reader entry point: a corrupt or crafted file gives a
+# clear error, never a crash, and `make test` replays the corpus.
+# Targets (tests/fuzz/):
 #   fuzz_file    any bytes as a .ctr file (ct_file_open, ct_file_next)
 #   fuzz_header  any bytes as header TLV fields (ct_header_parse)
 #   fuzz_items   any bytes as block contents, wrapped in valid zstd blocks
@@ -51,7 +53,7 @@ fuzz-build-replay: $(addprefix $(FUZZ_OUT)/replay/,$(FUZZ_TARGETS))
 
 # The replay runs each input in a process of its own and fails on a crash,
 # a hang or a peak RSS over FUZZ_REPLAY_RSS_MB: a corpus input that blows
-# memory up is a finding like a crash (issue 17).
+# memory up is a finding like a crash.
 test-fuzz: fuzz-build-replay
 	$(Q)set -e; \
 	for t in $(FUZZ_TARGETS); do \

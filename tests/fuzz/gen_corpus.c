@@ -214,7 +214,7 @@ static void variants(struct trace *t, const char *base)
 
 /* String ids with the largest gap the reader allows between each: a few
  * KB once compressed, and a reader that fills the gaps with empty entries
- * takes most of a GB for them (issue 17, item 9). */
+ * takes most of a GB for them. */
 static void strgap(struct trace *t)
 {
 	start(t, 0, 3);

@@ -554,9 +554,9 @@ static void check_event_after_damage(const struct ct_event *ev, const struct wan
 	check_event(&e, w, i);
 }
 
-/* A damaged byte inside a block (issue 17, item 8): that block is skipped
- * and counted, and every other block reads (reading used to stop there:
- * 100,001 of 490,001 events kept). A few bytes of a zstd frame do not
+/* A damaged byte inside a block: that block is skipped and counted, and
+ * every other block reads (stopping there would keep 100,001 of 490,001
+ * events). A few bytes of a zstd frame do not
  * change what it decodes to (its window size, for one): those flips must
  * read back every event intact, and must stay rare. */
 static void test_corruption(void)
@@ -730,7 +730,7 @@ static void test_bad_items(void)
 	expect_corrupt(raw, len, "item kind", 3);
 }
 
-/* ---- memory bounded by the file's size (issue 17, item 9) */
+/* ---- memory bounded by the file's size */
 
 static long peak_rss_kb(void)
 {
@@ -764,8 +764,8 @@ static long read_rss_growth_mb(void)
 }
 
 /* String ids that jump (a writer that lost blocks of definitions skips
- * their ids) cost nothing: 1000 jumps of 65537 took 771 MB when the gaps
- * were filled with empty entries (a 2.8 KB file, tests/fuzz/corpus/
+ * their ids) cost nothing: 1000 jumps of 65537 would take 771 MB if the
+ * gaps were filled with empty entries (a 2.8 KB file, tests/fuzz/corpus/
  * fuzz_file/strgap.ctr). The ids handed out are dense. */
 static void test_string_gaps(void)
 {
@@ -866,7 +866,7 @@ static void test_string_budget(void)
 	free(raw);
 }
 
-/* ---- damaged blocks skipped (issue 17, item 8) */
+/* ---- damaged blocks skipped */
 
 struct dfile {
 	struct buf b;
@@ -1158,9 +1158,9 @@ static void test_open_errors(void)
 	free(b.p);
 }
 
-/* The header's checksum (format 1.1; issue 17, item 8): one flipped bit
- * anywhere in the header is a clear error. Without it a flipped bit went
- * unnoticed: a version that read "0.5.0", a config line changed. Files of
+/* The header's checksum (format 1.1): one flipped bit anywhere in the
+ * header is a clear error. Without it a flipped bit goes unnoticed: a
+ * version that reads "0.5.0", a config line changed. Files of
  * format 1.0 (no checksum) still read. */
 static void test_header_checksum(void)
 {

@@ -848,8 +848,8 @@ static void stress_round(unsigned long *restarts, unsigned long *seals)
 }
 
 /* Rounds until the restart and seal paths were taken a few times: how
- * often they are depends on the scheduler (under ASan on a busy machine one
- * round had 4 restarts, and the check failed); what each round delivers is
+ * often they are depends on the scheduler (under ASan on a busy machine a
+ * round may take them only 4 times); what each round delivers is
  * checked whatever it took. */
 static void test_stress_exhausted(void)
 {

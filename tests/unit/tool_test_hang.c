@@ -220,8 +220,8 @@ static void test_partial(void)
 	nh_free(h);
 }
 
-/* Files of 2 of 4 ranks, both stuck in #1: "every rank entered it" was
- * said of ranks that had no file. */
+/* Files of 2 of 4 ranks, both stuck in #1: "every rank entered it" is
+ * not said of ranks that have no file. */
 static void test_partial_verdict(void)
 {
 	struct nh *h = nh_new();
@@ -278,7 +278,7 @@ static void test_forked_child_is_no_member(void)
 
 /* The wait is from the first waiting rank's entry, whatever its file: rank
  * 0's (cut) entered 10 s before rank 1's footer; rank 1 itself only 0.5 s
- * (it was "no hang ... for at most 500.0 ms"). */
+ * (not "no hang ... for at most 500.0 ms"). */
 static void test_wait_from_the_first_entry(void)
 {
 	struct nh *h = nh_new();

@@ -142,7 +142,7 @@ static void test_attribution(void)
 	CHECK_EQ(ngot, 3);
 	/* plans in the order they were made */
 	CHECK_EQ(got[0].id, 0x1005);
-	/* demangled, as the kernel's own slice is named (issue 11) */
+	/* demangled, as the kernel's own slice is named */
 	CHECK(!strcmp(got_kernel[0], "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgs*)"));
 	CHECK_EQ(got[1].id, 0x2005);
 	CHECK(strstr(got_kernel[1], "AllGather") != NULL);

@@ -185,8 +185,8 @@ def test_delay_and_duration(tmp_path):
     assert last - first <= 0.4e9 + 0.1e9
     assert last - first >= 0.2e9
     # the timer's switches are in the file (the tools read capture windows
-    # from them: nccl_hang leaves out a rank that stopped recording); they
-    # were never written: the timer runs on the library's own thread
+    # from them: nccl_hang leaves out a rank that stopped recording), though
+    # the timer runs on the library's own thread, not a recording one
     caps = sorted((trace_ns_to_mono(doc, e["ts"]), e["name"]) for e in doc["traceEvents"]
                   if e.get("ph") == "i" and e.get("name", "").startswith("capture "))
     assert [n for _, n in caps] == ["capture on", "capture off"], caps
@@ -227,9 +227,10 @@ def test_output_pattern_directories_and_no_overwrite(tmp_path):
 @pytest.mark.parametrize("kind", ["file", "dangling", "fifo", "device"])
 def test_output_never_follows_a_symlink(tmp_path, kind):
     """A symlink as the output name gets the next numbered name and a
-    warning, whatever it points at: a file (kept), nothing (the process was
-    left untraced, 'No such file or directory'), a FIFO or a character
-    device (followed: a reader of the FIFO received the trace). Only a name
+    warning, whatever it points at: a file (kept), nothing (followed, it
+    would leave the process untraced, 'No such file or directory'), a FIFO
+    or a character device (followed, a reader of the FIFO would receive the
+    trace). Only a name
     that is itself a device or a pipe is written as it is
     (test_output_to_dev_null_throws_the_trace_away)."""
     import subprocess
@@ -273,10 +274,10 @@ def test_directory_pattern_gets_a_file_name(tmp_path):
 
 
 def test_a_timer_starts_no_thread_in_a_process_that_never_records(tmp_path):
-    """With CUPTRACE_DELAY every preloaded process got the writer thread at
-    load; unshare(CLONE_NEWUSER) refuses a process with threads (bwrap,
-    Apptainer). The thread now starts at the first NVTX/CUDA/NCCL/control
-    call (test_delay_and_duration: the timer still works)."""
+    """unshare(CLONE_NEWUSER) refuses a process with threads (bwrap,
+    Apptainer), so CUPTRACE_DELAY does not start the writer thread at load
+    in every preloaded process: it starts at the first NVTX/CUDA/NCCL/control
+    call (test_delay_and_duration: the timer works from there)."""
     import shutil
     if not shutil.which("unshare"):
         pytest.skip("no unshare")
@@ -288,8 +289,9 @@ def test_a_timer_starts_no_thread_in_a_process_that_never_records(tmp_path):
 
 
 def test_output_to_dev_null_throws_the_trace_away(tmp_path):
-    """CUPTRACE_OUTPUT=/dev/null: the name exists, so a numbered file was
-    made beside it, /dev/null.1 (as root; an error line otherwise)."""
+    """CUPTRACE_OUTPUT=/dev/null: the name exists, but a device is written
+    as it is, with no numbered file beside it (that would be /dev/null.1 as
+    root, an error line otherwise)."""
     import os
     before = os.path.exists("/dev/null.1")
     p = run([PROGS / "demo_train", 3], env=dict(traced_env(tmp_path / "o"), CUPTRACE_OUTPUT="/dev/null"))

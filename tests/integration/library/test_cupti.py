@@ -317,8 +317,8 @@ def test_signal_right_after_the_gpu_work_keeps_it(tmp_path, sig):
     assert int(re.search(r"kernel\s+(\d+)", out).group(1)) == 300, out
 
 
-# (hung once under ASan in CI, stop 23: the allocator's fork deadlock of
-# conftest's ASAN_FORK; the release run keeps the test)
+# (skipped under ASan: the allocator's fork deadlock of conftest's
+# ASAN_FORK; the release run keeps the test)
 @ASAN_FORK
 def test_forked_child_never_touches_cupti(tmp_path):
     p = run([SIM_TRAIN, "fork"], env=sim_env(tmp_path / "o", tmp_path))

@@ -26,8 +26,9 @@ def info(path):
     ("exec", 0, "exec", 0), ("exec", 800, "exec", 0),
     ("_exit", 0, "_exit(5)", 5), ("_Exit", 0, "_exit(6)", 6), ("child", 0, "_exit(0)", 0),
     ("exit", 0, "exit(7)", 7), ("return", 0, "exit(3)", 3),
-    # quick_exit: no file at all before stop 25; a child of the raw fork
-    # system call hung joining the parent's writer at its exit
+    # quick_exit runs no atexit handler, yet the file is finished; a child
+    # of the raw fork system call must not join the parent's writer at its
+    # exit (that would hang it)
     ("quick_exit", 0, "exit(4)", 4), pytest.param("rawfork", 0, "exit(8)", 8, marks=ASAN_FORK)])
 def test_leaving_without_exit_keeps_everything(tmp_path, mode, ms, ended, rc):
     p = run([PROGS / "leave", mode, 1000, ms], env=traced_env(tmp_path / "o"), timeout=30)
@@ -142,7 +143,7 @@ def test_late_write_errors_are_reported(tmp_path, fail, prog):
 def test_a_full_disk_leaves_no_empty_file(tmp_path):
     """When not even the header can be written (ENOSPC), the program goes on
     untouched, one line says tracing stopped, and no file is left (an empty
-    .ctr was: a file every tool then rejects)."""
+    .ctr would be a file every tool rejects)."""
     env = traced_env(tmp_path / "o", CT_FAIL="write")
     libs = env["LD_PRELOAD"].split(":")
     env["LD_PRELOAD"] = ":".join(libs[:-1] + [str(PROGS / "libfailio.so"), libs[-1]])
@@ -157,9 +158,10 @@ def test_a_full_disk_leaves_no_empty_file(tmp_path):
 def test_python_left_by_ctrl_c_ends_its_file_cleanly(tmp_path):
     """^C in a Python script: the KeyboardInterrupt unwinds, and Python,
     leaving, sets SIGINT back to the default action over the library's
-    handler and kills itself with it. Nothing of the library ran then: every
-    range was in the file, but without a footer it read as cut short. The
-    self-kill now writes the footer; the exit status stays Python's."""
+    handler and kills itself with it, so no handler of the library runs:
+    every range is in the file, but without a footer it would read as cut
+    short. The self-kill writes the footer first; the exit status stays
+    Python's."""
     code = """
 import time, cuptrace
 for i in range(1000):
@@ -190,9 +192,9 @@ while True:
 def test_a_handler_that_calls_exit_inside_an_nvtx_call_leaves(tmp_path):
     """The program's SIGTERM handler calls exit() on a thread that the
     signal interrupted while it held the library's definition lock: the
-    writer waited for that lock and exit for the writer, for ever (7 hangs
-    in 15 runs). exit now waits for the writer at most 10 s, and the writer
-    for the lock 200 ms once the process leaves."""
+    writer waits for that lock and exit for the writer. exit waits for the
+    writer at most 10 s, and the writer for the lock 200 ms once the process
+    leaves, so the program leaves (unbounded waits: 7 hangs in 15 runs)."""
     for i in range(5):
         p = run([PROGS / "sig_handled", "exit"], env=traced_env(tmp_path / f"o{i}"), timeout=30)
         assert p.returncode == 0 and p.stderr == "", p.stderr
@@ -201,8 +203,8 @@ def test_a_handler_that_calls_exit_inside_an_nvtx_call_leaves(tmp_path):
 
 
 def test_signals_the_program_handles_cost_no_block_each(tmp_path):
-    """A block was written (and waited for) on every handled signal: 2000
-    SIGHUPs made 2002 blocks. Now at most one a second is asked for."""
+    """A handled signal asks for a block (and waits for it) at most once a
+    second: 2000 SIGHUPs make a few blocks, not one each."""
     p = run([PROGS / "sig_handled", "storm", 2000], env=traced_env(tmp_path / "o"), timeout=60)
     assert p.returncode == 0, p.stderr
     [f] = ctr_files(tmp_path / "o")

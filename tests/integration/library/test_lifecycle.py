@@ -194,9 +194,10 @@ def test_flood_with_a_large_buffer_keeps_blocks_small_and_the_file_clean(tmp_pat
 
 
 def test_thread_churn_keeps_every_event_within_the_buffer(tmp_path):
-    # 2000 threads one after another, 100 ranges each, default 64 MB: each
-    # used to keep a 128 KiB chunk until the writer's next pass, so only
-    # the first 512 were recorded. (100,000 threads: docs/CHOICES.md.)
+    # 2000 threads one after another, 100 ranges each, default 64 MB: a
+    # thread that exits must not hold its 128 KiB chunk until the writer's
+    # next pass, or only the first 512 would be recorded. (100,000 threads:
+    # docs/CHOICES.md.)
     p = subprocess.run([str(PROGS / "churn"), "2000", "100"], env=traced_env(tmp_path / "o"),
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout == "200000\n" and p.stderr == "", p.stderr
@@ -233,9 +234,9 @@ def test_signals_while_forking_do_not_wait_on_the_forking_thread(tmp_path):
 def test_a_program_that_closes_every_descriptor_keeps_its_files(tmp_path):
     """A daemon-like program closes every descriptor above stderr, the trace
     file's too, and opens a file of its own on that number. The library
-    wrote its next blocks into the program's file (stop 24's robustness
-    campaign); it now checks the descriptor is still its file before every
-    write, reopens its file by path, and the trace stays whole."""
+    checks the descriptor is still its file before every write, so that no
+    block goes into the program's file, reopens its file by path, and the
+    trace stays whole."""
     own = tmp_path / "mine.txt"
     p = subprocess.run([str(PROGS / "closefds"), str(own)], env=traced_env(tmp_path / "o"),
                        capture_output=True, text=True, timeout=30)
@@ -249,9 +250,9 @@ def test_a_program_that_closes_every_descriptor_keeps_its_files(tmp_path):
 
 
 def test_a_daemon_that_reopens_stderr_gets_no_message_in_its_file(tmp_path):
-    """The library's messages went to whatever fd 2 was: a daemon that
-    closed stdin/stdout/stderr and opened its own file there got the
-    warning in its file. They go to stderr as it was at the start."""
+    """The library's messages go to stderr as it was at the start, not to
+    whatever fd 2 is: a daemon that closes stdin/stdout/stderr and opens
+    its own file there gets no warning in its file."""
     own, out = tmp_path / "mine.txt", tmp_path / "o"
     out.mkdir()
     (out / "t.ctr").write_text("older")  # the trace's name is taken: a warning
@@ -283,9 +284,9 @@ print(p.returncode)
 
 
 def test_a_relative_output_is_where_the_program_started(tmp_path):
-    """The file is created at the first block; a program that changed
-    directory before that put its trace under its new directory (and
-    `cuptrace run --stats` found nothing)."""
+    """The file is created at the first block, but a relative output is
+    taken from where the program started: a program that changes directory
+    before that keeps its trace where `cuptrace run --stats` looks."""
     (tmp_path / "elsewhere").mkdir()
     p = subprocess.run([str(TOOL), "run", "--stats=nvtx_sum", "-o", "rel/%p.ctr", "--",
                         str(PROGS / "chdir_away"), "elsewhere"], cwd=tmp_path,
@@ -295,8 +296,8 @@ def test_a_relative_output_is_where_the_program_started(tmp_path):
     assert f.parent == tmp_path / "rel", f
     assert ":away" in p.stdout and "no trace file" not in p.stderr, (p.stdout, p.stderr)
     # a child started after the program changed directory: the launcher
-    # passes the output on as an absolute path (its child wrote into
-    # elsewhere/rel/, and --stats missed it)
+    # passes the output on as an absolute path (else its child would write
+    # into elsewhere/rel/, where --stats does not look)
     f.unlink()
     p = subprocess.run([str(TOOL), "run", "--stats=nvtx_sum", "-o", "rel/%p.ctr", "--", "sh", "-c",
                         f"cd elsewhere && exec {PROGS / 'chdir_away'} ."], cwd=tmp_path,

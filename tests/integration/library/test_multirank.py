@@ -265,7 +265,7 @@ def test_files_of_two_jobs_read_together_are_warned_about(tmp_path):
         assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
 
 
-# (hung under ASan, stop 25: the allocator's fork deadlock of conftest's
+# (skipped under ASan: the allocator's fork deadlock of conftest's
 # ASAN_FORK, in the forker program; the release run keeps the test)
 @ASAN_FORK
 def test_one_rank_in_two_unrelated_processes_is_warned_about(tmp_path):

@@ -337,9 +337,10 @@ def test_rank_never_arrives_sigterm(job):
 def test_rank_never_arrives_at_the_first_collective(job):
     """Rank 2 stops before the job's first collective: no collective ever
     finished, so no file shows an end; rank 2 called nothing on the world
-    communicator and is one of its members by its definition alone. It
-    was reported as "no collective left incomplete", ranks 0, 1, 3 as
-    finished, and rank 2 had no row."""
+    communicator and is one of its members by its definition alone. Still
+    the verdict says rank 2 never arrived and ranks 0, 1, 3 waited, and rank
+    2 has a row (not "no collective left incomplete", ranks 0, 1, 3
+    finished, no row for rank 2)."""
     j = job(hang="2:0")
     j.stuck()
     j.kill(signal.SIGTERM)

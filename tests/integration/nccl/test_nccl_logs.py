@@ -194,8 +194,9 @@ def test_ranks_without_init_lines_are_numbered(tmp_path):
 
 
 def test_a_log_without_ranks_read_with_traces_gets_a_rank_of_its_own(tmp_path):
-    """A log process that names no rank was numbered among the log
-    processes only: rank 0, so its calls added to the traced rank 0's."""
+    """A log process that names no rank gets a rank that no traced file
+    has either, not one counted among the log processes only (rank 0, which
+    would add its calls to the traced rank 0's)."""
     from conftest import ctr_files, traced_env
     from test_nccl import WORLD, run_ranks
     out = tmp_path / "out"
@@ -291,8 +292,8 @@ def test_the_log_of_a_traced_process_is_not_counted_twice(tmp_path):
 
 def test_logs_beside_traces_do_not_stop_other_reports(tmp_path):
     """An NCCL_DEBUG_FILE written into the trace directory: reports that
-    read no logs (nccl_hang, steps) and --steps exited 2 ("only the nccl_*
-    reports read NCCL logs"); the logs are now left out with a note."""
+    read no logs (nccl_hang, steps) and --steps leave the logs out with a
+    note, rather than exit 2 ("only the nccl_* reports read NCCL logs")."""
     from conftest import traced_env
     from test_nccl import WORLD, run_ranks
     out = tmp_path / "out"

@@ -242,7 +242,7 @@ def test_no_data_empty_tables_with_note(job, tmp_path):
     assert all(v == [] for v in got.values()) and len(got) == 4
     text, _ = stats(empty, "--report", "steps", fmt="table")
     assert text.count("note: no complete step") == 2
-    # inf and 1e308 gave "TFLOP/s": inf, which no JSON reader takes
+    # inf and 1e308 would give "TFLOP/s": inf, which no JSON reader takes
     for bad in ("-3", "inf", "1e308", "nan"):
         p = tool("stats", "--flops-per-step", bad, str(empty[0]))
         assert p.returncode == 2 and "--flops-per-step" in p.stderr, bad
@@ -332,7 +332,7 @@ def unranked_job(d, ranks, world, iters=3, **extra):
             env.pop(k, None)
         procs[r] = subprocess.Popen([str(HARNESS), str(iters)], env=env, text=True,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(0.05)  # files of unranked processes used to be numbered in start order
+        time.sleep(0.05)  # started in the order given, not the ranks'
     for p in procs.values():
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -352,10 +352,9 @@ def test_unranked_processes_are_one_rank_in_nccl_reports(tmp_path):
     a launcher of one's own): the tracer sees no rank, only the
     communicators' (world rank 0-3, pair rank 0 or 1). Each process is shown
     as its rank in its largest communicator, whatever order the processes
-    started in (the footer names it; they were numbered in start order), and
-    nccl_ranks and nccl_skew file all its operations under that rank (they
-    took each operation's communicator rank, which put a process's pair
-    operations under another process's rank)."""
+    started in (the footer names it), and nccl_ranks and nccl_skew file all
+    its operations under that rank (each operation's communicator rank would
+    put a process's pair operations under another process's rank)."""
     pids = unranked_job(tmp_path / "out", [3, 1, 2, 0], WORLD)
     files = ctr_files(tmp_path / "out")
     assert len(files) == WORLD
@@ -391,9 +390,9 @@ def test_unranked_processes_are_one_rank_in_nccl_reports(tmp_path):
 
 def test_workers_spawned_inside_one_slurm_task_show_their_nccl_ranks(tmp_path):
     """torch.multiprocessing.spawn in an sbatch script: every worker
-    inherits the batch step's SLURM_PROCID=0 and SLURM_NTASKS=1, so all four
-    were rank 0 (one nccl_skew row; the late rank 2 could not be seen). A
-    one-task launcher's rank that processes with different NCCL ranks
+    inherits the batch step's SLURM_PROCID=0 and SLURM_NTASKS=1, which
+    would make all four rank 0 (one nccl_skew row; the late rank 2 unseen).
+    A one-task launcher's rank that processes with different NCCL ranks
     share is set aside for their NCCL ranks."""
     pids = unranked_job(tmp_path / "out", [3, 1, 2, 0], WORLD, SLURM_PROCID="0",
                         SLURM_NTASKS="1", SLURM_JOB_ID="4242")

@@ -10,7 +10,7 @@ of the number of files) but never the timing.
 Inputs: the CUPTI simulator's GPU trace (simulator only: no GPU) and two
 ranks of the NCCL harness (the real profiler-plugin ABI, no NCCL), each
 several blocks and a few MB of JSON, so that every worker hands over many
-chunks and the old converter, which appended them as they came, gave a
+chunks and a converter that appended them as they came would give a
 different file nearly every run. Each comparison repeats the conversion:
 one identical run could be luck."""
 import gzip

@@ -51,8 +51,8 @@ def xs(doc, cat=None):
 
 def test_only_cuda_calls_and_gpu_work_carry_correlation(job):
     """HTA joins each GPU kernel to every CPU event with args.correlation:
-    NCCL slices that named their kernel's correlation id so made HTA see
-    each NCCL kernel several times."""
+    NCCL slices that named their kernel's correlation id so would make HTA
+    see each NCCL kernel several times."""
     for doc in job[3]:
         cats = Counter(e["cat"] for e in xs(doc) if "correlation" in e.get("args", {}))
         assert set(cats) <= {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "cuda_runtime",
@@ -194,11 +194,11 @@ def test_breakdown_is_the_union_of_kernels(job):
     """breakdown's Communication is the union of the NCCL kernels when CUPTI
     recorded them, Compute that of the others, Overlap their intersection
     over Communication: computed here from `cuptrace events`, exactly. The
-    plugin's GPU time of an operation whose kernel is known no longer
-    counts: its slices come when the NCCL join hands its plans out, after
-    the sweep had passed their start, so part of them counted and part not,
-    depending on when the join let them go (a walk-through found 6.50 ms on
-    a rank whose kernels give 5.82 ms and kernels plus slices 8.45 ms)."""
+    plugin's GPU time of an operation whose kernel is known does not count:
+    its slices come when the NCCL join hands its plans out, after the sweep
+    has passed their start, so part of them would count and part not,
+    depending on when the join lets them go (6.50 ms on a rank whose
+    kernels give 5.82 ms and kernels plus slices 8.45 ms)."""
     d, files, split, docs = job
     p = tool("events", *map(str, files))
     assert p.returncode == 0, p.stderr
@@ -238,11 +238,11 @@ print(json.dumps({"ranks": sorted(a.t.traces), "gpu_rows": int(df["stream"].ne(-
 
 @ASAN_FORK
 def test_a_forked_worker_is_in_its_ranks_file(tmp_path):
-    """A process forked from a rank (a DataLoader worker) was written to a
-    rank file of its own, rank0.<pid>.json beside rank0.<pid>.json: HTA
-    keeps one file per rank and took the worker's, without kernels, then
-    failed. Both processes are now in rank0.json (the SQLite split: one
-    database), each under its own pid."""
+    """A process forked from a rank (a DataLoader worker) and the rank are
+    both in rank0.json (the SQLite split: one database), each under its own
+    pid. HTA keeps one file per rank: given a rank file of the worker's own
+    beside the rank's, it would take the worker's, without kernels, then
+    fail."""
     out = tmp_path / "o"
     env = traced_env(out, CUPTRACE_TRACE="cuda,memory,nvtx", CUPTI_SIM_TRUTH=tmp_path / "sim.jsonl")
     p = subprocess.run([str(BUILD / "tests" / "cupti_sim" / "sim_train"), "fork"], env=env,

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""What the tool writes (issue 17, items 7 and 11): outputs complete or
-absent, "wrote" only when true, every write checked; traced programs'
-names escaped in tables."""
+"""What the tool writes: outputs complete or absent, "wrote" only when
+true, every write checked; traced programs' names escaped in tables."""
 import os
 import re
 import resource
@@ -37,7 +36,7 @@ def full_run(args, cwd=None):
     return run([TOOL, *args], env=base_env(), preexec_fn=small_disk, cwd=cwd)
 
 
-# ---- item 7: no false success, no half-written output
+# ---- no false success, no half-written output
 
 def test_missing_directory_is_not_wrote(demo, tmp_path):
     p = tool("convert", "-o", tmp_path / "no" / "such" / "x.json", demo)
@@ -113,7 +112,7 @@ def test_a_full_stdout_is_an_error(demo, cmd):
     assert "No space left on device" in p.stderr
 
 
-# ---- item 11: names from the traced program are escaped in tables
+# ---- names from the traced program are escaped in tables
 
 def test_table_output_escapes_control_bytes(tmp_path):
     p = run([PROGS / "hostile"], env=traced_env(tmp_path / "o"))
@@ -148,10 +147,11 @@ print(json.dumps(dict(
 
 
 def test_invalid_utf8_reaches_pandas_as_the_json_has_it(tmp_path):
-    """`cuptrace events` and `stats --format csv` wrote the traced program's
-    invalid UTF-8 raw: pandas.read_csv raised UnicodeDecodeError. Each bad
-    byte is now U+FFFD, as in the JSON: the names pandas reads are the
-    JSON's (the TSV's tabs and line ends as spaces)."""
+    """`cuptrace events` and `stats --format csv` do not write the traced
+    program's invalid UTF-8 raw (pandas.read_csv would raise
+    UnicodeDecodeError): each bad byte is U+FFFD, as in the JSON, so the
+    names pandas reads are the JSON's (the TSV's tabs and line ends as
+    spaces)."""
     import json
     from conftest import convert, venv_python
     from hostile_trace import hostile_files

@@ -399,9 +399,9 @@ def test_nvtx_program_as_json(tmp_path):
 
 def test_invalid_utf8_names_as_json(tmp_path):
     """Strings of the traced program that are not UTF-8 (NVTX text, domain
-    and category args, a thread's name, a host in the process names) were
-    written raw: protobuf's string fields decoded to bytes, not the JSON's
-    names. Each bad byte is now U+FFFD, as in the JSON, in both the plain
+    and category args, a thread's name, a host in the process names) are
+    not written raw, where protobuf's string fields decode to bytes, not the
+    JSON's names: each bad byte is U+FFFD, as in the JSON, in both the plain
     and the compressed packets."""
     from hostile_trace import hostile_files
     files = hostile_files(tmp_path / "in")

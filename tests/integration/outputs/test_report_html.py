@@ -366,9 +366,9 @@ def page_width(html_path, width):
 
 
 def test_a_narrow_window_does_not_scroll_sideways(job, tmp_path):
-    """At 1100 px the page fits its window: the charts scale down with it
-    (they were fixed at up to 1186 px wide), on a job's page and on a page
-    of NCCL logs alone."""
+    """At 1100 px the page fits its window: the charts (up to 1186 px
+    wide) scale down with it, on a job's page and on a page of NCCL logs
+    alone."""
     from test_nccl_logs import rank_lines, write
     logs = []
     for r in range(2):
@@ -501,9 +501,9 @@ def test_busy_per_time_bucket_adds_up(job):
 
 
 def test_a_cpu_only_run_says_what_is_missing(tmp_path):
-    """A run without CUDA work: "Top kernels" was a bare heading and the
-    header called its one rank the slowest, in red. Every section says in
-    one line what it lacks; no slowest rank of one."""
+    """A run without CUDA work: every section says in one line what it
+    lacks ("Top kernels" is no bare heading), and the header calls no rank
+    of one the slowest."""
     p = run([BUILD / "tests" / "progs" / "demo_train", 10], env=traced_env(tmp_path / "o"))
     assert p.returncode == 0, p.stderr
     page = parse(report(ctr_files(tmp_path / "o"), tmp_path / "r.html"))
@@ -517,9 +517,9 @@ def test_a_cpu_only_run_says_what_is_missing(tmp_path):
 
 
 def test_step_lines_start_at_zero_and_say_their_scale(job, tmp_path):
-    """The step-time lines were scaled from the shortest step to the
-    longest: steps of 95 to 100 ms drew as a full-height swing. They start
-    at 0 now, and the plot says its ends."""
+    """The step-time lines start at 0, and the plot says its ends: scaled
+    from the shortest step to the longest, steps of 95 to 100 ms would draw
+    as a full-height swing."""
     page = parse(report([job[1]], tmp_path / "r.html"))
     axis = {e["a"]["data-axis"]: e["text"] for e in page.el if "data-axis" in e["a"]}
     assert axis["bottom"] == "0" and re.fullmatch(r"[\d.]+ (ms|us|s)", axis["top"]), axis

@@ -306,9 +306,9 @@ def test_split_ranks_and_convert(nccl_job, tmp_path):
 
 
 def test_export_takes_convert_options(nccl_job, tmp_path):
-    """`export -j N` was "invalid option" though `convert -j N -o x.sqlite`,
-    the same command (SQLITE.md), takes it: both take it and write the same
-    database as export without it; a bad N is a usage error in both."""
+    """`export -j N` takes -j as `convert -j N -o x.sqlite`, the same
+    command (SQLITE.md), does: both write the same database as export
+    without it; a bad N is a usage error in both."""
     files = list(map(str, nccl_job[0]))
     dumps = []
     for name, args in (("e", ["export"]), ("ej", ["export", "-j", "2"]),
@@ -360,9 +360,9 @@ def test_a_job_database_joins_as_one_process_does(tmp_path):
     """Every rank's CUPTI correlation ids are the same numbers: in one
     database of the job, joins on correlationId alone (nsys's recipes, the
     NCCL operations' kernelCorrelationId) and nsys's cuda_gpu_trace join of
-    TARGET_INFO_GPU on deviceId multiplied rows by the ranks. The n-th file
-    of a database now has ids n << 32 | CUPTI's, and a device id and model
-    one TARGET_INFO_GPU row."""
+    TARGET_INFO_GPU on deviceId would multiply rows by the ranks. So the
+    n-th file of a database has ids n << 32 | CUPTI's, and a device id and
+    model one TARGET_INFO_GPU row."""
     out, world = tmp_path / "out", 2
     procs = [subprocess.Popen(
         [str(HARNESS_SIM), "3"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -402,10 +402,10 @@ def test_a_job_database_joins_as_one_process_does(tmp_path):
 
 def test_invalid_utf8_reads_back_as_the_json_has_it(tmp_path):
     """Strings of the traced program that are not UTF-8 (NVTX text, domain,
-    category and thread names, a host and a file name) were written raw:
-    Python's sqlite3 raised "Could not decode to UTF-8" on fetchall. Every
-    TEXT column of every table now reads back, and each name is the JSON's
-    (each bad byte U+FFFD)."""
+    category and thread names, a host and a file name) are not written raw,
+    where Python's sqlite3 raises "Could not decode to UTF-8" on fetchall:
+    every TEXT column of every table reads back, and each name is the
+    JSON's (each bad byte U+FFFD)."""
     from hostile_trace import BAD_HOST, hostile_files
     files = hostile_files(tmp_path)
     db = export(files, tmp_path / "h.sqlite")
@@ -433,8 +433,8 @@ def test_invalid_utf8_reads_back_as_the_json_has_it(tmp_path):
 
 def test_process_name_is_the_whole_program_name(tmp_path):
     """PROCESSES.name is argv[0] without directories: the command line is
-    NUL-separated, so a name with a space was cut at it ("my" for
-    "my trainer")."""
+    NUL-separated, so a name with a space is whole, not cut at it ("my"
+    for "my trainer")."""
     import shutil
     prog = tmp_path / "dir with space" / "my trainer"
     prog.parent.mkdir()
@@ -509,8 +509,7 @@ def test_the_doc_lists_every_table_and_column(train):
 def test_rank_status_values_are_documented(tmp_path):
     """CUPTRACE_RANKS.status of a clean, a truncated and a damaged file (a
     bit flipped in a middle block's payload): each value is one the doc
-    lists (it listed clean / truncated / corrupt; the export writes
-    damaged too)."""
+    lists, damaged included."""
     import re
     from test_tools import _blocks
     p = run([PROGS / "demo_train", 10000], env=traced_env(tmp_path / "o"))

@@ -73,7 +73,7 @@ with cuptrace.range("activated"):
 
 def test_a_second_activate_says_what_it_ignores(tmp_path):
     """Tracing is on after the first activate(): the second one's output is
-    not used, and the warning says so (it was silent); the same options
+    not used, and the warning says so, never silently; the same options
     again, or none, say nothing."""
     code = f"""
 import warnings, cuptrace
@@ -96,8 +96,8 @@ with cuptrace.range("r"):
 
 def test_activate_with_a_relative_output_and_a_chdir(tmp_path):
     """activate(output="rel/...") then os.chdir, then a child process: the
-    child's file is under the directory the script started in (it went
-    under the new directory)."""
+    child's file is under the directory the script started in, not under
+    the new one."""
     (tmp_path / "elsewhere").mkdir()
     code = """
 import os, subprocess, sys, cuptrace
@@ -367,9 +367,9 @@ for i in range(3):
 
 def test_spawned_workers_are_in_their_ranks_split_file(tmp_path):
     """multiprocessing's spawn workers (DataLoader(multiprocessing_context=
-    "spawn")) keep the rank's RANK but were written to rank files of their
-    own beside it, of which HTA kept one: a worker's. They now join the
-    rank's file as processes of their own, as forked workers do."""
+    "spawn")) keep the rank's RANK; they join the rank's split file as
+    processes of their own, as forked workers do, rather than rank files of
+    their own beside it, of which HTA would keep one: a worker's."""
     code = """
 import multiprocessing as mp
 import cuptrace

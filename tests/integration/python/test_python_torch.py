@@ -252,8 +252,9 @@ except ValueError as e:
 @pytest.mark.parametrize("optimizer_steps", [False, True])
 def test_profile_windows_and_on_trace_ready(tmp_path, optimizer_steps):
     """With steps_from(opt) as well (the README's way of marking steps),
-    each iteration was two steps: prof.step() and the optimizer's hook.
-    Inside a profile, prof.step() alone marks them, as in torch.profiler."""
+    each iteration is still one step, not two (prof.step() and the
+    optimizer's hook): inside a profile, prof.step() alone marks them, as in
+    torch.profiler."""
     sched = dict(wait=1, warmup=1, active=3, repeat=2)
     steps = 14
     setup = ("cuptrace.torch.steps_from(opt)" if optimizer_steps else "") + f"""
@@ -442,9 +443,10 @@ print(torch.equal(y, torch.relu(x @ ema[0].weight.T + ema[0].bias)), torch.equal
 
 @pytest.mark.parametrize("backward", [False, True])
 def test_an_annotated_model_saves_and_loads_without_cuptrace(tmp_path, backward):
-    """torch.save of an annotated model failed with backward ranges (the
-    wrapper's type cannot be found by name) and, without them, wrote a file
-    that needs cuptrace to load. The wrappers save as the forward they wrap:
+    """torch.save of an annotated model must neither fail with backward
+    ranges (the wrapper's type cannot be found by name) nor, without them,
+    write a file that needs cuptrace to load. The wrappers save as the
+    forward they wrap:
     the file names nothing of cuptrace and loads in a process without it,
     where torch.jit.script takes the loaded model. A decorated function
     pickles by its name, as functions do (a multiprocessing pool's target)."""
@@ -600,10 +602,10 @@ def test_two_optimizers_make_one_step_per_iteration(tmp_path):
 
 @ASAN_FORK
 def test_dataloader_workers_are_their_parents_rank(tmp_path):
-    """Without a launcher every process was a rank of its own: the main
-    process 0, its two forked DataLoader workers 1 and 2 (the report said
-    "Ranks 3"). A forked child's header names the process it was forked
-    from, and it is shown as that process's rank."""
+    """Without a launcher, a main process and its two forked DataLoader
+    workers are one rank, not three (the report would say "Ranks 3"): a
+    forked child's header names the process it was forked from, and it is
+    shown as that process's rank."""
     path = script(tmp_path, steps=2, workers=2)
     run_traced(tmp_path, path)
     files = ctr_files(tmp_path / "o")
@@ -635,9 +637,9 @@ m(torch.ones(1, 3))
 
 def test_annotate_modules_and_torch_compile_say_they_do_not_mix(tmp_path):
     """torch.compile cannot trace an annotated forward (a C wrapper): the
-    model ran eager without a word, whichever came first. annotate_modules
-    now leaves a compiled model alone (it stays compiled) and torch.compile
-    of an annotated model warns. Skipped where torch has no torch.compile
+    model would run eager without a word, whichever came first. So
+    annotate_modules leaves a compiled model alone (it stays compiled) and
+    torch.compile of an annotated model warns. Skipped where torch has no torch.compile
     (Debian's 1.13; checked by hand with torch 2.15: CT_TEST_PY)."""
     has = run([python(), "-c", "import torch, torch._dynamo; assert hasattr(torch, 'compile')"],
               env=env_for(base_env()), timeout=120)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Many inputs (issue 17, items 6, 10, 13): unusable files next to good
-ones, duplicates, and jobs of thousands of ranks under a small limit of
-open files. DESIGN section 2, "Many inputs"."""
+"""Many inputs: unusable files next to good ones (each skipped with one
+warning, the rest used; --strict makes it an error), exact duplicates
+(ignored with a warning), and jobs of thousands of ranks under a small
+limit of open files."""
 import json
 import os
 import resource
@@ -45,7 +46,7 @@ def command(cmd, out, *inputs, extra=()):
     return [cmd, *extra, *inputs]
 
 
-# ---- item 6: one bad input must not sink the job
+# ---- one bad input must not sink the job
 
 def bad_dir(tmp_path, good):
     d = tmp_path / "job"
@@ -132,7 +133,7 @@ def test_unreadable_file_as_a_user(small, tmp_path):
         shutil.rmtree(top)
 
 
-# ---- item 10: exact duplicates are ignored with a warning
+# ---- exact duplicates are ignored with a warning
 
 def test_duplicates_are_ignored(small, tmp_path):
     out = tmp_path / "o.json"
@@ -158,7 +159,7 @@ def test_duplicates_are_ignored(small, tmp_path):
 
 def test_a_cut_copy_does_not_replace_the_whole_file(small, tmp_path):
     """Of two copies of one process's file, the whole one is read, whatever
-    the order (a copy cut short, named first, was kept over it)."""
+    the order (a copy cut short, named first, is not kept over it)."""
     d = tmp_path / "d"
     d.mkdir()
     data = small.read_bytes()
@@ -171,8 +172,9 @@ def test_a_cut_copy_does_not_replace_the_whole_file(small, tmp_path):
 
 
 def test_a_link_back_up_the_tree_is_walked_once(small, tmp_path):
-    """`ln -s . d/self` made the directory walk revisit d down to its depth
-    limit once per link at every level (five links: 488,280 warnings)."""
+    """`ln -s . d/self`: the directory walk visits d once, rather than
+    down to its depth limit once per link at every level (five links would
+    give 488,280 warnings)."""
     d = tmp_path / "d"
     d.mkdir()
     shutil.copy(small, d / "r0.ctr")
@@ -196,7 +198,7 @@ def test_other_ranks_are_not_duplicates(small, tmp_path):
     assert nvtx_counts(p.stdout)[":train_step"] == 3 * len(files)
 
 
-# ---- item 13: thousands of ranks, a bounded number of open files
+# ---- thousands of ranks, a bounded number of open files
 
 NRANKS = 5000
 NOFILE = 256

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""Checks made before anything runs or is read (issue 17, item 12): the
-launcher's output location, unknown variables warned about once, unknown
-options of info, --steps on a file without steps."""
+"""Checks made before anything runs or is read: the launcher's output
+location, unknown variables warned about once, unknown options of info,
+--steps on a file without steps."""
 import os
 import shutil
 import signal
@@ -139,8 +139,8 @@ def test_a_file_still_being_written_is_not_called_cut_short(tmp_path):
 @pytest.mark.parametrize("pattern", ["t/", "t/%p/"])
 def test_run_stats_with_a_directory_as_output(tmp_path, pattern):
     """An output ending in '/' is a directory the library names files in
-    (%h-%p.ctr): `run --stats` looked for the pattern itself and said no
-    trace file was written."""
+    (%h-%p.ctr): `run --stats` finds the files written in it, rather than
+    looking for the pattern itself and saying no trace file was written."""
     p = launch(["--stats=nvtx_sum", "-o", f"{tmp_path}/{pattern}", "--",
                 str(PROGS / "demo_train"), "5"])
     assert p.returncode == 0, p.stderr
@@ -157,8 +157,9 @@ def test_an_unknown_report_lists_the_reports(tmp_path):
 
 def test_run_stats_takes_only_its_own_run(tmp_path):
     """Runs one after another and side by side into one directory: each
-    `run --stats` summarised every file that fit its pattern and was
-    written since it started (2 files, train_step x4, for a run of 2)."""
+    `run --stats` summarises its own run's file alone, not every file that
+    fits its pattern and was written since it started (that would be 2
+    files, train_step x4, for a run of 2)."""
     out = f"{tmp_path}/t/%p.ctr"
     first = launch(["--stats=nvtx_sum", "-o", out, "--", str(PROGS / "demo_train"), "2"])
     again = launch(["--stats=nvtx_sum", "-o", out, "--", str(PROGS / "demo_train"), "3"])
@@ -206,8 +207,9 @@ def test_an_option_overrides_a_bad_variable(tmp_path):
 
 
 def test_an_existing_directory_without_its_slash_is_a_directory(tmp_path):
-    """-o traces where traces/ exists wrote traces.1 beside it (no .ctr, so
-    no directory scan found it) with an "exists" warning."""
+    """-o traces where traces/ exists writes into traces/, with no
+    warning; not traces.1 beside it with an "exists" warning (no .ctr, so
+    no directory scan would find it)."""
     (tmp_path / "tr").mkdir()
     p = launch(["--stats=nvtx_sum", "-o", str(tmp_path / "tr"), "--",
                 str(PROGS / "demo_train"), "2"])

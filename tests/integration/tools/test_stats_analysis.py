@@ -241,8 +241,8 @@ def test_bad_options():
 def test_a_process_without_a_rank_is_one_rank_everywhere(known, tmp_path):
     """The file of a process started without a launcher: every output gives
     it the same rank (0): breakdown, steps, the JSON's process, and the HTML
-    report's header, which counts one rank (and since stop 24 names no
-    slowest rank of one) (stop 23's walk-through found four answers)."""
+    report's header, which counts one rank and names no slowest rank of
+    one."""
     f, _ = known
     doc = stats(f, "--report", "breakdown,steps")
     assert {r["Rank"] for r in table(doc, "breakdown: GPU time")} == {0}
@@ -272,8 +272,9 @@ def test_nvtx_gpu_proj_sum_whatever_the_file_order(tmp_path, iters):
     work, and each is projected: its GPU ops are the launches (flows) that
     leave its thread inside it, as `cuptrace events` lists them. CUPTI's
     buffers may lie in the file before the thread's NVTX chunks: such calls
-    were dropped as launched from a thread without ranges (15 iterations:
-    0 of 15 forward ranges projected, 12: all)."""
+    wait for their thread's ranges rather than being dropped as launched
+    from a thread without any (dropped, 15 iterations would project 0 of 15
+    forward ranges, 12: all)."""
     env = traced_env(tmp_path / "o", CUPTRACE_TRACE="cuda,nvtx")
     p = run([SIM_TRAIN, "train", iters], env=env, timeout=120)
     assert p.returncode == 0, p.stderr
@@ -300,8 +301,8 @@ def late_stream(request, tmp_path_factory):
     """The NCCL harness on the simulated GPU, 20 iterations paced 2 ms: one
     CUPTI buffer holds most of the run, and the tracer writes its kernels
     stream by stream, so the pair communicator's stream (10) comes after
-    the later kernels of streams 8 and 9. The walk-through's job: rank 0
-    of 2 alone, and 4 ranks marking steps."""
+    the later kernels of streams 8 and 9. Two jobs: rank 0 of 2 alone,
+    and 4 ranks marking steps."""
     world, ranks, extra = ((2, [0], {}) if request.param == "one_rank"
                            else (4, range(4), {"HARNESS_STEPS": 1}))
     d = tmp_path_factory.mktemp("late")
@@ -340,10 +341,10 @@ def expect_breakdown(row, comm, compute, a, b):
 def test_breakdown_and_gaps_count_a_stream_that_comes_late(late_stream):
     """breakdown and gpu_gaps hold each kernel until every stream of its
     CUPTI buffer has come: the unions are those of the simulator's kernels
-    (truth), whole window and per step, as in `cuptrace events`. The sweep
-    used to pass stream 10's kernels before they came and cut them: 18 of
-    its 20 were not counted (6,114,920 ns of communication for 6,294,920),
-    and Idle and the gaps grew by as much."""
+    (truth), whole window and per step, as in `cuptrace events`. A sweep
+    that passed stream 10's kernels before they came would cut them: 18 of
+    its 20 would not count (6,114,920 ns of communication for 6,294,920),
+    and Idle and the gaps would grow by as much."""
     for rank, f, truth in late_stream:
         p = tool("events", str(f))
         assert p.returncode == 0, p.stderr

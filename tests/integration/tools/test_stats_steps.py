@@ -121,7 +121,7 @@ def test_output_prefix_writes_a_file_per_table(stepped, tmp_path, fmt):
                     assert (v is None and g[k] == "") or (isinstance(v, str) and g[k] == v) or \
                         float(g[k]) == v, (path, k, g[k], v)
     p = tool("stats", "-o", tmp_path / "no" / "such" / "r", str(f))
-    # one line before anything is read (it was one per table, 18)
+    # one line before anything is read, not one per table (18)
     assert p.returncode == 2 and p.stderr == (f"cuptrace stats: -o {tmp_path}/no/such/r: the "
                                               f"directory {tmp_path}/no/such does not exist\n")
 
