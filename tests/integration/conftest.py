@@ -278,3 +278,28 @@ def rank_files(template, outdir, n, world=None):
                                      pid=100000 + r))
         paths.append(p)
     return paths
+
+
+def ctr_blocks(data):
+    """(start, end) of each block of a .ctr file, trailers left out."""
+    at, out = 16 + int.from_bytes(data[12:16], "little"), []
+    while at + 12 <= len(data):
+        magic, zlen = data[at:at + 4], int.from_bytes(data[at + 4:at + 8], "little")
+        if magic == b"CTND":
+            at += 16
+            continue
+        assert magic == b"CTBK"
+        out.append((at, at + 12 + zlen))
+        at += 12 + zlen
+    return out
+
+
+@pytest.fixture(scope="module")
+def demo_trace(tmp_path_factory):
+    """The .ctr file of `demo_train 30`: NVTX ranges on four named threads,
+    one process, clean exit."""
+    d = tmp_path_factory.mktemp("demo")
+    p = run([PROGS / "demo_train", 30], env=traced_env(d / "o"))
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(d / "o")
+    return f

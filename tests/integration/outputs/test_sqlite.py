@@ -511,12 +511,12 @@ def test_rank_status_values_are_documented(tmp_path):
     bit flipped in a middle block's payload): each value is one the doc
     lists, damaged included."""
     import re
-    from test_tools import _blocks
+    from conftest import ctr_blocks
     p = run([PROGS / "demo_train", 10000], env=traced_env(tmp_path / "o"))
     assert p.returncode == 0, p.stderr
     [f] = ctr_files(tmp_path / "o")
     data = f.read_bytes()
-    start, end = _blocks(data)[1]
+    start, end = ctr_blocks(data)[1]
     bad = bytearray(data)
     bad[(start + end) // 2] ^= 0x10
     paths = {"clean": f, "truncated": tmp_path / "cut.ctr", "damaged": tmp_path / "bad.ctr"}
