@@ -5,11 +5,19 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# Test files import helpers of other groups (test_stats_jobs.py takes
+# run_job from outputs/test_report_html.py): every group's folder is on the
+# path, so that a file runs alone as it runs in the whole suite.
+for _group in sorted(Path(__file__).parent.iterdir()):
+    if _group.is_dir() and not _group.name.startswith(("_", ".")) and str(_group) not in sys.path:
+        sys.path.append(str(_group))
 BUILD = ROOT / "build"
 LIB = BUILD / "lib" / "libcuptrace.so"
 # CT_TEST_TOOL runs the suite against another build of the tool (e.g. the
