@@ -4,6 +4,7 @@
  * order with init.c, which calls ct_clock_setup once. */
 #include "clock.h"
 #include "config.h"
+#include "io.h"
 #include "log.h"
 
 #include <fcntl.h>
@@ -20,7 +21,7 @@ static struct {
 /* Up to cap - 1 bytes of a small file, NUL-terminated; 0 bytes on error. */
 static size_t read_small(const char *path, char *buf, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ct_open_high(path, O_RDONLY, 0);
 	size_t n = 0;
 	if (fd >= 0) {
 		ssize_t r;

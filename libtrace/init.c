@@ -6,6 +6,7 @@
  * tests/unit/unit_init.c in its place.) */
 #include "clock.h"
 #include "config.h"
+#include "io.h"
 #include "log.h"
 #include "ring.h"
 #include "trace.h"
@@ -47,7 +48,7 @@ static void warn_unknown(const char *name, const char *closest)
 
 static void read_cmdline(void)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	int fd = ct_open_high("/proc/self/cmdline", O_RDONLY, 0);
 	if (fd < 0)
 		return;
 	size_t cap = 65536;

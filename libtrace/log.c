@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "log.h"
+#include "io.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -27,7 +28,7 @@ void ct_log_open(void)
 	struct stat st;
 	if (log_fd != -2)
 		return;
-	log_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
+	log_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, CT_FD_FLOOR);
 	if (log_fd >= 0 && fstat(log_fd, &st) == 0)
 		log_dev = st.st_dev, log_ino = st.st_ino;
 	else if (log_fd >= 0)

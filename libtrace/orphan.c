@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "orphan.h"
+#include "io.h"
 #include "trace.h"
 
 #include <dirent.h>
@@ -14,7 +15,7 @@ static char task_state(const char *tid, int *ours)
 {
 	char path[64], buf[256];
 	snprintf(path, sizeof path, "/proc/self/task/%s/stat", tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ct_open_high(path, O_RDONLY, 0);
 	if (fd < 0)
 		return 0;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -36,9 +37,13 @@ int ct_program_gone(void)
 	snprintf(me, sizeof me, "%d", ct.pid);
 	if (task_state(me, &ours) != 'Z') /* main runs (or /proc is not there) */
 		return 0;
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
+	int dfd = ct_open_high("/proc/self/task", O_RDONLY | O_DIRECTORY, 0);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
 		return 0;
+	}
 	int live = 0;
 	struct dirent *e;
 	while (!live && (e = readdir(d))) {

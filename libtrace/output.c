@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "output.h"
 #include "config.h"
+#include "cuptrace/format.h"
 #include "enc.h"
 #include "io.h"
+#include "log.h"
 #include "pattern.h"
 #include "rankenv.h"
-#include "varint.h"
-#include "cuptrace/format.h"
-#include "log.h"
 #include "trace.h"
+#include "varint.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,7 +59,7 @@ static const char *split_ext(const char *path, char *base, size_t len)
 
 static int open_new(const char *path)
 {
-	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	return ct_open_high(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
 }
 
 /* An output that is itself a device or a pipe (CUPTRACE_OUTPUT=/dev/null
@@ -74,7 +74,7 @@ static int open_device(const char *path)
 	struct stat st, got;
 	if (lstat(path, &st) || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
 		return -2;
-	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = ct_open_high(path, O_WRONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return errno == ELOOP ? -2 : -1;
 	if (fstat(fd, &got) || got.st_dev != st.st_dev || got.st_ino != st.st_ino) {
@@ -243,7 +243,7 @@ static int own(struct ct_out_file *o)
 		return 0;
 	if (is_ours(o, o->fd))
 		return 1;
-	int nfd = open(o->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	int nfd = ct_open_high(o->path, O_WRONLY | O_NOFOLLOW, 0);
 	if (is_ours(o, nfd) && lseek(nfd, (off_t)o->off, SEEK_SET) == (off_t)o->off) {
 		ct_info("the program closed the descriptor of %s; reopened", o->path);
 		o->fd = nfd;

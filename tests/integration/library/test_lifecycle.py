@@ -283,6 +283,22 @@ print(p.returncode)
     assert p.stdout.strip() == "0", (p.stdout, p.stderr)
 
 
+@pytest.mark.parametrize("closed", ["1", "1,2"])
+def test_a_program_run_with_stdout_closed_keeps_its_descriptors(tmp_path, closed):
+    """`prog >&-`: the program's writes to a closed stdout (and stderr)
+    must fail with EBADF as they do untraced, and nothing the program
+    writes may land in the trace: the library's own descriptors live at
+    64 and above, never on 0-2."""
+    cmd = f"exec {PROGS / 'closed_std'} " + " ".join(f"{fd}>&-" for fd in closed.split(","))
+    p = subprocess.run(["sh", "-c", cmd], env=traced_env(tmp_path / "o"), capture_output=True,
+                       timeout=30)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    [f] = ctr_files(tmp_path / "o")
+    assert status_of(f) == "clean"
+    got = names(convert([f], tmp_path / "t.json"))
+    assert got.count("before") == 100 and got.count("after") == 100
+
+
 def test_a_relative_output_is_where_the_program_started(tmp_path):
     """The file is created at the first block, but a relative output is
     taken from where the program started: a program that changes directory
