@@ -42,7 +42,7 @@ TOOL := build/bin/cuptrace
 CONFIG_SRC := $(wildcard libtrace/config/*.c)
 SCHEMA_SRC := libtrace/format/schema.c libtrace/format/schema_cupti.c libtrace/format/schema_nccl.c \
 	libtrace/format/strtab.c
-SHARED_LIB_SRC := $(CONFIG_SRC) $(SCHEMA_SRC) libtrace/format/enc.c
+SHARED_LIB_SRC := $(CONFIG_SRC) $(SCHEMA_SRC) libtrace/format/enc.c libtrace/format/peek.c
 SHARED_TOOL_SRC := $(CONFIG_SRC) $(SCHEMA_SRC) libtrace/format/dec.c libtrace/format/dec_block.c
 LIB_OWN_SRC := $(wildcard libtrace/*.c libtrace/sources/*.c)
 TOOL_OWN_SRC := $(wildcard tools/*.c tools/*/*.c tools/*/*/*.c)

@@ -6,6 +6,7 @@
 #include "io.h"
 #include "log.h"
 #include "pattern.h"
+#include "peek.h"
 #include "rankenv.h"
 #include "trace.h"
 #include "varint.h"
@@ -84,6 +85,23 @@ static int open_device(const char *path)
 	return fd;
 }
 
+/* Whether path holds a trace of this very process (host and pid), written
+ * by its image before an exec: an exec chain is expected to number its
+ * files, a name taken by another process is worth a warning. */
+static int earlier_image(const char *path)
+{
+	uint8_t buf[512];
+	int fd = ct_open_high(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf);
+	close(fd);
+	char host[256];
+	uint64_t pid;
+	return n > 0 && !ct_header_peek(buf, (size_t)n, host, sizeof host, &pid) &&
+	       pid == (uint64_t)ct.pid && !strcmp(host, ct.host);
+}
+
 /* Creates path, or when the name is taken a numbered one beside it
  * (out/r0.ctr -> out/r0.1.ctr, out/r0.2.ctr, ...), whose name then goes
  * into path. */
@@ -108,7 +126,10 @@ static int open_unique(char *path, size_t len)
 		fd = open_new(cand);
 	}
 	if (fd >= 0) {
-		ct_warn("%s exists; writing %s instead", path, cand);
+		if (earlier_image(path))
+			ct_info("%s holds this process's trace before exec; writing %s", path, cand);
+		else
+			ct_warn("%s exists; writing %s instead", path, cand);
 		snprintf(path, len, "%s", cand);
 	}
 done:

@@ -3,6 +3,8 @@
  * that says how the process ended.
  * usage: leave MODE N [MS]   N ranges named "before", then MODE:
  *   exec     sleeps MS ms, then execl("/bin/true")
+ *   reexec   execs itself as `leave return N`: the same process records
+ *            again in its next image
  *   _exit    _exit(5)
  *   _Exit    _Exit(6)
  *   exit     exit(7): the status is in the footer too
@@ -89,6 +91,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "exec")) {
 		usleep((useconds_t)ms * 1000);
 		execl("/bin/true", "true", (char *)NULL);
+		return 127;
+	}
+	if (!strcmp(mode, "reexec")) {
+		execl("/proc/self/exe", argv[0], "return", argv[2], (char *)NULL);
 		return 127;
 	}
 	if (!strcmp(mode, "quick_exit"))

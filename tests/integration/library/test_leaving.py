@@ -38,6 +38,23 @@ def test_leaving_without_exit_keeps_everything(tmp_path, mode, ms, ended, rc):
     assert i == {"status": "clean", "ended": ended, "dropped": 0, "push": 1000}, i
 
 
+def test_an_exec_chain_numbers_its_files_without_a_warning(tmp_path):
+    """A process that execs a traced program writes a file per image: the
+    second image finds the first one's name taken by its own process and
+    numbers its file quietly (a name taken by another process is warned
+    about: test_config.py)."""
+    p = run([PROGS / "leave", "reexec", 100], env=traced_env(tmp_path / "o"), timeout=30)
+    assert p.returncode == 3 and p.stderr == "", p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 2, files
+    assert sorted(info(f)["ended"] for f in files) == ["exec", "exit(3)"]
+    assert all(info(f)["push"] == 100 for f in files)
+    p = run([PROGS / "leave", "reexec", 100],
+            env=dict(traced_env(tmp_path / "o"), CUPTRACE_LOG="info"), timeout=30)
+    assert "holds this process's trace before exec" in p.stderr, p.stderr
+    assert "exists; writing" not in p.stderr, p.stderr
+
+
 def test_main_ending_by_pthread_exit_leaves(tmp_path):
     """main ends by pthread_exit() and its thread records later: the
     library's threads kept the process alive, for ever (and unkillable by
