@@ -46,6 +46,11 @@ static void warn_unknown(const char *name, const char *closest)
 	ct_warn("unknown variable %s (did you mean %s?)", name, closest);
 }
 
+static void warn_unused(const char *name, const char *why)
+{
+	ct_warn("%s=%s %s", name, secure_getenv(name) ? secure_getenv(name) : "", why);
+}
+
 static void read_cmdline(void)
 {
 	int fd = ct_open_high("/proc/self/cmdline", O_RDONLY, 0);
@@ -105,6 +110,7 @@ static void init_once(void)
 	ct_log_level = ct.cfg.log;
 	absolute_output();
 	ct_config_check_names(environ, warn_unknown);
+	ct_config_check_unused(&ct.cfg, environ, warn_unused);
 	ct_rank_detect(&ct.rank, env);
 	if (!ct_rankset_has(&ct.cfg.ranks, ct.rank.rank < 0 ? 0 : ct.rank.rank,
 			    ct.rank.local_rank < 0 ? 0 : ct.rank.local_rank)) {

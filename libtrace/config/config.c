@@ -71,7 +71,9 @@ static int parse_seconds(const char *s, double *out)
 		return -1;
 	if (v > MAX_SECONDS) /* overflow (ERANGE) gives HUGE_VAL */
 		return -2;
-	if (errno || !isfinite(v))
+	/* A positive value too small for a double (1e-320) underflows with
+	 * ERANGE: it is a number, and rules like a floor judge it. */
+	if ((errno && !(errno == ERANGE && v < 1)) || !isfinite(v))
 		return -1;
 	*out = v;
 	return 0;
@@ -290,8 +292,11 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 	} else if (!strcmp(name, "CUPTRACE_HANG_TIMEOUT")) {
 		double s = 0;
 		int rc = parse_seconds(v, &s);
-		if (rc || s == 0)
-			return fail(err, elen, name, v, "%s", seconds_why(rc, "expected seconds > 0"));
+		/* A collective in flight for a few milliseconds is normal: below
+		 * the floor, a healthy job would be reported line after line. */
+		if (rc || s < CT_HANG_TIMEOUT_MIN)
+			return fail(err, elen, name, v, "%s",
+				    seconds_why(rc, "expected seconds >= " CT_HANG_TIMEOUT_MIN_STR));
 		c->hang_timeout = s;
 	} else if (!strcmp(name, "CUPTRACE_CLOCK")) {
 		if (!strcmp(v, "auto"))
@@ -426,6 +431,25 @@ void ct_config_check_names(char *const *env, void (*warn)(const char *, const ch
 		}
 		if (!known)
 			warn(name, best);
+	}
+}
+
+void ct_config_check_unused(const struct ct_config *c, char *const *env,
+			    void (*warn)(const char *name, const char *why))
+{
+	const char *done = NULL;
+	for (char *const *e = env; e && *e; e++)
+		if (!strncmp(*e, CT_WARNED_VAR "=", sizeof CT_WARNED_VAR))
+			done = *e + sizeof CT_WARNED_VAR;
+	if (c->hang_timeout > 0 && !(c->sources & CT_SRC_NCCL) &&
+	    !listed(done, "CUPTRACE_HANG_TIMEOUT")) {
+		char src[128], why[256];
+		ct_sources_str(c->sources, src, sizeof src);
+		snprintf(why, sizeof why,
+			 "has no effect: the watchdog watches NCCL operations and the nccl "
+			 "source is off (CUPTRACE_TRACE=%s)",
+			 src[0] ? src : "none");
+		warn("CUPTRACE_HANG_TIMEOUT", why);
 	}
 }
 

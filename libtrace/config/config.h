@@ -77,6 +77,16 @@ void ct_config_defaults(struct ct_config *c);
 #define CT_WARNED_VAR "_CUPTRACE_WARNED"
 void ct_config_check_names(char *const *env, void (*warn)(const char *name, const char *closest));
 
+/* For each setting that is valid but does nothing in this configuration
+ * (CUPTRACE_HANG_TIMEOUT without the nccl source), calls warn with its name
+ * and why; names listed in CT_WARNED_VAR are skipped as above. */
+void ct_config_check_unused(const struct ct_config *c, char *const *env,
+			    void (*warn)(const char *name, const char *why));
+
+/* The shortest CUPTRACE_HANG_TIMEOUT, in seconds. */
+#define CT_HANG_TIMEOUT_MIN 0.1
+#define CT_HANG_TIMEOUT_MIN_STR "0.1"
+
 /* "kernel,memcpy,nvtx"-style text of a source mask. */
 void ct_sources_str(unsigned mask, char *buf, size_t len);
 

@@ -273,14 +273,21 @@ static void test_numbers(void)
 	set_ok("CUPTRACE_DURATION", "1e9");
 	CHECK(cfg.duration == 1e9);
 	CHECK(cfg.delay == 1000);
-	/* The hang watchdog: off (0) unless given seconds > 0. */
+	/* The hang watchdog: off (0) unless given at least 0.1 s. */
 	CHECK(cfg.hang_timeout == 0);
 	set_ok("CUPTRACE_HANG_TIMEOUT", "1.5");
 	CHECK(cfg.hang_timeout == 1.5);
 	for (size_t i = 0; i < sizeof bad_secs / sizeof *bad_secs; i++)
-		set_bad("CUPTRACE_HANG_TIMEOUT", bad_secs[i], "expected seconds > 0");
-	set_bad("CUPTRACE_HANG_TIMEOUT", "0", "expected seconds > 0");
+		set_bad("CUPTRACE_HANG_TIMEOUT", bad_secs[i], "expected seconds >= 0.1");
+	static const char *const short_secs[] = {"0", "0.000001", "1e-300", "1e-320", "0.0999"};
+	for (size_t i = 0; i < sizeof short_secs / sizeof *short_secs; i++)
+		set_bad("CUPTRACE_HANG_TIMEOUT", short_secs[i], "expected seconds >= 0.1");
 	CHECK(cfg.hang_timeout == 1.5);
+	set_ok("CUPTRACE_HANG_TIMEOUT", "0.1");
+	CHECK(cfg.hang_timeout == 0.1);
+	/* A value too small for a double underflows (ERANGE): still a number. */
+	set_ok("CUPTRACE_DELAY", "1e-320");
+	CHECK(cfg.delay >= 0 && cfg.delay < 1e-300);
 	/* The record clock: auto unless told. */
 	CHECK_EQ(cfg.clock, CT_CLOCK_AUTO);
 	set_ok("CUPTRACE_CLOCK", "tsc");

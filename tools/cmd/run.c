@@ -92,11 +92,27 @@ static int find_lib(char *out, size_t len)
 
 static char warned[4096]; /* names warned about, for CT_WARNED_VAR */
 
+static void add_warned(const char *name)
+{
+	size_t n = strlen(warned);
+	snprintf(warned + n, sizeof warned - n, "%s%s", n ? "," : "", name);
+}
+
 static void warn_unknown(const char *name, const char *closest)
 {
 	fprintf(stderr, "cuptrace: warning: unknown variable %s (did you mean %s?)\n", name, closest);
-	size_t n = strlen(warned);
-	snprintf(warned + n, sizeof warned - n, "%s%s", n ? "," : "", name);
+	add_warned(name);
+}
+
+static const struct ct_config *run_cfg; /* for warn_unused's values */
+
+static void warn_unused(const char *name, const char *why)
+{
+	char v[64] = "";
+	if (!strcmp(name, "CUPTRACE_HANG_TIMEOUT"))
+		snprintf(v, sizeof v, "%.9g", run_cfg->hang_timeout);
+	fprintf(stderr, "cuptrace: warning: %s=%s %s\n", name, v, why);
+	add_warned(name);
 }
 
 /* Where the library will write: the directory part of the pattern up to
@@ -271,6 +287,8 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "cuptrace: error: %s\n", err);
 			return 2;
 		}
+	run_cfg = &cfg;
+	ct_config_check_unused(&cfg, environ, warn_unused);
 	if (optind >= argc) {
 		fprintf(stderr, "cuptrace run: no command given\n");
 		help(stderr);

@@ -61,6 +61,10 @@ def test_launcher_refuses_bad_values_before_launching(tmp_path, var, value):
     ("CUPTRACE_DELAY", "1e15", "too large: at most 1000000000 seconds"),  # said "expected seconds >= 0"
     ("CUPTRACE_DURATION", "1e999", "too large: at most 1000000000 seconds"),
     ("CUPTRACE_HANG_TIMEOUT", "2e9", "too large: at most 1000000000 seconds"),
+    # a healthy job's collectives are in flight longer than these
+    ("CUPTRACE_HANG_TIMEOUT", "0.000001", "expected seconds >= 0.1"),
+    ("CUPTRACE_HANG_TIMEOUT", "1e-300", "expected seconds >= 0.1"),
+    ("CUPTRACE_HANG_TIMEOUT", "0", "expected seconds >= 0.1"),
     ("CUPTRACE_DELAY", "1s", "expected seconds >= 0"),
     # said "bad range 9223372036854775807-9223372036854775807"
     ("CUPTRACE_RANKS", "99999999999999999999", "99999999999999999999 is too large"),
@@ -77,6 +81,29 @@ def test_bad_value_says_why(tmp_path, var, value, why):
     assert p.returncode == 2
     assert one_line_error(p.stderr, var).startswith(f"cuptrace: error: {var}={value}: {why}")
     assert ctr_files(tmp_path / "o") == []
+
+
+def test_a_hang_timeout_without_the_nccl_source_is_warned_once(tmp_path):
+    """The watchdog watches NCCL operations: --hang-timeout with a trace
+    that leaves out nccl does nothing, and says so once, whether the
+    launcher or the library alone reads it; with nccl nothing is said."""
+    want = "CUPTRACE_HANG_TIMEOUT=5 has no effect"
+    p = run([TOOL, "run", "-t", "cuda,nvtx", "--hang-timeout", "5", "-o", f"{tmp_path}/a/",
+             "--", PROGS / "demo_train", 2], env=launcher_env())
+    assert p.returncode == 0 and p.stderr.count(want) == 1, p.stderr
+    p = run([PROGS / "demo_train", 2],
+            env=traced_env(tmp_path / "b", CUPTRACE_TRACE="nvtx", CUPTRACE_HANG_TIMEOUT="5"))
+    assert p.returncode == 0 and p.stderr.count(want) == 1, p.stderr
+    p = run([PROGS / "demo_train", 2], env=traced_env(tmp_path / "c", CUPTRACE_HANG_TIMEOUT="5"))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+def test_a_delay_too_small_for_a_double_is_a_number(tmp_path):
+    """1e-320 underflows strtod (ERANGE) but is a valid, tiny delay: it
+    is not refused as "expected seconds >= 0"."""
+    p = run([PROGS / "demo_train", 2], env=traced_env(tmp_path / "o", CUPTRACE_DELAY="1e-320"))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert len(ctr_files(tmp_path / "o")) == 1
 
 
 @pytest.mark.parametrize("opt,value,var", [("--trace", "cuda,bogus", "CUPTRACE_TRACE"),
