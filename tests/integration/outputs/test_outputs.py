@@ -128,6 +128,11 @@ def test_table_output_escapes_control_bytes(tmp_path):
     # Every row is one line: it starts with the numbers of the row.
     assert rows and all(re.match(r"\s*\d+\.\d\s+\d+\s+\d+", r) for r in rows if r.strip()), t
     assert "\\n" in t and "\\x1b" in t  # shown, not obeyed
+    # events too: its TSV has spaces for tabs and line ends, escapes for the rest
+    ev = tool("events", f, check=True).stdout
+    bad = {c for c in ev if (ord(c) < 0x20 and c not in "\t\n") or 0x7f <= ord(c) < 0xa0}
+    assert not bad, sorted(map(hex, map(ord, bad)))
+    assert "\\x1b" in ev
     # csv and json keep the exact bytes (quoted / escaped in their own way).
     j = tool("stats", "--report", "nvtx_sum", "--format", "json", f, check=True).stdout
     assert "\\u001b" in j
@@ -168,7 +173,10 @@ def test_invalid_utf8_reaches_pandas_as_the_json_has_it(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     got = json.loads(r.stdout)
     doc = convert(files, tmp_path / "h.json")["traceEvents"]
-    flat = lambda s: re.sub("[\t\n\r]", " ", s)  # noqa: E731
+    def flat(s):  # the TSV's spaces for tabs and line ends, escapes for other controls
+        s = re.sub("[\t\n\r]", " ", s)
+        return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7f else
+                       f"\\u{ord(c):04x}" if 0x80 <= ord(c) < 0xa0 else c for c in s)
     nvtx = sorted(flat(e["name"]) for e in doc if e.get("cat") == "user_annotation" and e["ph"] == "X")
     assert got["slices"] == nvtx
     assert "bad utf8 \ufffd\ufffd \ufffd( \ufffd\ufffd \ufffd\ufffd\ufffd end" in nvtx

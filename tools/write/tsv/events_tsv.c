@@ -6,7 +6,9 @@
  * Times are ns on the job's timeline (as the Chrome trace's ts, in ns);
  * process and track lines, which name a track, have none (empty). */
 #include "write/tsv/events_tsv.h"
+#include "util/term_escape.h"
 #include "util/utf8.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +17,43 @@
 static const char *const type_name[] = {"process", "track", "slice", "async", "instant", "counter", "flow"};
 static const char *const kind_name[] = {"thread", "stream", "stream_sync", "gpu_other", "nccl", "nccl_gpu"};
 
+/* Whether valid UTF-8 text holds a control character other than tab,
+ * newline and return: C0, DEL, or C1 (U+0080..U+009F, bytes C2 80..9F). */
+static int has_control(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f ||
+		    (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+		     (unsigned char)s[i + 1] <= 0x9f))
+			return 1;
+	}
+	return 0;
+}
+
 /* Text of a field: tabs and newlines of the traced program's strings
  * become spaces, invalid UTF-8 U+FFFD (util/utf8.h, as in the JSON), so
- * that a reader decoding UTF-8 (pandas) reads every line. */
+ * that a reader decoding UTF-8 (pandas) reads every line; other control
+ * characters are written as escapes (util/term_escape.h, as the stats
+ * tables and info write them), so that an ESC in a range's name cannot
+ * drive the terminal the events are printed on. */
 static void field(FILE *f, const char *s, size_t n)
 {
 	char *tmp;
 	s = utf8_clean(s, &n, &tmp);
-	for (size_t i = 0; i < n; i++)
-		fputc(s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i], f);
+	if (has_control(s, n)) {
+		char *flat = xcalloc(n + 1, 1);
+		for (size_t i = 0; i < n; i++)
+			flat[i] = s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+		size_t cols;
+		char *esc = term_escape(flat, n, &cols);
+		fputs(esc, f);
+		free(esc);
+		free(flat);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			fputc(s[i] == '\t' || s[i] == '\n' || s[i] == '\r' ? ' ' : s[i], f);
+	}
 	free(tmp);
 }
 
