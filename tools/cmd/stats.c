@@ -5,6 +5,7 @@
 #include "stats/collect.h"
 #include "job/clocks.h"
 #include "write/workers.h"
+#include "util/tmp_file.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -132,10 +133,11 @@ static void table_file(struct print *p, int rep, struct table *t)
 		snprintf(k, sizeof k, "_%d", p->k);
 	snprintf(path, sizeof path, "%s_%s%s.%s", p->prefix, rep < 0 ? "clocks" : p->r[rep]->name, k,
 		 ext[p->fmt]);
-	FILE *f = fopen(path, "w");
+	struct tmp_file tf;
+	FILE *f = tmp_file_open(&tf, path);
 	if (f) {
 		table_print_as(t, f, p->fmt, 1, 1);
-		if (fclose(f))
+		if (tmp_file_close(&tf, f, 0))
 			f = NULL;
 	}
 	if (!f) {

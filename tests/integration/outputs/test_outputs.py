@@ -71,6 +71,39 @@ def test_split_ranks_on_a_full_disk(demo, tmp_path):
     assert p.returncode == 1 and os.listdir(d) == [], p.stderr
 
 
+def test_stats_tables_on_a_full_disk_keep_the_older_files(demo, tmp_path):
+    """`stats -o PREFIX` writes each table whole or not at all: on a full
+    disk the older complete table stays, no cut table or temporary file is
+    left, and "wrote" is not said."""
+    out = tmp_path / "s"
+    out.mkdir()
+    good = tool("stats", "--report", "nvtx_sum", "--format", "csv", "-o", out / "job", demo,
+                check=True)
+    assert "wrote" in good.stderr
+    older = {n: (out / n).read_bytes() for n in os.listdir(out)}
+    assert sorted(older) == ["job_nvtx_sum.csv"], older
+    big = tool("stats", "--report", "nvtx_sum", "--format", "json", demo, check=True).stdout
+    assert len(big) > FSIZE  # the table cannot fit the small disk
+    (out / "job_nvtx_sum.json").write_text("older")
+    p = full_run(["stats", "--report", "nvtx_sum", "--format", "json", "-o", out / "job", demo])
+    assert p.returncode == 1 and "wrote" not in p.stderr, p.stderr
+    assert (out / "job_nvtx_sum.json").read_text() == "older"
+    assert sorted(os.listdir(out)) == sorted([*older, "job_nvtx_sum.json"])
+    assert all((out / n).read_bytes() == b for n, b in older.items())
+
+
+def test_stats_tables_replace_a_symlink_never_follow_it(demo, tmp_path):
+    target = tmp_path / "elsewhere.csv"
+    target.write_text("not yours")
+    out = tmp_path / "s"
+    out.mkdir()
+    os.symlink(target, out / "job_nvtx_sum.csv")
+    tool("stats", "--report", "nvtx_sum", "--format", "csv", "-o", out / "job", demo, check=True)
+    assert target.read_text() == "not yours"
+    assert not (out / "job_nvtx_sum.csv").is_symlink()
+    assert (out / "job_nvtx_sum.csv").read_text().startswith("Time")
+
+
 def test_outputs_appear_whole(demo, tmp_path):
     p = tool("convert", "-o", tmp_path / "x.json", demo, check=True)
     assert p.stderr.strip().endswith(f"wrote {tmp_path / 'x.json'}")

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#include "util/tmp_file.h"
+#include "util/tmp_guard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static mode_t umask_now;
+static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
+
+/* umask() can only be read by setting it: once, before threads use it. */
+static void read_umask(void)
+{
+	umask_now = umask(022);
+	umask(umask_now);
+}
+
+FILE *tmp_file_open(struct tmp_file *t, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	t->path = strdup(path);
+	if (!t->path || asprintf(&t->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0) {
+		free(t->path);
+		errno = ENOMEM;
+		return NULL;
+	}
+	int fd = mkostemps(t->tmp, 4, O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	t->guard = tmp_guard(t->tmp);
+	pthread_once(&umask_once, read_umask);
+	FILE *f = NULL;
+	if (fchmod(fd, 0666 & ~umask_now) || !(f = fdopen(fd, "w"))) {
+		int e = errno;
+		close(fd);
+		tmp_unguard(t->guard);
+		unlink(t->tmp);
+		errno = e;
+		goto fail;
+	}
+	return f;
+fail:;
+	int e = errno;
+	free(t->tmp);
+	free(t->path);
+	errno = e;
+	return NULL;
+}
+
+int tmp_file_close(struct tmp_file *t, FILE *f, int failed)
+{
+	int err = failed ? EIO : 0;
+	if ((fflush(f) || ferror(f)) && !err)
+		err = errno ? errno : EIO;
+	if (fclose(f) && !err)
+		err = errno;
+	tmp_unguard(t->guard);
+	if (!err && rename(t->tmp, t->path))
+		err = errno;
+	if (err)
+		unlink(t->tmp);
+	free(t->tmp);
+	free(t->path);
+	errno = err;
+	return err ? -1 : 0;
+}
