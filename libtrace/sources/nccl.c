@@ -124,6 +124,12 @@ static int start_event(struct nctx *c, void **out, const struct np_descr *d, uin
 	if (!d)
 		return 0;
 	struct ct_thread *t = ct_recorder();
+	/* A channel of a task that was recorded (its parent handle is ours)
+	 * is recorded whatever the gate, as its end (a state) is: a window
+	 * that closes while NCCL work is queued must not leave recorded
+	 * collectives without the channels that complete them. */
+	if (!t && type == NP_KERNEL_CH && d->parent && ct.active)
+		t = ct_self();
 	uint64_t ctx = c ? c->id : 0, h = 0, *f;
 	struct ct_rec *r;
 	/* Launches and plans are paired even while not capturing, so that
