@@ -104,11 +104,21 @@ static void channel_end(uint64_t h)
 	}
 }
 
+/* A communicator's definition. Each file a rotation begins repeats every
+ * definition: a communicator already known is updated in place, so the
+ * table holds each once however many files the process writes. Past
+ * NCOMM, the oldest entry makes room. */
 static void comm(const struct ct_rec *r)
 {
-	if (w.nm == NCOMM)
-		return;
-	struct comm *m = &w.m[w.nm++];
+	struct comm *m = NULL;
+	for (size_t i = 0; i < w.nm && !m; i++)
+		if (w.m[i].ctx == r->f[1])
+			m = &w.m[i];
+	if (!m) {
+		if (w.nm == NCOMM)
+			memmove(w.m, w.m + 1, --w.nm * sizeof *w.m);
+		m = &w.m[w.nm++];
+	}
 	m->ctx = r->f[1];
 	m->hash = r->f[2];
 	size_t len = r->f[7] < sizeof m->name - 1 ? (size_t)r->f[7] : sizeof m->name - 1;

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/* The hang watchdog (libtrace/watchdog.c) fed records as the writer
+ * shows them: communicators defined again by every file a rotation
+ * begins are known once, and an operation in flight on a communicator
+ * defined after many rotations is named by its communicator. */
+#include "check.h"
+#include "rec.h"
+#include "trace.h"
+#include "watchdog.h"
+#include "cuptrace/format.h"
+
+#include <string.h>
+
+static uint64_t buf[64];
+
+static const struct ct_rec *rec(unsigned kind, const uint64_t *f, unsigned n, const char *str)
+{
+	struct ct_rec *r = (struct ct_rec *)buf;
+	memset(buf, 0, sizeof buf);
+	size_t len = str ? strlen(str) : 0;
+	r->size = ct_rec_size(n, (uint32_t)len);
+	r->kind = (uint16_t)kind;
+	memcpy(r->f, f, n * sizeof *f);
+	if (len)
+		memcpy(&r->f[n], str, len);
+	return r;
+}
+
+static void define(uint64_t ctx, uint64_t hash, const char *name)
+{
+	uint64_t f[8] = {1, ctx, hash, 1, 2, 0, 5, strlen(name)};
+	ct_watch_record(7, rec(CT_EV_NCCL_COMM, f, 8, name));
+}
+
+/* A collective task (15 fields). */
+static void task(uint64_t h, uint64_t ctx, uint64_t seq, uint64_t ts)
+{
+	uint64_t f[15] = {ts, h, ctx, 0, 0, seq, 0, 0, 8, 0, 1, 8, 0, 0, 0};
+	ct_watch_record(7, rec(CT_EV_NCCL_COLL, f, 15, NULL));
+}
+
+/* A channel of a task, and its GPU end when end. */
+static void channel(uint64_t h, uint64_t task_h, uint64_t ts, int end)
+{
+	uint64_t f[6] = {ts, h, 1, task_h, 0, 0};
+	ct_watch_record(8, rec(CT_EV_NCCL_KERNEL_CH, f, 6, NULL));
+	if (end) {
+		uint64_t s[4] = {ts + 10, h, 22, 0};
+		ct_watch_record(8, rec(CT_EV_NCCL_STATE, s, 4, NULL));
+	}
+}
+
+int main(void)
+{
+	ct.cfg.hang_timeout = 1;
+	ct.rank.rank = 3;
+	CHECK(ct_watch_on());
+	/* Two communicators, defined again by 40 rotations: 80 definitions,
+	 * more than the table's 64 entries. */
+	for (int i = 0; i < 40; i++) {
+		define(0x11, 0xaaaa, "world");
+		define(0x22, 0xbbbb, "pair");
+	}
+	/* A communicator made after them, with one operation that ends and
+	 * one that never does. */
+	define(0x33, 0xcccc, "late");
+	uint64_t s = 1000000000ull;
+	task(0x100, 0x33, 1, s);
+	channel(0x200, 0x100, s + 5, 1);
+	task(0x101, 0x33, 2, s + 100);
+	channel(0x201, 0x101, s + 105, 0);
+	struct ct_watch_hit hit;
+	CHECK(!ct_watch_due(s + 500000000ull, &hit)); /* not yet a second */
+	CHECK(ct_watch_due(s + 2000000000ull, &hit));
+	CHECK_EQ(hit.task, 0x101);
+	CHECK_EQ(hit.seq, 2);
+	CHECK(strstr(hit.line, "rank 3: ") == hit.line);
+	CHECK(strstr(hit.line, "of late 000000000000cccc in flight"));
+	CHECK(!ct_watch_due(s + 3000000000ull, &hit)); /* reported once */
+	/* The first two are still known by name. */
+	task(0x102, 0x11, 9, s + 200);
+	CHECK(ct_watch_due(s + 4000000000ull, &hit));
+	CHECK(strstr(hit.line, "of world 000000000000aaaa in flight"));
+	printf("test_watchdog: ok\n");
+	return 0;
+}
