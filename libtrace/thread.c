@@ -143,6 +143,18 @@ struct ct_thread *ct_thread_register(void)
 	return t;
 }
 
+void ct_threads_rebase_drops(void)
+{
+	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next) {
+		/* A FREE or CLAIMING slot is its claimer's: it zeroes the
+		 * counters itself (ct_thread_register). */
+		int st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st == CT_T_FREE || st == CT_T_CLAIMING)
+			continue;
+		memcpy(t->drops_base, t->drops_reported, sizeof t->drops_base);
+	}
+}
+
 void ct_thread_new_epoch(struct ct_thread *t, uint32_t gate)
 {
 	if (t->epoch) {

@@ -29,6 +29,11 @@ static inline struct ct_thread *ct_self(void)
  * converter), and its nesting count starts over. */
 void ct_thread_new_epoch(struct ct_thread *t, uint32_t gate);
 
+/* The writer, when a rotation begins a new file: each thread's drop
+ * counts start over from what was reported so far. Slots being claimed by
+ * a new thread are left to it (it zeroes them while the writer may run). */
+void ct_threads_rebase_drops(void);
+
 /* In a forked child: forget the parent's threads. */
 void ct_threads_fork_child(void);
 

@@ -384,8 +384,7 @@ static void rotate(void)
 	writer_st.part++;
 	memset(writer_st.enc.events, 0, sizeof writer_st.enc.events);
 	memset(writer_st.drops, 0, sizeof writer_st.drops);
-	for (struct ct_thread *t = atomic_load(&ct_threads); t; t = t->next)
-		memcpy(t->drops_base, t->drops_reported, sizeof t->drops_base);
+	ct_threads_rebase_drops();
 	ct_enc_forget_strings(&writer_st.enc);
 	ct_enc_new_block(&writer_st.enc);
 	ct_defs_replay();
