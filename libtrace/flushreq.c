@@ -38,6 +38,12 @@ int ct_flushreq_take(struct ct_flushreq *q, uint32_t *seq, int least)
 	return req;
 }
 
+int ct_flushreq_pending(struct ct_flushreq *q)
+{
+	return atomic_load(&q->req) != 0 ||
+	       atomic_load(&q->req_seq) != atomic_load_explicit(&q->done_seq, memory_order_relaxed);
+}
+
 void ct_flushreq_served(struct ct_flushreq *q, uint32_t seq)
 {
 	atomic_store(&q->done_seq, seq);

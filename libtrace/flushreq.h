@@ -25,6 +25,8 @@ void ct_flushreq_init(struct ct_flushreq *q);
 int ct_flushreq_ask(struct ct_flushreq *q, int what, sem_t *wake, int timeout_ms);
 /* Writer: the request to serve in this pass (0: none) and its *seq. */
 int ct_flushreq_take(struct ct_flushreq *q, uint32_t *seq, int least);
+/* Whether a request waits to be taken (leaves it there). */
+int ct_flushreq_pending(struct ct_flushreq *q);
 /* Writer: the requests up to seq are served. */
 void ct_flushreq_served(struct ct_flushreq *q, uint32_t seq);
 /* Waits on `flushed` until *flag is set, at most until the deadline ms

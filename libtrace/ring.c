@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "ring.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
 struct ct_pool ct_pool;
+void (*_Atomic ct_pool_taken_hook)(void);
 
 #ifdef CT_RING_TEST_HOOKS
 void (*ct_ring_hook)(int point);
@@ -41,6 +43,8 @@ void ct_pool_reset(void)
 	 * ct_pool_get. */
 	atomic_store_explicit(&ct_pool.free_top, 0, memory_order_relaxed);
 	atomic_store_explicit(&ct_pool.nfree, 0, memory_order_relaxed);
+	atomic_store_explicit(&ct_pool.hiwater, 0, memory_order_relaxed);
+	ct_pool.prefaulted = 0; /* after fork, the parent's pages are copy-on-write */
 	for (int32_t i = (int32_t)ct_pool.nchunks - 1; i >= 0; i--)
 		ct_pool_put(i);
 }
@@ -82,7 +86,32 @@ int32_t ct_pool_get(void)
 	CT_RING_HOOK(CT_HOOK_GET_CONSUMED);
 	atomic_fetch_sub_explicit(&ct_pool.nfree, 1, memory_order_relaxed);
 	CT_RING_HOOK(CT_HOOK_GET_NFREE);
+	/* Relaxed: a hint for the writer's prefault, which is safe whatever
+	 * it reads. */
+	uint32_t hw = atomic_load_explicit(&ct_pool.hiwater, memory_order_relaxed);
+	while (hw < (uint32_t)idx + 1 &&
+	       !atomic_compare_exchange_weak_explicit(&ct_pool.hiwater, &hw, (uint32_t)idx + 1,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	CT_RING_HOOK(CT_HOOK_GET_HIWATER);
 	return idx;
+}
+
+void ct_pool_prefault(uint32_t ahead)
+{
+	uint32_t want = atomic_load_explicit(&ct_pool.hiwater, memory_order_relaxed) + ahead;
+	if (want > ct_pool.nchunks)
+		want = ct_pool.nchunks;
+	if (want <= ct_pool.prefaulted)
+		return;
+	/* MADV_POPULATE_WRITE maps the pages as a write would without writing
+	 * to them, so a chunk a producer took meanwhile is left as it is. A
+	 * kernel without it (before 5.14) says EINVAL: then never again. */
+	uint8_t *from = ct_chunk_data((int32_t)ct_pool.prefaulted);
+	size_t len = (size_t)(want - ct_pool.prefaulted) * CT_CHUNK_SIZE;
+	if (madvise(from, len, MADV_POPULATE_WRITE) && errno == EINVAL)
+		want = ct_pool.nchunks;
+	ct_pool.prefaulted = want;
 }
 
 void ct_pool_put(int32_t idx)
@@ -144,6 +173,9 @@ uint8_t *ct_reserve_slow(struct ct_thread *t, uint32_t size)
 	int32_t n = ct_pool_get();
 	if (n < 0)
 		return restart_chunk(t);
+	void (*taken)(void) = atomic_load_explicit(&ct_pool_taken_hook, memory_order_relaxed);
+	if (taken)
+		taken();
 	if (t->cur >= 0) {
 		struct ct_chunk *c = &ct_pool.meta[t->cur];
 		atomic_store_explicit(&c->next, n, memory_order_relaxed);

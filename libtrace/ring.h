@@ -33,6 +33,7 @@ enum {
 	CT_HOOK_GET_GEN,	/* ct_pool_get: gen + 1 */
 	CT_HOOK_GET_CONSUMED,	/* ct_pool_get: consumed */
 	CT_HOOK_GET_NFREE,	/* ct_pool_get: nfree - 1 */
+	CT_HOOK_GET_HIWATER,	/* ct_pool_get: hiwater */
 	CT_HOOK_LINK,		/* ct_reserve_slow: next of the full chunk */
 	CT_HOOK_SEAL,		/* ct_reserve_slow: sealed of the full chunk */
 	CT_HOOK_FIRST,		/* ct_reserve_slow: first */
@@ -75,7 +76,18 @@ struct ct_pool {
 	uint32_t nchunks;
 	_Atomic uint64_t free_top; /* ABA tag << 32 | (index + 1); low 0 = empty */
 	_Atomic uint32_t nfree;
+	/* One past the highest chunk index ever handed out: chunks are handed
+	 * out most recently freed first, so those at and above it were never
+	 * touched (ct_pool_prefault). */
+	_Atomic uint32_t hiwater;
+	uint32_t prefaulted; /* chunks [0, prefaulted) populated: the writer's */
 };
+
+/* Called by a producer each time it takes a chunk from the pool (its slow
+ * path, once per CT_CHUNK_SIZE bytes): the writer sets it to wake itself,
+ * so that drained chunks go back to the pool, and are taken again, while
+ * their pages are mapped and in cache. Async-signal-safe. */
+extern void (*_Atomic ct_pool_taken_hook)(void);
 
 extern struct ct_pool ct_pool;
 
@@ -84,6 +96,10 @@ int ct_pool_init(size_t bytes);
 void ct_pool_reset(void);
 int32_t ct_pool_get(void);
 void ct_pool_put(int32_t idx);
+/* The writer: maps the pages of the next `ahead` chunks a producer would
+ * take for the first time, so that no recording thread takes a page fault
+ * (the pool is reserved, not touched, so that memory follows use). */
+void ct_pool_prefault(uint32_t ahead);
 
 static inline uint8_t *ct_chunk_data(int32_t idx)
 {

@@ -58,6 +58,7 @@ static struct {
 	struct ct_flushreq fr;	 /* flush requests (flushreq.h) */
 	_Atomic uint64_t ending; /* how << 32 | detail, for the footer */
 	sem_t wake;
+	_Atomic int pool_wake; /* a producer took a chunk since the last pass */
 	struct ct_out_file out; /* fd -1 until the first block (of each file) */
 	/* Rotation (cuptrace_rotate): the number of the file being written
 	 * (1, 2, ...), the first file's path (later ones are named after it),
@@ -403,16 +404,49 @@ static void last_pass(void)
 	close_file();
 }
 
+/* Chunks the writer keeps mapped ahead of the producers (ct_pool_prefault). */
+#define PREFAULT_AHEAD 4
+
+/* ct_pool_taken_hook: a producer took a chunk. The writer comes to drain,
+ * so that chunks go back to the pool (most recently freed first) while
+ * they are warm, instead of a producer taking ever new ones between two
+ * of its ticks; one wake at a time. */
+static void pool_taken(void)
+{
+	if (!atomic_exchange_explicit(&writer_st.pool_wake, 1, memory_order_relaxed))
+		sem_post(&writer_st.wake);
+}
+
+/* Waits for the next tick, a flush request or stop. Wakes from producers
+ * that took chunks meanwhile are served on the way (the rings drained,
+ * pages mapped ahead) without the tick's other work. */
+static void wait_tick(void)
+{
+	struct timespec ts = ct_deadline(TICK_MS);
+	for (;;) {
+		if (sem_clockwait(&writer_st.wake, CLOCK_MONOTONIC, &ts)) {
+			if (errno == EINTR)
+				continue;
+			return; /* the tick */
+		}
+		if (!atomic_exchange_explicit(&writer_st.pool_wake, 0, memory_order_relaxed) ||
+		    atomic_load(&writer_st.stop) || ct_flushreq_pending(&writer_st.fr))
+			return;
+		cycle();
+		ct_pool_prefault(PREFAULT_AHEAD);
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	(void)arg; /* every signal blocked: ct_writer_ensure created it so */
 	ct_thread_mark_internal();
 	prctl(PR_SET_NAME, "cuptrace-write", 0, 0, 0);
 	writer_st.last_write = ct_now();
+	ct_pool_prefault(PREFAULT_AHEAD);
+	atomic_store(&ct_pool_taken_hook, pool_taken);
 	for (unsigned ticks = 1; !atomic_load(&writer_st.stop); ticks++) {
-		struct timespec ts = ct_deadline(TICK_MS);
-		while (sem_clockwait(&writer_st.wake, CLOCK_MONOTONIC, &ts) && errno == EINTR)
-			;
+		wait_tick();
 		/* main left by pthread_exit and the program's threads are gone:
 		 * glibc's last thread would call exit(0), but that is us now */
 		void (*orphaned)(void) = atomic_load(&ct_writer_orphan_hook);
@@ -446,6 +480,7 @@ static void *writer_main(void *arg)
 			close_file();
 		if (req)
 			ct_flushreq_served(&writer_st.fr, seq);
+		ct_pool_prefault(PREFAULT_AHEAD);
 	}
 	last_pass();
 	atomic_store(&writer_st.gone, 1);
