@@ -5,25 +5,25 @@
 # by hand in bench/RESULTS.md.
 
 BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
-BENCH_PROGS := $(patsubst bench/%.c,build/bench/%,$(wildcard bench/bench_*.c))
+BENCH_PROGS := $(patsubst bench/progs/%.c,build/bench/%,$(wildcard bench/progs/bench_*.c))
 
-build/bench/%: bench/%.c bench/bench_common.h
+build/bench/%: bench/progs/%.c bench/progs/bench_common.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(BENCH_CFLAGS) $< -o $@ -pthread -ldl
 
-build/bench/peak_rss: bench/peak_rss.c
+build/bench/peak_rss: bench/progs/peak_rss.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(BENCH_CFLAGS) $< -o $@
 
-# bench/gpu.py's CUDA program (where nvcc is; run only where a GPU is).
-build/bench/gpu_launch: bench/gpu_launch.cu
+# bench/figures/gpu.py's CUDA program (where nvcc is; run only where a GPU is).
+build/bench/gpu_launch: bench/progs/gpu_launch.cu
 	@mkdir -p $(dir $@)
 	@if [ -x "$(NVCC)" ]; then \
 		$(if $(Q),echo "  NVCC    $<";) \
 		$(NVCC) -O2 -isystem $(CUDA_HOME)/include $< -o $@; \
-	else echo "  NVCC    skipped: no nvcc at $(NVCC); bench/gpu.py will skip"; fi
+	else echo "  NVCC    skipped: no nvcc at $(NVCC); bench/figures/gpu.py will skip"; fi
 
 bench-progs: $(BENCH_PROGS) build/bench/peak_rss build/bench/gpu_launch
 

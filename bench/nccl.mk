@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-# NCCL profiler callback costs (bench/bench_nccl.c). `make bench-nccl`
+# NCCL profiler callback costs (bench/progs/bench_nccl.c). `make bench-nccl`
 # prints them; hook into `make bench` with `bench: bench-nccl`.
-build/bench/bench_nccl: bench/bench_nccl.c libtrace/sources/nccl_abi.h
+build/bench/bench_nccl: bench/progs/bench_nccl.c libtrace/sources/nccl_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(LIB_CPPFLAGS) -O2 -g -std=gnu11 -Wall -Wextra -Werror $< -o $@ -ldl

@@ -13,6 +13,6 @@ echo "machine: $model, $(nproc) cores, $(uname -sr); BENCH_RUNS=${BENCH_RUNS:-5}
 # the load average is printed before and after.
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in $names; do
-	$PY bench/$n.py
+	$PY bench/figures/$n.py
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

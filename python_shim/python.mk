@@ -50,9 +50,9 @@ wheel: all
 
 .PHONY: pyext wheel
 
-# `make bench` includes the Python figures (bench/python.py; RESULTS.md).
+# `make bench` includes the Python figures (bench/figures/python.py).
 bench-python: all pyext bench-progs
-	$(Q)$(PYTHON) bench/python.py
+	$(Q)$(PYTHON) bench/figures/python.py
 
 bench: bench-python
 

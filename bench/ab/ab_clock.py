@@ -7,7 +7,7 @@ library with CUPTRACE_CLOCK=tsc and =monotonic, interleaved (untraced, old,
 tsc, monotonic, untraced, ...) because this VM's speed drifts within
 minutes; medians and the single runs are printed.
 
-  python3 bench/ab_clock.py OLD_ROOT [RUNS]
+  python3 bench/ab/ab_clock.py OLD_ROOT [RUNS]
 
 Per variant: the added thread CPU per push or pop (traced - untraced, 1
 thread), the writer thread's CPU per event, their sum (the whole cost of an
@@ -21,10 +21,10 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
 from benchlib import ctr_files, info, plain_env, prog, run, tmpdir, traced_env  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAIRS, ROUNDS = 1000000, 5
 
 

@@ -5,7 +5,7 @@ training loop) and GPU (cupti_bench: kernels, copies, calls, flows), into a
 JSON file and into /dev/null. Runs are interleaved (A, B, A, B, ...) because
 this VM's speed drifts within minutes; the medians and B/A are printed.
 
-  python3 bench/ab_convert.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS]
+  python3 bench/ab/ab_convert.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS]
 
 NEW defaults to build/bin/cuptrace, RUNS to 9. Used for issue 10's rule
 that the model layer may not cost the converter more than 5 %.
@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
 from benchlib import ctr_files, info, prog, run, tmpdir, traced_env  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVENTS = 2000000
 
 

@@ -8,7 +8,7 @@ removed before every run (truncating 700 MB of page cache is not
 conversion). With --pin both run on one CPU (taskset -c 0), as the goal
 "on one core" reads; the whole cost of a run is then on that core.
 
-  python3 bench/ab_gpu_file.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS] [--pin]
+  python3 bench/ab/ab_gpu_file.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS] [--pin]
 
 NEW defaults to build/bin/cuptrace, RUNS to 9. Prints the medians, the
 events per second of wall and of CPU time, and whether both wrote the same
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EVENTS = 2000000
 
 

@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries on NCCL traces: 4 ranks of
 tests/progs/nccl_harness (the profiler plugin, steps marked; made as
-bench/reports.py makes them) at N and 2N iterations, through `stats
+bench/figures/reports.py makes them) at N and 2N iterations, through `stats
 --report nccl_sum`, `nccl_skew`, `cuda_api_sum` (which takes nothing of
 NCCL: reading and the model alone) and `convert -j 1` to JSON. CPU time
 (user+sys) and peak RSS of each run from wait4(); runs interleaved
 (A, B, A, B, ...) because this VM's speed drifts within minutes; medians,
 events per second of CPU time, B/A.
 
-  python3 bench/ab_nccl.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS]
+  python3 bench/ab/ab_nccl.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS]
 
 NEW defaults to build/bin/cuptrace, RUNS to 5, N to BENCH_NCCL_ITERS
 (default 4000: 2 M events)."""
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
 from benchlib import TOOL  # noqa: E402
 from reports import HARNESS, make_trace  # noqa: E402
 

@@ -3,11 +3,11 @@
 """A/B of cuptrace.torch.annotate_modules between two trees (issue 15): the
 added cost per training step of the 101-module MLP, each tree's own
 extension (python_shim) and library, the same child (this tree's
-bench/python_child.py, mode `modules`, traced) for both, processes
+bench/figures/python_child.py, mode `modules`, traced) for both, processes
 interleaved (A, B, A, B, ...). Every round's ratio of every process is
 pooled; printed: median, quartiles and each process's median.
 
-  /usr/bin/python3 bench/ab_python.py OLD_ROOT [NEW_ROOT] [RUNS]
+  /usr/bin/python3 bench/ab/ab_python.py OLD_ROOT [NEW_ROOT] [RUNS]
 
 OLD_ROOT and NEW_ROOT are trees built with `make all pyext` for the same
 Python (NEW_ROOT defaults to this one, RUNS, processes per tree, to 5).
@@ -21,10 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
 from benchlib import tmpdir, traced_env  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "figures"
 PY = os.environ.get("BENCH_PYTHON", "/usr/bin/python3")
 
 
@@ -53,7 +53,7 @@ def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
     roots = [os.path.abspath(sys.argv[1]),
-             os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else str(HERE.parent)]
+             os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else str(HERE.parents[1])]
     runs = int(sys.argv[3]) if len(sys.argv) > 3 else 5
     got = {r: [] for r in roots}
     for _ in range(runs):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries on the many-ranks conversion of
-bench/ranks.py: 16 bench_size traces of 1M events each, `convert -j 2`
+bench/figures/ranks.py: 16 bench_size traces of 1M events each, `convert -j 2`
 into a JSON file beside the traces (and, with --stdout, to /dev/null),
 runs interleaved (A, B, A, B, ...) because this VM's speed drifts within
 minutes. Reports the medians of wall time, CPU time (user + sys) and
@@ -9,7 +9,7 @@ peak RSS of each, and whether both wrote the same bytes (each run's
 output is checksummed, so a converter whose output varies from run to run
 shows as several sums).
 
-  python3 bench/ab_ranks.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS] [--stdout] [-j N]
+  python3 bench/ab/ab_ranks.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS] [--stdout] [-j N]
 """
 import hashlib
 import os
@@ -17,8 +17,10 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-from benchlib import ctr_files, median, prog, run, spread, tmpdir, traced_env
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
+from benchlib import ctr_files, median, prog, run, spread, tmpdir, traced_env  # noqa: E402
 
 RANKS = 16
 EVENTS = 1000000

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """A/B of two `cuptrace` binaries running `stats --report R` over the NCCL
-harness traces of bench/reports.py (4 ranks, profiler plugin, N and 2N
+harness traces of bench/figures/reports.py (4 ranks, profiler plugin, N and 2N
 iterations): CPU time (user + sys) and peak RSS of each run, A and B
 interleaved (A, B, A, B, ...) because this VM's speed drifts within
 minutes; medians. Also checks that both print the same bytes at N (every
 report here, every --format).
 
-  python3 bench/ab_reports.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS] [--jobs J]
+  python3 bench/ab/ab_reports.py OLD_CUPTRACE [NEW_CUPTRACE] [RUNS] [--jobs J]
 
 NEW defaults to build/bin/cuptrace, RUNS to 5, J (stats -j) to the default
 (all CPUs); BENCH_NCCL_ITERS sets N (default 12000). The traces are made
@@ -16,9 +16,11 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
-from benchlib import TOOL, median, run
-from reports import ITERS, make_trace
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
+from benchlib import TOOL, median, run  # noqa: E402
+from reports import ITERS, make_trace  # noqa: E402
 
 REPORTS = ["cuda_api_sum", "nccl_skew"]
 

@@ -6,14 +6,14 @@ thread), runs interleaved (A, B, A, B, ...: this VM's speed drifts within
 minutes), CPU time (user+sys from wait4) medians, events per second of CPU
 time, B/A.
 
-  python3 bench/ab_stats.py OLD_CUPTRACE NEW_CUPTRACE DIR RUNS 'stats --report nccl_sum'"""
+  python3 bench/ab/ab_stats.py OLD_CUPTRACE NEW_CUPTRACE DIR RUNS 'stats --report nccl_sum'"""
 import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
 from benchlib import info  # noqa: E402
 
 

@@ -5,7 +5,7 @@
 build, runs interleaved (A, B, A, B, ...) because this VM's speed drifts
 within minutes; medians, B/A and the single runs are printed.
 
-  python3 bench/ab_writer.py OLD_ROOT [NEW_ROOT] [RUNS]
+  python3 bench/ab/ab_writer.py OLD_ROOT [NEW_ROOT] [RUNS]
 
 OLD_ROOT and NEW_ROOT are trees built with `make all bench-progs
 build/bench/cupti_bench` (NEW_ROOT defaults to this one, RUNS to 5).
@@ -23,10 +23,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "figures"))
 from benchlib import ctr_files, info, run, tmpdir, traced_env  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DROPS = {}  # root -> events dropped in its bench_rate runs
 
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB = os.path.join(ROOT, "build/lib/libcuptrace.so")
 TOOL = os.path.join(ROOT, "build/bin/cuptrace")
 BIN = os.path.join(ROOT, "build/bench")

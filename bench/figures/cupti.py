@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "build" / "bench" / "cupti_bench"
 TOOL = ROOT / "build" / "bin" / "cuptrace"
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))

@@ -8,7 +8,7 @@ of RUNS:
     copy (the worst case for a tracer: every launch an API record, a
     kernel record and a flow); the trace's events, drops, bytes per event,
     and `cuptrace convert` into JSON on it (events per CPU second).
-A PyTorch training step, against torch.profiler: bench/gpu_torch.py.
+A PyTorch training step, against torch.profiler: bench/figures/gpu_torch.py.
 No targets of DESIGN.md are about a real GPU: the figures are INFO."""
 import os
 import shutil

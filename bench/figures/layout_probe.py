@@ -2,7 +2,7 @@
 """What another block layout would give on a real trace (not run by make
 bench; a tool for the size diagnosis in bench/RESULTS.md).
 
-    python3 bench/layout_probe.py TRACE.ctr
+    python3 bench/figures/layout_probe.py TRACE.ctr
 
 Decodes every block (zstd CLI), splits the items into columns (event
 kinds and other fields / timestamp deltas) and compresses each column

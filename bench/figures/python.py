@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Benchmark: Python annotations and cuptrace.torch (issue 15). One child
-process per configuration (bench/python_child.py), traced (LD_PRELOAD,
+process per configuration (bench/figures/python_child.py), traced (LD_PRELOAD,
 capture always) and untraced, interleaved over BENCH_RUNS rounds; figures
 are the median over rounds of each child's median (annotate_modules: the
 median of all rounds of all children, with the quartiles), in thread CPU
@@ -17,7 +17,7 @@ from benchlib import LIB, ROOT, RUNS, median, plain_env, report, spread, tmpdir,
 
 VENV_PY = os.path.join(ROOT, "build", "venv", "bin", "python")
 PY = VENV_PY if os.path.exists(VENV_PY) else "/usr/bin/python3"
-PATH = os.pathsep.join([os.path.join(ROOT, "python_shim"), os.path.join(ROOT, "bench", "old_shim")])
+PATH = os.pathsep.join([os.path.join(ROOT, "python_shim"), os.path.join(ROOT, "bench", "figures", "old_shim")])
 
 
 def child(mode, traced):
@@ -25,7 +25,7 @@ def child(mode, traced):
     env = traced_env(d, 512) if traced else plain_env()
     env["PYTHONPATH"] = PATH
     try:
-        p = subprocess.run([PY, os.path.join(ROOT, "bench", "python_child.py"), mode,
+        p = subprocess.run([PY, os.path.join(ROOT, "bench", "figures", "python_child.py"), mode,
                             "traced" if traced else "untraced"], env=env, capture_output=True,
                            text=True)
         if p.returncode:
@@ -46,7 +46,7 @@ def main():
             for k, v in child("annotations", traced).items():
                 rounds.setdefault((k, traced), []).extend(v)
         # The module figures: every round of every process pooled (each
-        # process prints its rounds' ratios; bench/python_child.py).
+        # process prints its rounds' ratios; bench/figures/python_child.py).
         for k, v in child("modules", True).items():
             rounds.setdefault((k, True), []).extend(v)
 
@@ -64,7 +64,7 @@ def main():
     report("python", "with cuptrace.range(...), traced", "%.0f ns" % tr, "<= 250 ns", tr <= 250, sp)
     report("python", "with cuptrace.range(...), untraced", "%.0f ns" % un, "<= 80 ns", un <= 80, spu)
     for key, what in (("cuptrace_range_local_ns", "the same, cuptrace.range in a local"),
-                      ("ctypes_shim_ns", "old ctypes shim range (bench/old_shim)"),
+                      ("ctypes_shim_ns", "old ctypes shim range (bench/figures/old_shim)"),
                       ("nvtx_annotate_ns", "with nvtx.annotate(...)"),
                       ("nvtx_push_pop_ns", "nvtx.push_range + pop_range")):
         t, _ = fig(key, True)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Runs inside one process for bench/python.py and prints key=value lines:
+"""Runs inside one process for bench/figures/python.py and prints key=value lines:
 the thread CPU time of one annotation by each way Python has (cuptrace's C
 extension, the old ctypes shim, NVIDIA's nvtx package, torch's
 record_function under torch.profiler), or of a training step of a
@@ -98,7 +98,7 @@ def modules():
     import cuptrace.torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    # BENCH_PY_WIDTH (default 32; bench/ab_python.py): narrower layers
+    # BENCH_PY_WIDTH (default 32; bench/ab/ab_python.py): narrower layers
     # leave torch's own cost per module call and the hooks' as the step.
     width = int(os.environ.get("BENCH_PY_WIDTH", "32"))
     layers = []

@@ -6,7 +6,7 @@ efficiency = (events/s with 16 files on P cores) / (P x events/s of one
 file on one core); target >= 80 %. The one-file run is pinned to one CPU
 (taskset): the output's writing thread would otherwise give it a second
 core. Peak RSS must not grow with the events (it holds one file's state
-and one chunk per worker). `python3 bench/ranks.py stats` runs the stats
+and one chunk per worker). `python3 bench/figures/ranks.py stats` runs the stats
 part alone."""
 import sys
 import os

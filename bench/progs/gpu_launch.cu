@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// GPU bench (bench/gpu.py, on a machine with a GPU): what tracing adds to
+// GPU bench (bench/figures/gpu.py, on a machine with a GPU): what tracing adds to
 // a kernel launch and to a small async copy on a real GPU. N empty kernels
 // (and N/4 copies of 4 KiB host to device), a stream sync every 1000;
 // prints ns per launch and per copy over the timed part (after a warm-up),
-// one key=value a line as bench/benchlib.py reads them.
+// one key=value a line as bench/figures/benchlib.py reads them.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

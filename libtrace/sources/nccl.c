@@ -2,7 +2,7 @@
 /* NCCL source: the profiler plugin NCCL loads through NCCL_PROFILER_PLUGIN
  * (lifecycle.c points it at this library). Each callback writes one record and
  * returns; nothing is allocated or looked up per event, so NCCL's threads
- * pay one clock read and a few stores (bench/bench_nccl.c measures it).
+ * pay one clock read and a few stores (bench/progs/bench_nccl.c measures it).
  *
  * Handles given to NCCL are not pointers but numbers: a per-thread block of
  * ids shifted left, with the event type in the low four bits. NCCL keeps

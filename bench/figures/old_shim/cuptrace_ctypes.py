@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The ctypes shim that python_shim/ was before the C extension (as of
-d799aa3), kept for bench/python.py to compare against; not used otherwise.
+d799aa3), kept for bench/figures/python.py to compare against; not used otherwise.
 
 cuptrace from Python: annotations and capture control.
 

@@ -414,7 +414,7 @@ def test_64_ranks_heat_map_small_page(tmp_path):
     html = report(many, tmp_path / "r64.html")
     page = parse(html)
     doc = stats_exact(many)
-    assert len(html.encode()) < 2_000_000  # bench/report_html.py: 1000 steps, the same size
+    assert len(html.encode()) < 2_000_000  # bench/figures/report_html.py: 1000 steps, the same size
     assert "<polyline" not in html
     charts, marks = check_marks(page, doc)
     assert "steps: duration per rank and step" in charts
