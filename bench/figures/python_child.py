@@ -98,7 +98,7 @@ def modules():
     import cuptrace.torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    # BENCH_PY_WIDTH (default 32; bench/ab/ab_python.py): narrower layers
+    # BENCH_PY_WIDTH (default 32; bench/ab/ab.py python): narrower layers
     # leave torch's own cost per module call and the hooks' as the step.
     width = int(os.environ.get("BENCH_PY_WIDTH", "32"))
     layers = []
