@@ -41,7 +41,7 @@
 /* zstd level 1: the blocks are mostly timestamp planes (the items
  * compress to almost nothing), where level 6's lazy search costs the writer
  * ~12 ns per NVTX event and ~60 ns per GPU record for files 5-10 % smaller
- * (bench/RESULTS.md). */
+ * (bench/JOURNAL.md, "The writer's cost per event"). */
 #define ZSTD_LEVEL 1
 #define ANCHOR_NS 20000000ull
 

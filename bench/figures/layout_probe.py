@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """What another block layout would give on a real trace (not run by make
-bench; a tool for the size diagnosis in bench/RESULTS.md).
+bench; a tool for the size diagnosis in bench/JOURNAL.md).
 
     python3 bench/figures/layout_probe.py TRACE.ctr
 

@@ -35,7 +35,8 @@
  * written at the end (sink_close). Without this, ext4 reserves blocks
  * page by page as the page cache fills (delayed allocation): 700 MB in
  * 1 MB writes take 0.175 s of system time against 0.13 s into allocated
- * blocks on this project's VM (medians of 8; bench/RESULTS.md). */
+ * blocks on this project's VM (medians of 8; bench/JOURNAL.md, "CUPTI
+ * translation and GPU conversion"). */
 #define PREALLOC_MIN (4ull << 20)
 #define PREALLOC_MAX (64ull << 20)
 

@@ -228,7 +228,7 @@ static int merged(struct inputs *in, const char *outpath, int jobs, int any_orde
 	 * thread: several workers share each file. A share decodes the whole
 	 * file but formats only its blocks (about half the work of the whole),
 	 * so two workers on a two-core machine lose to one worker beside the
-	 * writing thread (measured, bench/RESULTS.md). */
+	 * writing thread (measured, bench/JOURNAL.md). */
 	size_t cores = (size_t)convert_jobs(jobs, (size_t)-1);
 	unsigned k = in->n && cores > in->n + 1 ? (unsigned)((cores - 1) / in->n) : 1;
 	struct job j = {.in = in, .sink = s, .nshares = k, .pftrace = pftrace};

@@ -179,7 +179,7 @@ static inline struct ptrack *ptrack(struct pft *p, const struct m_track *tr)
  * they go to the sink as one zstd-compressed packet, or plain while the
  * share's output stays within 1/PF_KEEP of its protobuf. */
 #define PF_CHUNK (256u << 10) /* bytes of whole packets compressed at once */
-#define PF_ZSTD_LEVEL (-1) /* measured, bench/RESULTS.md */
+#define PF_ZSTD_LEVEL (-1) /* measured, bench/JOURNAL.md */
 #define PF_KEEP 2 /* the output: 1/PF_KEEP of the protobuf (the rest of the chunks plain) */
 void pack_chunk(struct pft *p, size_t threshold);
 

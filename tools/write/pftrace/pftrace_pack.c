@@ -16,7 +16,7 @@
  * alone is 1/2.9-1/3.5 of the JSON; so a chunk goes out plain whenever that
  * keeps the share's output within 1/PF_KEEP of its protobuf (1/7 of the
  * JSON; about 40 % of the chunks and half of zstd's time spared). Level and
- * figures: bench/RESULTS.md. */
+ * figures: bench/JOURNAL.md. */
 #include "write/pftrace/pftrace_int.h"
 #include "write/sink.h"
 
