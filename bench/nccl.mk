@@ -1,14 +1,12 @@
 # SPDX-License-Identifier: MIT
-# NCCL profiler callback costs (bench/progs/bench_nccl.c). `make bench-nccl`
-# prints them; hook into `make bench` with `bench: bench-nccl`.
+# NCCL profiler callback costs (bench/progs/bench_nccl.c, run by
+# bench/figures/nccl.py): `make bench-nccl` alone, also run by `make bench`.
 build/bench/bench_nccl: bench/progs/bench_nccl.c libtrace/sources/nccl_abi.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(LIB_CPPFLAGS) -O2 -g -std=gnu11 -Wall -Wextra -Werror $< -o $@ -ldl
 
 bench-nccl: build/bench/bench_nccl $(LIB)
-	$(Q)rm -rf /tmp/cuptrace-bench-nccl
-	$(Q)build/bench/bench_nccl $(LIB)
-	$(Q)rm -rf /tmp/cuptrace-bench-nccl
+	$(Q)$(PYTHON) bench/figures/nccl.py
 
 .PHONY: bench-nccl

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: MIT
 """Shared by the benchmark drivers: running programs (traced or not),
 reading their key=value output and peak RSS, `cuptrace info`, medians,
-and the one-line-per-figure report with target and PASS/MISS."""
+and the one-line-per-figure report with target and PASS/MISS. Where
+BENCH_RECORD names a file, each figure (and each benchmark skipped) is
+also appended to it as a JSON line, from which bench/figures/results.py
+makes bench/RESULTS.md."""
+import json
 import os
 import re
 import statistics
@@ -14,6 +18,7 @@ LIB = os.path.join(ROOT, "build/lib/libcuptrace.so")
 TOOL = os.path.join(ROOT, "build/bin/cuptrace")
 BIN = os.path.join(ROOT, "build/bench")
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+RECORD = os.environ.get("BENCH_RECORD")
 
 
 def prog(name):
@@ -92,10 +97,35 @@ def spread(xs):
     return "runs %s" % " ".join("%.3g" % x for x in xs)
 
 
-def report(bench, what, value, target, ok, note=""):
-    """One figure: name, measured value, target, PASS/MISS (or INFO)."""
+def command():
+    """How the running driver was started, from the repository's root."""
+    script = os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)
+    return " ".join(["python3", script] + sys.argv[1:])
+
+
+def record(**fields):
+    if RECORD:
+        with open(RECORD, "a") as f:
+            f.write(json.dumps(dict(command=command(), **fields)) + "\n")
+
+
+def report(bench, what, value, target, ok, note="", base=""):
+    """One figure: name, measured value (the median of the runs), target,
+    PASS/MISS (or INFO); base is the baseline it is measured against in
+    the same run (an untraced run, one clock_gettime, one file on one
+    core), note the single runs or what else a reader needs."""
     verdict = "INFO" if ok is None else ("PASS" if ok else "MISS")
     line = "%-8s %-47s %-28s target %-15s %s" % (bench, what, value, target, verdict)
+    if base:
+        line += "  [baseline %s]" % base
     if note:
         line += "  (%s)" % note
     print(line, flush=True)
+    record(bench=bench, figure=what, median=value, baseline=base, target=target,
+           verdict=verdict, note=note)
+
+
+def skip(bench, why):
+    """A benchmark that cannot run here (no GPU, a program not built)."""
+    print("%-8s skipped: %s" % (bench, why), flush=True)
+    record(bench=bench, skipped=why)

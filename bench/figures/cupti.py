@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""GPU (CUPTI) figures for `make bench` (issue 3's speed targets, raised by
-issue 14):
+"""GPU (CUPTI) figures for `make bench`:
 
   translation  CUPTI records from completed buffers into ring records, thread
                CPU time per record on the CUPTI thread (>= 25 M records/s)
@@ -24,19 +23,20 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchlib import RUNS, report, skip
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "build" / "bench" / "cupti_bench"
 TOOL = ROOT / "build" / "bin" / "cuptrace"
-RUNS = int(os.environ.get("BENCH_RUNS", "5"))
 RECORDS = int(os.environ.get("CUPTI_BENCH_RECORDS", "2000000"))
 
 
-def line(name, value, target="", verdict=""):
-    print(f"cupti | {name:<52} | {value:<34} | {target:<10} | {verdict}")
+def line(name, value, target="-", ok=None, note=""):
+    report("cupti", name, value, target, ok, note)
 
 
 def runs_of(vals, fmt):
-    return ", ".join(fmt.format(v) for v in vals)
+    return "runs " + " ".join(fmt.format(v) for v in vals)
 
 
 def bench(path, group=1):
@@ -72,13 +72,13 @@ def main():
         ns = [r["translate_ns_per_record"] for r in res]
         wr = [r["writer_ns_per_record"] for r in res]
         med = statistics.median(tr)
-        line("translation, M records/s per core (CUPTI thread CPU)",
-             f"{med:.1f} ({runs_of(tr, '{:.1f}')})", ">= 25", "PASS" if med >= 25 else "MISS")
-        line("translation, ns per record", f"{statistics.median(ns):.1f}")
-        line("writer (encode + zstd + write), ns per record", f"{statistics.median(wr):.1f}")
+        line("translation, records per CPU second of the CUPTI thread",
+             f"{med:.1f} M/s", ">= 25 M/s", med >= 25, runs_of(tr, "{:.1f}"))
+        line("translation, ns per record", f"{statistics.median(ns):.1f} ns")
+        line("writer (encode + zstd + write), ns per record", f"{statistics.median(wr):.1f} ns")
         total = [1e3 / (a + b) for a, b in zip(ns, wr)]
-        line("into the file, M records per CPU second (both threads)",
-             f"{statistics.median(total):.2f} ({runs_of(total, '{:.2f}')})")
+        line("into the file, records per CPU second (both threads)",
+             f"{statistics.median(total):.2f} M/s", note=runs_of(total, "{:.2f}"))
         sizes = []
         for i, r in enumerate(res):
             ev, drops, clean = events_of(d / f"r{i}.ctr")
@@ -87,10 +87,10 @@ def main():
             sizes.append(r["bytes"] / ev)
         msize = statistics.median(sizes)
         line("size, .ctr bytes per event (GPU + API + NVTX steps)",
-             f"{msize:.2f} ({runs_of(sizes, '{:.2f}')})", "<= 4", "PASS" if msize <= 4 else "MISS")
+             f"{msize:.2f} B", "<= 4 B", msize <= 4, runs_of(sizes, "{:.2f}"))
         ung = bench(d / "ungrouped.ctr", group=0)
         ev, _, _ = events_of(d / "ungrouped.ctr")
-        line("size if GPU records were not grouped by stream", f"{ung['bytes'] / ev:.2f}")
+        line("size if GPU records were not grouped by stream", f"{ung['bytes'] / ev:.2f} B")
         f = d / "r0.ctr"
         ev, _, _ = events_of(f)
         # The three ways are interleaved run by run: the VM's speed drifts
@@ -125,25 +125,26 @@ def main():
             null_cpu.append(ev / cpu / 1e6)
         (d / "t.json").unlink()
         m = statistics.median(rates)
-        line(f"convert {ev / 1e6:.1f}M GPU events -> JSON file, M events/s",
-             f"{m:.2f} ({runs_of(rates, '{:.2f}')})", ">= 5", "PASS" if m >= 5 else "MISS")
-        line("convert, M events per CPU second", f"{statistics.median(cpu_rates):.2f}")
-        line("convert -j 1 (one worker), M events/s", f"{statistics.median(one):.2f} ({runs_of(one, '{:.2f}')})")
+        line(f"convert {ev / 1e6:.1f}M GPU events -> JSON file, events/s",
+             f"{m:.2f} M/s", ">= 5 M/s", m >= 5, runs_of(rates, "{:.2f}"))
+        line("convert, events per CPU second", f"{statistics.median(cpu_rates):.2f} M/s")
+        line("convert -j 1 (one worker), events/s", f"{statistics.median(one):.2f} M/s",
+             note=runs_of(one, "{:.2f}"))
         pm = statistics.median(pinned)
-        line("convert -> JSON file pinned to one CPU, M events/s", f"{pm:.2f} ({runs_of(pinned, '{:.2f}')})",
-             ">= 5", "PASS" if pm >= 5 else "MISS")
+        line("convert -> JSON file pinned to one CPU, events/s", f"{pm:.2f} M/s", ">= 5 M/s",
+             pm >= 5, runs_of(pinned, "{:.2f}"))
         line("convert, JSON objects written per second (flows are 2)",
-             f"{statistics.median(rates) * objects / ev:.2f} M ({objects / ev:.2f} per event)")
+             f"{statistics.median(rates) * objects / ev:.2f} M/s", note=f"{objects / ev:.2f} per event")
         nm = statistics.median(null_rates)
-        line("convert -> /dev/null (formatting alone), M events/s",
-             f"{nm:.2f} ({runs_of(null_rates, '{:.2f}')})", ">= 5", "PASS" if nm >= 5 else "MISS")
-        line("convert -> /dev/null, M events per CPU second", f"{statistics.median(null_cpu):.2f}")
+        line("convert -> /dev/null (formatting alone), events/s", f"{nm:.2f} M/s", ">= 5 M/s",
+             nm >= 5, runs_of(null_rates, "{:.2f}"))
+        line("convert -> /dev/null, events per CPU second", f"{statistics.median(null_cpu):.2f} M/s")
         line("convert, JSON bytes per event; peak RSS", f"{out_b / ev:.0f} B; {max(rss) / 1024:.1f} MB")
         line("convert, flow arrows written", f"{flows}")
 
 
 if __name__ == "__main__":
     if not BENCH.exists():
-        print("cupti | skipped: build/bench/cupti_bench not built (no libcupti)")
+        skip("cupti", "build/bench/cupti_bench not built (no libcupti)")
         sys.exit(0)
     main()

@@ -14,8 +14,8 @@ import os
 import shutil
 import subprocess
 
-from benchlib import (RUNS, TOOL, ctr_files, info, median, plain_env, prog, report, run, spread,
-                      tmpdir)
+from benchlib import (RUNS, TOOL, ctr_files, info, median, plain_env, prog, report, run, skip,
+                      spread, tmpdir)
 
 
 def go(cmd, traced, d):
@@ -28,11 +28,11 @@ def go(cmd, traced, d):
 def launches(d):
     exe = prog("gpu_launch")
     if not os.path.exists(exe):
-        print("gpu      skipped: build/bench/gpu_launch not built (no nvcc)")
+        skip("gpu", "build/bench/gpu_launch not built (no nvcc)")
         return False
     p = subprocess.run([exe, "1000"], env=plain_env(), capture_output=True, text=True)
     if p.returncode != 0:
-        print("gpu      skipped: no usable GPU (%s)" % p.stderr.strip().splitlines()[-1:])
+        skip("gpu", "no usable GPU (%s)" % " ".join(p.stderr.strip().splitlines()[-1:]))
         return False
     n = 200000
     res = {False: [], True: []}
@@ -46,7 +46,8 @@ def launches(d):
         report("gpu", "%s, ns: traced / untraced" % what, "%.0f / %.0f (+%.0f ns)" %
                (traced, plain, traced - plain), "(information)", None,
                "traced %s; untraced %s" % (spread([v[key] for v in res[True]]),
-                                           spread([v[key] for v in res[False]])))
+                                           spread([v[key] for v in res[False]])),
+               "untraced %.0f ns" % plain)
     (ctr,) = ctr_files(os.path.join(d, "t"))
     i = info(ctr)
     size = os.path.getsize(ctr)

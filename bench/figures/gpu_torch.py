@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 
-from benchlib import RUNS, TOOL, median, plain_env, report, run, spread, tmpdir
+from benchlib import RUNS, TOOL, median, plain_env, report, run, skip, spread, tmpdir
 
 PY = os.environ.get("GPU_PYTHON", "python3")
 
@@ -61,7 +61,7 @@ LABEL = {"kineto_cuda": "torch.profiler, CUDA activity", "kineto_cpu": "torch.pr
 def main():
     if subprocess.run([PY, "-c", "import torch; assert torch.cuda.is_available()"],
                       capture_output=True).returncode:
-        print("gpu      skipped: no PyTorch with CUDA for %s" % PY)
+        skip("gpu", "no PyTorch with CUDA for %s" % PY)
         return
     d = tmpdir("gpu-torch")
     try:
@@ -82,7 +82,8 @@ def main():
         for mode, v in res.items():
             med = median(v)
             report("gpu", "torch MLP step: %s" % LABEL.get(mode, mode), "%.0f us (%+.1f %%)" %
-                   (med, 100 * (med - base) / base), "(information)", None, spread(v))
+                   (med, 100 * (med - base) / base), "(information)", None, spread(v),
+                   "" if mode == "untraced" else "untraced %.0f us" % base)
     finally:
         shutil.rmtree(d)
 

@@ -33,7 +33,8 @@ def main():
     report("memory", "peak RSS untraced / traced", "%.1f / %.1f MB" % (median(plain), median(traced)),
            "-", None)
     report("memory", "traced - untraced peak RSS, BUFFER_MB=16", "%.1f MB" % x,
-           "<= %d+%d MB" % (BUFFER_MB, SLACK_MB), x <= BUFFER_MB + SLACK_MB, spread(extra))
+           "<= %d+%d MB" % (BUFFER_MB, SLACK_MB), x <= BUFFER_MB + SLACK_MB, spread(extra),
+           "untraced %.1f MB" % median(plain))
     d = median(drops)
     report("memory", "events dropped and reported by info", "%.1f %%" % d, "> 0", d > 0,
            "traces not clean: %d" % bad)

@@ -44,17 +44,20 @@ def compare(label, ctr, d):
     report("pftrace", "%s (%d events): .pftrace %.1f MB, .json %.1f MB" %
            (label, events, size["pftrace"] / 1e6, size["json"] / 1e6),
            "1/%.2f" % ratio, "<= 1/5", ratio >= 5,
-           "without zstd %.1f MB, 1/%.2f" % (size["plain"] / 1e6, size["json"] / size["plain"]))
+           "without zstd %.1f MB, 1/%.2f" % (size["plain"] / 1e6, size["json"] / size["plain"]),
+           "JSON %.1f MB" % (size["json"] / 1e6))
     speed = median(t["json"]) / median(t["pftrace"])
     split = "; ".join("%s user %.3f sys %.3f" % (f, median(us[f]), median(sy[f])) for f in t)
     report("pftrace", "%s -> file, CPU: .pftrace %.3f s, .json %.3f s (median of %d)" %
            (label, median(t["pftrace"]), median(t["json"]), RUNS),
            "%.2fx" % speed, ">= 1.5x", speed >= 1.5,
            "pftrace %s; json %s; %s; wall .pftrace %.3f s, .json %.3f s" %
-           (spread(t["pftrace"]), spread(t["json"]), split, median(w["pftrace"]), median(w["json"])))
+           (spread(t["pftrace"]), spread(t["json"]), split, median(w["pftrace"]), median(w["json"])),
+           "JSON %.3f s CPU" % median(t["json"]))
     plain = median(t["json"]) / median(t["plain"])
     report("pftrace", "%s without zstd: CPU %.3f s" % (label, median(t["plain"])),
-           "%.2fx" % plain, "(information)", None, spread(t["plain"]))
+           "%.2fx" % plain, "(information)", None, spread(t["plain"]),
+           "JSON %.3f s CPU" % median(t["json"]))
     return rss["pftrace"]
 
 

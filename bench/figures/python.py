@@ -61,7 +61,8 @@ def main():
 
     tr, sp = fig("cuptrace_range_ns", True)
     un, spu = fig("cuptrace_range_ns", False)
-    report("python", "with cuptrace.range(...), traced", "%.0f ns" % tr, "<= 250 ns", tr <= 250, sp)
+    report("python", "with cuptrace.range(...), traced", "%.0f ns" % tr, "<= 250 ns", tr <= 250, sp,
+           "untraced %.0f ns" % un)
     report("python", "with cuptrace.range(...), untraced", "%.0f ns" % un, "<= 80 ns", un <= 80, spu)
     for key, what in (("cuptrace_range_local_ns", "the same, cuptrace.range in a local"),
                       ("ctypes_shim_ns", "old ctypes shim range (bench/figures/old_shim)"),
@@ -81,13 +82,14 @@ def main():
         pt, st = pooled("step_fwd_bwd_tensor_hooks_pct")
         node = median(rounds[("backward_hooks", True)]) == 1
         report("python", "MLP step (101 modules, CPU), traced", "%.0f us" % base, "-", None)
+        plain = "plain steps of the same rounds, %.0f us" % base
         report("python", "annotate_modules(backward=False) adds", "%+.1f %%" % pf, "<= 5 %", pf <= 5,
-               sf)
+               sf, plain)
         report("python", "annotate_modules() (fwd + bwd) adds, %s hooks" %
                ("node (C++)" if node else "tensor (no _torchhooks here)"), "%+.1f %%" % pb,
-               "<= 5 %", pb <= 5, sb)
+               "<= 5 %", pb <= 5, sb, plain)
         report("python", "the same with set_backward_hooks('tensor')", "%+.1f %%" % pt, "-", None,
-               st)
+               st, plain)
 
 
 if __name__ == "__main__":

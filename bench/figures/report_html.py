@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 
-from benchlib import ROOT, RUNS, TOOL, median, report, run, spread, tmpdir
+from benchlib import ROOT, RUNS, TOOL, median, report, run, skip, spread, tmpdir
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 from conftest import rank_files  # noqa: E402  (the header rewrite of the tests)
@@ -62,7 +62,7 @@ def load_ms(path):
 
 def main():
     if not os.path.exists(HARNESS):
-        print("report   skipped: build/tests/cupti_sim/nccl_harness_sim missing (make test-progs)")
+        skip("report", "build/tests/cupti_sim/nccl_harness_sim missing (make test-progs)")
         return
     d = tmpdir("report")
     try:
@@ -88,7 +88,7 @@ def main():
             report("report", "base build's stats, same files", "%.2f s CPU (stats/base x%.3f)" % (
                 b, s / b), "-", None, spread(cpu["base"]))
         report("report", "report -o x.html, same files", "%.2f s CPU (x%.2f)" % (r, r / s),
-               "<= stats", r <= s * 1.05, spread(cpu["report"]))
+               "<= stats", r <= s * 1.05, spread(cpu["report"]), "stats %.2f s CPU" % s)
         # 64 ranks x 1000 steps: the page's size and load time
         files = [str(p) for p in rank_files(one_rank(os.path.join(d, "k"), 1001),
                                              os.path.join(d, "r64"), 64)]
@@ -111,7 +111,7 @@ def main():
                 report("report", "its load in headless Chromium", "%.0f ms (+%.0f)" % (
                     median(big), ms), "< 1 s", median(big) < 1000, spread(big))
         else:
-            print("report   load time skipped: chromium not installed")
+            skip("report", "the page's load time: chromium not installed")
     finally:
         shutil.rmtree(d)
 

@@ -50,7 +50,8 @@ def main():
     report("size", "Chrome JSON / gzip -6 bytes per event",
            "%.1f / %.2f B" % (median(json_b), median(gz_b)), "-", None)
     r = median(ratio)
-    report("size", "gzip'd JSON size / .ctr size", "%.2fx" % r, ">= 4x", r >= 4, spread(ratio))
+    report("size", "gzip'd JSON size / .ctr size", "%.2fx" % r, ">= 4x", r >= 4, spread(ratio),
+           "gzip'd JSON %.2f B per event" % median(gz_b))
     report("size", "events dropped / traces not clean", "%d / %d" % (drops, bad), "0 / 0",
            drops == 0 and bad == 0)
 
