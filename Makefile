@@ -2,7 +2,7 @@
 # cuptrace build. `make` builds build/lib/libcuptrace.so and build/bin/cuptrace.
 #   make test     all tests (installs missing Debian packages first)
 #   make demo     traces the example program and shows the result
-#   make bench    benchmarks; figures go to bench/RESULTS.md by hand
+#   make bench    benchmarks; writes their table to bench/RESULTS.md
 # Switches: V=1 verbose, DEBUG=1, SAN=address,undefined or SAN=thread,
 #           CUDA_HOME (default /usr/local/cuda).
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Benchmarks (bench/): `make bench` builds the programs and runs every
-# driver; figures are printed one per line with target and PASS/MISS.
-# BENCH_RUNS=N sets the runs per figure (default 5); results are recorded
-# by hand in bench/RESULTS.md.
+# driver of bench/figures/ (bench/run.sh); figures are printed one per line
+# with target and PASS/MISS, and their table replaces bench/RESULTS.md.
+# BENCH_RUNS=N sets the runs per figure (default 5).
 
 BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
 BENCH_PROGS := $(patsubst bench/progs/%.c,build/bench/%,$(wildcard bench/progs/bench_*.c))
@@ -27,8 +27,10 @@ build/bench/gpu_launch: bench/progs/gpu_launch.cu
 
 bench-progs: $(BENCH_PROGS) build/bench/peak_rss build/bench/gpu_launch
 
-bench: all bench-progs
-	$(Q)sh bench/run.sh
-	$(Q)$(MAKE) --no-print-directory bench-nccl
+# cupti.mk, nccl.mk and python_shim/python.mk add what their drivers need
+# to the prerequisites; the drivers run one after another, never at once.
+bench: all bench-progs test-progs
+	$(Q)PYTHON=$(PYTHON) sh bench/run.sh
+	$(Q)cp build/bench/RESULTS.md bench/RESULTS.md
 
 .PHONY: bench bench-progs

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# GPU (CUPTI) benchmarks: `make bench-cupti`, also run by `make bench`.
+# GPU (CUPTI) benchmarks: `make bench-cupti` alone, also run by `make bench`.
 # cupti_bench links the library's objects (like the unit tests) to time the
 # translation of CUPTI buffers directly, walking them with the real
 # libcupti; bench/figures/cupti.py runs it and converts the result.
@@ -16,7 +16,7 @@ $(CUPTI_BENCH): bench/progs/cupti_bench.c $(UNIT_OBJ)
 bench-cupti: all $(if $(CUPTI_REAL_DIR),$(CUPTI_BENCH))
 	$(Q)$(if $(CUPTI_REAL_DIR),$(PYTHON) bench/figures/cupti.py,echo "bench-cupti: skipped: no libcupti in the CUDA toolkit")
 
-bench: bench-cupti
+bench: $(if $(CUPTI_REAL_DIR),$(CUPTI_BENCH))
 
 # The benchmark programs are built (not run) by `make test`, so that a change
 # of the library's internal interfaces cannot leave `make bench` broken.

@@ -9,4 +9,6 @@ build/bench/bench_nccl: bench/progs/bench_nccl.c libtrace/sources/nccl_abi.h
 bench-nccl: build/bench/bench_nccl $(LIB)
 	$(Q)$(PYTHON) bench/figures/nccl.py
 
+bench: build/bench/bench_nccl
+
 .PHONY: bench-nccl

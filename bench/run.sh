@@ -1,18 +1,31 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Runs every benchmark driver (make bench). Usage: sh bench/run.sh [NAME...]
-# with NAME among: hotpath size convert memory writer ranks pftrace reports
-# report_html gpu gpu_torch (the last two skip where there is no GPU).
+# Runs the benchmark drivers of bench/figures/ (make bench runs them all).
+# Usage: sh bench/run.sh [NAME...] with NAME among: hotpath size convert
+# memory writer ranks pftrace reports report_html cupti nccl python gpu
+# gpu_torch (those that need what is not here, a GPU or a program not
+# built, say so and skip). Each figure is printed, and recorded in
+# build/bench/figures.jsonl; the table of this run is written to
+# build/bench/RESULTS.md (make bench copies it to bench/RESULTS.md).
 set -e
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-/usr/bin/python3}
-names=${*:-hotpath size convert memory writer ranks pftrace reports report_html gpu gpu_torch}
+names=${*:-hotpath size convert memory writer ranks pftrace reports report_html cupti nccl python gpu gpu_torch}
+mkdir -p build/bench
+BENCH_RECORD="$PWD/build/bench/figures.jsonl"
+export BENCH_RECORD
+: >"$BENCH_RECORD"
 model=$(lscpu | sed -n 's/^Model name: *//p')
 echo "machine: $model, $(nproc) cores, $(uname -sr); BENCH_RUNS=${BENCH_RUNS:-5}"
 # Other load on the machine (other users, a shared VM) moves the figures:
-# the load average is printed before and after.
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+# the load average is printed, and recorded, before and after.
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+echo "load average: $(load)"
+printf '{"load_before": "%s", "runs": "%s"}\n' "$(load)" "${BENCH_RUNS:-5}" >>"$BENCH_RECORD"
 for n in $names; do
-	$PY bench/figures/$n.py
+	$PY "bench/figures/$n.py"
 done
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average: $(load)"
+printf '{"load_after": "%s"}\n' "$(load)" >>"$BENCH_RECORD"
+$PY bench/figures/results.py "$BENCH_RECORD" >build/bench/RESULTS.md
+echo "table of this run: build/bench/RESULTS.md"

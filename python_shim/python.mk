@@ -50,11 +50,12 @@ wheel: all
 
 .PHONY: pyext wheel
 
-# `make bench` includes the Python figures (bench/figures/python.py).
+# The Python figures alone (bench/figures/python.py); `make bench` runs them
+# with the others, once the extension is built.
 bench-python: all pyext bench-progs
 	$(Q)$(PYTHON) bench/figures/python.py
 
-bench: bench-python
+bench: pyext
 
 .PHONY: bench-python
 
