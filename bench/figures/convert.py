@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Benchmark 3, the converter: `cuptrace convert` of a training-loop trace
+"""The converter: `cuptrace convert` of a training-loop trace
 into Chrome JSON, events per second and peak RSS, for a short and a long
 trace (memory must not grow with the length). Written to a file (what
 users do; on this VM partly bound by the disk) and to /dev/null (the

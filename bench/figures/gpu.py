@@ -9,7 +9,7 @@ of RUNS:
     kernel record and a flow); the trace's events, drops, bytes per event,
     and `cuptrace convert` into JSON on it (events per CPU second).
 A PyTorch training step, against torch.profiler: bench/figures/gpu_torch.py.
-No targets of DESIGN.md are about a real GPU: the figures are INFO."""
+No target is set on a real GPU: the figures are INFO."""
 import os
 import shutil
 import subprocess

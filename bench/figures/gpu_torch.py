@@ -5,7 +5,7 @@ untraced, traced by `cuptrace run` with its default sources and with
 fewer (CUPTRACE_TRACE), and under torch.profiler (Kineto) with CUDA
 activity only and with CPU + CUDA (its common use), in the same rounds:
 median step time of 200 steps per run, median of RUNS runs, and the
-change against untraced. Information only: DESIGN.md has no target on a
+change against untraced. Information only: no target is set on a
 real GPU. GPU_PYTHON picks the interpreter (default python3)."""
 import os
 import shutil

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Benchmark 1, the hot path: an NVTX push+pop pair through the real NVTX3
+"""The hot path: an NVTX push+pop pair through the real NVTX3
 loader, untraced and traced, against one clock_gettime(CLOCK_MONOTONIC)
 measured inside each traced process; then one thread against two. Traced
 runs alternate the record clock (CUPTRACE_CLOCK=tsc, the default where the

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Benchmark 4, memory bound: four threads record long-named ranges far
+"""Memory bound: four threads record long-named ranges far
 faster than the writer can write, with CUPTRACE_BUFFER_MB=16. Peak RSS of
 the traced process against the same program untraced; drops must be
 reported by `cuptrace info`."""

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""Benchmark: Python annotations and cuptrace.torch (issue 15). One child
+"""Benchmark: Python annotations and cuptrace.torch. One child
 process per configuration (bench/figures/python_child.py), traced (LD_PRELOAD,
 capture always) and untraced, interleaved over BENCH_RUNS rounds; figures
 are the median over rounds of each child's median (annotate_modules: the
 median of all rounds of all children, with the quartiles), in thread CPU
-time of the calling thread (the writer thread's work is not counted here; bench
-writer.py measures it). The nvtx package comes from build/venv (made by
+time of the calling thread (the writer thread's work is not counted here;
+bench/figures/writer.py measures it). The nvtx package comes from build/venv (made by
 tests/install-deps.sh); without it those lines are skipped."""
 import os
 import shutil

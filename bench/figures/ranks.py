@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Benchmark 6, many ranks: `cuptrace convert` (and `cuptrace stats`, all
+"""Many ranks: `cuptrace convert` (and `cuptrace stats`, all
 its reports) of 16 rank files of 1M events each on all cores, against one
 file on one core. Parallel
 efficiency = (events/s with 16 files on P cores) / (P x events/s of one

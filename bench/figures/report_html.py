@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`cuptrace report` (issue 13): the HTML page over 16 rank files costs what
+"""`cuptrace report`: the HTML page over 16 rank files costs what
 `cuptrace stats` costs on the same files (it runs the same driver over
 fewer reports, then writes the page), and the page for 64 ranks x 1000
 steps stays under 2 MB and loads in a fraction of a second.

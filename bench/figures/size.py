@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Benchmark 2, size on disk: 10 million NVTX events of a training loop
+"""Size on disk: 10 million NVTX events of a training loop
 (bench_size.c) traced; bytes per event of the .ctr file, and the same
 trace as Chrome JSON gzip'd at gzip's default level (-6)."""
 import os

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Benchmark 5, writer thread CPU at 1M events/s: a paced producer
+"""Writer thread CPU at 1M events/s: a paced producer
 (bench_rate.c) reads the CPU time of the thread named cuptrace-write from
 /proc/self/task/TID/schedstat over a 3-second window."""
 import shutil
