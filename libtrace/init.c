@@ -112,8 +112,14 @@ static void init_once(void)
 	ct_config_check_names(environ, warn_unknown);
 	ct_config_check_unused(&ct.cfg, environ, warn_unused);
 	ct_rank_detect(&ct.rank, env);
-	if (!ct_rankset_has(&ct.cfg.ranks, ct.rank.rank < 0 ? 0 : ct.rank.rank,
-			    ct.rank.local_rank < 0 ? 0 : ct.rank.local_rank)) {
+	char why[256];
+	int traced = ct_ranks_decide(&ct.cfg.ranks, &ct.rank, why, sizeof why);
+	if (traced < 0) {
+		ct_log_error("CUPTRACE_RANKS=%s: %s; this process is not traced",
+			     env("CUPTRACE_RANKS") ? env("CUPTRACE_RANKS") : "", why);
+		return;
+	}
+	if (!traced) {
 		ct_info("rank %ld is not in CUPTRACE_RANKS; not traced", ct.rank.rank);
 		return;
 	}

@@ -142,6 +142,51 @@ static int too_large(const char *p, const char *end, char *why, size_t wlen)
 	return -1;
 }
 
+/* A list like 0,2,8-15 at *pp, up to the end or `stop`: its ranges into
+ * lo/hi, their count into *n, *pp past it. */
+static int parse_list(const char **pp, char stop, long *lo, long *hi, int *n, char *why,
+		      size_t wlen)
+{
+	const char *p = *pp;
+	*n = 0;
+	for (;;) {
+		char *end;
+		if (!isdigit((unsigned char)*p))
+			return snprintf(why, wlen,
+					"expected all, a list like 0,2,8-15, local:N or local:N@0-7"),
+			       -1;
+		errno = 0;
+		long a = strtol(p, &end, 10), b = a;
+		if (errno == ERANGE)
+			return too_large(p, end, why, wlen);
+		if (*end == '-') {
+			p = end + 1;
+			if (!isdigit((unsigned char)*p))
+				return snprintf(why, wlen, "a range needs an upper bound"), -1;
+			b = strtol(p, &end, 10);
+			if (errno == ERANGE)
+				return too_large(p, end, why, wlen);
+		}
+		if (errno || a > b)
+			return snprintf(why, wlen, "bad range %ld-%ld", a, b), -1;
+		if (*n == CT_MAX_RANGES)
+			return snprintf(why, wlen, "more than %d ranges", CT_MAX_RANGES), -1;
+		lo[*n] = a;
+		hi[*n] = b;
+		(*n)++;
+		if (*end == 0 || (stop && *end == stop)) {
+			*pp = end;
+			return 0;
+		}
+		if (*end != ',')
+			return snprintf(why, wlen, "unexpected '%c'", *end), -1;
+		p = end + 1;
+	}
+}
+
+/* all | LIST | local:LIST | local:LIST@LIST (node-local ranks, among the
+ * global ranks after the @: "local rank 0 of the first two nodes" of 4 a
+ * node is local:0@0-7). */
 static int parse_ranks(const char *v, struct ct_rankset *s, char *why, size_t wlen)
 {
 	memset(s, 0, sizeof *s);
@@ -149,51 +194,37 @@ static int parse_ranks(const char *v, struct ct_rankset *s, char *why, size_t wl
 		s->all = 1;
 		return 0;
 	}
-	if (!strncmp(v, "local:", 6)) {
-		s->local = 1;
-		v += 6;
+	int local = !strncmp(v, "local:", 6);
+	const char *p = local ? v + 6 : v;
+	if (parse_list(&p, local ? '@' : 0, s->lo, s->hi, &s->n, why, wlen))
+		return -1;
+	s->local = local;
+	if (*p == '@') {
+		p++;
+		if (parse_list(&p, 0, s->glo, s->ghi, &s->gn, why, wlen))
+			return -1;
+		if (!s->gn)
+			return snprintf(why, wlen, "expected global ranks after @"), -1;
 	}
-	const char *p = v;
-	for (;;) {
-		char *end;
-		if (!isdigit((unsigned char)*p))
-			return snprintf(why, wlen, "expected all, a list like 0,2,8-15, or local:N"), -1;
-		errno = 0;
-		long lo = strtol(p, &end, 10), hi = lo;
-		if (errno == ERANGE)
-			return too_large(p, end, why, wlen);
-		if (*end == '-') {
-			p = end + 1;
-			if (!isdigit((unsigned char)*p))
-				return snprintf(why, wlen, "a range needs an upper bound"), -1;
-			hi = strtol(p, &end, 10);
-			if (errno == ERANGE)
-				return too_large(p, end, why, wlen);
-		}
-		if (errno || lo > hi)
-			return snprintf(why, wlen, "bad range %ld-%ld", lo, hi), -1;
-		if (s->n == CT_MAX_RANGES)
-			return snprintf(why, wlen, "more than %d ranges", CT_MAX_RANGES), -1;
-		s->lo[s->n] = lo;
-		s->hi[s->n] = hi;
-		s->n++;
-		if (*end == 0)
-			return 0;
-		if (*end != ',')
-			return snprintf(why, wlen, "unexpected '%c'", *end), -1;
-		p = end + 1;
-	}
+	return 0;
+}
+
+static int in_ranges(long r, const long *lo, const long *hi, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (r >= lo[i] && r <= hi[i])
+			return 1;
+	return 0;
 }
 
 int ct_rankset_has(const struct ct_rankset *s, long rank, long local_rank)
 {
 	if (s->all)
 		return 1;
-	long r = s->local ? local_rank : rank;
-	for (int i = 0; i < s->n; i++)
-		if (r >= s->lo[i] && r <= s->hi[i])
-			return 1;
-	return 0;
+	if (!s->local)
+		return in_ranges(rank, s->lo, s->hi, s->n);
+	return in_ranges(local_rank, s->lo, s->hi, s->n) &&
+	       (!s->gn || in_ranges(rank, s->glo, s->ghi, s->gn));
 }
 
 /* "NAME[@DOMAIN]" */
@@ -453,6 +484,18 @@ void ct_config_check_unused(const struct ct_config *c, char *const *env,
 	}
 }
 
+/* A rank list as parse_list reads it, at buf + o. */
+static size_t dump_list(char *buf, size_t len, size_t o, const long *lo, const long *hi, int n)
+{
+	for (int i = 0; i < n && o < len; i++) {
+		if (lo[i] == hi[i])
+			o += (size_t)snprintf(buf + o, len - o, "%s%ld", i ? "," : "", lo[i]);
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s%ld-%ld", i ? "," : "", lo[i], hi[i]);
+	}
+	return o;
+}
+
 size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 {
 	char src[128];
@@ -484,12 +527,10 @@ size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_STEP_RANGE=%s\n", c->step_range);
 	if (!c->ranks.all && o < len) {
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_RANKS=%s", c->ranks.local ? "local:" : "");
-		for (int i = 0; i < c->ranks.n && o < len; i++) {
-			if (c->ranks.lo[i] == c->ranks.hi[i])
-				o += (size_t)snprintf(buf + o, len - o, "%s%ld", i ? "," : "", c->ranks.lo[i]);
-			else
-				o += (size_t)snprintf(buf + o, len - o, "%s%ld-%ld", i ? "," : "",
-						      c->ranks.lo[i], c->ranks.hi[i]);
+		o = dump_list(buf, len, o, c->ranks.lo, c->ranks.hi, c->ranks.n);
+		if (c->ranks.gn && o < len) {
+			o += (size_t)snprintf(buf + o, len - o, "@");
+			o = dump_list(buf, len, o, c->ranks.glo, c->ranks.ghi, c->ranks.gn);
 		}
 		if (o < len)
 			o += (size_t)snprintf(buf + o, len - o, "\n");

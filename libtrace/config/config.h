@@ -31,6 +31,10 @@ struct ct_rankset {
 	int local; /* the ranges name node-local ranks ("local:0") */
 	int n;
 	long lo[CT_MAX_RANGES], hi[CT_MAX_RANGES];
+	/* With local: a cut-off on the global rank as well ("local:0@0-7",
+	 * local rank 0 among ranks 0-7); gn 0: none. */
+	int gn;
+	long glo[CT_MAX_RANGES], ghi[CT_MAX_RANGES];
 };
 
 struct ct_steps {
@@ -90,6 +94,8 @@ void ct_config_check_unused(const struct ct_config *c, char *const *env,
 /* "kernel,memcpy,nvtx"-style text of a source mask. */
 void ct_sources_str(unsigned mask, char *buf, size_t len);
 
+/* Whether a process of this rank and local rank traces. -1: unknown, which
+ * no range holds (the caller decides what an unknown value means). */
 int ct_rankset_has(const struct ct_rankset *s, long rank, long local_rank);
 
 /* Writes "KEY=value\n" lines of the effective configuration. */

@@ -180,6 +180,46 @@ static void test_ranks(void)
 	for (int i = 1; i <= CT_MAX_RANGES; i++)
 		snprintf(many + strlen(many), sizeof many - strlen(many), ",%d", 2 * i);
 	set_bad("CUPTRACE_RANKS", many, "more than 64 ranges");
+
+	/* A node-local set with a global cut-off: local rank 0 of the first
+	 * two nodes of 4 ranks each. */
+	set_ok("CUPTRACE_RANKS", "local:0@0-7");
+	CHECK(cfg.ranks.local && cfg.ranks.gn == 1);
+	for (long r = 0; r < 16; r++)
+		CHECK_EQ(ct_rankset_has(&cfg.ranks, r, r % 4), r == 0 || r == 4);
+	set_ok("CUPTRACE_RANKS", "local:0-1@8-15,20");
+	CHECK(ct_rankset_has(&cfg.ranks, 9, 1) && ct_rankset_has(&cfg.ranks, 20, 0));
+	CHECK(!ct_rankset_has(&cfg.ranks, 10, 2) && !ct_rankset_has(&cfg.ranks, 1, 1));
+	CHECK(!ct_rankset_has(&cfg.ranks, 9, -1)); /* an unknown local rank is in no set */
+	set_bad("CUPTRACE_RANKS", "local:0@", "expected all");
+	set_bad("CUPTRACE_RANKS", "local:0@x", "expected all");
+	set_bad("CUPTRACE_RANKS", "local:@0-7", "expected all");
+	set_bad("CUPTRACE_RANKS", "0@0-7", "unexpected '@'");
+	set_bad("CUPTRACE_RANKS", "local:0@0-7@9", "unexpected '@'");
+	/* the file header's configuration says it as it was given */
+	set_ok("CUPTRACE_RANKS", "local:0,2@0-7,12");
+	char dump[4096];
+	ct_config_dump(&cfg, dump, sizeof dump);
+	CHECK(strstr(dump, "CUPTRACE_RANKS=local:0,2@0-7,12\n"));
+}
+
+/* Whether a process traces: an unknown local rank under a launcher is
+ * never taken for 0. */
+static void test_ranks_decide(void)
+{
+	char why[256] = "";
+	struct ct_rankinfo lone = {-1, -1, -1, -1, ""}, pals = {5, -1, 12, -1, "PMI_RANK"};
+	struct ct_rankinfo known = {4, 0, 12, 4, "PMI_RANK"};
+	set_ok("CUPTRACE_RANKS", "local:0");
+	CHECK_EQ(ct_ranks_decide(&cfg.ranks, &lone, why, sizeof why), 1); /* no launcher: rank 0 */
+	CHECK_EQ(ct_ranks_decide(&cfg.ranks, &known, why, sizeof why), 1);
+	CHECK_EQ(ct_ranks_decide(&cfg.ranks, &pals, why, sizeof why), -1);
+	CHECK(strstr(why, "rank 5 (PMI_RANK) has no local rank here"));
+	set_ok("CUPTRACE_RANKS", "0-3");
+	CHECK_EQ(ct_ranks_decide(&cfg.ranks, &pals, why, sizeof why), 0);
+	CHECK_EQ(ct_ranks_decide(&cfg.ranks, &lone, why, sizeof why), 1);
+	set_ok("CUPTRACE_RANKS", "all");
+	CHECK_EQ(ct_ranks_decide(&cfg.ranks, &pals, why, sizeof why), 1);
 }
 
 static void test_steps(void)
@@ -512,6 +552,33 @@ static void test_rank_detect(void)
 
 	static const char *const pals[] = {"PALS_RANKID=11", "PALS_LOCAL_RANKID=3", NULL};
 	check_rank(pals, 11, 3, -1, -1, "PALS_RANKID");
+	/* Cray MPICH under PALS: PMI_RANK comes first, with no MPI_LOCALRANKID;
+	 * the local rank is PALS's, whose rank agrees. */
+	static const char *const cray[] = {
+		"PMI_RANK=5", "PMI_SIZE=12", "PALS_RANKID=5", "PALS_LOCAL_RANKID=1", "PALS_NODEID=1", NULL,
+	};
+	check_rank(cray, 5, 1, 12, -1, "PMI_RANK");
+	/* Cray PMI's own local rank and size. */
+	static const char *const cray_pmi[] = {
+		"PMI_RANK=6", "PMI_LOCAL_RANK=2", "PMI_SIZE=12", "PMI_LOCAL_SIZE=4", NULL,
+	};
+	check_rank(cray_pmi, 6, 2, 12, 4, "PMI_RANK");
+	/* Families that disagree on the rank are never mixed. */
+	static const char *const disagree[] = {
+		"PMI_RANK=5", "PMI_SIZE=12", "PALS_RANKID=6", "PALS_LOCAL_RANKID=2", NULL,
+	};
+	check_rank(disagree, 5, -1, 12, -1, "PMI_RANK");
+	/* mpirun inside a Slurm allocation: Open MPI's own variables. */
+	static const char *const ompi_slurm[] = {
+		"SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NTASKS=1", "OMPI_COMM_WORLD_RANK=3",
+		"OMPI_COMM_WORLD_LOCAL_RANK=3", "OMPI_COMM_WORLD_SIZE=4", NULL,
+	};
+	check_rank(ompi_slurm, 3, 3, 4, -1, "OMPI_COMM_WORLD_RANK");
+	static const char *const mv2_full[] = {
+		"MV2_COMM_WORLD_RANK=7", "MV2_COMM_WORLD_LOCAL_RANK=3", "MV2_COMM_WORLD_SIZE=8",
+		"MV2_COMM_WORLD_LOCAL_SIZE=4", NULL,
+	};
+	check_rank(mv2_full, 7, 3, 8, 4, "MV2_COMM_WORLD_RANK");
 	static const char *const mv2[] = {"MV2_COMM_WORLD_RANK=2", "MV2_COMM_WORLD_SIZE=3", NULL};
 	check_rank(mv2, 2, -1, 3, -1, "MV2_COMM_WORLD_RANK");
 
@@ -539,5 +606,6 @@ int main(void)
 	test_dump();
 	test_check_names();
 	test_rank_detect();
+	test_ranks_decide();
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "cmd/run_stats.h"
 #include "config.h"
+#include "rankenv.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +33,7 @@ static const struct {
 } opts[] = {
 	{"output", 'o', "CUPTRACE_OUTPUT", "file pattern: %r rank, %l local rank, %w world size, %h host, %p pid, %q{VAR}, %%"},
 	{"trace", 't', "CUPTRACE_TRACE", "sources: kernel,memcpy,api,sync,memory,nvtx,nccl; cuda; none"},
-	{"ranks", 'r', "CUPTRACE_RANKS", "ranks that trace: all, 0,2,8-15, local:0"},
+	{"ranks", 'r', "CUPTRACE_RANKS", "ranks that trace: all, 0,2,8-15, local:0, local:0@0-7"},
 	{"delay", 0, "CUPTRACE_DELAY", "seconds before capture starts"},
 	{"duration", 0, "CUPTRACE_DURATION", "seconds capture lasts"},
 	{"capture", 'c', "CUPTRACE_CAPTURE", "always, api, nvtx:NAME[@DOMAIN]"},
@@ -301,6 +302,19 @@ int cmd_run(int argc, char **argv)
 	if (ol && ol + 1 < sizeof cfg.output && cfg.output[ol - 1] != '/' && !strchr(cfg.output, '%') &&
 	    !stat(cfg.output, &ost) && S_ISDIR(ost.st_mode)) {
 		cfg.output[ol] = '/', cfg.output[ol + 1] = 0;
+	}
+	/* A node-local selection where the launcher gives no local rank would
+	 * make every rank local rank 0: refused here, as the library would. */
+	struct ct_rankinfo ri;
+	ct_rank_detect(&ri, (const char *(*)(const char *))getenv);
+	if (ct_ranks_decide(&cfg.ranks, &ri, err, sizeof err) < 0) {
+		const char *v = NULL;
+		for (size_t i = 0; i < NOPTS; i++)
+			if (!strcmp(opts[i].var, "CUPTRACE_RANKS"))
+				v = set[i];
+		fprintf(stderr, "cuptrace: error: CUPTRACE_RANKS=%s: %s; not started\n",
+			v ? v : getenv("CUPTRACE_RANKS"), err);
+		return 2;
 	}
 	if (check_output(cfg.output, err, sizeof err)) {
 		fprintf(stderr, "cuptrace: error: CUPTRACE_OUTPUT=%s: %s; not started\n", cfg.output, err);

@@ -138,7 +138,9 @@ struct job {
 
 /* The job this run is a rank of (world 0: none). The summary is made by
  * the lowest rank that traces: with CUPTRACE_RANKS=local:L, the rank L
- * (ranks placed by node, as Open MPI and srun place them by default). */
+ * (ranks placed by node, as Open MPI and srun place them by default); the
+ * ranks it waits for are counted the same way (0 without a local size:
+ * it waits until the files are quiet). */
 static void job_of(const struct ct_config *cfg, struct job *j)
 {
 	struct ct_rankinfo ri;
@@ -158,15 +160,18 @@ static void job_of(const struct ct_config *cfg, struct job *j)
 					first = r;
 				n++;
 			}
-	} else {
-		long per = ri.local_size > 0 ? ri.local_size : j->world;
-		for (long l = 0; l < per; l++)
-			if (ct_rankset_has(set, -1, l)) {
+	} else if (ri.local_size > 0) {
+		/* ranks placed by node: rank r is local rank r % local_size */
+		for (long r = 0; r < j->world; r++)
+			if (ct_rankset_has(set, r, r % ri.local_size)) {
 				if (first < 0)
-					first = l;
+					first = r;
 				n++;
 			}
-		n = ri.local_size > 0 ? n * (j->world / ri.local_size) : 0;
+	} else { /* no local size: the leader is the one whose local rank is first */
+		for (long l = 0; l < j->world && first < 0; l++)
+			if (ct_rankset_has(set, l, l))
+				first = l;
 	}
 	j->leader = first == j->rank;
 	j->expected = n;
