@@ -148,10 +148,15 @@ int ct_output_open(char *path, size_t len)
 		.pid = ct.pid,
 		.getenv = env,
 	};
+	char unset[256];
+	v.unset = unset, v.unset_len = sizeof unset;
 	if (ct_pattern_expand(ct.cfg.output, &v, path, len - 48)) {
 		ct_log_error("CUPTRACE_OUTPUT=%s: expands to a path that is too long", ct.cfg.output);
 		return -1;
 	}
+	if (unset[0]) /* %q{PMI_RANK} under Open MPI: every rank would get one name */
+		ct_warn("CUPTRACE_OUTPUT=%s: %%q{%s} is not set in this process's environment and "
+			"expands to nothing", ct.cfg.output, unset);
 	/* An existing directory named without its '/' (-o traces) is one:
 	 * the files go in it, not beside it as traces.1. */
 	struct stat st; /* stat: a link to a directory (traces -> /scratch/...) is one too */

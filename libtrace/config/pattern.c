@@ -102,6 +102,8 @@ static int expand(const char *p, const struct ct_pattern_vals *v, char *out, siz
 			memcpy(name, p + 2, n);
 			name[n] = 0;
 			val = v->getenv ? v->getenv(name) : NULL;
+			if (!val && v->unset && v->unset_len && !v->unset[0])
+				snprintf(v->unset, v->unset_len, "%s", name);
 			if (!val)
 				val = "";
 			p = close;
@@ -122,6 +124,8 @@ int ct_pattern_expand(const char *pat, const struct ct_pattern_vals *v, char *ou
 {
 	char why[128];
 	size_t o = 0;
+	if (v->unset && v->unset_len)
+		v->unset[0] = 0;
 	if (len == 0 || ct_pattern_check(pat, why, sizeof why))
 		return -1;
 	if (expand(pat, v, out, len, &o))

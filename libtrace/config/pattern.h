@@ -10,6 +10,10 @@ struct ct_pattern_vals {
 	const char *host;
 	long pid;
 	const char *(*getenv)(const char *name);
+	/* When set: gets the name of the first %q{VAR} whose VAR is unset
+	 * (which expands to nothing), or "" when there is none. */
+	char *unset;
+	size_t unset_len;
 };
 
 /* 0 when the pattern is well formed; otherwise -1 with a reason in why. */

@@ -61,3 +61,16 @@ def test_a_local_set_without_a_local_rank_is_refused(tmp_path):
     assert "has no local rank here" in line and line.endswith("this process is not traced")
     assert not (tmp_path / "lib").exists()
 
+
+
+def test_an_unset_variable_in_the_output_pattern_is_warned(tmp_path):
+    """%q{PMI_RANK} under Open MPI, which does not set it: every rank
+    would write one name. The library says so."""
+    env = launcher_env(OMPI_COMM_WORLD_RANK=1, OMPI_COMM_WORLD_SIZE=2)
+    p = run([TOOL, "run", "-o", f"{tmp_path}/o/t%q{{PMI_RANK}}.ctr", "--", PROGS / "demo_train", 2],
+            env=env, timeout=60)
+    assert p.returncode == 0
+    assert "%q{PMI_RANK} is not set in this process's environment" in p.stderr, p.stderr
+    p = run([TOOL, "run", "-o", f"{tmp_path}/o2/t%q{{OMPI_COMM_WORLD_RANK}}.ctr", "--",
+             PROGS / "demo_train", 2], env=env, timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
