@@ -3,7 +3,7 @@
  * output name asks for. */
 #include "cmd/cmd.h"
 #include "job/clocks.h"
-#include "write/workers.h"
+#include "write/convert.h"
 #include "read/inputs.h"
 #include "read/live.h"
 

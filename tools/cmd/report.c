@@ -3,7 +3,7 @@
  * from the tables of the reports of `cuptrace stats`, run by the same
  * driver (stats/collect.h), so the page and stats agree to the digit. */
 #include "cmd/cmd.h"
-#include "write/workers.h"
+#include "write/convert.h"
 #include "job/clocks.h"
 #include "write/html/html.h"
 #include "write/sink.h"

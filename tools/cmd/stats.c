@@ -4,7 +4,7 @@
 #include "stats/stats.h"
 #include "stats/collect.h"
 #include "job/clocks.h"
-#include "write/workers.h"
+#include "write/convert.h"
 #include "util/tmp_file.h"
 
 #include <errno.h>

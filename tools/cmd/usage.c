@@ -2,7 +2,7 @@
 /* What the commands share (cmd.h): the usage tail, option and output checks, the default output name. */
 #include "cmd/cmd.h"
 #include "job/clocks.h"
-#include "write/workers.h"
+#include "write/convert.h"
 #include "stats/collect.h"
 
 #include <errno.h>

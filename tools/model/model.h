@@ -174,7 +174,7 @@ struct m_share {
 	 * block `block` (from 1), whenever the block changes, and with the
 	 * file's block count + 1 before what the file's end produces (share
 	 * 0's), so that a writer can cut its output where -j 1's would hold
-	 * the same events (write/workers.c). */
+	 * the same events (write/convert.c). */
 	void (*block)(void *ctx, uint64_t block);
 	void *block_ctx;
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "write/workers.h"
+#include "write/convert.h"
 #include "write/chrome/chrome.h"
 #include "write/pftrace/pftrace.h"
 #include "util/progress.h"
