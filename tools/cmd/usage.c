@@ -2,7 +2,7 @@
 /* What the commands share (cmd.h): the usage tail, option and output checks, the default output name. */
 #include "cmd/cmd.h"
 #include "job/clocks.h"
-#include "write/convert.h"
+#include "job/drive.h"
 #include "stats/collect.h"
 
 #include <errno.h>
@@ -102,7 +102,7 @@ int cmd_jobs(const char *cmd, const char *arg, int *jobs)
 		 * beyond the cores they only cost time and memory (-j 1000 on two
 		 * cores took 243 s against 0.7 s). Up to 4x the cores is kept, so
 		 * that the splitting is tested on small machines. */
-		int most = 4 * convert_jobs(0, (size_t)-1);
+		int most = 4 * drive_jobs(0, (size_t)-1);
 		if (v > most) {
 			fprintf(stderr, "cuptrace %s: -j %ld: more than 4 per core available; using %d\n",
 				cmd, v, most);

@@ -109,28 +109,28 @@ static int no_launches(const struct ct_file *f)
 /* One file being read (model.h): the model and where the reading stands. */
 struct model_run {
 	struct model m;
-	const struct m_share *sh;
-	unsigned k, share; /* conversion shares (m_share) */
+	void (*on_block)(void *ctx, uint64_t block); /* m_watch */
+	void *block_ctx;
 	_Atomic uint64_t *progress;
 	uint64_t block, n;
 	int ended;
 };
 
 struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *ctx,
-                             const struct m_share *sh)
+                             const struct m_watch *w)
 {
 	struct model_run *r = xcalloc(1, sizeof *r);
 	struct model *m = &r->m;
-	m->t = t, m->c = c, m->ctx = ctx, m->mine = 1;
+	m->t = t, m->c = c, m->ctx = ctx;
 	m->spans = spans_new(on_span, m);
 	step_range(m);
 	m->project = gpu_file_traces_cuda(&t->f.h) && !no_launches(&t->f);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
-	r->sh = sh;
-	r->k = sh && sh->nshares > 1 ? sh->nshares : 1;
-	r->share = sh ? sh->share : 0;
-	r->progress = sh && r->share == 0 ? sh->progress : NULL;
+	if (w) {
+		r->on_block = w->block, r->block_ctx = w->ctx;
+		r->progress = w->progress;
+	}
 	return r;
 }
 
@@ -138,9 +138,8 @@ struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *
 static void file_end(struct model_run *r)
 {
 	struct model *m = &r->m;
-	m->mine = r->share == 0;
-	if (r->k > 1 && r->sh->block)
-		r->sh->block(r->sh->block_ctx, m->t->f.nblocks + 1);
+	if (r->on_block)
+		r->on_block(r->block_ctx, m->t->f.nblocks + 1);
 	spans_finish(m->spans);
 	model_annot_end(m);
 	model_gpu_end(m);
@@ -163,11 +162,9 @@ int model_step(struct model_run *r, uint64_t max)
 			file_end(r);
 			return 0;
 		}
-		if (r->k > 1 && t->f.nblocks != r->block) {
+		if (r->on_block && t->f.nblocks != r->block) {
 			r->block = t->f.nblocks;
-			m->mine = (r->block - 1) % r->k == r->share;
-			if (r->sh->block)
-				r->sh->block(r->sh->block_ctx, r->block);
+			r->on_block(r->block_ctx, r->block);
 		}
 		if (r->progress && !(++r->n & 0xffff))
 			atomic_fetch_add_explicit(r->progress, 0x10000, memory_order_relaxed);
@@ -199,9 +196,9 @@ int model_close(struct model_run *r)
 	return rc;
 }
 
-int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh)
+int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_watch *w)
 {
-	struct model_run *r = model_open(t, c, ctx, sh);
+	struct model_run *r = model_open(t, c, ctx, w);
 	model_step(r, UINT64_MAX);
 	return model_close(r);
 }

@@ -100,9 +100,6 @@ struct m_api {
 
 struct m_event {
 	uint8_t type, cat;
-	/* This event is the current conversion share's to write (see
-	 * model_file); consumers that are not shared ignore it. */
-	uint8_t mine;
 	const struct m_track *track;
 	const struct m_track *end_track; /* ME_ASYNC: where the range ended */
 	uint64_t ts, end; /* tracer clock of the file, ns */
@@ -164,25 +161,22 @@ struct m_consumer {
 	void (*end_file)(void *ctx, struct tfile *t);
 };
 
-/* Several workers may convert one file at once: each runs the whole model
- * (matching needs every record) but writes only what the records of its
- * blocks produce: block b is share b % nshares. */
-struct m_share {
-	unsigned share, nshares;
-	_Atomic uint64_t *progress; /* records read, for the progress line (share 0) */
-	/* With several shares, when not NULL: called before the events of
-	 * block `block` (from 1), whenever the block changes, and with the
-	 * file's block count + 1 before what the file's end produces (share
-	 * 0's), so that a writer can cut its output where -j 1's would hold
-	 * the same events (write/convert.c). */
+/* What a reader of a file follows as it is read (NULL: nothing). */
+struct m_watch {
+	_Atomic uint64_t *progress; /* records read, added 65536 at a time */
+	/* When not NULL: called before the events of block `block` (from 1)
+	 * whenever the block changes, and with the file's block count + 1
+	 * before what the file's end produces, so that a reader that shares
+	 * the file with others by blocks knows whose the events that follow
+	 * are (job/drive.c). */
 	void (*block)(void *ctx, uint64_t block);
-	void *block_ctx;
+	void *ctx;
 };
 
 /* Reads file t from where it stands to its end and hands its events to
  * the consumer. -1 when the file turned out corrupt (what came before the
  * damage was handed out; t->f.err says why), else 0. */
-int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_share *sh);
+int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_watch *w);
 
 /* model_file a piece at a time, for readers that keep several files in
  * step (stats/collect.c's lockstep): open, then model_step reads at most
@@ -190,7 +184,7 @@ int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const str
  * out), model_close finishes what is not (-1: the file was corrupt). */
 struct model_run;
 struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *ctx,
-                             const struct m_share *sh);
+                             const struct m_watch *w);
 int model_step(struct model_run *r, uint64_t max);
 int model_close(struct model_run *r);
 

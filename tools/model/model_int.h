@@ -20,7 +20,6 @@ struct model {
 	struct tfile *t;
 	const struct m_consumer *c;
 	void *ctx;
-	int mine;
 	struct hmap threads, others; /* tracks by key (see model.c) */
 	struct m_track **tracks;     /* by id - 1 */
 	size_t ntracks;
@@ -52,7 +51,6 @@ static inline void model_head(struct m_event *e, enum m_type type, enum m_cat ca
 
 static inline void model_emit(struct model *m, struct m_event *ev)
 {
-	ev->mine = (uint8_t)m->mine;
 	m->c->event(m->ctx, ev);
 }
 

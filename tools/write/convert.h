@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Conversion of many files on all cores: one timeline into one output, or
- * one Kineto-style file per rank. Memory stays flat: each worker holds one
- * file's decoder state and a chunk of output. */
+/* Conversion of many files on all cores (jobs: -j, 0 for every CPU): one
+ * timeline into one output, or one Kineto-style file per rank. Memory
+ * stays flat: each worker holds one file's decoder state and a chunk of
+ * output. */
 #ifndef CT_CONVERT_H
 #define CT_CONVERT_H
 
@@ -17,8 +18,5 @@ int convert_pftrace(struct inputs *in, const char *outpath, int jobs, int any_or
 		    size_t *written);
 /* One DIR/rank<R>.json[.gz] per input file (*written of in->n). */
 int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *written);
-
-/* Worker threads to use: jobs if > 0, else the CPUs this process may use. */
-int convert_jobs(int jobs, size_t nfiles);
 
 #endif

@@ -97,9 +97,8 @@ static void hang_event(struct chrome *c, const struct m_event *ev)
 static void on_event(void *ctx, const struct m_event *ev)
 {
 	struct chrome *c = ctx;
-	if (!ev->mine)
+	if (!*c->mine)
 		return; /* another worker writes it (chrome.h, shares) */
-	c->mine = 1;
 	switch (ev->cat) {
 	case MC_KERNEL:
 		chrome_kernel(c, ev);
@@ -165,21 +164,11 @@ static void end_file(void *ctx, struct tfile *t)
 static void begin_file(void *ctx, struct tfile *t)
 {
 	struct chrome *c = ctx;
-	(void)t;
+	c->t = t;
 	c->cf = chrome_cfile_new();
 }
 
-static const struct m_consumer chrome_consumer = {begin_file, on_event, end_file};
-
-int chrome_file(struct chrome *c, struct tfile *t)
-{
-	c->t = t;
-	struct m_share sh = {c->share, c->nshares, c->progress, c->block, c->block_ctx};
-	int rc = model_file(t, &chrome_consumer, c, &sh);
-	if (rc && c->share == 0)
-		fprintf(stderr, "cuptrace: %s\n", t->f.err);
-	return rc;
-}
+const struct m_consumer chrome_consumer = {begin_file, on_event, end_file};
 
 void chrome_head(struct out *o, struct inputs *in, const struct tfile *only, int kineto)
 {

@@ -19,7 +19,7 @@
  * nothing. Always test it. */
 __attribute__((warn_unused_result)) static inline int chrome_sep(struct chrome *c)
 {
-	if (!c->mine)
+	if (!*c->mine)
 		return 0;
 	/* The document head always holds an event, so every later one
 	 * starts with a comma; chunks handed to the sink end between events. */

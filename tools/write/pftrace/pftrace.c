@@ -513,7 +513,7 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 		lane = slice_lane(ptrack(p, ev->track), ev->ts, ev->end > ev->ts ? ev->end : ev->ts);
 	else if (ev->type == ME_ASYNC)
 		lane = lane_pick(&p->async, ev->span->ts, ev->span->end);
-	if (!ev->mine)
+	if (!*p->mine)
 		return;
 	struct need nd = {0};
 	switch (ev->cat) {

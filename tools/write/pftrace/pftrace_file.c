@@ -4,8 +4,8 @@
  * the files' processes. */
 #include "write/pftrace/pftrace.h"
 #include "write/pftrace/pftrace_int.h"
+#include "util/xalloc.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,27 +21,27 @@ static void end_file(void *ctx, struct tfile *t)
 	close_open(ctx);
 }
 
-static const struct m_consumer pftrace_consumer = {begin_file, pftrace_event, end_file};
+const struct m_consumer pftrace_consumer = {begin_file, pftrace_event, end_file};
 
-int pftrace_file(struct out *o, struct inputs *in, struct tfile *t, unsigned share,
-                 unsigned nshares, int plain, _Atomic uint64_t *progress)
+struct pft *pftrace_begin(struct out *o, struct inputs *in, struct tfile *t, unsigned share,
+                          unsigned nshares, int plain, const uint8_t *mine)
 {
-	struct pft p;
-	memset(&p, 0, sizeof p);
-	p.o = o, p.in = in, p.t = t, p.plain = plain;
-	p.seq = 2 + (uint32_t)t->index * (nshares ? nshares : 1) + share;
-	p.next_iid = 1;
-	struct m_share sh = {share, nshares, progress};
-	int rc = model_file(t, &pftrace_consumer, &p, &sh);
-	close_open(&p);
-	pack_chunk(&p, 0); /* this share's last packets */
-	pack_free(&p);
-	if (rc && share == 0)
-		fprintf(stderr, "cuptrace: %s\n", t->f.err);
-	hmap_free(&p.by_sid);
-	hmap_free(&p.by_text);
-	free(p.tr);
-	return rc;
+	struct pft *p = xcalloc(1, sizeof *p);
+	p->o = o, p->in = in, p->t = t, p->plain = plain, p->mine = mine;
+	p->seq = 2 + (uint32_t)t->index * (nshares ? nshares : 1) + share;
+	p->next_iid = 1;
+	return p;
+}
+
+void pftrace_end(struct pft *p)
+{
+	close_open(p);
+	pack_chunk(p, 0); /* this share's last packets */
+	pack_free(p);
+	hmap_free(&p->by_sid);
+	hmap_free(&p->by_text);
+	free(p->tr);
+	free(p);
 }
 
 void pftrace_head(struct out *o, struct inputs *in)

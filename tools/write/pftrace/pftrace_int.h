@@ -93,6 +93,7 @@ struct pft {
 	int plain; /* --pftrace-plain: packets go out as they are (pack_chunk) */
 	struct inputs *in;
 	struct tfile *t;
+	const uint8_t *mine; /* the event at hand is this share's to write */
 	uint32_t seq;
 	uint64_t def_track; /* the sequence's default track (TrackEventDefaults): no track_uuid */
 	/* The sequence's incremental clocks, one per track while the 64

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/* The driver that runs the model over a job's files on threads, for
+ * `cuptrace convert`, `stats` and `report`. Every thread of those
+ * commands is here: the workers and the counter they take work from; the
+ * shares (with cores to spare, several workers on one file, each running
+ * the whole model, since matching needs every record, but owning only the
+ * events that the records of its blocks produce). The caller gives a consumer of the model and hooks, and sees one
+ * file (or share of a file) at a time in each call. */
+#ifndef CT_DRIVE_H
+#define CT_DRIVE_H
+
+#include "model/model.h"
+#include "read/inputs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct drive;
+
+/* A file, or a share of it, as one worker reads it. */
+struct drive_file {
+	struct tfile *t; /* what is read: the input, or a share's own reader of it */
+	size_t index;    /* the input's place in in->v */
+	unsigned share, nshares; /* this share of the file's (share 0 of 1: all of it) */
+	/* The model's event at hand is this share's to write: block b's
+	 * events are share (b - 1) % nshares's, what the file's end produces
+	 * share 0's. Always 1 with one share. Consumers that write share-wise
+	 * test it for each event. */
+	uint8_t mine;
+	int rc;    /* the model's: -1 when the file turned out corrupt */
+	void *ctx; /* the consumer's context: open sets it */
+	void *w;   /* the worker's state (drive_ops.worker_begin) */
+	struct drive *d;
+};
+
+/* What the caller runs on the driver; a hook left NULL is not called. All
+ * take `arg` first. */
+struct drive_ops {
+	const struct m_consumer *consumer;
+	void *arg;
+	/* Each worker thread's state, made and ended on that thread: what
+	 * the files it reads share (an output buffer). */
+	void *(*worker_begin)(void *arg);
+	void (*worker_end)(void *arg, void *w);
+	/* On the worker, before file (share) f is read: sets f->ctx. Not 0:
+	 * the file is not read (close still comes). */
+	int (*open)(void *arg, struct drive_file *f);
+	/* On the worker, once f is read to its end (f->rc) or was not read,
+	 * before its decoding state is freed. Not 0: a failure (drive
+	 * returns 1). */
+	int (*close)(void *arg, struct drive_file *f);
+	/* With several shares: before the events of block `block` (from 1)
+	 * whenever it changes, and with the file's block count + 1 before
+	 * what its end produces; f->mine is already set for them. */
+	void (*block)(void *arg, struct drive_file *f, uint64_t block);
+	/* by_output: around the files of each output (lead: the file whose
+	 * output it is). Not 0: a failure; from output_begin, the output's
+	 * files are not read. */
+	int (*output_begin)(void *arg, void *w, struct tfile *lead);
+	int (*output_end)(void *arg, void *w, struct tfile *lead);
+};
+
+/* How the files are shared out. */
+struct drive_how {
+	int jobs;         /* -j: worker threads, 0 for the CPUs this process may use */
+	unsigned nshares; /* workers per file (0 or 1: a file is one worker's) */
+	/* A worker takes a lead file and reads the files of its output
+	 * (tfile_in_output, in their order) one after another. */
+	int by_output;
+	/* The progress line's word ("converting"); NULL: none. On a
+	 * terminal, the calling thread shows it while the workers run. */
+	const char *progress;
+};
+
+/* Reads every input through the model into ops->consumer. Returns 0, or 1
+ * when a hook said a failure or a share's reader could not be opened
+ * (said on stderr). */
+int drive(struct inputs *in, const struct drive_ops *ops, const struct drive_how *how);
+
+/* Worker threads for n units of work: jobs when > 0, else the CPUs this
+ * process may use; at most n, at least 1. */
+int drive_jobs(int jobs, size_t n);
+
+#endif
