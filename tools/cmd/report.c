@@ -3,7 +3,6 @@
  * from the tables of the reports of `cuptrace stats`, run by the same
  * driver (stats/collect.h), so the page and stats agree to the digit. */
 #include "cmd/cmd.h"
-#include "job/drive.h"
 #include "job/clocks.h"
 #include "write/html/html.h"
 #include "write/sink.h"
@@ -311,7 +310,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (opts.steps) /* logs beside the traces: the steps are the traces' */
 		cmd_drop_logs(&in, "report", "NCCL logs have no steps");
-	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, drive_jobs(jobs, in.n),
+	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, jobs,
 				 "report", steps_arg, take, &col);
 	if (rc < 0) {
 		inputs_close(&in);

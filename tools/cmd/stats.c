@@ -4,7 +4,6 @@
 #include "stats/stats.h"
 #include "stats/collect.h"
 #include "job/clocks.h"
-#include "job/drive.h"
 #include "util/tmp_file.h"
 
 #include <errno.h>
@@ -357,7 +356,7 @@ int cmd_stats(int argc, char **argv)
 		return 2;
 	}
 	struct print pr = {fmt, 1, prefix, unit, run.r, -2, 0, 0};
-	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, drive_jobs(jobs, in.n),
+	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, jobs,
 				 "stats", steps_arg, print_table, &pr);
 	if (rc < 0) { /* --steps matched nothing: no table */
 		inputs_close(&in);

@@ -4,7 +4,9 @@
  * commands is here: the workers and the counter they take work from; the
  * shares (with cores to spare, several workers on one file, each running
  * the whole model, since matching needs every record, but owning only the
- * events that the records of its blocks produce). The caller gives a consumer of the model and hooks, and sees one
+ * events that the records of its blocks produce); the files handed back
+ * in file order; the lockstep (a chunk of the file furthest behind at a
+ * time). The caller gives a consumer of the model and hooks, and sees one
  * file (or share of a file) at a time in each call. */
 #ifndef CT_DRIVE_H
 #define CT_DRIVE_H
@@ -29,8 +31,8 @@ struct drive_file {
 	uint8_t mine;
 	int rc;    /* the model's: -1 when the file turned out corrupt */
 	void *ctx; /* the consumer's context: open sets it */
-	void *w;   /* the worker's state (drive_ops.worker_begin) */
-	struct drive *d;
+	void *w;   /* the state of the worker reading it (drive_ops.worker_begin) */
+	struct drive *d; /* the driver's */
 };
 
 /* What the caller runs on the driver; a hook left NULL is not called. All
@@ -43,7 +45,7 @@ struct drive_ops {
 	void *(*worker_begin)(void *arg);
 	void (*worker_end)(void *arg, void *w);
 	/* On the worker, before file (share) f is read: sets f->ctx. Not 0:
-	 * the file is not read (close still comes). */
+	 * the file is not read (close, chunk and merge still come). */
 	int (*open)(void *arg, struct drive_file *f);
 	/* On the worker, once f is read to its end (f->rc) or was not read,
 	 * before its decoding state is freed. Not 0: a failure (drive
@@ -53,6 +55,11 @@ struct drive_ops {
 	 * whenever it changes, and with the file's block count + 1 before
 	 * what its end produces; f->mine is already set for them. */
 	void (*block)(void *arg, struct drive_file *f, uint64_t block);
+	/* Once every share of a file is closed: the files in their order,
+	 * one call at a time (f: share 0; f->ctx is as open left it). */
+	void (*merge)(void *arg, struct drive_file *f);
+	/* In lockstep: after each chunk of f, one call at a time. */
+	void (*chunk)(void *arg, struct drive_file *f);
 	/* by_output: around the files of each output (lead: the file whose
 	 * output it is). Not 0: a failure; from output_begin, the output's
 	 * files are not read. */
@@ -64,6 +71,12 @@ struct drive_ops {
 struct drive_how {
 	int jobs;         /* -j: worker threads, 0 for the CPUs this process may use */
 	unsigned nshares; /* workers per file (0 or 1: a file is one worker's) */
+	/* A chunk of one file at a time (no shares, not by_output), the one
+	 * furthest behind in the job's time first, so that what is matched
+	 * across files is what is in flight across them, not a whole file's.
+	 * Every file's model is alive at once: above a few dozen files they
+	 * are read whole instead. */
+	int lockstep;
 	/* A worker takes a lead file and reads the files of its output
 	 * (tfile_in_output, in their order) one after another. */
 	int by_output;

@@ -8,8 +8,8 @@
  * communicator has reported it (nranks comes from the communicator), then
  * it is handed out and forgotten. How deep the window is depends on the
  * caller: files read one after another (clocks.c) hold one rank's
- * collectives; files read in lockstep (nccl_skew under stats/collect.c)
- * only those in flight across ranks. `cap` bounds it: past it, the oldest
+ * collectives; files read in lockstep (nccl_skew, job/drive.c) only
+ * those in flight across ranks. `cap` bounds it: past it, the oldest
  * collective is handed out with the ranks it has. */
 #ifndef CT_NCCL_MATCH_H
 #define CT_NCCL_MATCH_H

@@ -179,7 +179,7 @@ struct m_watch {
 int model_file(struct tfile *t, const struct m_consumer *c, void *ctx, const struct m_watch *w);
 
 /* model_file a piece at a time, for readers that keep several files in
- * step (stats/collect.c's lockstep): open, then model_step reads at most
+ * step (job/drive.c's lockstep): open, then model_step reads at most
  * max records (1: more remain; 0: the file ended and its end was handed
  * out), model_close finishes what is not (-1: the file was corrupt). */
 struct model_run;

@@ -12,10 +12,9 @@ typedef void (*collect_fn)(void *ctx, int rep, struct table *t);
 
 /* Aligns clocks (align: ALIGN_* of job/clocks.h), reads every file once
  * through the model into reports r[0..n) (files shared out to `jobs`
- * threads; the tables are the same for any number), feeds them the NCCL
- * logs and
- * hands out their tables in order, the clocks table first (more than one
- * host). cmd names the command in messages; steps_arg is --steps' text.
+ * threads, -j: 0 for every CPU; the tables are the same for any number),
+ * feeds them the NCCL logs and hands out their tables in order, the
+ * clocks table first (more than one host). cmd names the command in messages; steps_arg is --steps' text.
  * The inputs stay open (headers, counts and status can be read after).
  * Returns 0, 1 when a file was corrupt (the tables still come), or -1
  * when --steps matched no file (said on stderr; no table comes). */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 /* Collectives held at most while some ranks have not reported them. The
- * files are read in lockstep (stats/collect.c), so the matcher holds the
+ * files are read in lockstep (job/drive.c), so the matcher holds the
  * collectives in flight across ranks; this cap only guards against files
  * whose arrivals come far out of time order. */
 #define WINDOW (1u << 22)

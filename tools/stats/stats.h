@@ -39,11 +39,12 @@ struct report {
 	void (*merge)(void *st, void *part);
 	void *(*part)(void *st);
 	/* Reports that match events ACROSS files (nccl_skew; the matching
-	 * itself is model/'s): with two files or more, collect.c reads them
-	 * in lockstep, a chunk of one file at a time, and after each chunk
-	 * drain(st, part) hands st what the part has gathered so far, under
-	 * a lock, in no fixed order of files (the tables must not depend on
-	 * it). merge still comes once per file, after its last drain. */
+	 * itself is model/'s): with two files or more, collect.c has them
+	 * read in lockstep (job/drive.c), a chunk of one file at a time, and
+	 * after each chunk drain(st, part) hands st what the part has
+	 * gathered so far, under a lock, in no fixed order of files (the
+	 * tables must not depend on it). merge still comes once per file,
+	 * after its last drain. */
 	void (*drain)(void *st, void *part);
 };
 
