@@ -2,7 +2,8 @@
 /* The .ctr trace file format: the one contract between libtrace/ (writer)
  * and tools/ (reader). Encoder and decoder live side by side in
  * libtrace/format/ (enc.c, dec.c) and both take their field layouts from
- * the schema table in schema.c, so they cannot drift.
+ * the schema tables (schema*.c), made from each kind's field list in
+ * fields.h, so they cannot drift.
  *
  * File layout (docs/FORMAT.md has the long version):
  *   header   "CUPTRACE" u16 major u16 minor u32 len, then len bytes of TLV

@@ -1,36 +1,25 @@
 // SPDX-License-Identifier: MIT
-/* Field layouts of the NVTX and control kinds (16-47). enc.c and dec.c
- * find every kind's layout through ct_schema_of(). */
-#include "cuptrace/format.h"
+/* Field layouts of the NVTX and control kinds (16-47), made from their
+ * lists in fields.h. enc.c and dec.c find every kind's layout through
+ * ct_schema_of(). */
+#include "fields.h"
 
 #include <stddef.h>
 
-#define TS CT_F_TS
-#define DUR CT_F_DUR
-#define U CT_F_U
-#define I CT_F_I
-#define SID CT_F_SID
-#define STR CT_F_STR
-
-/* Attribute fields shared by push, start and mark (NVTX event attributes). */
-#define ATTR_T SID, U, U, U, U, SID, STR
-#define ATTR_N "domain", "category", "color", "payload_type", "payload", "msg_id", "msg"
+#define K(kname, kind) [CT_EV_##kind - CT_EV_FIRST] = CT_SCHEMA(kname, kind)
 
 const struct ct_schema ct_schemas_core[CT_EV_CUPTI_FIRST - CT_EV_FIRST] = {
-	[CT_EV_NVTX_PUSH - CT_EV_FIRST] = {"nvtx_push", 8, {TS, ATTR_T}, {"ts", ATTR_N}},
-	[CT_EV_NVTX_POP - CT_EV_FIRST] = {"nvtx_pop", 2, {TS, SID}, {"ts", "domain"}},
-	[CT_EV_NVTX_START - CT_EV_FIRST] = {"nvtx_start", 9, {TS, U, ATTR_T}, {"ts", "id", ATTR_N}},
-	[CT_EV_NVTX_END - CT_EV_FIRST] = {"nvtx_end", 3, {TS, U, SID}, {"ts", "id", "domain"}},
-	[CT_EV_NVTX_MARK - CT_EV_FIRST] = {"nvtx_mark", 8, {TS, ATTR_T}, {"ts", ATTR_N}},
-	[CT_EV_THREAD_NAME - CT_EV_FIRST] = {"thread_name", 4, {TS, U, STR, U}, {"ts", "tid", "name", "user"}},
-	[CT_EV_CATEGORY - CT_EV_FIRST] = {"category", 4, {TS, SID, U, STR}, {"ts", "domain", "category", "name"}},
-	[CT_EV_CAPTURE - CT_EV_FIRST] = {"capture", 2, {TS, U}, {"ts", "on"}},
-	[CT_EV_STEP - CT_EV_FIRST] = {"step", 2, {TS, U}, {"ts", "step"}},
-	[CT_EV_RESET - CT_EV_FIRST] = {"reset", 1, {TS}, {"ts"}},
-	/* The watchdog (watchdog.c): the NCCL context and task ids as the
-	 * nccl_* kinds have them; seq only when has_seq; in_flight ns. */
-	[CT_EV_HANG - CT_EV_FIRST] = {"hang_suspected", 7, {TS, U, U, U, U, SID, U},
-				      {"ts", "ctx", "task", "has_seq", "seq", "func", "in_flight"}},
+	K("nvtx_push", NVTX_PUSH),
+	K("nvtx_pop", NVTX_POP),
+	K("nvtx_start", NVTX_START),
+	K("nvtx_end", NVTX_END),
+	K("nvtx_mark", NVTX_MARK),
+	K("thread_name", THREAD_NAME),
+	K("category", CATEGORY),
+	K("capture", CAPTURE),
+	K("step", STEP),
+	K("reset", RESET),
+	K("hang_suspected", HANG),
 };
 
 /* Tables of the other sources, all-empty until a source defines them. */
