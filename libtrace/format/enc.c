@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "enc.h"
 #include "crc32c.h"
+#include "fields.h"
 #include "varint.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int fast_layouts(void);
 
 int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 {
@@ -20,7 +19,6 @@ int ct_enc_init(struct ct_enc *e, size_t strtab_max)
 		return -1;
 	}
 	e->tid = -1;
-	e->fast = fast_layouts();
 	return 0;
 }
 
@@ -306,53 +304,29 @@ static inline __attribute__((always_inline)) int enc_layout(struct ct_enc *e,
 
 /* The kinds that come by the million (NVTX ranges and marks, kernels and
  * the CUDA calls that launch them) encoded through a constant copy of their
- * layout: the generic loop's switch on the field type costs a mispredicted
- * indirect jump per field, on the writer's path of every event.
- * ct_enc_init checks the copies
- * against the schema tables (e->fast). */
-#define ATTR CT_F_SID, CT_F_U, CT_F_U, CT_F_U, CT_F_U, CT_F_SID, CT_F_STR
-#define U4   CT_F_U, CT_F_U, CT_F_U, CT_F_U
-static const uint8_t lay_push[] = {CT_F_TS, ATTR}; /* push and mark */
-static const uint8_t lay_pop[] = {CT_F_TS, CT_F_SID};
-static const uint8_t lay_kernel[] = {CT_F_TS, CT_F_TS, CT_F_DELTA, CT_F_U, CT_F_U, CT_F_U,
-				     CT_F_SID, U4, U4, CT_F_U, CT_F_U, CT_F_U};
-static const uint8_t lay_api[] = {CT_F_TS, CT_F_TS, CT_F_DELTA, CT_F_U,
-				  CT_F_SID, CT_F_U, CT_F_U, CT_F_U};
-#undef ATTR
-#undef U4
-
-static int same_layout(unsigned kind, const uint8_t *type, unsigned nf)
-{
-	const struct ct_schema *s = ct_schema_of(kind);
-	return s && s->nfields == nf && !memcmp(s->type, type, nf);
-}
-
-static int fast_layouts(void)
-{
-	return same_layout(CT_EV_NVTX_PUSH, lay_push, sizeof lay_push) &&
-	       same_layout(CT_EV_NVTX_MARK, lay_push, sizeof lay_push) &&
-	       same_layout(CT_EV_NVTX_POP, lay_pop, sizeof lay_pop) &&
-	       same_layout(CT_EV_KERNEL, lay_kernel, sizeof lay_kernel) &&
-	       same_layout(CT_EV_CUDA_API, lay_api, sizeof lay_api);
-}
+ * layout, made from the same lists as the schema tables (fields.h): the
+ * generic loop's switch on the field type costs a mispredicted indirect
+ * jump per field, on the writer's path of every event. */
+static const uint8_t lay_push[] = {CT_FIELDS_NVTX_PUSH(CT_FIELD_TYPE, NVTX_PUSH)}; /* and mark */
+static const uint8_t lay_pop[] = {CT_FIELDS_NVTX_POP(CT_FIELD_TYPE, NVTX_POP)};
+static const uint8_t lay_kernel[] = {CT_FIELDS_KERNEL(CT_FIELD_TYPE, KERNEL)};
+static const uint8_t lay_api[] = {CT_FIELDS_CUDA_API(CT_FIELD_TYPE, CUDA_API)};
 
 #define FAST(lay)                                                                    \
 	return r->size < ct_rec_size(sizeof lay, 0) ? -1 : enc_layout(e, r, sizeof lay, lay)
 
 int ct_enc_record(struct ct_enc *e, const struct ct_rec *r)
 {
-	if (e->fast) {
-		switch (r->kind) {
-		case CT_EV_NVTX_PUSH:
-		case CT_EV_NVTX_MARK:
-			FAST(lay_push);
-		case CT_EV_NVTX_POP:
-			FAST(lay_pop);
-		case CT_EV_KERNEL:
-			FAST(lay_kernel);
-		case CT_EV_CUDA_API:
-			FAST(lay_api);
-		}
+	switch (r->kind) {
+	case CT_EV_NVTX_PUSH:
+	case CT_EV_NVTX_MARK: /* the same list (fields.h) */
+		FAST(lay_push);
+	case CT_EV_NVTX_POP:
+		FAST(lay_pop);
+	case CT_EV_KERNEL:
+		FAST(lay_kernel);
+	case CT_EV_CUDA_API:
+		FAST(lay_api);
 	}
 	const struct ct_schema *s = ct_schema_of(r->kind);
 	if (!s || r->size < ct_rec_size(s->nfields, 0))

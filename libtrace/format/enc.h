@@ -31,7 +31,6 @@ struct ct_enc {
 	uint32_t nccl_rank, nccl_nranks; /* the footer's CT_FT_NCCL_RANK, when nccl_nranks != 0 */
 	uint64_t *delta; /* [kind][field]: last value of each CT_F_DELTA field in the block */
 	struct ct_scache sc[CT_SCACHE_N]; /* strings of the table, by their bytes */
-	int fast; /* the hot kinds' layouts in enc.c match the schema table */
 };
 
 int ct_enc_init(struct ct_enc *e, size_t strtab_max);
