@@ -47,8 +47,11 @@ static void control_record(unsigned kind, uint64_t value)
 	uint32_t g = atomic_load_explicit(&ct_gate, memory_order_relaxed);
 	if ((g & 1) && t->epoch != g)
 		ct_thread_new_epoch(t, g);
-	uint64_t f[2] = {ct_stamp(), value};
-	ct_rec_stamped(t, kind, f, 2);
+	/* capture and step: ts, then the value (on, step) */
+	_Static_assert(F_CAPTURE_N == 2 && F_CAPTURE_ON == 1 && F_STEP_N == 2 && F_STEP_STEP == 1,
+	               "capture and step records differ");
+	uint64_t f[F_STEP_N] = {[F_TS] = ct_stamp(), [F_STEP_STEP] = value};
+	ct_rec_stamped(t, kind, f, F_STEP_N);
 }
 
 /* Recomputes the gate; records the switch on the calling thread. Returns

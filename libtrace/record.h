@@ -32,15 +32,15 @@ static inline void ct_rec_thread_name(struct ct_thread *t, uint64_t tid, const c
 {
 	if (len > CT_MAX_STR)
 		len = CT_MAX_STR;
-	struct ct_rec *r = ct_rec_begin(t, CT_EV_THREAD_NAME, 4, (uint32_t)len);
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_THREAD_NAME, F_THREAD_NAME_N, (uint32_t)len);
 	if (!r)
 		return;
 	r->reserved = ct_tick_flag;
-	r->f[0] = ct_stamp();
-	r->f[1] = tid;
-	r->f[2] = len;
-	r->f[3] = (uint64_t)user;
-	memcpy(&r->f[4], name, len);
+	r->f[F_THREAD_NAME_TS] = ct_stamp();
+	r->f[F_THREAD_NAME_TID] = tid;
+	r->f[F_THREAD_NAME_NAME] = len;
+	r->f[F_THREAD_NAME_USER] = (uint64_t)user;
+	memcpy(&r->f[F_THREAD_NAME_N], name, len);
 	ct_commit(t, r->size);
 }
 
@@ -55,7 +55,7 @@ static inline struct ct_rec *ct_rec_new(unsigned kind, unsigned nfields, uint32_
 		r->size = size;
 		r->kind = (uint16_t)kind;
 		r->reserved = 0;
-		r->f[0] = ct_now();
+		r->f[F_TS] = ct_now();
 	}
 	return r;
 }

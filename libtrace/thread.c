@@ -158,8 +158,8 @@ void ct_threads_rebase_drops(void)
 void ct_thread_new_epoch(struct ct_thread *t, uint32_t gate)
 {
 	if (t->epoch) {
-		uint64_t f[1] = {ct_stamp()};
-		ct_rec_stamped(t, CT_EV_RESET, f, 1);
+		uint64_t f[F_RESET_N] = {[F_RESET_TS] = ct_stamp()};
+		ct_rec_stamped(t, CT_EV_RESET, f, F_RESET_N);
 	}
 	t->epoch = gate;
 	t->depth = 0;

@@ -23,7 +23,8 @@ static struct {
 void ct_tnames_keep(int64_t tid, const struct ct_rec *r)
 {
 	size_t i = 0;
-	while (i < tn.n && !(tn.v[i].named == r->f[1] && tn.v[i].user == r->f[3]))
+	while (i < tn.n && !(tn.v[i].named == r->f[F_THREAD_NAME_TID] &&
+	                     tn.v[i].user == r->f[F_THREAD_NAME_USER]))
 		i++;
 	if (i == tn.n) {
 		if (tn.n == TNAMES_MAX)
@@ -35,7 +36,8 @@ void ct_tnames_keep(int64_t tid, const struct ct_rec *r)
 				return;
 			tn.v = v, tn.cap = cap;
 		}
-		tn.v[i] = (struct tname){tid, r->f[1], r->f[3], NULL};
+		tn.v[i] =
+		    (struct tname){tid, r->f[F_THREAD_NAME_TID], r->f[F_THREAD_NAME_USER], NULL};
 		tn.n++;
 	}
 	struct ct_rec *c = realloc(tn.v[i].r, r->size);

@@ -112,17 +112,18 @@ static void comm(const struct ct_rec *r)
 {
 	struct comm *m = NULL;
 	for (size_t i = 0; i < w.nm && !m; i++)
-		if (w.m[i].ctx == r->f[1])
+		if (w.m[i].ctx == r->f[F_NCCL_COMM_CTX])
 			m = &w.m[i];
 	if (!m) {
 		if (w.nm == NCOMM)
 			memmove(w.m, w.m + 1, --w.nm * sizeof *w.m);
 		m = &w.m[w.nm++];
 	}
-	m->ctx = r->f[1];
-	m->hash = r->f[2];
-	size_t len = r->f[7] < sizeof m->name - 1 ? (size_t)r->f[7] : sizeof m->name - 1;
-	memcpy(m->name, &r->f[8], len);
+	m->ctx = r->f[F_NCCL_COMM_CTX];
+	m->hash = r->f[F_NCCL_COMM_COMM];
+	uint64_t n = r->f[F_NCCL_COMM_NAME]; /* the name's bytes follow the fields */
+	size_t len = n < sizeof m->name - 1 ? (size_t)n : sizeof m->name - 1;
+	memcpy(m->name, &r->f[F_NCCL_COMM_N], len);
 	m->name[len] = 0;
 }
 
@@ -133,25 +134,26 @@ void ct_watch_record(int tid, const struct ct_rec *r)
 	case CT_EV_NCCL_COMM:
 		comm(r);
 		break;
-	case CT_EV_NCCL_COLL: /* ts, id, ctx, parent, group, seq, func, ..., nchannels (10) */
-	case CT_EV_NCCL_P2P:  /* ts, id, ctx, parent, group, func, ..., nchannels (9) */
-		t = task_of(r->f[1]);
-		t->ts = r->f[0] ? r->f[0] : 1;
-		t->ctx = r->f[2];
+	case CT_EV_NCCL_COLL:
+	case CT_EV_NCCL_P2P:
+		t = task_of(r->f[F_NCCL_START_ID]);
+		t->ts = r->f[F_NCCL_START_TS] ? r->f[F_NCCL_START_TS] : 1;
+		t->ctx = r->f[F_NCCL_START_CTX];
 		t->tid = tid;
 		t->has_seq = r->kind == CT_EV_NCCL_COLL;
-		t->seq = t->has_seq ? r->f[5] : 0;
-		t->func = t->has_seq ? r->f[6] : r->f[5];
-		t->nch = (unsigned)(t->has_seq ? r->f[10] : r->f[9]);
+		t->seq = t->has_seq ? r->f[F_NCCL_COLL_SEQ] : 0;
+		t->func = t->has_seq ? r->f[F_NCCL_COLL_FUNC] : r->f[F_NCCL_P2P_FUNC];
+		t->nch =
+		    (unsigned)(t->has_seq ? r->f[F_NCCL_COLL_CHANNELS] : r->f[F_NCCL_P2P_CHANNELS]);
 		if (t->started && t->ended >= t->started && t->ended >= (t->nch ? t->nch : 1))
 			task_done(t); /* its channels came first and all ended */
 		break;
-	case CT_EV_NCCL_KERNEL_CH: /* ts, id, ctx, parent (the task) */
-		channel(r->f[1], r->f[3]);
+	case CT_EV_NCCL_KERNEL_CH: /* parent: the task */
+		channel(r->f[F_NCCL_KERNEL_CH_ID], r->f[F_NCCL_KERNEL_CH_PARENT]);
 		break;
-	case CT_EV_NCCL_STATE: /* ts, id, state, value */
-		if (r->f[2] == 22) /* the channel's GPU end */
-			channel_end(r->f[1]);
+	case CT_EV_NCCL_STATE:
+		if (r->f[F_NCCL_STATE_STATE] == 22) /* the channel's GPU end */
+			channel_end(r->f[F_NCCL_STATE_ID]);
 		break;
 	default:
 		break;

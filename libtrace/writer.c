@@ -206,7 +206,7 @@ static void on_record(void *ctx, const struct ct_rec *r)
 		/* In place, before anything reads it: the record is ours until
 		 * ct_drain_max's release of `consumed` hands the chunk back. */
 		struct ct_rec *w = (struct ct_rec *)r;
-		w->f[0] = ct_tickmap_ns(&writer_st.map, w->f[0]);
+		w->f[F_TS] = ct_tickmap_ns(&writer_st.map, w->f[F_TS]);
 	}
 	if (r->kind == CT_K_THREAD) {
 		new_owner(ctx, (int)r->f[0]);
@@ -283,6 +283,7 @@ static void sync_file(void);
 /* A record the writer makes itself (times in ns already), on thread tid. */
 static void own_record(unsigned kind, int64_t tid, const uint64_t *f, unsigned n)
 {
+	_Static_assert(F_HANG_N <= 8 && F_CAPTURE_N <= 8, "the kinds it makes fit buf");
 	uint64_t buf[1 + 8];
 	struct ct_rec *r = (struct ct_rec *)buf;
 	r->size = ct_rec_size(n, 0);
@@ -306,9 +307,16 @@ static void watch_pass(void)
 	size_t n = 0;
 	uint64_t now = ct_now();
 	while (n < WATCH_LINES && ct_watch_due(now, &hit[n])) {
-		uint64_t f[7] = {now,		      hit[n].ctx, hit[n].task, (uint64_t)hit[n].has_seq,
-		                 hit[n].seq, hit[n].func, hit[n].in_flight};
-		own_record(CT_EV_HANG, hit[n].tid, f, 7);
+		uint64_t f[F_HANG_N] = {
+		    [F_HANG_TS] = now,
+		    [F_HANG_CTX] = hit[n].ctx,
+		    [F_HANG_TASK] = hit[n].task,
+		    [F_HANG_HAS_SEQ] = (uint64_t)hit[n].has_seq,
+		    [F_HANG_SEQ] = hit[n].seq,
+		    [F_HANG_FUNC] = hit[n].func,
+		    [F_HANG_IN_FLIGHT] = hit[n].in_flight,
+		};
+		own_record(CT_EV_HANG, hit[n].tid, f, F_HANG_N);
 		n++;
 	}
 	if (!n)
@@ -354,7 +362,7 @@ static void close_file(void)
 /* A thread's name at the head of a new file, as of the rotation. */
 static void replay_name(int64_t tid, struct ct_rec *r)
 {
-	r->f[0] = ct_now();
+	r->f[F_THREAD_NAME_TS] = ct_now();
 	int64_t cur = writer_st.enc.tid;
 	ct_enc_thread(&writer_st.enc, tid);
 	encode(r);
@@ -463,7 +471,10 @@ static void *writer_main(void *arg)
 		cycle();
 		if (sw >= 0) /* the capture timer switched here: on the main thread, as a
 			      * program's own switch is on its thread (the tools read windows) */
-			own_record(CT_EV_CAPTURE, (int64_t)ct.pid, (uint64_t[]){now, (uint64_t)sw}, 2);
+			own_record(
+			    CT_EV_CAPTURE, (int64_t)ct.pid,
+			    (uint64_t[]){[F_CAPTURE_TS] = now, [F_CAPTURE_ON] = (uint64_t)sw},
+			    F_CAPTURE_N);
 		if (writer_st.watch)
 			watch_pass();
 		if (req >= CT_FLUSH_FOOTER) {

@@ -4,6 +4,8 @@
 #ifndef CT_REC_H
 #define CT_REC_H
 
+#include "fields.h" /* F_*: the fields' positions in f[] */
+
 #include <stdint.h>
 
 struct ct_rec {

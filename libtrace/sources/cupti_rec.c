@@ -265,28 +265,28 @@ static void put_kernel(struct ct_thread *t, const CUpti_ActivityKernel10 *k)
 		return;
 	}
 	uint64_t name = name_handle(k->name);
-	struct ct_rec *r = ct_rec_begin(t, CT_EV_KERNEL, 18, 0);
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_KERNEL, F_KERNEL_N, 0);
 	if (!r)
 		return;
 	uint64_t *f = r->f;
-	f[0] = ts_of(k->start);
-	f[1] = ts_of(k->end);
-	f[2] = k->correlationId;
-	f[3] = k->deviceId;
-	f[4] = k->contextId;
-	f[5] = k->streamId;
-	f[6] = name;
-	f[7] = (uint32_t)k->gridX;
-	f[8] = (uint32_t)k->gridY;
-	f[9] = (uint32_t)k->gridZ;
-	f[10] = (uint32_t)k->blockX;
-	f[11] = (uint32_t)k->blockY;
-	f[12] = (uint32_t)k->blockZ;
-	f[13] = k->registersPerThread;
-	f[14] = (uint32_t)k->staticSharedMemory;
-	f[15] = (uint32_t)k->dynamicSharedMemory;
-	f[16] = k->graphId;
-	f[17] = k->graphNodeId;
+	f[F_KERNEL_TS] = ts_of(k->start);
+	f[F_KERNEL_END] = ts_of(k->end);
+	f[F_KERNEL_CORRELATION] = k->correlationId;
+	f[F_KERNEL_DEVICE] = k->deviceId;
+	f[F_KERNEL_CONTEXT] = k->contextId;
+	f[F_KERNEL_STREAM] = k->streamId;
+	f[F_KERNEL_NAME] = name;
+	f[F_KERNEL_GRID_X] = (uint32_t)k->gridX;
+	f[F_KERNEL_GRID_Y] = (uint32_t)k->gridY;
+	f[F_KERNEL_GRID_Z] = (uint32_t)k->gridZ;
+	f[F_KERNEL_BLOCK_X] = (uint32_t)k->blockX;
+	f[F_KERNEL_BLOCK_Y] = (uint32_t)k->blockY;
+	f[F_KERNEL_BLOCK_Z] = (uint32_t)k->blockZ;
+	f[F_KERNEL_REGISTERS] = k->registersPerThread;
+	f[F_KERNEL_STATIC_SMEM] = (uint32_t)k->staticSharedMemory;
+	f[F_KERNEL_DYNAMIC_SMEM] = (uint32_t)k->dynamicSharedMemory;
+	f[F_KERNEL_GRAPH_ID] = k->graphId;
+	f[F_KERNEL_GRAPH_NODE] = k->graphNodeId;
 	ct_commit(t, r->size);
 }
 
@@ -298,25 +298,25 @@ static void put_kernel(struct ct_thread *t, const CUpti_ActivityKernel10 *k)
 			ct_count_drop(t, CT_EV_MEMCPY);                                            \
 			return;                                                                    \
 		}                                                                                  \
-		struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMCPY, 15, 0);                           \
+		struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMCPY, F_MEMCPY_N, 0);                   \
 		if (!r)                                                                            \
 			return;                                                                    \
 		uint64_t *f = r->f;                                                                \
-		f[0] = ts_of((m)->start);                                                          \
-		f[1] = ts_of((m)->end);                                                            \
-		f[2] = (m)->correlationId;                                                         \
-		f[3] = (m)->bytes;                                                                 \
-		f[4] = (m)->deviceId;                                                              \
-		f[5] = (m)->contextId;                                                             \
-		f[6] = (m)->streamId;                                                              \
-		f[7] = (m)->copyKind;                                                              \
-		f[8] = (m)->srcKind;                                                               \
-		f[9] = (m)->dstKind;                                                               \
-		f[10] = (src_device);                                                              \
-		f[11] = (dst_device);                                                              \
-		f[12] = (m)->flags;                                                                \
-		f[13] = (m)->graphId;                                                              \
-		f[14] = (m)->graphNodeId;                                                          \
+		f[F_MEMCPY_TS] = ts_of((m)->start);                                                \
+		f[F_MEMCPY_END] = ts_of((m)->end);                                                 \
+		f[F_MEMCPY_CORRELATION] = (m)->correlationId;                                      \
+		f[F_MEMCPY_BYTES] = (m)->bytes;                                                    \
+		f[F_MEMCPY_DEVICE] = (m)->deviceId;                                                \
+		f[F_MEMCPY_CONTEXT] = (m)->contextId;                                              \
+		f[F_MEMCPY_STREAM] = (m)->streamId;                                                \
+		f[F_MEMCPY_COPY_KIND] = (m)->copyKind;                                             \
+		f[F_MEMCPY_SRC_KIND] = (m)->srcKind;                                               \
+		f[F_MEMCPY_DST_KIND] = (m)->dstKind;                                               \
+		f[F_MEMCPY_SRC_DEVICE] = (src_device);                                             \
+		f[F_MEMCPY_DST_DEVICE] = (dst_device);                                             \
+		f[F_MEMCPY_FLAGS] = (m)->flags;                                                    \
+		f[F_MEMCPY_GRAPH_ID] = (m)->graphId;                                               \
+		f[F_MEMCPY_GRAPH_NODE] = (m)->graphNodeId;                                         \
 		ct_commit(t, r->size);                                                             \
 	} while (0)
 
@@ -336,29 +336,33 @@ static void put_memset(struct ct_thread *t, const CUpti_ActivityMemset4 *m)
 		ct_count_drop(t, CT_EV_MEMSET);
 		return;
 	}
-	struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMSET, 11, 0);
+	struct ct_rec *r = ct_rec_begin(t, CT_EV_MEMSET, F_MEMSET_N, 0);
 	if (!r)
 		return;
 	uint64_t *f = r->f;
-	f[0] = ts_of(m->start);
-	f[1] = ts_of(m->end);
-	f[2] = m->correlationId;
-	f[3] = m->bytes;
-	f[4] = m->deviceId;
-	f[5] = m->contextId;
-	f[6] = m->streamId;
-	f[7] = m->value;
-	f[8] = m->memoryKind;
-	f[9] = m->graphId;
-	f[10] = m->graphNodeId;
+	f[F_MEMSET_TS] = ts_of(m->start);
+	f[F_MEMSET_END] = ts_of(m->end);
+	f[F_MEMSET_CORRELATION] = m->correlationId;
+	f[F_MEMSET_BYTES] = m->bytes;
+	f[F_MEMSET_DEVICE] = m->deviceId;
+	f[F_MEMSET_CONTEXT] = m->contextId;
+	f[F_MEMSET_STREAM] = m->streamId;
+	f[F_MEMSET_VALUE] = m->value;
+	f[F_MEMSET_MEMORY_KIND] = m->memoryKind;
+	f[F_MEMSET_GRAPH_ID] = m->graphId;
+	f[F_MEMSET_GRAPH_NODE] = m->graphNodeId;
 	ct_commit(t, r->size);
 }
 
 static void put_sync(struct ct_thread *t, const CUpti_ActivitySynchronization2 *s)
 {
-	uint64_t f[7] = {ts_of(s->start), ts_of(s->end),     s->correlationId, s->contextId,
-	                 s->streamId,     (uint64_t)s->type, s->cudaEventId};
-	ct_rec_simple(t, CT_EV_SYNC, f, 7);
+	uint64_t f[F_SYNC_N] = {
+	    [F_SYNC_TS] = ts_of(s->start),           [F_SYNC_END] = ts_of(s->end),
+	    [F_SYNC_CORRELATION] = s->correlationId, [F_SYNC_CONTEXT] = s->contextId,
+	    [F_SYNC_STREAM] = s->streamId,           [F_SYNC_TYPE] = (uint64_t)s->type,
+	    [F_SYNC_EVENT] = s->cudaEventId,
+	};
+	ct_rec_simple(t, CT_EV_SYNC, f, F_SYNC_N);
 }
 
 /* Read with the fields CUpti_ActivityCudaEvent (before CUDA 12.8) and its
@@ -367,8 +371,13 @@ static void put_sync(struct ct_thread *t, const CUpti_ActivitySynchronization2 *
  * record of its event by correlation id, which every version has). */
 static void put_cuda_event(struct ct_thread *t, const CUpti_ActivityCudaEvent2 *e)
 {
-	uint64_t f[4] = {e->correlationId, e->contextId, e->streamId, e->eventId};
-	ct_rec_simple(t, CT_EV_CUDA_EVENT, f, 4);
+	uint64_t f[F_CUDA_EVENT_N] = {
+	    [F_CUDA_EVENT_CORRELATION] = e->correlationId,
+	    [F_CUDA_EVENT_CONTEXT] = e->contextId,
+	    [F_CUDA_EVENT_STREAM] = e->streamId,
+	    [F_CUDA_EVENT_EVENT] = e->eventId,
+	};
+	ct_rec_simple(t, CT_EV_CUDA_EVENT, f, F_CUDA_EVENT_N);
 }
 
 static void put_api(struct ct_thread *t, const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
@@ -376,23 +385,33 @@ static void put_api(struct ct_thread *t, const CUpti_ActivityAPI *a, CUpti_Callb
 	uint64_t e = api_entry(domain, a->cbid);
 	if (e & API_NOISY)
 		return;
-	uint64_t f[8] = {ts_of(a->start), ts_of(a->end),  a->correlationId, a->threadId,
-	                 e >> 1,          a->returnValue, (uint64_t)domain, a->cbid};
-	ct_rec_simple(t, CT_EV_CUDA_API, f, 8);
+	uint64_t f[F_CUDA_API_N] = {
+	    [F_CUDA_API_TS] = ts_of(a->start),
+	    [F_CUDA_API_END] = ts_of(a->end),
+	    [F_CUDA_API_CORRELATION] = a->correlationId,
+	    [F_CUDA_API_TID] = a->threadId,
+	    [F_CUDA_API_NAME] = e >> 1,
+	    [F_CUDA_API_STATUS] = a->returnValue,
+	    [F_CUDA_API_API] = (uint64_t)domain,
+	    [F_CUDA_API_CBID] = a->cbid,
+	};
+	ct_rec_simple(t, CT_EV_CUDA_API, f, F_CUDA_API_N);
 }
 
 static void put_memory(struct ct_thread *t, const CUpti_ActivityMemory4 *m)
 {
-	uint64_t f[9] = {ts_of(m->timestamp),
-	                 m->correlationId,
-	                 (uint64_t)m->memoryOperationType,
-	                 m->bytes,
-	                 m->address,
-	                 m->deviceId,
-	                 m->contextId,
-	                 m->streamId,
-	                 (uint64_t)m->memoryKind};
-	ct_rec_simple(t, CT_EV_GPU_MEMORY, f, 9);
+	uint64_t f[F_GPU_MEMORY_N] = {
+	    [F_GPU_MEMORY_TS] = ts_of(m->timestamp),
+	    [F_GPU_MEMORY_CORRELATION] = m->correlationId,
+	    [F_GPU_MEMORY_OP] = (uint64_t)m->memoryOperationType,
+	    [F_GPU_MEMORY_BYTES] = m->bytes,
+	    [F_GPU_MEMORY_ADDRESS] = m->address,
+	    [F_GPU_MEMORY_DEVICE] = m->deviceId,
+	    [F_GPU_MEMORY_CONTEXT] = m->contextId,
+	    [F_GPU_MEMORY_STREAM] = m->streamId,
+	    [F_GPU_MEMORY_MEMORY_KIND] = (uint64_t)m->memoryKind,
+	};
+	ct_rec_simple(t, CT_EV_GPU_MEMORY, f, F_GPU_MEMORY_N);
 }
 
 /* Device and context records go through the definition queue: they reach
@@ -409,48 +428,49 @@ static void put_device(struct ct_thread *t, const CUpti_ActivityDevice5 *d)
 	}
 	const char *name = d->name ? d->name : "";
 	size_t nlen = strnlen(name, 256);
-	_Alignas(8) uint8_t buf[8 + 8 * 19 + 256 + 32 + 8];
+	_Alignas(8) uint8_t buf[8 + 8 * F_GPU_DEVICE_N + 256 + 32 + 8];
 	struct ct_rec *r = (struct ct_rec *)buf;
-	r->size = ct_rec_size(19, (uint32_t)(nlen + 32));
+	r->size = ct_rec_size(F_GPU_DEVICE_N, (uint32_t)(nlen + 32));
 	r->kind = CT_EV_GPU_DEVICE;
 	r->reserved = 0;
 	uint64_t *f = r->f;
-	f[0] = ct_now();
-	f[1] = d->id;
-	f[2] = nlen;
-	f[3] = d->globalMemorySize;
-	f[4] = d->computeCapabilityMajor;
-	f[5] = d->computeCapabilityMinor;
-	f[6] = d->numMultiprocessors;
-	f[7] = d->maxThreadsPerBlock;
-	f[8] = d->maxWarpsPerMultiprocessor;
-	f[9] = d->maxBlocksPerMultiprocessor;
-	f[10] = d->maxRegistersPerBlock;
-	f[11] = d->maxRegistersPerMultiprocessor;
-	f[12] = d->maxSharedMemoryPerBlock;
-	f[13] = d->maxSharedMemoryPerMultiprocessor;
-	f[14] = d->numThreadsPerWarp;
-	f[15] = d->l2CacheSize;
-	f[16] = d->coreClockRate;
-	f[17] = d->globalMemoryBandwidth;
-	f[18] = 32;
-	memcpy(&f[19], name, nlen);
-	memcpy((char *)&f[19] + nlen, uuid, 32);
+	f[F_GPU_DEVICE_TS] = ct_now();
+	f[F_GPU_DEVICE_DEVICE] = d->id;
+	f[F_GPU_DEVICE_NAME] = nlen;
+	f[F_GPU_DEVICE_GLOBAL_MEMORY] = d->globalMemorySize;
+	f[F_GPU_DEVICE_CC_MAJOR] = d->computeCapabilityMajor;
+	f[F_GPU_DEVICE_CC_MINOR] = d->computeCapabilityMinor;
+	f[F_GPU_DEVICE_SMS] = d->numMultiprocessors;
+	f[F_GPU_DEVICE_MAX_THREADS_PER_BLOCK] = d->maxThreadsPerBlock;
+	f[F_GPU_DEVICE_MAX_WARPS_PER_SM] = d->maxWarpsPerMultiprocessor;
+	f[F_GPU_DEVICE_MAX_BLOCKS_PER_SM] = d->maxBlocksPerMultiprocessor;
+	f[F_GPU_DEVICE_REGS_PER_BLOCK] = d->maxRegistersPerBlock;
+	f[F_GPU_DEVICE_REGS_PER_SM] = d->maxRegistersPerMultiprocessor;
+	f[F_GPU_DEVICE_SMEM_PER_BLOCK] = d->maxSharedMemoryPerBlock;
+	f[F_GPU_DEVICE_SMEM_PER_SM] = d->maxSharedMemoryPerMultiprocessor;
+	f[F_GPU_DEVICE_WARP_SIZE] = d->numThreadsPerWarp;
+	f[F_GPU_DEVICE_L2_CACHE] = d->l2CacheSize;
+	f[F_GPU_DEVICE_CORE_CLOCK_KHZ] = d->coreClockRate;
+	f[F_GPU_DEVICE_MEMORY_BANDWIDTH_KBS] = d->globalMemoryBandwidth;
+	f[F_GPU_DEVICE_UUID] = 32;
+	/* the strings' bytes follow the fields: name, then uuid */
+	memcpy(&f[F_GPU_DEVICE_N], name, nlen);
+	memcpy((char *)&f[F_GPU_DEVICE_N] + nlen, uuid, 32);
 	ct_defs_add_record(t->tid, r);
 	ct_debug("GPU %u: %.*s", d->id, (int)nlen, name);
 }
 
 static void put_context(struct ct_thread *t, const CUpti_ActivityContext3 *c)
 {
-	_Alignas(8) uint8_t buf[8 + 8 * 4];
+	_Alignas(8) uint8_t buf[8 + 8 * F_GPU_CONTEXT_N];
 	struct ct_rec *r = (struct ct_rec *)buf;
-	r->size = ct_rec_size(4, 0);
+	r->size = ct_rec_size(F_GPU_CONTEXT_N, 0);
 	r->kind = CT_EV_GPU_CONTEXT;
 	r->reserved = 0;
-	r->f[0] = ct_now();
-	r->f[1] = c->contextId;
-	r->f[2] = c->deviceId;
-	r->f[3] = c->nullStreamId;
+	r->f[F_GPU_CONTEXT_TS] = ct_now();
+	r->f[F_GPU_CONTEXT_CONTEXT] = c->contextId;
+	r->f[F_GPU_CONTEXT_DEVICE] = c->deviceId;
+	r->f[F_GPU_CONTEXT_NULL_STREAM] = c->nullStreamId;
 	ct_defs_add_record(t->tid, r);
 }
 

@@ -105,7 +105,7 @@ static inline uint64_t *begin(struct ct_thread *t, unsigned kind, unsigned n, st
 	*r = ct_rec_begin(t, kind, n, 0);
 	if (!*r)
 		return NULL;
-	(*r)->reserved = ct_tick_flag; /* every one's f[0] is a ct_stamp() */
+	(*r)->reserved = ct_tick_flag; /* every one's ts (f[F_TS]) is a ct_stamp() */
 	return (*r)->f;
 }
 
@@ -145,87 +145,92 @@ static int start_event(struct nctx *c, void **out, const struct np_descr *d, uin
 	uint64_t now = ct_stamp();
 	switch (type) {
 	case NP_GROUP_API:
-		if (!(f = begin(t, CT_EV_NCCL_GROUP_API, 5, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_GROUP_API, F_NCCL_GROUP_API_N, &r)))
 			return 0;
 		h = new_handle(HC_GROUP_API);
-		f[0] = now, f[1] = h, f[2] = ctx;
-		f[3] = (uint64_t)d->group_api.depth;
-		f[4] = d->group_api.graph != 0;
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_GROUP_API_DEPTH] = (uint64_t)d->group_api.depth;
+		f[F_NCCL_GROUP_API_GRAPH] = d->group_api.graph != 0;
 		break;
 	case NP_COLL_API:
-		if (!(f = begin(t, CT_EV_NCCL_COLL_API, 10, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_COLL_API, F_NCCL_COLL_API_N, &r)))
 			return 0;
 		h = new_handle(HC_COLL_API);
-		f[0] = now, f[1] = h, f[2] = ctx, f[3] = P(d->parent);
-		f[4] = ct_nccl_str(d->coll_api.func);
-		f[5] = ct_nccl_str(d->coll_api.datatype);
-		f[6] = d->coll_api.count;
-		f[7] = (uint64_t)(int64_t)d->coll_api.root;
-		f[8] = P(d->coll_api.stream);
-		f[9] = d->coll_api.graph != 0;
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_COLL_API_PARENT] = P(d->parent);
+		f[F_NCCL_COLL_API_FUNC] = ct_nccl_str(d->coll_api.func);
+		f[F_NCCL_COLL_API_DATATYPE] = ct_nccl_str(d->coll_api.datatype);
+		f[F_NCCL_COLL_API_COUNT] = d->coll_api.count;
+		f[F_NCCL_COLL_API_ROOT] = (uint64_t)(int64_t)d->coll_api.root;
+		f[F_NCCL_COLL_API_STREAM] = P(d->coll_api.stream);
+		f[F_NCCL_COLL_API_GRAPH] = d->coll_api.graph != 0;
 		break;
 	case NP_P2P_API:
-		if (!(f = begin(t, CT_EV_NCCL_P2P_API, 9, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_P2P_API, F_NCCL_P2P_API_N, &r)))
 			return 0;
 		h = new_handle(HC_P2P_API);
-		f[0] = now, f[1] = h, f[2] = ctx, f[3] = P(d->parent);
-		f[4] = ct_nccl_str(d->p2p_api.func);
-		f[5] = ct_nccl_str(d->p2p_api.datatype);
-		f[6] = d->p2p_api.count;
-		f[7] = P(d->p2p_api.stream);
-		f[8] = d->p2p_api.graph != 0;
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_P2P_API_PARENT] = P(d->parent);
+		f[F_NCCL_P2P_API_FUNC] = ct_nccl_str(d->p2p_api.func);
+		f[F_NCCL_P2P_API_DATATYPE] = ct_nccl_str(d->p2p_api.datatype);
+		f[F_NCCL_P2P_API_COUNT] = d->p2p_api.count;
+		f[F_NCCL_P2P_API_STREAM] = P(d->p2p_api.stream);
+		f[F_NCCL_P2P_API_GRAPH] = d->p2p_api.graph != 0;
 		break;
 	case NP_KERNEL_LAUNCH:
-		if (!(f = begin(t, CT_EV_NCCL_LAUNCH, 5, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_LAUNCH, F_NCCL_LAUNCH_N, &r)))
 			return 0;
-		f[0] = now, f[1] = h, f[2] = ctx, f[3] = P(d->parent);
-		f[4] = P(d->launch.stream);
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_LAUNCH_PARENT] = P(d->parent);
+		f[F_NCCL_LAUNCH_STREAM] = P(d->launch.stream);
 		break;
 	case NP_GROUP:
-		if (!(f = begin(t, CT_EV_NCCL_GROUP, 4, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_GROUP, F_NCCL_GROUP_N, &r)))
 			return 0;
 		h = new_handle(HC_GROUP);
-		f[0] = now, f[1] = h, f[2] = ctx, f[3] = launch;
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_GROUP_LAUNCH] = launch;
 		break;
 	case NP_COLL:
-		if (!(f = begin(t, CT_EV_NCCL_COLL, 15, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_COLL, F_NCCL_COLL_N, &r)))
 			return 0;
 		h = new_handle(HC_COLL);
-		f[0] = now, f[1] = h, f[2] = ctx;
-		f[3] = v4 ? 0 : P(d->parent);
-		f[4] = v4 ? P(d->parent) : P(d->coll.group);
-		f[5] = d->coll.seq;
-		f[6] = ct_nccl_str(d->coll.func);
-		f[7] = ct_nccl_str(d->coll.datatype);
-		f[8] = d->coll.count;
-		f[9] = (uint64_t)(int64_t)d->coll.root;
-		f[10] = d->coll.nchannels;
-		f[11] = d->coll.nwarps;
-		f[12] = ct_nccl_str(d->coll.algo);
-		f[13] = ct_nccl_str(d->coll.proto);
-		f[14] = (uint64_t)(int64_t)d->rank;
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_COLL_PARENT] = v4 ? 0 : P(d->parent);
+		f[F_NCCL_COLL_GROUP] = v4 ? P(d->parent) : P(d->coll.group);
+		f[F_NCCL_COLL_SEQ] = d->coll.seq;
+		f[F_NCCL_COLL_FUNC] = ct_nccl_str(d->coll.func);
+		f[F_NCCL_COLL_DATATYPE] = ct_nccl_str(d->coll.datatype);
+		f[F_NCCL_COLL_COUNT] = d->coll.count;
+		f[F_NCCL_COLL_ROOT] = (uint64_t)(int64_t)d->coll.root;
+		f[F_NCCL_COLL_CHANNELS] = d->coll.nchannels;
+		f[F_NCCL_COLL_WARPS] = d->coll.nwarps;
+		f[F_NCCL_COLL_ALGO] = ct_nccl_str(d->coll.algo);
+		f[F_NCCL_COLL_PROTO] = ct_nccl_str(d->coll.proto);
+		f[F_NCCL_COLL_RANK] = (uint64_t)(int64_t)d->rank;
 		break;
 	case NP_P2P:
-		if (!(f = begin(t, CT_EV_NCCL_P2P, 11, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_P2P, F_NCCL_P2P_N, &r)))
 			return 0;
 		h = new_handle(HC_P2P);
-		f[0] = now, f[1] = h, f[2] = ctx;
-		f[3] = v4 ? 0 : P(d->parent);
-		f[4] = v4 ? P(d->parent) : P(d->p2p.group);
-		f[5] = ct_nccl_str(d->p2p.func);
-		f[6] = ct_nccl_str(d->p2p.datatype);
-		f[7] = d->p2p.count;
-		f[8] = (uint64_t)(int64_t)d->p2p.peer;
-		f[9] = d->p2p.nchannels;
-		f[10] = (uint64_t)(int64_t)d->rank;
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_P2P_PARENT] = v4 ? 0 : P(d->parent);
+		f[F_NCCL_P2P_GROUP] = v4 ? P(d->parent) : P(d->p2p.group);
+		f[F_NCCL_P2P_FUNC] = ct_nccl_str(d->p2p.func);
+		f[F_NCCL_P2P_DATATYPE] = ct_nccl_str(d->p2p.datatype);
+		f[F_NCCL_P2P_COUNT] = d->p2p.count;
+		f[F_NCCL_P2P_PEER] = (uint64_t)(int64_t)d->p2p.peer;
+		f[F_NCCL_P2P_CHANNELS] = d->p2p.nchannels;
+		f[F_NCCL_P2P_RANK] = (uint64_t)(int64_t)d->rank;
 		break;
 	case NP_KERNEL_CH:
-		if (!(f = begin(t, CT_EV_NCCL_KERNEL_CH, 6, &r)))
+		if (!(f = begin(t, CT_EV_NCCL_KERNEL_CH, F_NCCL_KERNEL_CH_N, &r)))
 			return 0;
 		h = new_handle(HC_KERNEL_CH);
-		f[0] = now, f[1] = h, f[2] = ctx, f[3] = P(d->parent);
-		f[4] = d->kernel_ch.channel;
-		f[5] = d->kernel_ch.timer;
+		f[F_NCCL_START_TS] = now, f[F_NCCL_START_ID] = h, f[F_NCCL_START_CTX] = ctx;
+		f[F_NCCL_KERNEL_CH_PARENT] = P(d->parent);
+		f[F_NCCL_KERNEL_CH_CHANNEL] = d->kernel_ch.channel;
+		f[F_NCCL_KERNEL_CH_GPU_START] = d->kernel_ch.timer;
 		break;
 	default: /* proxy, network, copy-engine: not asked for */
 		return 0;
@@ -259,9 +264,9 @@ static int stop_event(void *handle)
 	struct ct_thread *t = ct_self();
 	struct ct_rec *r;
 	uint64_t *f;
-	if (!t || !(f = begin(t, CT_EV_NCCL_STOP, 2, &r)))
+	if (!t || !(f = begin(t, CT_EV_NCCL_STOP, F_NCCL_STOP_N, &r)))
 		return 0;
-	f[0] = ct_stamp(), f[1] = h;
+	f[F_NCCL_STOP_TS] = ct_stamp(), f[F_NCCL_STOP_ID] = h;
 	commit(t, r);
 	return 0;
 }
@@ -278,9 +283,10 @@ static int record_state(void *handle, int state, union np_state_args *args)
 	struct ct_thread *t = ct_self();
 	struct ct_rec *r;
 	uint64_t *f;
-	if (!t || !(f = begin(t, CT_EV_NCCL_STATE, 4, &r)))
+	if (!t || !(f = begin(t, CT_EV_NCCL_STATE, F_NCCL_STATE_N, &r)))
 		return 0;
-	f[0] = ct_stamp(), f[1] = h, f[2] = (uint64_t)state, f[3] = value;
+	f[F_NCCL_STATE_TS] = ct_stamp(), f[F_NCCL_STATE_ID] = h;
+	f[F_NCCL_STATE_STATE] = (uint64_t)state, f[F_NCCL_STATE_VALUE] = value;
 	commit(t, r);
 	return 0;
 }
@@ -302,18 +308,18 @@ static void define_comm(uint64_t ctx, uint64_t hash, const char *name, int nnode
                         int rank, unsigned abi)
 {
 	size_t len = name ? strnlen(name, 4096) : 0;
-	struct ct_rec *r = ct_rec_new(CT_EV_NCCL_COMM, 8, (uint32_t)len);
+	struct ct_rec *r = ct_rec_new(CT_EV_NCCL_COMM, F_NCCL_COMM_N, (uint32_t)len);
 	if (!r)
 		return;
-	r->f[1] = ctx;
-	r->f[2] = hash;
-	r->f[3] = (uint64_t)nnodes;
-	r->f[4] = (uint64_t)nranks;
-	r->f[5] = (uint64_t)(int64_t)rank;
-	r->f[6] = abi;
-	r->f[7] = len;
+	r->f[F_NCCL_COMM_CTX] = ctx;
+	r->f[F_NCCL_COMM_COMM] = hash;
+	r->f[F_NCCL_COMM_NNODES] = (uint64_t)nnodes;
+	r->f[F_NCCL_COMM_NRANKS] = (uint64_t)nranks;
+	r->f[F_NCCL_COMM_RANK] = (uint64_t)(int64_t)rank;
+	r->f[F_NCCL_COMM_ABI] = abi;
+	r->f[F_NCCL_COMM_NAME] = len;
 	if (len)
-		memcpy(&r->f[8], name, len);
+		memcpy(&r->f[F_NCCL_COMM_N], name, len);
 	/* Filed under the process, not the calling thread: defining a
 	 * communicator must not make a process that records nothing write
 	 * a file. */
@@ -394,8 +400,8 @@ static int finalize(void *ctx)
 	struct ct_thread *t = ct_recorder();
 	struct ct_rec *r;
 	uint64_t *f;
-	if (t && (f = begin(t, CT_EV_NCCL_FINI, 2, &r))) {
-		f[0] = ct_stamp(), f[1] = c->id;
+	if (t && (f = begin(t, CT_EV_NCCL_FINI, F_NCCL_FINI_N, &r))) {
+		f[F_NCCL_FINI_TS] = ct_stamp(), f[F_NCCL_FINI_CTX] = c->id;
 		commit(t, r);
 	}
 	return 0;

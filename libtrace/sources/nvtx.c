@@ -153,23 +153,28 @@ static inline int put_attr(struct ct_thread *t, unsigned kind, uint64_t ts, uint
 			   uint64_t domain, const struct attr *a)
 {
 	size_t len = msg_len(a);
-	unsigned nf = kind == CT_EV_NVTX_START ? 9 : 8;
+	unsigned nf = kind == CT_EV_NVTX_START ? F_NVTX_START_N : F_NVTX_PUSH_N; /* mark: as push */
 	struct ct_rec *r = ct_rec_begin(t, kind, nf, (uint32_t)len);
 	if (!r)
 		return -1;
 	r->reserved = ct_tick_flag; /* ts is a ct_stamp() */
 	uint64_t *f = r->f;
-	*f++ = ts;
-	if (kind == CT_EV_NVTX_START)
-		*f++ = id;
-	f[0] = domain;
-	f[1] = a->category;
-	f[2] = a->color;
-	f[3] = a->ptype;
-	f[4] = a->payload;
-	f[5] = a->msg_h;
-	f[6] = len;
-	msg_put((char *)&f[7], a, len);
+	f[F_TS] = ts;
+	if (kind == CT_EV_NVTX_START) {
+		f[F_NVTX_START_ID] = id;
+		f += F_NVTX_START_DOMAIN;
+	} else {
+		f += F_NVTX_PUSH_DOMAIN;
+	}
+	f[F_NVTX_ATTR_DOMAIN] = domain;
+	f[F_NVTX_ATTR_CATEGORY] = a->category;
+	f[F_NVTX_ATTR_COLOR] = a->color;
+	f[F_NVTX_ATTR_PAYLOAD_TYPE] = a->ptype;
+	f[F_NVTX_ATTR_PAYLOAD] = a->payload;
+	f[F_NVTX_ATTR_MSG_ID] = a->msg_h;
+	f[F_NVTX_ATTR_MSG] = len;
+	/* the attributes are the last fields: the message's bytes follow */
+	msg_put((char *)&f[F_NVTX_ATTR_N], a, len);
 	ct_commit(t, r->size);
 	return 0;
 }
@@ -217,8 +222,9 @@ static int pop(uint64_t domain)
 		if (d < t->drop_depth)
 			t->drop_depth = 0;
 	} else {
-		uint64_t f[2] = {ct_stamp(), domain};
-		ct_rec_stamped(t, CT_EV_NVTX_POP, f, 2);
+		uint64_t f[F_NVTX_POP_N] = {
+		    [F_NVTX_POP_TS] = ct_stamp(), [F_NVTX_POP_DOMAIN] = domain};
+		ct_rec_stamped(t, CT_EV_NVTX_POP, f, F_NVTX_POP_N);
 	}
 	if (t->trigger_depth && d < t->trigger_depth) {
 		t->trigger_depth = 0;
@@ -251,8 +257,9 @@ static void end(uint64_t domain, nvtxRangeId_t id)
 	struct ct_thread *t = ct_recorder();
 	if (!t || !id)
 		return;
-	uint64_t f[3] = {ct_stamp(), id, domain};
-	ct_rec_stamped(t, CT_EV_NVTX_END, f, 3);
+	uint64_t f[F_NVTX_END_N] = {
+	    [F_NVTX_END_TS] = ct_stamp(), [F_NVTX_END_ID] = id, [F_NVTX_END_DOMAIN] = domain};
+	ct_rec_stamped(t, CT_EV_NVTX_END, f, F_NVTX_END_N);
 	uint64_t want = id;
 	if (atomic_load_explicit(&trigger_range, memory_order_relaxed) == id &&
 	    atomic_compare_exchange_strong(&trigger_range, &want, 0))
@@ -339,13 +346,13 @@ static void name_category(uint64_t domain, uint32_t cat, const char *name, size_
 		return;
 	if (len > MSG_MAX)
 		len = MSG_MAX;
-	struct ct_rec *r = ct_rec_new(CT_EV_CATEGORY, 4, (uint32_t)len);
+	struct ct_rec *r = ct_rec_new(CT_EV_CATEGORY, F_CATEGORY_N, (uint32_t)len);
 	if (!r)
 		return;
-	r->f[1] = domain;
-	r->f[2] = cat;
-	r->f[3] = len;
-	memcpy(&r->f[4], name, len);
+	r->f[F_CATEGORY_DOMAIN] = domain;
+	r->f[F_CATEGORY_CATEGORY] = cat;
+	r->f[F_CATEGORY_NAME] = len;
+	memcpy(&r->f[F_CATEGORY_N], name, len);
 	ct_defs_add_record(t->tid, r);
 	free(r);
 }
