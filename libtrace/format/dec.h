@@ -8,6 +8,7 @@
 #define CT_DEC_H
 
 #include "cuptrace/format.h"
+#include "fields.h" /* F_*: the fields' positions in v[], s[], sl[] */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -123,16 +123,17 @@ static void hang(struct model *m, struct nccl_ops *ops, const struct ct_event *e
 {
 	const struct nccl_comm *cm = NULL;
 	for (size_t i = 0; i < nccl_ops_ncomms(ops) && !cm; i++)
-		if (nccl_ops_comm(ops, i)->ctx == ev->v[1])
+		if (nccl_ops_comm(ops, i)->ctx == ev->v[F_HANG_CTX])
 			cm = nccl_ops_comm(ops, i);
 	announce(m, cm);
 	struct m_event e;
-	model_head(&e, ME_INSTANT, MC_HANG, comm_track(m, cm, 0), ev->v[0], ev->v[0], ev);
+	uint64_t ts = ev->v[F_HANG_TS];
+	model_head(&e, ME_INSTANT, MC_HANG, comm_track(m, cm, 0), ts, ts, ev);
 	e.hang.comm = cm;
-	e.hang.func = (struct sref){ev->v[5], ev->s[5], ev->sl[5]};
-	e.hang.has_seq = ev->v[3] != 0;
-	e.hang.seq = ev->v[4];
-	e.hang.in_flight = ev->v[6];
+	e.hang.func = (struct sref){ev->v[F_HANG_FUNC], ev->s[F_HANG_FUNC], ev->sl[F_HANG_FUNC]};
+	e.hang.has_seq = ev->v[F_HANG_HAS_SEQ] != 0;
+	e.hang.seq = ev->v[F_HANG_SEQ];
+	e.hang.in_flight = ev->v[F_HANG_IN_FLIGHT];
 	model_emit(m, &e);
 }
 
@@ -158,7 +159,7 @@ void model_nccl_record(struct model *m, const struct ct_event *ev)
 	const struct ct_header *hd = &m->t->f.h;
 	for (size_t i = 0; ev->kind == CT_EV_NCCL_COMM && !hd->forked_from && hd->part <= 1 &&
 	                   i < nccl_ops_ncomms(n->ops); i++)
-		if (nccl_ops_comm(n->ops, i)->ctx == ev->v[1])
+		if (nccl_ops_comm(n->ops, i)->ctx == ev->v[F_NCCL_COMM_CTX])
 			comm_track(m, nccl_ops_comm(n->ops, i), 0);
 }
 

@@ -165,7 +165,7 @@ static void define_comm(struct nccl_ops *e, const struct ct_event *ev)
 {
 	struct nccl_comm *c = NULL;
 	for (size_t i = 0; i < e->ncomm; i++)
-		if (e->comm[i]->ctx == ev->v[1])
+		if (e->comm[i]->ctx == ev->v[F_NCCL_COMM_CTX])
 			c = e->comm[i]; /* a fork child's file repeats definitions */
 	if (!c) {
 		if (e->ncomm == e->commcap) {
@@ -175,14 +175,15 @@ static void define_comm(struct nccl_ops *e, const struct ct_event *ev)
 		c = e->comm[e->ncomm] = xcalloc(1, sizeof *c);
 		c->index = (int)e->ncomm++;
 	}
-	c->ctx = ev->v[1];
-	c->hash = ev->v[2];
-	c->nnodes = (int64_t)ev->v[3];
-	c->nranks = (int64_t)ev->v[4];
-	c->rank = (int64_t)ev->v[5];
-	c->abi = (unsigned)ev->v[6];
-	size_t n = ev->sl[7] < sizeof c->name - 1 ? ev->sl[7] : sizeof c->name - 1;
-	memcpy(c->name, ev->s[7], n);
+	c->ctx = ev->v[F_NCCL_COMM_CTX];
+	c->hash = ev->v[F_NCCL_COMM_COMM];
+	c->nnodes = (int64_t)ev->v[F_NCCL_COMM_NNODES];
+	c->nranks = (int64_t)ev->v[F_NCCL_COMM_NRANKS];
+	c->rank = (int64_t)ev->v[F_NCCL_COMM_RANK];
+	c->abi = (unsigned)ev->v[F_NCCL_COMM_ABI];
+	uint32_t len = ev->sl[F_NCCL_COMM_NAME];
+	size_t n = len < sizeof c->name - 1 ? len : sizeof c->name - 1;
+	memcpy(c->name, ev->s[F_NCCL_COMM_NAME], n);
 	c->name[n] = 0;
 }
 
@@ -204,7 +205,7 @@ static void add_task(struct nccl_ops *e, struct node *x)
 
 static void kernel_channel(struct nccl_ops *e, const struct ct_event *ev)
 {
-	uint64_t ts = ev->v[0], raw = ev->v[5];
+	uint64_t ts = ev->v[F_NCCL_KERNEL_CH_TS], raw = ev->v[F_NCCL_KERNEL_CH_GPU_START];
 	/* The proxy sees a channel start after it happened: the smallest
 	 * (host time - GPU time) is the closest to the clocks' offset. */
 	int64_t off = (int64_t)(ts - raw);
@@ -212,10 +213,10 @@ static void kernel_channel(struct nccl_ops *e, const struct ct_event *ev)
 		e->gpu_offset = off;
 		e->have_offset = 1;
 	}
-	struct node *c = nops_get(e, ev->v[1]);
+	struct node *c = nops_get(e, ev->v[F_NCCL_KERNEL_CH_ID]);
 	c->kind = CT_EV_NCCL_KERNEL_CH;
 	c->ts = c->last = ts;
-	c->parent = ev->v[3];
+	c->parent = ev->v[F_NCCL_KERNEL_CH_PARENT];
 	c->gmin = raw;
 	uint64_t parent = c->parent;
 	struct node *t = nops_get(e, parent);
@@ -231,11 +232,13 @@ static void kernel_channel(struct nccl_ops *e, const struct ct_event *ev)
 
 static void state(struct nccl_ops *e, const struct ct_event *ev)
 {
-	struct node *x = nops_find(e, ev->v[1]);
+	struct node *x = nops_find(e, ev->v[F_NCCL_STATE_ID]);
 	if (!x)
 		return;
-	if (ev->v[2] == 22 && x->kind == CT_EV_NCCL_KERNEL_CH) { /* a channel's GPU end */
-		uint64_t ts = ev->v[0], raw = ev->v[3], parent = x->parent;
+	/* a channel's GPU end */
+	if (ev->v[F_NCCL_STATE_STATE] == 22 && x->kind == CT_EV_NCCL_KERNEL_CH) {
+		uint64_t ts = ev->v[F_NCCL_STATE_TS], raw = ev->v[F_NCCL_STATE_VALUE];
+		uint64_t parent = x->parent;
 		nops_drop(e, x);
 		struct node *t = nops_get(e, parent);
 		if (!t)
@@ -249,16 +252,16 @@ static void state(struct nccl_ops *e, const struct ct_event *ev)
 	}
 }
 
-/* The node of a start event (id in field 1, context in field 2), with what
- * every start records. */
+/* The node of a start event (its id and context at F_NCCL_START_*), with
+ * what every start records. */
 static struct node *start_node(struct nccl_ops *e, const struct ct_event *ev, uint64_t ts)
 {
-	struct node *x = nops_get(e, ev->v[1]);
+	struct node *x = nops_get(e, ev->v[F_NCCL_START_ID]);
 	if (x) {
 		x->kind = (uint8_t)ev->kind;
 		x->ts = ts;
 		x->last = ts > x->last ? ts : x->last;
-		x->ctx = ev->v[2];
+		x->ctx = ev->v[F_NCCL_START_CTX];
 		x->tid = ev->tid;
 		nops_cand(e, x);
 	}
@@ -273,10 +276,10 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 			e->stepcap = e->stepcap ? e->stepcap * 2 : 64;
 			e->steps = xrealloc(e->steps, e->stepcap * sizeof *e->steps);
 		}
-		if (e->nsteps && ev->v[0] < e->steps[e->nsteps - 1].ts)
+		if (e->nsteps && ev->v[F_STEP_TS] < e->steps[e->nsteps - 1].ts)
 			e->steps_unsorted = 1;
-		e->steps[e->nsteps].ts = ev->v[0];
-		e->steps[e->nsteps++].step = (int64_t)ev->v[1];
+		e->steps[e->nsteps].ts = ev->v[F_STEP_TS];
+		e->steps[e->nsteps++].step = (int64_t)ev->v[F_STEP_STEP];
 		return;
 	}
 	if (e->kkind && kind == e->kkind) {
@@ -285,7 +288,7 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 	}
 	if (kind < CT_EV_NCCL_FIRST || kind >= CT_EV_NCCL_END || !ct_schema_of(kind))
 		return;
-	uint64_t ts = ev->v[0];
+	uint64_t ts = ev->v[F_TS];
 	if (ts > e->now)
 		e->now = ts;
 	if (ts < e->min_last)
@@ -298,19 +301,28 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 	case CT_EV_NCCL_GROUP_API:
 		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->depth = ev->v[3];
+		x->depth = ev->v[F_NCCL_GROUP_API_DEPTH];
 		break;
 	case CT_EV_NCCL_COLL_API:
 	case CT_EV_NCCL_P2P_API: {
 		int coll = kind == CT_EV_NCCL_COLL_API;
 		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->parent = ev->v[3];
-		x->func = name_of(e, ev, 4);
-		x->dtype = name_of(e, ev, 5);
-		x->count = ev->v[6];
-		x->root = coll ? (int64_t)ev->v[7] : -1;
-		x->stream = ev->v[coll ? 8 : 7];
+		if (coll) {
+			x->parent = ev->v[F_NCCL_COLL_API_PARENT];
+			x->func = name_of(e, ev, F_NCCL_COLL_API_FUNC);
+			x->dtype = name_of(e, ev, F_NCCL_COLL_API_DATATYPE);
+			x->count = ev->v[F_NCCL_COLL_API_COUNT];
+			x->root = (int64_t)ev->v[F_NCCL_COLL_API_ROOT];
+			x->stream = ev->v[F_NCCL_COLL_API_STREAM];
+		} else {
+			x->parent = ev->v[F_NCCL_P2P_API_PARENT];
+			x->func = name_of(e, ev, F_NCCL_P2P_API_FUNC);
+			x->dtype = name_of(e, ev, F_NCCL_P2P_API_DATATYPE);
+			x->count = ev->v[F_NCCL_P2P_API_COUNT];
+			x->root = -1;
+			x->stream = ev->v[F_NCCL_P2P_API_STREAM];
+		}
 		uint64_t parent = x->parent;
 		struct node *g = nops_get(e, parent);
 		if (g) {
@@ -323,13 +335,13 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 	case CT_EV_NCCL_LAUNCH:
 		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->parent = ev->v[3];
-		x->stream = ev->v[4];
+		x->parent = ev->v[F_NCCL_LAUNCH_PARENT];
+		x->stream = ev->v[F_NCCL_LAUNCH_STREAM];
 		break;
 	case CT_EV_NCCL_GROUP:
 		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->link = ev->v[3];
+		x->link = ev->v[F_NCCL_GROUP_LAUNCH];
 		nops_cand(e, x);
 		nops_touch(e, x->link, ts);
 		break;
@@ -338,27 +350,29 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		int coll = kind == CT_EV_NCCL_COLL;
 		if (!(x = start_node(e, ev, ts)))
 			break;
-		x->parent = ev->v[3];
-		x->link = ev->v[4];
+		if (coll)
+			x->parent = ev->v[F_NCCL_COLL_PARENT], x->link = ev->v[F_NCCL_COLL_GROUP];
+		else
+			x->parent = ev->v[F_NCCL_P2P_PARENT], x->link = ev->v[F_NCCL_P2P_GROUP];
 		nops_cand(e, x);
 		if (coll) {
-			x->seq = ev->v[5];
-			x->func = name_of(e, ev, 6);
-			x->dtype = name_of(e, ev, 7);
-			x->count = ev->v[8];
-			x->root = (int64_t)ev->v[9];
-			x->nch = (unsigned)ev->v[10];
-			x->nwarps = (unsigned)ev->v[11];
-			x->algo = name_of(e, ev, 12);
-			x->proto = name_of(e, ev, 13);
-			x->rank = (int64_t)ev->v[14];
+			x->seq = ev->v[F_NCCL_COLL_SEQ];
+			x->func = name_of(e, ev, F_NCCL_COLL_FUNC);
+			x->dtype = name_of(e, ev, F_NCCL_COLL_DATATYPE);
+			x->count = ev->v[F_NCCL_COLL_COUNT];
+			x->root = (int64_t)ev->v[F_NCCL_COLL_ROOT];
+			x->nch = (unsigned)ev->v[F_NCCL_COLL_CHANNELS];
+			x->nwarps = (unsigned)ev->v[F_NCCL_COLL_WARPS];
+			x->algo = name_of(e, ev, F_NCCL_COLL_ALGO);
+			x->proto = name_of(e, ev, F_NCCL_COLL_PROTO);
+			x->rank = (int64_t)ev->v[F_NCCL_COLL_RANK];
 		} else {
-			x->func = name_of(e, ev, 5);
-			x->dtype = name_of(e, ev, 6);
-			x->count = ev->v[7];
-			x->root = (int64_t)ev->v[8]; /* the peer */
-			x->nch = (unsigned)ev->v[9];
-			x->rank = (int64_t)ev->v[10];
+			x->func = name_of(e, ev, F_NCCL_P2P_FUNC);
+			x->dtype = name_of(e, ev, F_NCCL_P2P_DATATYPE);
+			x->count = ev->v[F_NCCL_P2P_COUNT];
+			x->root = (int64_t)ev->v[F_NCCL_P2P_PEER]; /* the peer */
+			x->nch = (unsigned)ev->v[F_NCCL_P2P_CHANNELS];
+			x->rank = (int64_t)ev->v[F_NCCL_P2P_RANK];
 		}
 		add_task(e, x);
 		break;
@@ -367,7 +381,7 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		kernel_channel(e, ev);
 		break;
 	case CT_EV_NCCL_STOP:
-		x = nops_find(e, ev->v[1]);
+		x = nops_find(e, ev->v[F_NCCL_STOP_ID]);
 		if (x) {
 			x->end = ts;
 			x->flags |= F_STOPPED;

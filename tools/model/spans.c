@@ -264,14 +264,16 @@ static void cut(struct spans *sp, struct tstate *t)
 
 static void read_frame(struct frame *f, const struct ct_event *ev, unsigned first)
 {
-	/* first: index of the domain field; then category, color, payload
-	 * type, payload, msg_id, msg */
-	f->domain = sref_of(ev, first);
-	f->category = ev->v[first + 1];
-	f->color = ev->v[first + 2];
-	f->ptype = ev->v[first + 3];
-	f->payload = ev->v[first + 4];
-	f->name = ev->v[first + 5] != CT_SREF_NONE ? sref_of(ev, first + 5) : sref_of(ev, first + 6);
+	/* first: index of the attributes' first field (domain); F_NVTX_ATTR_*
+	 * are the others' places from there */
+	f->domain = sref_of(ev, first + F_NVTX_ATTR_DOMAIN);
+	f->category = ev->v[first + F_NVTX_ATTR_CATEGORY];
+	f->color = ev->v[first + F_NVTX_ATTR_COLOR];
+	f->ptype = ev->v[first + F_NVTX_ATTR_PAYLOAD_TYPE];
+	f->payload = ev->v[first + F_NVTX_ATTR_PAYLOAD];
+	f->name = ev->v[first + F_NVTX_ATTR_MSG_ID] != CT_SREF_NONE
+	              ? sref_of(ev, first + F_NVTX_ATTR_MSG_ID)
+	              : sref_of(ev, first + F_NVTX_ATTR_MSG);
 }
 
 static int32_t *abucket(struct spans *sp, uint64_t id)
@@ -336,17 +338,18 @@ static struct astart *async_new(struct spans *sp, uint64_t id)
 static void async_start(struct spans *sp, const struct ct_event *ev)
 {
 	struct frame fr;
-	fr.ts = ev->v[0];
-	read_frame(&fr, ev, 2);
+	fr.ts = ev->v[F_NVTX_START_TS];
+	read_frame(&fr, ev, F_NVTX_START_DOMAIN);
 	step_claim(sp, thread(sp, ev->tid), &fr);
-	int32_t e = async_take(sp, ev->v[1], 1);
+	uint64_t id = ev->v[F_NVTX_START_ID];
+	int32_t e = async_take(sp, id, 1);
 	if (e >= 0) {
 		step_end(sp, thread(sp, ev->tid), &fr, sp->a[e].fr.ts);
-		emit_async(sp, &fr, ev->v[1], ev->tid, sp->a[e].fr.ts, sp->a[e].tid, 0);
+		emit_async(sp, &fr, id, ev->tid, sp->a[e].fr.ts, sp->a[e].tid, 0);
 		async_release(sp, e);
 		return;
 	}
-	struct astart *a = async_new(sp, ev->v[1]);
+	struct astart *a = async_new(sp, id);
 	a->tid = ev->tid;
 	a->fr = fr;
 	a->fr.name = keep(fr.name);
@@ -354,25 +357,25 @@ static void async_start(struct spans *sp, const struct ct_event *ev)
 
 static void async_end(struct spans *sp, const struct ct_event *ev)
 {
-	uint64_t id = ev->v[1];
+	uint64_t id = ev->v[F_NVTX_END_ID], ts = ev->v[F_NVTX_END_TS];
 	int32_t i = async_take(sp, id, 0);
 	if (i >= 0) {
-		step_end(sp, thread(sp, sp->a[i].tid), &sp->a[i].fr, ev->v[0]);
-		emit_async(sp, &sp->a[i].fr, id, sp->a[i].tid, ev->v[0], ev->tid, 0);
+		step_end(sp, thread(sp, sp->a[i].tid), &sp->a[i].fr, ts);
+		emit_async(sp, &sp->a[i].fr, id, sp->a[i].tid, ts, ev->tid, 0);
 		async_release(sp, i);
 		return;
 	}
 	struct astart *a = async_new(sp, id);
 	a->is_end = 1;
 	a->tid = ev->tid;
-	a->fr.ts = ev->v[0];
+	a->fr.ts = ts;
 	a->fr.name.s = "";
 	a->fr.step = 0;
 }
 
 void spans_event(struct spans *sp, const struct ct_event *ev)
 {
-	uint64_t ts = ev->v[0];
+	uint64_t ts = ev->v[F_TS];
 	if (ts > sp->last_ts)
 		sp->last_ts = ts;
 	struct tstate *t = thread(sp, ev->tid);
@@ -380,20 +383,20 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 	struct span s;
 	switch (ev->kind) {
 	case CT_EV_NVTX_PUSH: {
-		struct dstack *d = dstack(t, ev->v[1]);
+		struct dstack *d = dstack(t, ev->v[F_NVTX_PUSH_DOMAIN]);
 		if (d->n == d->cap) {
 			d->cap = d->cap ? d->cap * 2 : 8;
 			d->v = xrealloc(d->v, d->cap * sizeof *d->v);
 		}
 		struct frame *f = &d->v[d->n++];
 		f->ts = ts;
-		read_frame(f, ev, 1);
+		read_frame(f, ev, F_NVTX_PUSH_DOMAIN);
 		f->name = keep(f->name);
 		step_claim(sp, t, f);
 		break;
 	}
 	case CT_EV_NVTX_POP: {
-		struct dstack *d = dstack(t, ev->v[1]);
+		struct dstack *d = dstack(t, ev->v[F_NVTX_POP_DOMAIN]);
 		if (d->n) { /* a pop without its push (dropped or before capture) is ignored */
 			struct frame *f = &d->v[--d->n];
 			step_end(sp, t, f, ts);
@@ -411,24 +414,24 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 	case CT_EV_NVTX_MARK: {
 		struct frame f;
 		f.ts = ts;
-		read_frame(&f, ev, 1);
+		read_frame(&f, ev, F_NVTX_MARK_DOMAIN);
 		span_of(sp, &s, SP_MARK, &f, ev->tid, ts);
 		sp->fn(sp->ctx, &s);
 		break;
 	}
 	case CT_EV_THREAD_NAME: {
-		struct tstate *named = thread(sp, (int64_t)ev->v[1]);
-		int user = ev->v[3] != 0;
+		struct tstate *named = thread(sp, (int64_t)ev->v[F_THREAD_NAME_TID]);
+		int user = ev->v[F_THREAD_NAME_USER] != 0;
 		if (!named->has_name || user || !named->name_user) {
 			drop(&named->name);
-			named->name = keep(sref_of(ev, 2));
+			named->name = keep(sref_of(ev, F_THREAD_NAME_NAME));
 			named->has_name = 1;
 			named->name_user |= user;
 		}
 		break;
 	}
 	case CT_EV_CATEGORY: {
-		uint64_t dom = ev->v[1], cat = ev->v[2];
+		uint64_t dom = ev->v[F_CATEGORY_DOMAIN], cat = ev->v[F_CATEGORY_CATEGORY];
 		size_t i;
 		for (i = 0; i < sp->ncat; i++)
 			if (sp->cat[i].domain == dom && sp->cat[i].cat == cat)
@@ -441,7 +444,7 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 			sp->cat[sp->ncat++] = (struct catname){dom, cat, {CT_SREF_NONE, "", 0}};
 		}
 		drop(&sp->cat[i].name);
-		sp->cat[i].name = keep(sref_of(ev, 3));
+		sp->cat[i].name = keep(sref_of(ev, F_CATEGORY_NAME));
 		break;
 	}
 	case CT_EV_CAPTURE:
@@ -449,7 +452,7 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 		s.kind = SP_CAPTURE;
 		s.tid = s.end_tid = ev->tid;
 		s.ts = s.end = ts;
-		s.id = ev->v[1];
+		s.id = ev->v[F_CAPTURE_ON];
 		sp->fn(sp->ctx, &s);
 		break;
 	case CT_EV_STEP:
@@ -465,7 +468,7 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 		t->step_open = 1;
 		t->step_await = sp->step_name != NULL;
 		t->step_ts = ts;
-		t->step_no = ev->v[1];
+		t->step_no = ev->v[F_STEP_STEP];
 		break;
 	case CT_EV_RESET:
 		cut(sp, t);

@@ -11,8 +11,8 @@ uint64_t step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, ui
 		if (ev.kind != CT_EV_STEP)
 			continue;
 		marks++;
-		int64_t step = (int64_t)ev.v[1];
-		uint64_t ts = ev.v[0];
+		int64_t step = (int64_t)ev.v[F_STEP_STEP];
+		uint64_t ts = ev.v[F_STEP_TS];
 		if (step >= lo && step <= hi && ts < *from)
 			*from = ts;
 		else if (step > hi && ts < after)
