@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The NCCL parts of the tools on inputs built by hand: joining events
- * that arrive out of order, attributing CUPTI kernels to launches (with a
- * made-up kernel kind: the CUPTI source is not needed), handing plans out
- * as the trace moves on, NCCL's vocabulary, and log lines. */
+ * that arrive out of order, attributing CUPTI kernels to launches, handing
+ * plans out as the trace moves on, NCCL's vocabulary, and log lines. */
 #include "check.h"
 #include "read/nccl_log.h"
 #include "read/nccl_names.h"
 #include "model/nccl_ops.h"
 
 #include <string.h>
-
-#define KKIND 60 /* a CUPTI-range kind standing in for "kernel" */
 
 static struct ct_event ev(unsigned kind, int64_t tid)
 {
@@ -102,13 +99,12 @@ static void channel(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t task,
 static void kernel(struct nccl_ops *e, uint64_t ts, uint64_t end, uint64_t stream, uint64_t corr,
                    const char *name)
 {
-	struct ct_event k = ev(KKIND, 3);
-	k.v[0] = ts, k.v[1] = end, k.v[2] = 0, k.v[3] = 1, k.v[4] = stream, k.v[5] = corr;
-	str(&k, 6, name);
+	struct ct_event k = ev(CT_EV_KERNEL, 3);
+	k.v[F_KERNEL_TS] = ts, k.v[F_KERNEL_END] = end, k.v[F_KERNEL_CORRELATION] = corr;
+	k.v[F_KERNEL_DEVICE] = 0, k.v[F_KERNEL_CONTEXT] = 1, k.v[F_KERNEL_STREAM] = stream;
+	str(&k, F_KERNEL_NAME, name);
 	nccl_ops_event(e, &k);
 }
-
-static const int kfields[KF_N] = {0, 1, 2, 3, 4, 5, 6};
 
 /* Two streams, launches interleaved, kernels recorded in another order
  * than the launches, other kernels in between, the proxy's channel
@@ -117,7 +113,6 @@ static void test_attribution(void)
 {
 	ngot = 0;
 	struct nccl_ops *e = nccl_ops_new(on_plan, NULL);
-	nccl_ops_kernel_kind(e, KKIND, kfields);
 	comm(e, 1, "world");
 	/* kernels first (CUPTI's buffers may come early or late) */
 	kernel(e, 1300, 1900, 7, 101,

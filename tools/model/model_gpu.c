@@ -43,7 +43,6 @@ struct dname { /* a kernel's demangled name */
 };
 
 struct model_gpu {
-	const struct gpu_fields *f;
 	int64_t mem[MODEL_MAXDEV];
 	uint64_t dev_sms[MODEL_MAXDEV], dev_warp[MODEL_MAXDEV];
 	struct {
@@ -69,7 +68,6 @@ static struct model_gpu *state(struct model *m)
 	if (m->gpu)
 		return m->gpu;
 	struct model_gpu *g = xcalloc(1, sizeof *g);
-	g->f = gpu_fields();
 	g->api = xcalloc(API_SLOTS, sizeof *g->api);
 	g->pend = xcalloc(PEND_SLOTS, sizeof *g->pend);
 	g->pend_corr = xcalloc(PEND_SLOTS, sizeof *g->pend_corr);
@@ -192,22 +190,31 @@ static struct dname *demangled(struct model_gpu *g, const struct ct_event *ev, u
 
 static void kernel(struct model *m, struct model_gpu *g, const struct ct_event *ev)
 {
-	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
 	struct m_event e;
 	model_head(&e, ME_SLICE, MC_KERNEL, NULL, 0, 0, ev);
 	struct m_gpu *k = &e.gpu;
-	e.ts = v[f->k.ts], e.end = v[f->k.end];
-	k->device = v[f->k.dev], k->context = v[f->k.ctx], k->stream = v[f->k.stream];
-	k->corr = v[f->k.corr];
-	for (int i = 0; i < 3; i++)
-		k->grid[i] = v[f->k.grid[i]], k->block[i] = v[f->k.block[i]];
-	k->regs = v[f->k.regs], k->ssmem = v[f->k.ssmem], k->dsmem = v[f->k.dsmem];
-	k->graph = v[f->k.graph], k->node = v[f->k.node];
+	e.ts = v[F_KERNEL_TS];
+	e.end = v[F_KERNEL_END];
+	k->device = v[F_KERNEL_DEVICE];
+	k->context = v[F_KERNEL_CONTEXT];
+	k->stream = v[F_KERNEL_STREAM];
+	k->corr = v[F_KERNEL_CORRELATION];
+	k->grid[0] = v[F_KERNEL_GRID_X];
+	k->grid[1] = v[F_KERNEL_GRID_Y];
+	k->grid[2] = v[F_KERNEL_GRID_Z];
+	k->block[0] = v[F_KERNEL_BLOCK_X];
+	k->block[1] = v[F_KERNEL_BLOCK_Y];
+	k->block[2] = v[F_KERNEL_BLOCK_Z];
+	k->regs = v[F_KERNEL_REGISTERS];
+	k->ssmem = v[F_KERNEL_STATIC_SMEM];
+	k->dsmem = v[F_KERNEL_DYNAMIC_SMEM];
+	k->graph = v[F_KERNEL_GRAPH_ID];
+	k->node = v[F_KERNEL_GRAPH_NODE];
 	unsigned d = dev_index(k->device);
 	k->sms = g->dev_sms[d], k->warp = g->dev_warp[d];
-	struct dname tmp, *dn = demangled(g, ev, f->k.name, &tmp);
-	k->name = (struct sref){v[f->k.name], dn->s, (uint32_t)dn->n};
+	struct dname tmp, *dn = demangled(g, ev, F_KERNEL_NAME, &tmp);
+	k->name = (struct sref){v[F_KERNEL_NAME], dn->s, (uint32_t)dn->n};
 	k->comm = dn->comm;
 	e.track = gpu_track(m, g, k->device, gpu_stream_tid(k->stream));
 	model_emit(m, &e);
@@ -218,16 +225,22 @@ static void kernel(struct model *m, struct model_gpu *g, const struct ct_event *
 
 static void memcpy_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
 {
-	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
 	struct m_event e;
 	model_head(&e, ME_SLICE, MC_MEMCPY, NULL, 0, 0, ev);
 	struct m_gpu *c = &e.gpu;
-	e.ts = v[f->m.ts], e.end = v[f->m.end];
-	c->device = v[f->m.dev], c->context = v[f->m.ctx], c->stream = v[f->m.stream];
-	c->corr = v[f->m.corr], c->bytes = v[f->m.bytes], c->kind = v[f->m.kind];
-	c->src_kind = v[f->m.src_kind], c->dst_kind = v[f->m.dst_kind];
-	c->src_dev = v[f->m.src_dev], c->dst_dev = v[f->m.dst_dev];
+	e.ts = v[F_MEMCPY_TS];
+	e.end = v[F_MEMCPY_END];
+	c->device = v[F_MEMCPY_DEVICE];
+	c->context = v[F_MEMCPY_CONTEXT];
+	c->stream = v[F_MEMCPY_STREAM];
+	c->corr = v[F_MEMCPY_CORRELATION];
+	c->bytes = v[F_MEMCPY_BYTES];
+	c->kind = v[F_MEMCPY_COPY_KIND];
+	c->src_kind = v[F_MEMCPY_SRC_KIND];
+	c->dst_kind = v[F_MEMCPY_DST_KIND];
+	c->src_dev = v[F_MEMCPY_SRC_DEVICE];
+	c->dst_dev = v[F_MEMCPY_DST_DEVICE];
 	e.track = gpu_track(m, g, c->device, gpu_stream_tid(c->stream));
 	model_emit(m, &e);
 	flow_to(m, g, c->corr, e.track, e.ts, e.end, 1, MC_MEMCPY, NULL);
@@ -235,15 +248,19 @@ static void memcpy_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 
 static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
 {
-	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
 	struct m_event e;
 	model_head(&e, ME_SLICE, MC_MEMSET, NULL, 0, 0, ev);
 	struct m_gpu *s = &e.gpu;
-	e.ts = v[f->s.ts], e.end = v[f->s.end];
-	s->device = v[f->s.dev], s->context = v[f->s.ctx], s->stream = v[f->s.stream];
-	s->corr = v[f->s.corr], s->bytes = v[f->s.bytes], s->value = v[f->s.value];
-	s->mem_kind = v[f->s.mem_kind];
+	e.ts = v[F_MEMSET_TS];
+	e.end = v[F_MEMSET_END];
+	s->device = v[F_MEMSET_DEVICE];
+	s->context = v[F_MEMSET_CONTEXT];
+	s->stream = v[F_MEMSET_STREAM];
+	s->corr = v[F_MEMSET_CORRELATION];
+	s->bytes = v[F_MEMSET_BYTES];
+	s->value = v[F_MEMSET_VALUE];
+	s->mem_kind = v[F_MEMSET_MEMORY_KIND];
 	e.track = gpu_track(m, g, s->device, gpu_stream_tid(s->stream));
 	model_emit(m, &e);
 	flow_to(m, g, s->corr, e.track, e.ts, e.end, 1, MC_MEMSET, NULL);
@@ -259,14 +276,17 @@ static uint64_t device_of_context(struct model_gpu *g, uint64_t ctx)
 
 static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
 {
-	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
 	struct m_event e;
 	model_head(&e, ME_SLICE, MC_SYNC, NULL, 0, 0, ev);
 	struct m_gpu *y = &e.gpu;
-	e.ts = v[f->y.ts], e.end = v[f->y.end];
-	y->context = v[f->y.ctx], y->stream = v[f->y.stream], y->corr = v[f->y.corr];
-	y->sync_type = v[f->y.type], y->event = v[f->y.event];
+	e.ts = v[F_SYNC_TS];
+	e.end = v[F_SYNC_END];
+	y->context = v[F_SYNC_CONTEXT];
+	y->stream = v[F_SYNC_STREAM];
+	y->corr = v[F_SYNC_CORRELATION];
+	y->sync_type = v[F_SYNC_TYPE];
+	y->event = v[F_SYNC_EVENT];
 	y->device = device_of_context(g, y->context);
 	/* An event sync or a stream wait: the cudaEventRecord it waited for. */
 	uint64_t corr, stream;
@@ -284,37 +304,39 @@ static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event
 
 static void api_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
 {
-	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
 	struct m_event e;
-	model_head(&e, ME_SLICE, v[f->a.api] == 1 ? MC_DRIVER : MC_RUNTIME, NULL, 0, 0, ev);
-	e.ts = v[f->a.ts], e.end = v[f->a.end];
-	e.api.corr = v[f->a.corr], e.api.cbid = v[f->a.cbid], e.api.status = v[f->a.status];
-	e.api.name = (struct sref){v[f->a.name], ev->s[f->a.name], ev->sl[f->a.name]};
-	e.track = model_thread(m, (int64_t)v[f->a.tid]);
+	model_head(&e, ME_SLICE, v[F_CUDA_API_API] == 1 ? MC_DRIVER : MC_RUNTIME, NULL, 0, 0, ev);
+	e.ts = v[F_CUDA_API_TS];
+	e.end = v[F_CUDA_API_END];
+	e.api.corr = v[F_CUDA_API_CORRELATION];
+	e.api.cbid = v[F_CUDA_API_CBID];
+	e.api.status = v[F_CUDA_API_STATUS];
+	e.api.name =
+	    (struct sref){v[F_CUDA_API_NAME], ev->s[F_CUDA_API_NAME], ev->sl[F_CUDA_API_NAME]};
+	e.track = model_thread(m, (int64_t)v[F_CUDA_API_TID]);
 	model_emit(m, &e);
 	call_seen(m, g, e.api.corr, e.track, e.ts, e.end);
 }
 
 static void memory_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
 {
-	const struct gpu_fields *f = g->f;
 	const uint64_t *v = ev->v;
-	if (!gpu_memory_on_device(v[f->mem.mem_kind]))
+	if (!gpu_memory_on_device(v[F_GPU_MEMORY_MEMORY_KIND]))
 		return;
-	uint64_t dev = v[f->mem.dev];
+	uint64_t dev = v[F_GPU_MEMORY_DEVICE];
 	unsigned d = dev_index(dev);
-	if (v[f->mem.op] == 1)
-		g->mem[d] += (int64_t)v[f->mem.bytes];
-	else if (v[f->mem.op] == 2)
-		g->mem[d] -= (int64_t)v[f->mem.bytes];
+	if (v[F_GPU_MEMORY_OP] == 1)
+		g->mem[d] += (int64_t)v[F_GPU_MEMORY_BYTES];
+	else if (v[F_GPU_MEMORY_OP] == 2)
+		g->mem[d] -= (int64_t)v[F_GPU_MEMORY_BYTES];
 	else
 		return;
 	if (g->mem[d] < 0)
 		g->mem[d] = 0; /* freed what was allocated before tracing began */
 	model_process(m, dev);
 	struct m_event e = {.type = ME_COUNTER, .cat = MC_GPU_MEMORY, .rec = ev};
-	e.ts = e.end = v[f->mem.ts];
+	e.ts = e.end = v[F_GPU_MEMORY_TS];
 	e.counter.device = dev;
 	e.counter.value = g->mem[d];
 	model_emit(m, &e);
@@ -322,15 +344,14 @@ static void memory_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 
 static void device_rec(struct model *m, struct model_gpu *g, const struct ct_event *ev)
 {
-	const struct gpu_fields *f = g->f;
-	uint64_t dev = ev->v[f->d.dev];
+	uint64_t dev = ev->v[F_GPU_DEVICE_DEVICE];
 	unsigned d = dev_index(dev);
 	free(m->dev_name[d]);
-	m->dev_name[d] = strndup(ev->s[f->d.name], ev->sl[f->d.name]);
+	m->dev_name[d] = strndup(ev->s[F_GPU_DEVICE_NAME], ev->sl[F_GPU_DEVICE_NAME]);
 	if (!m->dev_name[d])
 		xoom();
-	g->dev_sms[d] = ev->v[f->d.sms];
-	g->dev_warp[d] = ev->v[f->d.warp];
+	g->dev_sms[d] = ev->v[F_GPU_DEVICE_SMS];
+	g->dev_warp[d] = ev->v[F_GPU_DEVICE_WARP_SIZE];
 	model_process(m, dev);
 }
 
@@ -362,13 +383,14 @@ void model_gpu_record(struct model *m, const struct ct_event *ev)
 	case CT_EV_CUDA_EVENT:
 		if (!g->events)
 			g->events = cuda_events_new();
-		cuda_events_record(g->events, ev->v[g->f->e.ctx], ev->v[g->f->e.event],
-		                   ev->v[g->f->e.corr], ev->v[g->f->e.stream]);
+		cuda_events_record(g->events, ev->v[F_CUDA_EVENT_CONTEXT],
+		                   ev->v[F_CUDA_EVENT_EVENT], ev->v[F_CUDA_EVENT_CORRELATION],
+		                   ev->v[F_CUDA_EVENT_STREAM]);
 		break;
 	case CT_EV_GPU_CONTEXT:
 		if (g->nctx < sizeof g->ctxmap / sizeof *g->ctxmap) {
-			g->ctxmap[g->nctx].ctx = ev->v[g->f->c.ctx];
-			g->ctxmap[g->nctx++].dev = ev->v[g->f->c.dev];
+			g->ctxmap[g->nctx].ctx = ev->v[F_GPU_CONTEXT_CONTEXT];
+			g->ctxmap[g->nctx++].dev = ev->v[F_GPU_CONTEXT_DEVICE];
 		}
 		break;
 	default:

@@ -65,34 +65,7 @@ struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 	 * in blocks) above a 4-bit type code: ids of one thread's records
 	 * come in runs, which the id map keeps together. */
 	e->ids.shift = 4;
-	e->kkind = 0;
-	/* The GPU kernel kind, wherever the CUPTI source put it. */
-	for (unsigned k = CT_EV_CUPTI_FIRST; k < CT_EV_CUPTI_END; k++) {
-		const struct ct_schema *s = ct_schema_of(k);
-		if (!s || strcmp(s->name, "kernel"))
-			continue;
-		static const char *const want[KF_N] = {"ts",     "end",         "device", "context",
-		                                       "stream", "correlation", "name"};
-		int f[KF_N];
-		for (int w = 0; w < KF_N; w++) {
-			f[w] = -1;
-			for (unsigned i = 0; i < s->nfields; i++)
-				if (!strcmp(s->field[i], want[w]))
-					f[w] = (int)i;
-		}
-		nccl_ops_kernel_kind(e, k, f);
-		break;
-	}
 	return e;
-}
-
-void nccl_ops_kernel_kind(struct nccl_ops *e, unsigned kind, const int field[KF_N])
-{
-	/* Without a start, an end and a name a kernel cannot be placed. */
-	if (field[KF_TS] < 0 || field[KF_END] < 0 || field[KF_NAME] < 0)
-		return;
-	e->kkind = kind;
-	memcpy(e->kf, field, sizeof e->kf);
 }
 
 void nccl_ops_step_range(struct nccl_ops *e, int on)
@@ -282,7 +255,7 @@ void nccl_ops_event(struct nccl_ops *e, const struct ct_event *ev)
 		e->steps[e->nsteps++].step = (int64_t)ev->v[F_STEP_STEP];
 		return;
 	}
-	if (e->kkind && kind == e->kkind) {
+	if (kind == CT_EV_KERNEL) {
 		nops_kernel_event(e, ev);
 		return;
 	}

@@ -92,12 +92,6 @@ void nccl_ops_step_range(struct nccl_ops *e, int on);
 /* Whether a file's configuration names a step range. */
 int nccl_step_range_of(const struct ct_header *h);
 
-/* The kind that holds GPU kernels and where its fields are, found by
- * schema name ("kernel": ts, end, device, context, stream, correlation,
- * name); tests set it by hand. -1 for a missing field. */
-enum { KF_TS, KF_END, KF_DEVICE, KF_CONTEXT, KF_STREAM, KF_CORR, KF_NAME, KF_N };
-void nccl_ops_kernel_kind(struct nccl_ops *e, unsigned kind, const int field[KF_N]);
-
 /* Communicators defined so far. */
 size_t nccl_ops_ncomms(const struct nccl_ops *e);
 const struct nccl_comm *nccl_ops_comm(const struct nccl_ops *e, size_t i);

@@ -107,8 +107,6 @@ struct nccl_ops {
 	size_t nsteps, stepcap;
 	int steps_unsorted; /* a step record older than the one before it */
 	int step_range;
-	unsigned kkind;
-	int kf[KF_N];
 	uint8_t *is_nccl; /* per kernel-name string id: 0 not yet seen, 1 NCCL's, 2 not */
 	size_t nis;
 	int64_t gpu_offset; /* tracer clock - GPU timer, best estimate */

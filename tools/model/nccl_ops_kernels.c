@@ -10,11 +10,10 @@
 
 void nops_kernel_event(struct nccl_ops *e, const struct ct_event *ev)
 {
-	const int *f = e->kf;
-	const char *name = ev->s[f[KF_NAME]];
-	uint32_t len = ev->sl[f[KF_NAME]];
+	const char *name = ev->s[F_KERNEL_NAME];
+	uint32_t len = ev->sl[F_KERNEL_NAME];
 	/* Most kernels are not NCCL's: interned names are classified once. */
-	uint64_t sid = ev->v[f[KF_NAME]];
+	uint64_t sid = ev->v[F_KERNEL_NAME];
 	if (sid >= CT_SID_FIRST && sid < (1u << 28)) {
 		size_t k = sid - CT_SID_FIRST;
 		if (k >= e->nis) {
@@ -38,12 +37,12 @@ void nops_kernel_event(struct nccl_ops *e, const struct ct_event *ev)
 	}
 	struct kern *k = &e->kern[e->nkern++];
 	memset(k, 0, sizeof *k);
-	k->k.ts = ev->v[f[KF_TS]];
-	k->k.end = ev->v[f[KF_END]];
-	k->k.device = f[KF_DEVICE] >= 0 ? ev->v[f[KF_DEVICE]] : 0;
-	k->k.context = f[KF_CONTEXT] >= 0 ? ev->v[f[KF_CONTEXT]] : 0;
-	k->k.stream = f[KF_STREAM] >= 0 ? ev->v[f[KF_STREAM]] : 0;
-	k->k.correlation = f[KF_CORR] >= 0 ? ev->v[f[KF_CORR]] : 0;
+	k->k.ts = ev->v[F_KERNEL_TS];
+	k->k.end = ev->v[F_KERNEL_END];
+	k->k.device = ev->v[F_KERNEL_DEVICE];
+	k->k.context = ev->v[F_KERNEL_CONTEXT];
+	k->k.stream = ev->v[F_KERNEL_STREAM];
+	k->k.correlation = ev->v[F_KERNEL_CORRELATION];
 	size_t dn;
 	k->k.name = gpu_demangle(name, len, &dn); /* as the kernel's slice names it */
 	if (!k->k.name)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* GPU events (the CUPTI kinds of the file format) for the tools: field
- * positions looked up by name, display names, demangling, devices. */
+/* GPU events (the CUPTI kinds of the file format) for the tools: display
+ * names, demangling, devices. Their fields' positions: F_* (fields.h). */
 #ifndef CT_GPU_H
 #define CT_GPU_H
 
@@ -8,45 +8,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Field positions, found by name in the schema once (gpu_fields()). */
-struct gpu_fields {
-	struct {
-		unsigned ts, end, corr, dev, ctx, stream, name, grid[3], block[3], regs, ssmem,
-		    dsmem, graph, node;
-	} k;
-	struct {
-		unsigned ts, end, corr, bytes, dev, ctx, stream, kind, src_kind, dst_kind, src_dev,
-		    dst_dev, graph;
-	} m;
-	struct {
-		unsigned ts, end, corr, bytes, dev, ctx, stream, value, mem_kind;
-	} s;
-	struct {
-		unsigned ts, end, corr, ctx, stream, type, event;
-	} y;
-	struct {
-		unsigned ts, end, corr, tid, name, status, api, cbid;
-	} a;
-	struct {
-		unsigned ts, corr, op, bytes, dev, mem_kind;
-	} mem;
-	struct {
-		unsigned dev, name, gmem, ccmaj, ccmin, sms, tpb, wpsm, regs_block, regs_sm,
-		    smem_block, smem_sm, warp, l2, clock, bw, uuid;
-	} d;
-	struct {
-		unsigned ctx, dev;
-	} c;
-	struct {
-		unsigned corr, ctx, stream, event;
-	} e; /* cuda_event: a cudaEventRecord */
-};
-const struct gpu_fields *gpu_fields(void);
-
-/* Position of field `name` of `kind`; exits when the schema lacks it (a
- * build mismatch, never a property of the input). */
-unsigned gpu_field(unsigned kind, const char *name);
 
 /* "HtoD", "Pinned", ... (Kineto's spelling). */
 const char *gpu_copy_kind(uint64_t k);

@@ -24,12 +24,11 @@ struct dev {
 
 static void scan(struct tfile *t, struct dev *devs, size_t *ndev)
 {
-	const struct gpu_fields *f = gpu_fields();
 	uint8_t known[MAXDEV] = {0};
 	struct ct_event ev;
 	for (unsigned long n = 0; n < SCAN_MAX && ct_file_next(&t->f, &ev) == 1; n++) {
 		if (ev.kind == CT_EV_GPU_DEVICE) {
-			uint64_t id = ev.v[f->d.dev];
+			uint64_t id = ev.v[F_GPU_DEVICE_DEVICE];
 			if (id < MAXDEV)
 				known[id] = 1;
 			size_t i;
@@ -39,19 +38,24 @@ static void scan(struct tfile *t, struct dev *devs, size_t *ndev)
 				continue; /* first description of an id wins */
 			struct dev *d = &devs[(*ndev)++];
 			d->id = id;
-			d->name = strndup(ev.s[f->d.name], ev.sl[f->d.name]);
-			d->uuid = strndup(ev.s[f->d.uuid], ev.sl[f->d.uuid]);
-			d->gmem = ev.v[f->d.gmem], d->ccmaj = ev.v[f->d.ccmaj];
-			d->ccmin = ev.v[f->d.ccmin], d->sms = ev.v[f->d.sms],
-			d->tpb = ev.v[f->d.tpb];
-			d->wpsm = ev.v[f->d.wpsm], d->regs_block = ev.v[f->d.regs_block];
-			d->regs_sm = ev.v[f->d.regs_sm], d->smem_block = ev.v[f->d.smem_block];
-			d->smem_sm = ev.v[f->d.smem_sm], d->warp = ev.v[f->d.warp];
+			d->name = strndup(ev.s[F_GPU_DEVICE_NAME], ev.sl[F_GPU_DEVICE_NAME]);
+			d->uuid = strndup(ev.s[F_GPU_DEVICE_UUID], ev.sl[F_GPU_DEVICE_UUID]);
+			d->gmem = ev.v[F_GPU_DEVICE_GLOBAL_MEMORY];
+			d->ccmaj = ev.v[F_GPU_DEVICE_CC_MAJOR];
+			d->ccmin = ev.v[F_GPU_DEVICE_CC_MINOR];
+			d->sms = ev.v[F_GPU_DEVICE_SMS];
+			d->tpb = ev.v[F_GPU_DEVICE_MAX_THREADS_PER_BLOCK];
+			d->wpsm = ev.v[F_GPU_DEVICE_MAX_WARPS_PER_SM];
+			d->regs_block = ev.v[F_GPU_DEVICE_REGS_PER_BLOCK];
+			d->regs_sm = ev.v[F_GPU_DEVICE_REGS_PER_SM];
+			d->smem_block = ev.v[F_GPU_DEVICE_SMEM_PER_BLOCK];
+			d->smem_sm = ev.v[F_GPU_DEVICE_SMEM_PER_SM];
+			d->warp = ev.v[F_GPU_DEVICE_WARP_SIZE];
 		} else if (ev.kind == CT_EV_KERNEL || ev.kind == CT_EV_MEMCPY ||
 		           ev.kind == CT_EV_MEMSET) {
-			unsigned i = ev.kind == CT_EV_KERNEL   ? f->k.dev
-			             : ev.kind == CT_EV_MEMCPY ? f->m.dev
-			                                       : f->s.dev;
+			unsigned i = ev.kind == CT_EV_KERNEL   ? F_KERNEL_DEVICE
+			             : ev.kind == CT_EV_MEMCPY ? F_MEMCPY_DEVICE
+			                                       : F_MEMSET_DEVICE;
 			if (ev.v[i] < MAXDEV && known[ev.v[i]])
 				return;
 		}

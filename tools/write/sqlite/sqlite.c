@@ -211,7 +211,6 @@ static int export_files(struct inputs *in, const struct tfile *lead, const char 
 	struct sq q;
 	memset(&q, 0, sizeof q);
 	q.db = &db;
-	q.gf = gpu_fields();
 	int bad = 0;
 	for (size_t k = 0; k < in->n && !db.failed; k++) {
 		if (!tfile_in_output(&in->v[k], lead))

@@ -92,8 +92,8 @@ static const struct knames *kernel_names(struct sq *q, const struct m_event *ev,
 	size_t off, len;
 	sqlite_short_name(k->name.s, k->name.len, &off, &len);
 	kn->sh = sdb_string(q->db, k->name.s + off, len);
-	unsigned f = q->gf->k.name;
-	kn->mg = ev->rec ? sdb_string(q->db, ev->rec->s[f], ev->rec->sl[f]) : kn->dm;
+	const struct ct_event *r = ev->rec;
+	kn->mg = r ? sdb_string(q->db, r->s[F_KERNEL_NAME], r->sl[F_KERNEL_NAME]) : kn->dm;
 	if (kn != tmp)
 		hmap_put(&q->knames, k->name.sid, kn);
 	return kn;

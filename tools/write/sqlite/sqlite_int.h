@@ -28,7 +28,6 @@ struct gpu_info {
 struct sq {
 	struct sdb *db;
 	struct tfile *t;
-	const struct gpu_fields *gf;
 	int64_t off, gpid;
 	struct hmap knames;  /* raw kernel name sid -> struct knames */
 	struct hmap anames;  /* API name sid -> StringIds id */
