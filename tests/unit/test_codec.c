@@ -803,14 +803,15 @@ static void test_string_gaps(void)
 	struct ct_event ev;
 	CHECK_EQ(ct_file_open(&f, path), 0);
 	CHECK_EQ(ct_file_next(&f, &ev), 1);
-	CHECK_EQ(ev.v[1], CT_SID_FIRST);
-	CHECK_MEM(ev.s[1], ev.sl[1], "a", 1);
+	const unsigned dom = F_NVTX_POP_DOMAIN;
+	CHECK_EQ(ev.v[dom], CT_SID_FIRST);
+	CHECK_MEM(ev.s[dom], ev.sl[dom], "a", 1);
 	CHECK_EQ(ct_file_next(&f, &ev), 1);
-	CHECK_EQ(ev.v[1], CT_SID_FIRST + 500);
-	CHECK_MEM(ev.s[1], ev.sl[1], "g", 1); /* 'a' + 500 % 26 */
+	CHECK_EQ(ev.v[dom], CT_SID_FIRST + 500);
+	CHECK_MEM(ev.s[dom], ev.sl[dom], "g", 1); /* 'a' + 500 % 26 */
 	CHECK_EQ(ct_file_next(&f, &ev), 1);
-	CHECK_EQ(ev.v[1], CT_SID_FIRST + 1000);
-	CHECK_MEM(ev.s[1], ev.sl[1], "zz", 2);
+	CHECK_EQ(ev.v[dom], CT_SID_FIRST + 1000);
+	CHECK_MEM(ev.s[dom], ev.sl[dom], "zz", 2);
 	CHECK_EQ(ct_file_next(&f, &ev), 0);
 	CHECK_EQ(f.status, CT_CLEAN);
 	CHECK_EQ(f.nstr, 1001);
@@ -911,15 +912,18 @@ static const char *read_domains(struct ct_file *f)
 	static char out[256];
 	size_t o = 0, n = 0;
 	struct ct_event ev;
+	const unsigned d = F_NVTX_POP_DOMAIN; /* the file holds pops */
 	CHECK_EQ(ct_file_open(f, path), 0);
 	out[0] = 0;
 	while (ct_file_next(f, &ev)) {
-		CHECK(o + ev.sl[1] + 2 < sizeof out);
-		o += (size_t)snprintf(out + o, sizeof out - o, "%s%.*s", n++ ? " " : "", (int)ev.sl[1], ev.s[1]);
+		CHECK(o + ev.sl[d] + 2 < sizeof out);
+		o += (size_t)snprintf(out + o, sizeof out - o, "%s%.*s", n++ ? " " : "",
+		                      (int)ev.sl[d], ev.s[d]);
 		/* Ids handed out are dense; a lost string is uninterned. */
-		CHECK(ev.v[1] == CT_SREF_NONE ||
-		      (ev.v[1] == CT_SREF_INLINE ? ev.sl[1] == 1 && ev.s[1][0] == '?'
-						 : ev.v[1] >= CT_SID_FIRST && ev.v[1] < CT_SID_FIRST + f->nstr));
+		CHECK(ev.v[d] == CT_SREF_NONE ||
+		      (ev.v[d] == CT_SREF_INLINE
+		           ? ev.sl[d] == 1 && ev.s[d][0] == '?'
+		           : ev.v[d] >= CT_SID_FIRST && ev.v[d] < CT_SID_FIRST + f->nstr));
 	}
 	return out;
 }
@@ -1248,21 +1252,21 @@ static void test_enc_rejects(void)
 	uint64_t mem[16] = {0};
 	struct ct_rec *r = (struct ct_rec *)mem;
 	r->kind = CT_EV_STEP;
-	r->size = ct_rec_size(2, 0);
+	r->size = ct_rec_size(F_STEP_N, 0);
 	CHECK_EQ(ct_enc_record(&e, r), 0);
-	r->size = ct_rec_size(1, 0);
+	r->size = ct_rec_size(F_STEP_N - 1, 0);
 	CHECK_EQ(ct_enc_record(&e, r), -1);
-	r->size = ct_rec_size(2, 0);
+	r->size = ct_rec_size(F_STEP_N, 0);
 	r->kind = CT_EV_LAST;
 	CHECK_EQ(ct_enc_record(&e, r), -1);
 	r->kind = 3;
 	CHECK_EQ(ct_enc_record(&e, r), -1);
-	/* thread_name: ts, tid, name (STR, 9 bytes claimed, 8 present), user */
+	/* thread_name: its name (STR) with 9 bytes claimed, 8 present */
 	r->kind = CT_EV_THREAD_NAME;
-	r->size = ct_rec_size(4, 8);
-	r->f[2] = 9;
+	r->size = ct_rec_size(F_THREAD_NAME_N, 8);
+	r->f[F_THREAD_NAME_NAME] = 9;
 	CHECK_EQ(ct_enc_record(&e, r), -1);
-	r->f[2] = 8;
+	r->f[F_THREAD_NAME_NAME] = 8;
 	CHECK_EQ(ct_enc_record(&e, r), 0);
 	CHECK_EQ(e.events[CT_EV_STEP], 1);
 	CHECK_EQ(e.events[CT_EV_THREAD_NAME], 1);
@@ -1292,8 +1296,11 @@ static void add_events(struct buf *b, struct ct_enc *e, int n)
 {
 	ct_enc_thread(e, 7);
 	for (int i = 0; i < n; i++) {
-		uint64_t rec[4] = {ct_rec_size(3, 0) | (uint64_t)CT_EV_NVTX_END << 32, 1000 + (uint64_t)i,
-				   (uint64_t)i, 0};
+		/* the record's header word (size, kind), then its fields */
+		uint64_t rec[1 + F_NVTX_END_N] = {ct_rec_size(F_NVTX_END_N, 0) |
+		                                  (uint64_t)CT_EV_NVTX_END << 32};
+		rec[1 + F_NVTX_END_TS] = 1000 + (uint64_t)i;
+		rec[1 + F_NVTX_END_ID] = (uint64_t)i;
 		CHECK_EQ(ct_enc_record(e, (const struct ct_rec *)rec), 0);
 	}
 	size_t len;
@@ -1321,7 +1328,7 @@ static void test_trailers(void)
 	struct ct_event ev;
 	int n = 0;
 	while (ct_file_next(&f, &ev) == 1) {
-		CHECK_EQ(ev.v[1], (uint64_t)(n < 10 ? n : n - 10));
+		CHECK_EQ(ev.v[F_NVTX_END_ID], (uint64_t)(n < 10 ? n : n - 10));
 		n++;
 	}
 	CHECK_EQ(n, 30);

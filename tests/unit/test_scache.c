@@ -76,14 +76,14 @@ static void encode_mark(struct ct_enc *e, int s, uint64_t ts, uint8_t junk)
 	uint64_t mem[16];
 	memset(mem, junk, sizeof mem);
 	struct ct_rec *r = (struct ct_rec *)mem;
-	r->size = ct_rec_size(8, tlen[s]);
+	r->size = ct_rec_size(F_NVTX_MARK_N, tlen[s]);
 	r->kind = CT_EV_NVTX_MARK;
 	r->reserved = 0;
-	r->f[0] = ts;
-	for (int i = 1; i < 7; i++)
+	for (int i = 0; i < F_NVTX_MARK_N; i++)
 		r->f[i] = 0;
-	r->f[7] = tlen[s];
-	memcpy(&r->f[8], text[s], tlen[s]);
+	r->f[F_NVTX_MARK_TS] = ts;
+	r->f[F_NVTX_MARK_MSG] = tlen[s];
+	memcpy(&r->f[F_NVTX_MARK_N], text[s], tlen[s]);
 	CHECK_EQ(ct_enc_record(e, r), 0);
 }
 
@@ -147,8 +147,9 @@ int main(void)
 			continue;
 		CHECK(ct_file_next(&f, &ev));
 		CHECK_EQ(ev.kind, CT_EV_NVTX_MARK);
-		CHECK_EQ(ev.v[0], 1000 + (uint64_t)i);
-		CHECK_MEM(ev.s[7], ev.sl[7], text[want[i]], tlen[want[i]]);
+		CHECK_EQ(ev.v[F_NVTX_MARK_TS], 1000 + (uint64_t)i);
+		CHECK_MEM(ev.s[F_NVTX_MARK_MSG], ev.sl[F_NVTX_MARK_MSG], text[want[i]],
+		          tlen[want[i]]);
 		n++;
 	}
 	CHECK(!ct_file_next(&f, &ev));

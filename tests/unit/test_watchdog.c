@@ -28,25 +28,42 @@ static const struct ct_rec *rec(unsigned kind, const uint64_t *f, unsigned n, co
 
 static void define(uint64_t ctx, uint64_t hash, const char *name)
 {
-	uint64_t f[8] = {1, ctx, hash, 1, 2, 0, 5, strlen(name)};
-	ct_watch_record(7, rec(CT_EV_NCCL_COMM, f, 8, name));
+	uint64_t f[F_NCCL_COMM_N] = {
+	    [F_NCCL_COMM_TS] = 1,     [F_NCCL_COMM_CTX] = ctx,           [F_NCCL_COMM_COMM] = hash,
+	    [F_NCCL_COMM_NNODES] = 1, [F_NCCL_COMM_NRANKS] = 2,          [F_NCCL_COMM_RANK] = 0,
+	    [F_NCCL_COMM_ABI] = 5,    [F_NCCL_COMM_NAME] = strlen(name),
+	};
+	ct_watch_record(7, rec(CT_EV_NCCL_COMM, f, F_NCCL_COMM_N, name));
 }
 
-/* A collective task (15 fields). */
+/* A collective task. */
 static void task(uint64_t h, uint64_t ctx, uint64_t seq, uint64_t ts)
 {
-	uint64_t f[15] = {ts, h, ctx, 0, 0, seq, 0, 0, 8, 0, 1, 8, 0, 0, 0};
-	ct_watch_record(7, rec(CT_EV_NCCL_COLL, f, 15, NULL));
+	uint64_t f[F_NCCL_COLL_N] = {
+	    [F_NCCL_COLL_TS] = ts,   [F_NCCL_COLL_ID] = h,    [F_NCCL_COLL_CTX] = ctx,
+	    [F_NCCL_COLL_SEQ] = seq, [F_NCCL_COLL_COUNT] = 8, [F_NCCL_COLL_CHANNELS] = 1,
+	    [F_NCCL_COLL_WARPS] = 8,
+	};
+	ct_watch_record(7, rec(CT_EV_NCCL_COLL, f, F_NCCL_COLL_N, NULL));
 }
 
 /* A channel of a task, and its GPU end when end. */
 static void channel(uint64_t h, uint64_t task_h, uint64_t ts, int end)
 {
-	uint64_t f[6] = {ts, h, 1, task_h, 0, 0};
-	ct_watch_record(8, rec(CT_EV_NCCL_KERNEL_CH, f, 6, NULL));
+	uint64_t f[F_NCCL_KERNEL_CH_N] = {
+	    [F_NCCL_KERNEL_CH_TS] = ts,
+	    [F_NCCL_KERNEL_CH_ID] = h,
+	    [F_NCCL_KERNEL_CH_CTX] = 1,
+	    [F_NCCL_KERNEL_CH_PARENT] = task_h,
+	};
+	ct_watch_record(8, rec(CT_EV_NCCL_KERNEL_CH, f, F_NCCL_KERNEL_CH_N, NULL));
 	if (end) {
-		uint64_t s[4] = {ts + 10, h, 22, 0};
-		ct_watch_record(8, rec(CT_EV_NCCL_STATE, s, 4, NULL));
+		uint64_t s[F_NCCL_STATE_N] = {
+		    [F_NCCL_STATE_TS] = ts + 10,
+		    [F_NCCL_STATE_ID] = h,
+		    [F_NCCL_STATE_STATE] = 22, /* a channel's GPU end */
+		};
+		ct_watch_record(8, rec(CT_EV_NCCL_STATE, s, F_NCCL_STATE_N, NULL));
 	}
 }
 

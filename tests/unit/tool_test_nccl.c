@@ -48,26 +48,29 @@ static void on_plan(void *ctx, const struct nccl_plan *p)
 static void comm(struct nccl_ops *e, uint64_t ctx, const char *name)
 {
 	struct ct_event c = ev(CT_EV_NCCL_COMM, 1);
-	c.v[0] = 1, c.v[1] = ctx, c.v[2] = 0xabc0 + ctx, c.v[3] = 1, c.v[4] = 4, c.v[5] = 2;
-	c.v[6] = 5;
-	str(&c, 7, name);
+	c.v[F_NCCL_COMM_TS] = 1, c.v[F_NCCL_COMM_CTX] = ctx, c.v[F_NCCL_COMM_COMM] = 0xabc0 + ctx;
+	c.v[F_NCCL_COMM_NNODES] = 1, c.v[F_NCCL_COMM_NRANKS] = 4, c.v[F_NCCL_COMM_RANK] = 2;
+	c.v[F_NCCL_COMM_ABI] = 5;
+	str(&c, F_NCCL_COMM_NAME, name);
 	nccl_ops_event(e, &c);
 }
 
 static void launch(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t ctx, uint64_t stream)
 {
 	struct ct_event l = ev(CT_EV_NCCL_LAUNCH, 1);
-	l.v[0] = ts, l.v[1] = id, l.v[2] = ctx, l.v[3] = 0, l.v[4] = stream;
+	l.v[F_NCCL_LAUNCH_TS] = ts, l.v[F_NCCL_LAUNCH_ID] = id, l.v[F_NCCL_LAUNCH_CTX] = ctx;
+	l.v[F_NCCL_LAUNCH_PARENT] = 0, l.v[F_NCCL_LAUNCH_STREAM] = stream;
 	nccl_ops_event(e, &l);
 	struct ct_event s = ev(CT_EV_NCCL_STOP, 1);
-	s.v[0] = ts + 5, s.v[1] = id;
+	s.v[F_NCCL_STOP_TS] = ts + 5, s.v[F_NCCL_STOP_ID] = id;
 	nccl_ops_event(e, &s);
 }
 
 static void plan(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t ctx, uint64_t launch_id)
 {
 	struct ct_event g = ev(CT_EV_NCCL_GROUP, 1);
-	g.v[0] = ts, g.v[1] = id, g.v[2] = ctx, g.v[3] = launch_id;
+	g.v[F_NCCL_GROUP_TS] = ts, g.v[F_NCCL_GROUP_ID] = id, g.v[F_NCCL_GROUP_CTX] = ctx;
+	g.v[F_NCCL_GROUP_LAUNCH] = launch_id;
 	nccl_ops_event(e, &g);
 }
 
@@ -75,13 +78,15 @@ static void coll(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t ctx, uin
                  const char *func, const char *dtype, uint64_t count, uint64_t seq)
 {
 	struct ct_event c = ev(CT_EV_NCCL_COLL, 1);
-	c.v[0] = ts, c.v[1] = id, c.v[2] = ctx, c.v[3] = 0, c.v[4] = group, c.v[5] = seq;
-	str(&c, 6, func);
-	str(&c, 7, dtype);
-	c.v[8] = count, c.v[9] = 0, c.v[10] = 2, c.v[11] = 8;
-	str(&c, 12, "RING");
-	str(&c, 13, "LL");
-	c.v[14] = 2;
+	c.v[F_NCCL_COLL_TS] = ts, c.v[F_NCCL_COLL_ID] = id, c.v[F_NCCL_COLL_CTX] = ctx;
+	c.v[F_NCCL_COLL_PARENT] = 0, c.v[F_NCCL_COLL_GROUP] = group, c.v[F_NCCL_COLL_SEQ] = seq;
+	str(&c, F_NCCL_COLL_FUNC, func);
+	str(&c, F_NCCL_COLL_DATATYPE, dtype);
+	c.v[F_NCCL_COLL_COUNT] = count, c.v[F_NCCL_COLL_ROOT] = 0;
+	c.v[F_NCCL_COLL_CHANNELS] = 2, c.v[F_NCCL_COLL_WARPS] = 8;
+	str(&c, F_NCCL_COLL_ALGO, "RING");
+	str(&c, F_NCCL_COLL_PROTO, "LL");
+	c.v[F_NCCL_COLL_RANK] = 2;
 	nccl_ops_event(e, &c);
 }
 
@@ -89,10 +94,13 @@ static void channel(struct nccl_ops *e, uint64_t ts, uint64_t id, uint64_t task,
                     uint64_t g1)
 {
 	struct ct_event c = ev(CT_EV_NCCL_KERNEL_CH, 2);
-	c.v[0] = ts, c.v[1] = id, c.v[2] = 1, c.v[3] = task, c.v[4] = 0, c.v[5] = g0;
+	c.v[F_NCCL_KERNEL_CH_TS] = ts, c.v[F_NCCL_KERNEL_CH_ID] = id, c.v[F_NCCL_KERNEL_CH_CTX] = 1;
+	c.v[F_NCCL_KERNEL_CH_PARENT] = task, c.v[F_NCCL_KERNEL_CH_CHANNEL] = 0;
+	c.v[F_NCCL_KERNEL_CH_GPU_START] = g0;
 	nccl_ops_event(e, &c);
 	struct ct_event s = ev(CT_EV_NCCL_STATE, 2);
-	s.v[0] = ts + 1, s.v[1] = id, s.v[2] = 22, s.v[3] = g1;
+	s.v[F_NCCL_STATE_TS] = ts + 1, s.v[F_NCCL_STATE_ID] = id;
+	s.v[F_NCCL_STATE_STATE] = 22, s.v[F_NCCL_STATE_VALUE] = g1;
 	nccl_ops_event(e, &s);
 }
 
