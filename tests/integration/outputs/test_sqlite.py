@@ -135,6 +135,31 @@ def test_memcpy_bytes_by_copy_kind(train):
     assert (n, total) == (want["[CUDA memset]"]["Count"], want["[CUDA memset]"]["Total Time (ns)"])
 
 
+# nsys's ENUM_CUDA_MEM_KIND numbers (NVIDIA's exporter documentation, "CUDA
+# MemoryKind enum"): 0 Pageable, 1 Pinned, 2 Device, ..., 7 Unknown. CUPTI
+# (the simulator's truth) numbers the same kinds one higher, 0 unknown.
+NSYS_MEM_KIND = {"Pageable": 0, "Pinned": 1, "Device": 2, "Unknown": 7}
+CUPTI_MEM_KIND = {1: "Pageable", 2: "Pinned", 3: "Device"}
+
+
+def test_memory_kinds_are_numbered_as_nsys_numbers_them(train):
+    """A script that filters on nsys's numbers (memKind = 2: device memory)
+    gets the copies and memsets the simulator made on those kinds."""
+    _, db, sim, _ = train
+    pinned, device = NSYS_MEM_KIND["Pinned"], NSYS_MEM_KIND["Device"]
+    got = db.execute("SELECT count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+                     "WHERE srcKind = ? AND dstKind = ?", (pinned, device)).fetchone()
+    want = [t for t in kinds(sim, "memcpy")
+            if CUPTI_MEM_KIND.get(t["src_kind"]) == "Pinned"
+            and CUPTI_MEM_KIND.get(t["dst_kind"]) == "Device"]
+    assert want and got == (len(want), sum(t["bytes"] for t in want))
+    got = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE memKind = ?",
+                     (device,)).fetchone()[0]
+    assert got == len(kinds(sim, "memset")) > 0
+    labels = dict(db.execute("SELECT id, label FROM ENUM_CUDA_MEM_KIND"))
+    assert {k: labels[v] for k, v in NSYS_MEM_KIND.items()} == {k: k for k in NSYS_MEM_KIND}
+
+
 def test_runtime_to_kernel_join_on_correlation_id(train):
     files, db, _, _ = train
     calls = {r[0]: r[1:] for r in db.execute(

@@ -164,8 +164,8 @@ void sq_memcpy(struct sq *q, const struct m_event *ev)
 	gpu_common(q, s, ev);
 	SB_I(s, 8, g->bytes);
 	SB_I(s, 9, g->kind);
-	SB_I(s, 10, g->src_kind);
-	SB_I(s, 11, g->dst_kind);
+	SB_I(s, 10, sq_mem_kind(g->src_kind));
+	SB_I(s, 11, sq_mem_kind(g->dst_kind));
 	SB_I(s, 12, id32(g->src_dev));
 	SB_I(s, 13, id32(g->dst_dev));
 	sdb_row(q->db, T_MEMCPY);
@@ -178,7 +178,7 @@ void sq_memset(struct sq *q, const struct m_event *ev)
 	gpu_common(q, s, ev);
 	SB_I(s, 8, g->value);
 	SB_I(s, 9, g->bytes);
-	SB_I(s, 10, g->mem_kind);
+	SB_I(s, 10, sq_mem_kind(g->mem_kind));
 	sdb_row(q->db, T_MEMSET);
 }
 

@@ -70,6 +70,14 @@ static inline int64_t id32(uint64_t v)
 	return v >= 0xffffffffull ? -1 : (int64_t)v;
 }
 
+/* A CUPTI memory kind (CUpti_ActivityMemoryKind: 0 unknown, 1 pageable,
+ * 2 pinned, 3 device, ...) as nsys numbers ENUM_CUDA_MEM_KIND: the same
+ * kinds one lower, unknown last (7). */
+static inline int64_t sq_mem_kind(uint64_t k)
+{
+	return k >= 1 && k <= 7 ? (int64_t)k - 1 : 7;
+}
+
 static inline void sq_opt_ts(struct sq *q, struct sdb_row s, int i, uint64_t ts)
 {
 	if (ts)
