@@ -7,9 +7,11 @@ trace. Plus: a failed export leaves no file."""
 import json
 import resource
 import signal
+import socket
 import sqlite3
 import statistics
 import subprocess
+import time
 from collections import defaultdict
 
 import pytest
@@ -40,10 +42,15 @@ def stats(inputs, report):
     return doc[key]
 
 
+WALL_NS = {}  # fixture name: how long its traced program ran, by the test's clock
+
+
 @pytest.fixture(scope="module")
 def train(tmp_path_factory):
     d = tmp_path_factory.mktemp("sqlite_train")
+    t0 = time.monotonic_ns()
     p = run([SIM_TRAIN, "train", 40], env=sim_env(d / "out", d), timeout=120)
+    WALL_NS["train"] = time.monotonic_ns() - t0
     assert p.returncode == 0, p.stderr
     files = ctr_files(d / "out")
     assert len(files) == 1
@@ -239,6 +246,63 @@ def test_nsys_stats_cuda_gpu_kern_sum_sql(train):
                 assert abs(g[c] - w[c]) <= 0.11, (c, g, w)
             else:
                 assert g[c] == w[c], (c, g, w)
+
+
+# ---- nsys's session tables (NVIDIA's SQLite Schema Reference, docs/SQLITE.md)
+
+def test_analysis_details_spans_the_capture(train):
+    """ANALYSIS_DETAILS is one row, "trace start/stop timestamp" and "the
+    total time span of the entire trace": it holds every event, and is no
+    longer than the traced program ran."""
+    _, db, sim, _ = train
+    [(start, stop, duration, vid)] = db.execute(
+        "SELECT startTime, stopTime, duration, globalVid FROM ANALYSIS_DETAILS").fetchall()
+    assert duration == stop - start and vid == 0
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+              "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        lo, hi = db.execute(f"SELECT min(start), max(coalesce(end, start)) FROM {t}").fetchone()
+        assert start <= lo and hi <= stop, t
+    # the simulator's calls and GPU work (its own clock) fit in the span
+    times = [(r["start"], r["end"]) for r in sim if r["k"] in ("api", "kernel", "memcpy", "memset")]
+    assert max(e for _, e in times) - min(s for s, _ in times) <= duration <= WALL_NS["train"]
+
+
+def test_capture_metadata_and_host(train):
+    """META_DATA_CAPTURE's PROCESS_0:COMMAND / ARGUMENT_<k> are the command
+    the test ran, TARGET_INFO_SYSTEM_ENV's Hostname the machine it ran on,
+    META_DATA_EXPORT names the input."""
+    files, db, _, _ = train
+    meta = dict(db.execute("SELECT name, value FROM META_DATA_CAPTURE"))
+    assert meta["PROCESS_0:COMMAND"] == str(SIM_TRAIN)
+    args = [v for _, v in db.execute(
+        "SELECT name, value FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_0:ARGUMENT_%' "
+        "ORDER BY CAST(substr(name, 20) AS INTEGER)")]
+    assert args == ["train", "40"]
+    assert db.execute("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'"
+                      ).fetchall() == [(socket.gethostname(),)]
+    export_meta = db.execute("SELECT name, value FROM META_DATA_EXPORT").fetchall()
+    assert ("EXPORT_PRODUCT_NAME", "cuptrace") in export_meta
+    assert ("EXPORT_PARAM_INPUT_FILE", str(files[0])) in export_meta
+    assert "EXPORT_SCHEMA_VERSION" not in dict(export_meta)
+
+
+def test_cuda_streams_are_those_the_work_ran_on(train):
+    """TARGET_INFO_CUDA_STREAM lists each (context, stream) the simulator ran
+    work on, in the process that ran it: joined as nsys's columns read, it
+    gives every kernel exactly one stream."""
+    _, db, sim, _ = train
+    ctx_of = {r["dev"]: r["ctx"] for r in sim if r["k"] == "context"}
+    want = {(r["ctx"], r["stream"]) for r in kinds(sim, "kernel")}
+    want |= {(ctx_of[r["dev"]], r["stream"]) for r in kinds(sim, "memcpy") + kinds(sim, "memset")}
+    got = db.execute("SELECT contextId, streamId, processId, hwId, vmId FROM TARGET_INFO_CUDA_STREAM"
+                     ).fetchall()
+    assert {(c, s) for c, s, *_ in got} == want and len(got) == len(want)
+    pid = int(train[0][0].stem.split("-")[-1])  # CUPTRACE_OUTPUT %h-%p
+    assert {(p, h, v) for _, _, p, h, v in got} == {(pid, 0, 0)}
+    n = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN TARGET_INFO_CUDA_STREAM s "
+                   "ON s.streamId = k.streamId AND s.contextId = k.contextId "
+                   "AND s.processId = k.globalPid / 0x1000000 % 0x1000000").fetchone()[0]
+    assert n == len(kinds(sim, "kernel"))
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,12 @@
 
 /* ---- the consumer */
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 static void thread_row(struct sq *q, const struct m_track *tr)
 {
 	if (!tr->name_len || hmap_get(&q->threads, (uint64_t)tr->tid + 1))
@@ -37,6 +43,9 @@ static void on_event(void *ctx, const struct m_event *ev)
 	struct sq *q = ctx;
 	if (!(++q->events & 0xffff))
 		progress("exporting", (unsigned long long)q->events, 0);
+	if (ev->type == ME_SLICE || ev->type == ME_ASYNC || ev->type == ME_INSTANT ||
+	    ev->type == ME_COUNTER)
+		sq_span(q, at(q, ev->ts), at(q, ev->end > ev->ts ? ev->end : ev->ts));
 	switch (ev->type) {
 	case ME_PROCESS:
 		if (ev->process.name) {
@@ -100,7 +109,79 @@ static void begin_file(void *ctx, struct tfile *t)
 	q->t = t;
 	q->off = t->off_ns;
 	q->gpid = (int64_t)((uint64_t)(t->index & 0x7fff) << 48 | (t->f.h.pid & 0xffffff) << 24);
+	if (!q->nfiles)
+		q->vid = q->gpid & ~(int64_t)0xffffffffffff; /* nsys's globalVid: no pid, no tid */
 	q->cbase = (int64_t)(q->nfiles++ & 0x7fffffff) << 32;
+	/* the capture starts when the tracer did */
+	sq_span(q, at(q, t->f.h.mono_anchor), at(q, t->f.h.mono_anchor));
+}
+
+/* A (name, value) row of META_DATA_CAPTURE or META_DATA_EXPORT. */
+static void meta_row(struct sq *q, enum sdb_table t, const char *name, const char *v, size_t n)
+{
+	struct sdb_row s = sdb_ins(q->db, t);
+	SB_T(s, 1, name, strlen(name));
+	SB_T(s, 2, v, n);
+	sdb_row(q->db, t);
+}
+
+/* The file's rows of nsys's session tables: its command line as
+ * META_DATA_CAPTURE's PROCESS_<n>:COMMAND and PROCESS_<n>:ARGUMENT_<k> (n:
+ * the file's place in the database; the arguments are NUL-separated), its
+ * host in TARGET_INFO_SYSTEM_ENV, its input in META_DATA_EXPORT, the
+ * streams its GPU work ran on, and the end of its capture. */
+static void session_rows(struct sq *q, const struct tfile *t)
+{
+	const struct ct_header *h = &t->f.h;
+	unsigned n = q->nfiles - 1;
+	char name[64];
+	const char *cmd = h->cmdline ? h->cmdline : "";
+	size_t len = h->cmdline ? h->cmdline_len : 0;
+	long k = -1;
+	for (size_t a = 0; a < len; k++) {
+		size_t e = a;
+		while (e < len && cmd[e])
+			e++;
+		if (k < 0)
+			snprintf(name, sizeof name, "PROCESS_%u:COMMAND", n);
+		else
+			snprintf(name, sizeof name, "PROCESS_%u:ARGUMENT_%ld", n, k);
+		meta_row(q, T_META_CAPTURE, name, cmd + a, e - a);
+		a = e + 1;
+	}
+	meta_row(q, T_META_EXPORT, "EXPORT_PARAM_INPUT_FILE", t->f.path, strlen(t->f.path));
+	if (h->host && h->host[0]) {
+		struct sdb_row s = sdb_ins(q->db, T_SYSTEM_ENV);
+		SB_I(s, 1, q->gpid & ~(int64_t)0xffffffffffff);
+		SB_NULL(s, 2);
+		SB_T(s, 3, "Hostname", 8);
+		SB_NULL(s, 4);
+		SB_T(s, 5, h->host, strlen(h->host));
+		sdb_row(q->db, T_SYSTEM_ENV);
+	}
+	/* streams in (context, stream) order; hwId and vmId are the top bits
+	 * of globalPid, as nsys's GlobalId has them (hw << 56 | vm << 48) */
+	uint64_t *keys = xcalloc(q->streams.n + 1, sizeof *keys);
+	size_t nk = 0;
+	for (size_t i = 0; i < q->streams.cap; i++)
+		if (q->streams.keys[i])
+			keys[nk++] = q->streams.keys[i] - 1;
+	qsort(keys, nk, sizeof *keys, cmp_u64);
+	uint64_t top = (uint64_t)q->gpid >> 48;
+	for (size_t i = 0; i < nk; i++) {
+		struct sdb_row s = sdb_ins(q->db, T_STREAM);
+		SB_I(s, 1, keys[i] & 0xffffffffu);
+		SB_I(s, 2, top >> 8);
+		SB_I(s, 3, top & 0xff);
+		SB_I(s, 4, h->pid);
+		SB_I(s, 5, keys[i] >> 32);
+		SB_NULL(s, 6);
+		SB_NULL(s, 7);
+		sdb_row(q->db, T_STREAM);
+	}
+	free(keys);
+	if (t->f.have_footer && t->f.mono_end > h->mono_anchor)
+		sq_span(q, at(q, t->f.mono_end), at(q, t->f.mono_end));
 }
 
 /* A device's TARGET_INFO_GPU row, unless one with its id and model is in
@@ -132,6 +213,7 @@ static void free_file(struct sq *q)
 	hmap_free(&q->domains);
 	hmap_free(&q->cats);
 	hmap_free(&q->threads);
+	hmap_free(&q->streams);
 	for (unsigned i = 0; i < q->ngpus; i++)
 		free(q->gpus[i].name);
 	q->ngpus = 0;
@@ -194,6 +276,7 @@ static void end_file(void *ctx, struct tfile *t)
 	const char *src = h->rank >= 0 ? h->rank_source : t->nccl_shown ? "NCCL" : "none";
 	SB_T(s, 12, src, strlen(src));
 	sdb_row(q->db, T_RANKS);
+	session_rows(q, t);
 	free_file(q);
 }
 
@@ -211,6 +294,8 @@ static int export_files(struct inputs *in, const struct tfile *lead, const char 
 	struct sq q;
 	memset(&q, 0, sizeof q);
 	q.db = &db;
+	meta_row(&q, T_META_EXPORT, "EXPORT_PRODUCT_NAME", "cuptrace", 8);
+	meta_row(&q, T_META_EXPORT, "EXPORT_PRODUCT_VERSION", CT_VERSION, strlen(CT_VERSION));
 	int bad = 0;
 	for (size_t k = 0; k < in->n && !db.failed; k++) {
 		if (!tfile_in_output(&in->v[k], lead))
@@ -222,6 +307,13 @@ static int export_files(struct inputs *in, const struct tfile *lead, const char 
 		tfile_release(&in->v[k]);
 	}
 	progress("exporting", (unsigned long long)q.events, 1);
+	/* one row, as nsys writes for its session: the span of every file */
+	s = sdb_ins(&db, T_ANALYSIS);
+	SB_I(s, 1, q.vid);
+	SB_I(s, 2, q.hi - q.lo);
+	SB_I(s, 3, q.lo);
+	SB_I(s, 4, q.hi);
+	sdb_row(&db, T_ANALYSIS);
 	for (unsigned i = 0; i < q.nwritten; i++)
 		free(q.written[i].name);
 	if (sdb_close(&db, 1))

@@ -23,7 +23,12 @@ static const char *const table_name[T_N] = {
 	"ThreadNames",
 	"PROCESSES",
 	"TARGET_INFO_SESSION_START_TIME",
+	"ANALYSIS_DETAILS",
+	"META_DATA_CAPTURE",
+	"META_DATA_EXPORT",
+	"TARGET_INFO_SYSTEM_ENV",
 	"TARGET_INFO_GPU",
+	"TARGET_INFO_CUDA_STREAM",
 	"CUPTI_ACTIVITY_KIND_KERNEL",
 	"CUPTI_ACTIVITY_KIND_MEMCPY",
 	"CUPTI_ACTIVITY_KIND_MEMSET",
@@ -54,8 +59,23 @@ static const char *const table_cols[T_N] = {
 	"globalPid INTEGER, pid INTEGER, name TEXT",
 	/* TARGET_INFO_SESSION_START_TIME */
 	"utcEpochNs INTEGER",
+	/* ANALYSIS_DETAILS */
+	"globalVid INTEGER NOT NULL, duration INTEGER NOT NULL, startTime INTEGER NOT NULL, "
+	"stopTime INTEGER NOT NULL",
+	/* META_DATA_CAPTURE */
+	"name TEXT NOT NULL, value TEXT",
+	/* META_DATA_EXPORT */
+	"name TEXT NOT NULL, value TEXT",
+	/* TARGET_INFO_SYSTEM_ENV: devStateName and nameEnum are NOT NULL in
+	 * nsys; their values are nsys's own and unknown here */
+	"globalVid INTEGER, devStateName TEXT, name TEXT NOT NULL, nameEnum INTEGER, "
+	"value TEXT NOT NULL",
 	/* TARGET_INFO_GPU */
 	"id INTEGER NOT NULL, name TEXT, smCount INTEGER, threadsPerWarp INTEGER, globalPid INTEGER",
+	/* TARGET_INFO_CUDA_STREAM: priority and flag (NOT NULL in nsys) are
+	 * not recorded */
+	"streamId INTEGER NOT NULL, hwId INTEGER NOT NULL, vmId INTEGER NOT NULL, "
+	"processId INTEGER NOT NULL, contextId INTEGER NOT NULL, priority INTEGER, flag INTEGER",
 	/* KERNEL */
 	GPU_COMMON "demangledName INTEGER NOT NULL REFERENCES StringIds(id), "
 		   "shortName INTEGER NOT NULL REFERENCES StringIds(id), "

@@ -117,6 +117,13 @@ struct gpu_info *sq_gpu_of(struct sq *q, uint64_t dev)
 static void gpu_common(struct sq *q, struct sdb_row s, const struct m_event *ev)
 {
 	const struct m_gpu *g = &ev->gpu;
+	/* TARGET_INFO_CUDA_STREAM: each (context, stream) with work; CUPTI's
+	 * ids are 32-bit, all ones for no stream (context-wide syncs) */
+	if (g->stream < 0xffffffffull && g->context <= 0xffffffffull) {
+		uint64_t key = (g->context << 32 | g->stream) + 1;
+		if (key && !hmap_get(&q->streams, key))
+			hmap_put(&q->streams, key, (void *)1);
+	}
 	SB_I(s, 1, at(q, ev->ts));
 	SB_I(s, 2, at(q, ev->end));
 	SB_I(s, 3, g->device);

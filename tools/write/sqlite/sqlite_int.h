@@ -34,6 +34,7 @@ struct sq {
 	struct hmap domains; /* StringIds id of a domain's name -> domainId */
 	struct hmap cats;    /* domainId << 32 | category + 1: category row written */
 	struct hmap threads; /* tid + 1: ThreadNames row written */
+	struct hmap streams; /* (context << 32 | stream) + 1: a TARGET_INFO_CUDA_STREAM row due */
 	int64_t ndomains;
 	struct gpu_info gpus[MAXGPU];
 	unsigned ngpus;
@@ -46,6 +47,10 @@ struct sq {
 	/* TARGET_INFO_GPU rows written: one per device id and model */
 	struct gpu_info written[MAXGPU];
 	unsigned nwritten;
+	/* ANALYSIS_DETAILS: the span of the database's files on the job's
+	 * timeline, and the globalVid of its first file */
+	int64_t lo, hi, vid;
+	int spanned;
 };
 
 static inline int64_t sq_corr(const struct sq *q, uint64_t corr)
@@ -100,6 +105,16 @@ static inline void sq_opt_i(struct sdb_row s, int i, int64_t v, int have)
 		SB_I(s, i, v);
 	else
 		SB_NULL(s, i);
+}
+
+/* Widens the database's time span to [a, b] (ns on the job's timeline). */
+static inline void sq_span(struct sq *q, int64_t a, int64_t b)
+{
+	if (!q->spanned || a < q->lo)
+		q->lo = a;
+	if (!q->spanned || b > q->hi)
+		q->hi = b;
+	q->spanned = 1;
 }
 
 struct gpu_info *sq_gpu_of(struct sq *q, uint64_t dev);
