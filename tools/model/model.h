@@ -135,6 +135,10 @@ struct m_event {
 		struct {
 			uint64_t device;
 			int64_t value;
+			/* MC_GPU_MEMORY: the allocation or release that changed it
+			 * (CUPTI's: op 1 allocation, 2 release; memory kind; stream
+			 * all ones when not asynchronous) */
+			uint64_t op, bytes, address, context, stream, mem_kind, corr;
 		} counter; /* ME_COUNTER */
 		uint64_t dropped;     /* MC_DROPS: all kinds (per kind: the file's drops) */
 		struct {              /* MC_HANG */

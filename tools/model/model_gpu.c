@@ -339,6 +339,10 @@ static void memory_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	e.ts = e.end = v[F_GPU_MEMORY_TS];
 	e.counter.device = dev;
 	e.counter.value = g->mem[d];
+	e.counter.op = v[F_GPU_MEMORY_OP], e.counter.bytes = v[F_GPU_MEMORY_BYTES];
+	e.counter.address = v[F_GPU_MEMORY_ADDRESS], e.counter.context = v[F_GPU_MEMORY_CONTEXT];
+	e.counter.stream = v[F_GPU_MEMORY_STREAM], e.counter.mem_kind = v[F_GPU_MEMORY_MEMORY_KIND];
+	e.counter.corr = v[F_GPU_MEMORY_CORRELATION];
 	model_emit(m, &e);
 }
 

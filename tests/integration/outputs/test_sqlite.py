@@ -305,6 +305,40 @@ def test_cuda_streams_are_those_the_work_ran_on(train):
     assert n == len(kinds(sim, "kernel"))
 
 
+def test_gpu_memory_usage_events_are_the_allocations(train):
+    """CUDA_GPU_MEMORY_USAGE_EVENTS holds each cudaMalloc and cudaFree the
+    simulator reported (address, bytes, device; nsys's operation numbers
+    0 allocation, 1 deallocation; memKind 2 device), and nsys's running sum
+    gives the simulator's peak use per device."""
+    _, db, sim, _ = train
+    mem = kinds(sim, "memory")
+    assert mem
+    ops = dict(db.execute("SELECT label, id FROM ENUM_CUDA_DEV_MEM_EVENT_OPER"))
+    assert ops == {"Allocation": 0, "Deallocation": 1}
+    got = sorted(db.execute(
+        "SELECT e.deviceId, e.address, e.bytes, o.label, k.label FROM CUDA_GPU_MEMORY_USAGE_EVENTS e "
+        "JOIN ENUM_CUDA_DEV_MEM_EVENT_OPER o ON o.id = e.memoryOperationType "
+        "JOIN ENUM_CUDA_MEM_KIND k ON k.id = e.memKind"))
+    want = sorted((r["dev"], r["addr"], r["bytes"], "Allocation" if r["op"] == 1 else "Deallocation",
+                   "Device") for r in mem)
+    assert got == want
+    # each row's call: the runtime call of the same correlationId
+    assert db.execute("SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS e JOIN "
+                      "CUPTI_ACTIVITY_KIND_RUNTIME r USING (correlationId)").fetchone()[0] == len(mem)
+    peak = {}
+    for dev in {r["dev"] for r in mem}:
+        cur = top = 0
+        for r in sorted((r for r in mem if r["dev"] == dev), key=lambda r: r["ts"]):
+            cur += r["bytes"] if r["op"] == 1 else -r["bytes"]
+            top = max(top, cur)
+        peak[dev] = top
+    got = dict(db.execute(
+        "SELECT deviceId, max(used) FROM (SELECT deviceId, sum(CASE memoryOperationType WHEN 0 "
+        "THEN bytes ELSE -bytes END) OVER (PARTITION BY deviceId ORDER BY start "
+        "ROWS UNBOUNDED PRECEDING) AS used FROM CUDA_GPU_MEMORY_USAGE_EVENTS) GROUP BY deviceId"))
+    assert got == peak
+
+
 @pytest.fixture(scope="module")
 def nvtx_trace(tmp_path_factory):
     d = tmp_path_factory.mktemp("sqlite_nvtx")

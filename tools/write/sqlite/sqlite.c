@@ -59,8 +59,11 @@ static void on_event(void *ctx, const struct m_event *ev)
 			thread_row(q, ev->track);
 		return;
 	case ME_FLOW:
+		return; /* the correlationId joins */
 	case ME_COUNTER:
-		return; /* flows: correlationId joins; memory counters: docs/SQLITE.md */
+		if (ev->cat == MC_GPU_MEMORY)
+			sq_memory(q, ev);
+		return;
 	default:
 		break;
 	}

@@ -28,6 +28,7 @@ enum sdb_table {
 	T_MEMSET,
 	T_SYNC,
 	T_RUNTIME, /* runtime and driver calls, as nsys */
+	T_MEMORY,  /* CUDA_GPU_MEMORY_USAGE_EVENTS */
 	T_NVTX,
 	T_RANKS,
 	T_STEPS,

@@ -215,3 +215,23 @@ void sq_api(struct sq *q, const struct m_event *ev)
 	sdb_row(q->db, t);
 }
 
+
+/* An allocation or release of GPU memory (the model's memory counter
+ * changes with each): nsys numbers the operation from 0, CUPTI from 1. */
+void sq_memory(struct sq *q, const struct m_event *ev)
+{
+	struct sdb_row s = sdb_ins(q->db, T_MEMORY);
+	SB_I(s, 1, at(q, ev->ts));
+	SB_I(s, 2, q->gpid);
+	SB_I(s, 3, ev->counter.device);
+	SB_I(s, 4, ev->counter.context);
+	SB_I(s, 5, ev->counter.address);
+	SB_NULL(s, 6);
+	SB_I(s, 7, ev->counter.bytes);
+	SB_I(s, 8, sq_mem_kind(ev->counter.mem_kind));
+	SB_I(s, 9, ev->counter.op == 2 ? 1 : 0);
+	SB_NULL(s, 10);
+	SB_I(s, 11, sq_corr(q, ev->counter.corr));
+	SB_I(s, 12, id32(ev->counter.stream));
+	sdb_row(q->db, T_MEMORY);
+}

@@ -123,6 +123,7 @@ void sq_memcpy(struct sq *q, const struct m_event *ev);
 void sq_memset(struct sq *q, const struct m_event *ev);
 void sq_sync(struct sq *q, const struct m_event *ev);
 void sq_api(struct sq *q, const struct m_event *ev);
+void sq_memory(struct sq *q, const struct m_event *ev);
 void sq_nvtx(struct sq *q, const struct m_event *ev);
 void sq_step(struct sq *q, const struct m_event *ev);
 void sq_nccl(struct sq *q, const struct m_event *ev);
