@@ -20,7 +20,8 @@ static void help(FILE *f)
 	      "..._MEMCPY, ..._MEMSET, ..._RUNTIME, ..._SYNCHRONIZATION, NVTX_EVENTS, ...)\n"
 	      "and cuptrace's own (CUPTRACE_RANKS, CUPTRACE_STEPS,\n"
 	      "CUPTRACE_NCCL_OPERATIONS); docs/SQLITE.md lists them. Every rank goes into\n"
-	      "the one database (globalPid tells them apart). Times are ns on the job's\n"
+	      "the one database (globalPid tells them apart; a warning says so, as nsys\n"
+	      "writes one per rank: --split-ranks). Times are ns on the job's\n"
 	      "timeline. Default OUT: the input's name with .sqlite, or cuptrace.sqlite\n"
 	      "for several inputs. The file is complete or absent.\n\n"
 	      "  --split-ranks DIR  one DIR/rank<R>.sqlite per rank instead\n"
@@ -41,6 +42,14 @@ int cmd_export_to(struct inputs *in, const char *outpath, const char *split)
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.status == CT_TRUNCATED)
 			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(&in->v[i]));
+	/* nsys writes one database per rank, and scripts written for its
+	 * exports take a database for one rank: ANALYSIS_DETAILS's window,
+	 * kernel sums and overlaps over it would mix the ranks */
+	if (!split && written && in->nranks > 1)
+		fprintf(stderr,
+			"cuptrace: warning: %s holds %zu ranks: scripts written for nsys's one "
+			"database per rank would mix them (--split-ranks DIR writes one per rank)\n",
+			outpath, in->nranks);
 	if (!split && written)
 		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
 	else if (split && written == in->n)

@@ -413,10 +413,74 @@ def test_nccl_operations_against_nccl_sum(nccl_job):
     assert row[0] and row[1] == WORLD and row[2] and row[3] and row[4] > 0 and row[5] is not None
 
 
+MERGED_WARNING = ("cuptrace: warning: {out} holds {n} ranks: scripts written for nsys's one "
+                  "database per rank would mix them (--split-ranks DIR writes one per rank)\n")
+
+
+@pytest.fixture(scope="module")
+def sim_job(tmp_path_factory):
+    """The NCCL harness on the CUPTI simulator, 4 ranks: NCCL and compute
+    kernels per rank, the simulator's truth per rank."""
+    d = tmp_path_factory.mktemp("sqlite_sim_job")
+    procs = []
+    for r in range(WORLD):
+        env = dict(traced_env(d / "o", CUPTRACE_TRACE="cuda,nvtx,nccl", RANK=r, WORLD_SIZE=WORLD,
+                              HARNESS_STEPS=1, CUPTI_SIM_TRUTH=d / f"sim{r}.jsonl"),
+                   CUPTRACE_OUTPUT=f"{d}/o/rank%r.ctr")
+        procs.append(subprocess.Popen([str(HARNESS_SIM), "6"], env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    files = ctr_files(d / "o")
+    assert len(files) == WORLD
+    return files, export(files, d / "job.sqlite"), d
+
+
+def test_a_database_per_rank_is_that_rank_alone(sim_job, tmp_path):
+    """nsys writes one database per rank. `export --split-ranks` and
+    `export` of one rank's file give that: ANALYSIS_DETAILS is the rank's
+    own capture (each rank's spans its own kernels, the merged one all of
+    them), META_DATA_CAPTURE its command, and its kernels are the ones the
+    simulator ran in that rank. A merged database says it holds several."""
+    files, merged, d = sim_job
+    p = tool("export", "-o", str(tmp_path / "m.sqlite"), *map(str, files))
+    assert p.returncode == 0 and MERGED_WARNING.format(out=tmp_path / "m.sqlite", n=WORLD) \
+        in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 2  # the warning and "wrote"
+    p = tool("export", "--split-ranks", str(tmp_path / "split"), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    [(m_lo, m_hi)] = merged.execute("SELECT startTime, stopTime FROM ANALYSIS_DETAILS").fetchall()
+    spans = []
+    for r, f in enumerate(files):
+        split = sqlite3.connect(str(tmp_path / "split" / f"rank{r}.sqlite"))
+        p = tool("export", "-o", str(tmp_path / f"one{r}.sqlite"), str(f))
+        assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+        one = sqlite3.connect(str(tmp_path / f"one{r}.sqlite"))
+        for db in (split, one):
+            [(lo, hi, dur)] = db.execute(
+                "SELECT startTime, stopTime, duration FROM ANALYSIS_DETAILS").fetchall()
+            k_lo, k_hi, n = db.execute(
+                "SELECT min(start), max(end), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+            assert lo <= k_lo and k_hi <= hi and dur == hi - lo
+            assert n == len([k for k in kinds(read_truth(d / f"sim{r}.jsonl"), "kernel")]) > 0
+            assert db.execute("SELECT value FROM META_DATA_CAPTURE WHERE name = 'PROCESS_0:COMMAND'"
+                              ).fetchall() == [(str(HARNESS_SIM),)]
+            assert db.execute("SELECT count(*) FROM META_DATA_CAPTURE WHERE name LIKE 'PROCESS_1:%'"
+                              ).fetchone()[0] == 0
+        # times are on the job's timeline in the split database, on the
+        # file's own in the export of the file alone: the same capture
+        q = "SELECT duration, globalVid >> 48 FROM ANALYSIS_DETAILS"
+        assert split.execute(q).fetchall() == [(dur, r)] and one.execute(q).fetchall() == [(dur, 0)]
+        spans.append(split.execute("SELECT startTime, stopTime FROM ANALYSIS_DETAILS").fetchone())
+    assert (m_lo, m_hi) == (min(a for a, _ in spans), max(b for _, b in spans))
+
+
 def test_split_ranks_and_convert(nccl_job, tmp_path):
     files, _, _, _ = nccl_job
     p = tool("export", "--split-ranks", str(tmp_path / "split"), *map(str, files))
     assert p.returncode == 0, p.stderr
+    assert "warning" not in p.stderr
     dbs = sorted((tmp_path / "split").iterdir())
     assert [f.name for f in dbs] == [f"rank{r}.sqlite" for r in range(WORLD)]
     for r, f in enumerate(dbs):
@@ -424,6 +488,7 @@ def test_split_ranks_and_convert(nccl_job, tmp_path):
         assert c.execute("SELECT rank FROM CUPTRACE_RANKS").fetchall() == [(r,)]
     p = tool("convert", "-o", str(tmp_path / "c.sqlite"), *map(str, files))
     assert p.returncode == 0, p.stderr
+    assert MERGED_WARNING.format(out=tmp_path / "c.sqlite", n=WORLD) in p.stderr
     c = sqlite3.connect(str(tmp_path / "c.sqlite"))
     assert c.execute("SELECT count(*) FROM CUPTRACE_RANKS").fetchone()[0] == WORLD
 
