@@ -5,7 +5,9 @@
  * kernels, of communication (NCCL kernels, and the GPU time the NCCL join
  * gives operations), of memory operations (copies, memsets), of all of
  * them; idle = window - that union; overlap = communication during which
- * compute also ran; exposed communication = communication without compute.
+ * compute also ran; exposed communication = communication without compute;
+ * compute-memory and communication-memory overlaps = time in which compute
+ * (communication) and a copy or memset ran at once.
  * The union is streamed by busy.c; per step, segments wait until the step
  * that holds them is known (steps are handed out when they end). */
 #include "read/gpu_fields.h"
@@ -21,7 +23,7 @@
 #define MAX_HELD (1u << 16) /* segments waiting for their step */
 
 struct acc {
-	uint64_t window, compute, comm, mem, busy, overlap, exposed;
+	uint64_t window, compute, comm, mem, busy, overlap, exposed, comp_mem, comm_mem;
 };
 
 struct seg {
@@ -91,6 +93,10 @@ static void add(struct acc *a, uint64_t len, unsigned mask)
 		a->overlap += len;
 	if ((mask & BUSY_COMM) && !(mask & BUSY_COMPUTE))
 		a->exposed += len;
+	if ((mask & BUSY_COMPUTE) && (mask & BUSY_MEMORY))
+		a->comp_mem += len;
+	if ((mask & BUSY_COMM) && (mask & BUSY_MEMORY))
+		a->comm_mem += len;
 }
 
 /* Segment [a, b) into the steps it meets (steps are in time order). */
@@ -325,10 +331,12 @@ static double pct(uint64_t part, uint64_t whole)
 static const char *const COLS[] = {
     "Rank",	     "GPU",	       "Step",	       "Window (ns)",	"Compute (ns)",
     "Communication (ns)", "Memory (ns)", "Idle (ns)", "Compute (%)", "Communication (%)",
-    "Memory (%)",   "Idle (%)",    "Overlap (%)",  "Exposed Comm (ns)"};
+    "Memory (%)",   "Idle (%)",    "Overlap (%)",  "Exposed Comm (ns)",
+    "Compute-Memory Overlap (ns)", "Comm-Memory Overlap (ns)"};
+#define NCOLS ((int)(sizeof COLS / sizeof *COLS))
 
 enum { M_WINDOW, M_COMPUTE, M_COMM, M_MEM, M_IDLE, M_PCOMP, M_PCOMM, M_PMEM, M_PIDLE, M_OVERLAP,
-       M_EXPOSED, M_N };
+       M_EXPOSED, M_COMP_MEM, M_COMM_MEM, M_N };
 
 /* The figures of a row, by metric (Overlap: -1 when there is no communication). */
 static void metrics(const struct acc *a, double *m)
@@ -340,6 +348,7 @@ static void metrics(const struct acc *a, double *m)
 	m[M_PMEM] = pct(a->mem, a->window), m[M_PIDLE] = pct(idle, a->window);
 	m[M_OVERLAP] = a->comm ? pct(a->overlap, a->comm) : -1;
 	m[M_EXPOSED] = (double)a->exposed;
+	m[M_COMP_MEM] = (double)a->comp_mem, m[M_COMM_MEM] = (double)a->comm_mem;
 }
 
 static int cmp_d(const void *x, const void *y)
@@ -395,8 +404,8 @@ static int end(void *p, struct table **out)
 		free(bd);
 		return 0;
 	}
-	struct table *t = table_new("breakdown: GPU time by compute, communication, memory, idle", 14,
-	                            COLS);
+	struct table *t = table_new("breakdown: GPU time by compute, communication, memory, idle",
+	                            NCOLS, COLS);
 	for (size_t i = 0; i < bd->nrows; i++) {
 		const struct row *r = &bd->rows[i];
 		double m[M_N];
@@ -414,7 +423,8 @@ static int end(void *p, struct table **out)
 			table_null(t);
 		else
 			table_f(t, m[M_OVERLAP], 1);
-		table_u64(t, (uint64_t)m[M_EXPOSED]);
+		for (int k = M_EXPOSED; k < M_N; k++)
+			table_u64(t, (uint64_t)m[k]);
 	}
 	if (!bd->nrows)
 		table_note(t, "(no GPU kernels, copies, memsets or NCCL GPU time in the inputs)");

@@ -8,7 +8,9 @@ iteration, on GPU 0 after a 20 ms anchor kernel ending at T0,
   GPU 0 idle [+150, +2150] (a 2 ms kernel on GPU 1), layernorm [+2150, +2190]
 so compute = 20.14 ms, communication = 100 us, memory = 80 us (union of
 [T0, +50] and [+100, +130]), busy = 20.19 ms, overlap = [+50, +100] = 50 us
-= 50 % of communication, exposed = 50 us, one 2 ms gap during which the
+= 50 % of communication, exposed = 50 us, compute beside memory = [T0, +50]
+(gemm, memset) = 50 us, communication beside memory = [+100, +130] (NCCL
+kernel, copy) = 30 us, one 2 ms gap during which the
 main thread waits in cudaStreamSynchronize. What depends on real time
 (windows, latencies) is computed by hand from the simulator's truth log."""
 import csv
@@ -25,10 +27,12 @@ SIM_TRAIN = BUILD / "tests" / "cupti_sim" / "sim_train"
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 ITER = 3
 COMPUTE, COMM, MEMORY, BUSY, OVERLAP = 20_140_000, 100_000, 80_000, 20_190_000, 50_000
+COMP_MEM, COMM_MEM = 50_000, 30_000
 
 BREAKDOWN_COLS = ["Rank", "GPU", "Step", "Window (ns)", "Compute (ns)", "Communication (ns)",
                   "Memory (ns)", "Idle (ns)", "Compute (%)", "Communication (%)", "Memory (%)",
-                  "Idle (%)", "Overlap (%)", "Exposed Comm (ns)"]
+                  "Idle (%)", "Overlap (%)", "Exposed Comm (ns)", "Compute-Memory Overlap (ns)",
+                  "Comm-Memory Overlap (ns)"]
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +74,11 @@ def union(iv):
     return total + (cur_e - cur_s if cur_e is not None else 0)
 
 
+def intersection(a, b):
+    """Length of (union of a) ∩ (union of b)."""
+    return union(a) + union(b) - union(a + b)
+
+
 def test_breakdown_whole_window_and_steps(known):
     f, truth = known
     doc = stats(f, "--report", "breakdown", "--by", "step")
@@ -85,6 +94,8 @@ def test_breakdown_whole_window_and_steps(known):
             (COMPUTE, COMM, MEMORY)
         assert r["Idle (ns)"] == r["Window (ns)"] - BUSY
         assert r["Overlap (%)"] == 50.0 and r["Exposed Comm (ns)"] == COMM - OVERLAP
+        assert (r["Compute-Memory Overlap (ns)"], r["Comm-Memory Overlap (ns)"]) == \
+            (COMP_MEM, COMM_MEM)
         assert r["Compute (%)"] == round(100 * COMPUTE / r["Window (ns)"], 1)
     work = gpu_work(truth, 0)
     window = max(r["end"] for r in work) - min(r["start"] for r in work)
@@ -95,10 +106,19 @@ def test_breakdown_whole_window_and_steps(known):
     assert whole["Idle (ns)"] == window - union([(r["start"], r["end"]) for r in work])
     assert whole["Idle (ns)"] == window - ITER * BUSY
     assert whole["Exposed Comm (ns)"] == ITER * (COMM - OVERLAP)
+    # the overlaps with copies and memsets, from the simulator's intervals
+    iv = lambda rows: [(r["start"], r["end"]) for r in rows]
+    kern = [r for r in work if r["k"] == "kernel"]
+    comm = iv(r for r in kern if "nccl" in r["name"])
+    compute = iv(r for r in kern if "nccl" not in r["name"])
+    memory = iv(r for r in work if r["k"] != "kernel")
+    assert whole["Compute-Memory Overlap (ns)"] == intersection(compute, memory) == ITER * COMP_MEM
+    assert whole["Comm-Memory Overlap (ns)"] == intersection(comm, memory) == ITER * COMM_MEM
     assert whole["Rank"] == 0  # a process without a rank: numbered as every output does
     # GPU 1: only the 2 ms kernels, no communication: overlap unknown
     [g1] = [r for r in rows if r["GPU"] == 1 and r["Step"] is None]
     assert g1["Compute (ns)"] == ITER * 2_000_000 and g1["Overlap (%)"] is None
+    assert g1["Compute-Memory Overlap (ns)"] == g1["Comm-Memory Overlap (ns)"] == 0
     summary = {r["Metric"]: r for r in table(doc, "breakdown: summary")}
     assert list(summary) == BREAKDOWN_COLS[3:]
     assert summary["Compute (ns)"]["Max"] == ITER * COMPUTE
@@ -336,6 +356,7 @@ def expect_breakdown(row, comm, compute, a, b):
     assert row["Exposed Comm (ns)"] == busy - union(compute)
     overlap = union(comm) - (busy - union(compute))
     assert row["Overlap (%)"] == round(100 * overlap / union(comm), 1)
+    assert row["Compute-Memory Overlap (ns)"] == row["Comm-Memory Overlap (ns)"] == 0
 
 
 def test_breakdown_and_gaps_count_a_stream_that_comes_late(late_stream):
