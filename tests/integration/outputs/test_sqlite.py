@@ -11,6 +11,7 @@ import socket
 import sqlite3
 import statistics
 import subprocess
+import sys
 import time
 from collections import defaultdict
 
@@ -34,11 +35,12 @@ def export(inputs, out, *args):
     return sqlite3.connect(str(out))
 
 
-def stats(inputs, report):
+def stats(inputs, report, table=None):
+    """The report's table (its first, or the one whose title starts with table)."""
     p = tool("stats", "--format", "json", "--report", report, *map(str, inputs))
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    [key] = [k for k in doc if k.startswith(report + ":")]
+    [key] = [k for k in doc if k.startswith(table or report + ":")]
     return doc[key]
 
 
@@ -474,6 +476,112 @@ def test_a_database_per_rank_is_that_rank_alone(sim_job, tmp_path):
         assert split.execute(q).fetchall() == [(dur, r)] and one.execute(q).fetchall() == [(dur, 0)]
         spans.append(split.execute("SELECT startTime, stopTime FROM ANALYSIS_DETAILS").fetchone())
     assert (m_lo, m_hi) == (min(a for a, _ in spans), max(b for _, b in spans))
+
+
+# A breakdown script as HPC centres hand them to users for nsys exports:
+# the capture window from ANALYSIS_DETAILS, kernels named through
+# StringIds, NCCL kernels as communication, copies and memsets as memory,
+# per GPU the unions, idle time and overlaps. Written against nsys's
+# schema, run here on cuptrace's per-rank databases.
+CENTRE_SCRIPT = r"""
+import sqlite3, sys
+
+db = sqlite3.connect(sys.argv[1])
+start, stop = db.execute("SELECT startTime, stopTime FROM ANALYSIS_DETAILS").fetchone()
+kernels = db.execute(
+    "SELECT k.deviceId, k.start, k.end, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+    "JOIN StringIds s ON s.id = k.demangledName WHERE k.start >= ? AND k.end <= ?",
+    (start, stop)).fetchall()
+memory = db.execute(
+    "SELECT deviceId, start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE start >= ? AND end <= ? "
+    "UNION ALL SELECT deviceId, start, end FROM CUPTI_ACTIVITY_KIND_MEMSET "
+    "WHERE start >= ? AND end <= ?", (start, stop, start, stop)).fetchall()
+
+
+def merge(iv):
+    out = []
+    for a, b in sorted(iv):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def length(iv):
+    return sum(b - a for a, b in iv)
+
+
+def both(x, y):
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if a < b:
+            out.append([a, b])
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+for dev in sorted({k[0] for k in kernels} | {m[0] for m in memory}):
+    comm = merge([(a, b) for d, a, b, n in kernels if d == dev and "nccl" in n.lower()])
+    comp = merge([(a, b) for d, a, b, n in kernels if d == dev and "nccl" not in n.lower()])
+    mem = merge([(a, b) for d, a, b in memory if d == dev])
+    work = merge(comm + comp + mem)
+    window = work[-1][1] - work[0][0]
+    print("GPU %d window %d compute %d comm %d memory %d idle %d overlap %d exposed %d "
+          "compute_memory %d comm_memory %d" % (
+              dev, window, length(comp), length(comm), length(mem), window - length(work),
+              length(both(comm, comp)), length(comm) - length(both(comm, comp)),
+              length(both(comp, mem)), length(both(comm, mem))))
+"""
+
+
+def centre_breakdown(db_path):
+    """{GPU: {figure: ns}} as the centre's script prints them."""
+    p = subprocess.run([sys.executable, "-c", CENTRE_SCRIPT, str(db_path)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    out = {}
+    for line in p.stdout.splitlines():
+        w = line.split()
+        out[int(w[1])] = {w[i]: int(w[i + 1]) for i in range(2, len(w), 2)}
+    return out
+
+
+def agrees_with_breakdown(script, rows):
+    """The script's figures against breakdown's whole-window rows of one rank."""
+    rows = {r["GPU"]: r for r in rows if r["Step"] is None}
+    assert sorted(script) == sorted(rows)
+    for gpu, s in script.items():
+        r = rows[gpu]
+        assert (s["window"], s["compute"], s["comm"], s["memory"], s["idle"], s["exposed"],
+                s["compute_memory"], s["comm_memory"]) == \
+            (r["Window (ns)"], r["Compute (ns)"], r["Communication (ns)"], r["Memory (ns)"],
+             r["Idle (ns)"], r["Exposed Comm (ns)"], r["Compute-Memory Overlap (ns)"],
+             r["Comm-Memory Overlap (ns)"]), gpu
+        assert r["Overlap (%)"] == (round(100 * s["overlap"] / s["comm"], 1) if s["comm"] else None)
+
+
+def test_a_centre_breakdown_script_agrees_with_stats(train, sim_job, tmp_path):
+    """The centre's script on a per-rank database gives, to the ns, what
+    `stats --report breakdown` gives for that rank: on the simulator's
+    training run (two GPUs, copies, memsets, an NCCL kernel) and on each
+    rank of the 4-rank NCCL job (--split-ranks)."""
+    files, _, _, d = train
+    script = centre_breakdown(d / "t.sqlite")
+    assert any(s["compute_memory"] and s["comm_memory"] for s in script.values())
+    agrees_with_breakdown(script, stats(files, "breakdown", "breakdown: GPU time"))
+    files, _, _ = sim_job
+    p = tool("export", "--split-ranks", str(tmp_path / "split"), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    rows = stats(files, "breakdown", "breakdown: GPU time")
+    for r in range(WORLD):
+        script = centre_breakdown(tmp_path / "split" / f"rank{r}.sqlite")
+        assert all(s["comm"] and s["compute"] for s in script.values())
+        agrees_with_breakdown(script, [x for x in rows if x["Rank"] == r])
 
 
 def test_split_ranks_and_convert(nccl_job, tmp_path):
