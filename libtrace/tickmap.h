@@ -23,7 +23,14 @@
  *    after the last tick used towards it and the extrapolation after it
  *    by at most 1/1024 of the rate each, so that such a correction
  *    stretches durations by at most 0.1 % (an error of e ns bends them
- *    by 5e ns per second).
+ *    by 5e ns per second);
+ *  - a jump is a step: where the clocks part between two anchors by more
+ *    than the rate's error explains (a suspend stops CLOCK_MONOTONIC, not
+ *    an invariant TSC), the map steps between them (flat where the ticks
+ *    ran ahead, up where they stood) and is exact again from the anchor
+ *    on; a tick in between is off by at most half the anchors' interval
+ *    (ticks ahead) or the step (ticks behind). The rate is then measured
+ *    again from the anchor.
  * Not thread-safe: the writer thread owns its map. */
 #ifndef CT_TICKMAP_H
 #define CT_TICKMAP_H
@@ -49,6 +56,10 @@ struct ct_tickmap {
 	/* True anchors the rate is measured between: ref 1-2 s old, cand
 	 * the next ref. */
 	uint64_t ref_tick, ref_ns, cand_tick, cand_ns;
+	uint64_t base;		     /* ns the rate was measured over; 0: a guess */
+	uint64_t prev_tick, prev_ns; /* the last anchor taken */
+	uint64_t jumps;		     /* anchors where the map stepped */
+	uint64_t stepped;	     /* the last anchor did */
 };
 
 /* Starts the map at the anchor (tick, ns) with a first guess of the rate
@@ -56,8 +67,10 @@ struct ct_tickmap {
 void ct_tickmap_init(struct ct_tickmap *m, uint64_t tick, uint64_t ns, uint64_t rate);
 
 /* A (tick, CLOCK_MONOTONIC ns) pair read together. Ignored when it does
- * not move the map forward (a tick not after what was converted). */
-void ct_tickmap_anchor(struct ct_tickmap *m, uint64_t tick, uint64_t ns);
+ * not move the map forward (a tick not after what was converted).
+ * Returns 0, or where the map stepped, by how many ns the ticks since the
+ * last anchor ran ahead of CLOCK_MONOTONIC (behind: negative). */
+int64_t ct_tickmap_anchor(struct ct_tickmap *m, uint64_t tick, uint64_t ns);
 
 /* The writer's per-record call: inline, for the segment of the last call. */
 uint64_t ct_tickmap_ns_slow(struct ct_tickmap *m, uint64_t tick);

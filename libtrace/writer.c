@@ -230,8 +230,12 @@ static void anchor(int force)
 	uint64_t tick, ns;
 	ct_clock_pair(&tick, &ns);
 	if (force || ns - writer_st.anchored >= ANCHOR_NS) {
-		ct_tickmap_anchor(&writer_st.map, tick, ns);
+		int64_t j = ct_tickmap_anchor(&writer_st.map, tick, ns);
 		writer_st.anchored = ns;
+		if (j)
+			ct_debug("the TSC ran %.3f s %s CLOCK_MONOTONIC since the last anchor "
+				 "(a suspend?): timestamps step there",
+				 (double)(j < 0 ? -j : j) / 1e9, j > 0 ? "ahead of" : "behind");
 	}
 }
 

@@ -9,7 +9,10 @@
  * error, extrapolated ones within the rate's error over a pass), values
  * never go back along the stamps, a tick converts to the same value
  * whenever it is converted, the map is continuous at its knots, records
- * that waited many passes, and a map that outlives its knots. */
+ * that waited many passes, and a map that outlives its knots. Then the
+ * clocks parting while the process stands (a suspend: the TSC runs on,
+ * CLOCK_MONOTONIC stops; or a TSC that stops): the map steps there and
+ * is exact again from the next anchor, and jitter never steps it. */
 #include "check.h"
 #include "tickmap.h"
 
@@ -107,10 +110,12 @@ static void test_tracks_the_clock(void)
 	double w = run(12.0, 1.0, 1e-3, 200e3);
 	fprintf(stderr, "  tickmap: worst error %.0f ns, %.0f ns at the kink\n", w, kink);
 	CHECK(w < 1000);
+	CHECK_EQ(map.jumps, 0); /* nor does any run below step */
 	/* From the start, a bad first guess (10 %) costs only the first pass. */
 	w = run(2.0, 0.2, 0.1, 200e3);
 	fprintf(stderr, "  tickmap: worst error %.0f ns (10 %% guess)\n", w);
 	CHECK(w < 1000);
+	CHECK_EQ(map.jumps, 0);
 	/* Nearly all extrapolated (up to 20 ms past each anchor), across the
 	 * slew: the rate lags the clock's by up to 500 ppm for 10-20 s, 10 us
 	 * per pass that the steering must take back (without it the error
@@ -118,6 +123,7 @@ static void test_tracks_the_clock(void)
 	w = run(16.0, 1.0, 1e-3, 20e6);
 	fprintf(stderr, "  tickmap: worst error %.0f ns, %.0f ns at the kink (extrapolated)\n", w, kink);
 	CHECK(w < 15000 && kink < 70000);
+	CHECK_EQ(map.jumps, 0);
 	/* Every record converted before the next anchor is read: the
 	 * segment up to it is 5 us long and cannot bend much, so only the
 	 * steering of the extrapolation takes errors back. Its equilibrium
@@ -127,6 +133,116 @@ static void test_tracks_the_clock(void)
 	fprintf(stderr, "  tickmap: worst error %.0f ns, %.0f ns at the kink (all before the anchor)\n",
 		w, kink);
 	CHECK(w < 150000 && kink < 150000);
+	CHECK_EQ(map.jumps, 0);
+}
+
+/* The process stands at running time pause_at (the process's own ns);
+ * meanwhile the TSC runs on pause_tsc ns of ticks and CLOCK_MONOTONIC
+ * pause_mono ns: a suspend (600 s and 0), a TSC that stops (0 and 5 s). */
+static double pause_at, pause_tsc, pause_mono;
+static uint64_t p_tick(double r)
+{
+	return (uint64_t)((r + (r >= pause_at ? pause_tsc : 0)) * GHZ);
+}
+static double p_mono(double r)
+{
+	return 1e12 + r + (r >= pause_at ? pause_mono : 0);
+}
+
+static double rs[NREC];
+struct paused {
+	double worst;	/* the largest error of a record not stamped in between */
+	double between; /* of one stamped between the anchors around the pause */
+	double bound;	/* half the interval between those anchors, on the true clock */
+};
+
+/* As run(), on the paused clock, anchors read with up to `jitter` ns of
+ * error, a pass now and then `late` ns late. */
+static struct paused pause_run(double secs, double at, double tsc, double mono, double jitter,
+			       double guess_err, double late)
+{
+	pause_at = at, pause_tsc = tsc, pause_mono = mono;
+	double r = 1e6;
+	uint64_t t0 = p_tick(r);
+	ct_tickmap_init(&map, t0, (uint64_t)p_mono(r),
+			(uint64_t)(1.0 / GHZ * (1 + guess_err) * 4294967296.0));
+	struct paused o = {0, 0, 0};
+	size_t n = 0, done = 0;
+	double next = r + 20e6, a0 = p_mono(r), a0_r = r, a1 = 0, a1_r = 1e300;
+	unsigned jit = (unsigned)jitter;
+	while (r < secs * 1e9 && n < NREC) {
+		r += 20000 + rnd(100000);
+		rs[n] = r, ticks[n++] = p_tick(r);
+		if (r < next)
+			continue;
+		int64_t j = (int64_t)rnd(2 * jit + 1) - jit;
+		ct_tickmap_anchor(&map, p_tick(r), (uint64_t)((int64_t)p_mono(r) + j));
+		if (r < pause_at)
+			a0 = p_mono(r), a0_r = r;
+		else if (a1 == 0)
+			a1 = p_mono(r), a1_r = r, o.bound = (a1 - a0) / 2;
+		for (double end = r + rnd(1000) * 200.0; r < end && n < NREC; n++) {
+			r += 20000 + rnd(100000);
+			rs[n] = r, ticks[n] = p_tick(r);
+		}
+		for (; done < n; done++) {
+			vals[done] = ct_tickmap_ns(&map, ticks[done]);
+			if (done)
+				CHECK(vals[done] >= vals[done - 1]);
+			double err = (double)vals[done] - p_mono(rs[done]);
+			err = err < 0 ? -err : err;
+			double *w = rs[done] > a0_r && rs[done] < a1_r ? &o.between : &o.worst;
+			if (err > *w)
+				*w = err;
+		}
+		next = r + 20e6 + rnd(50) * 1e6 + (rnd(20) == 0 ? late : 0);
+	}
+	for (size_t k = 0; k < done; k += 1 + rnd(50))
+		CHECK_EQ(ct_tickmap_ns(&map, ticks[k]), vals[k]);
+	return o;
+}
+
+static void test_suspend_steps_the_map(void)
+{
+	/* 600 s suspended 3 s into the run: without the step the first
+	 * anchor after it measured a rate 300 times too small, and the map
+	 * stayed ~1 s behind for over 1000 s. Now only the records stamped
+	 * between the anchors around the suspend are off, by at most half
+	 * their interval (the map cannot know when in it the suspend came),
+	 * and everything else as without a suspend. */
+	struct paused o = pause_run(8.0, 3e9, 600e9, 0, JITTER, 1e-3, 0);
+	fprintf(stderr, "  tickmap: suspend: worst error %.0f ns, %.0f ns in between (bound %.0f)\n",
+		o.worst, o.between, o.bound);
+	CHECK(o.worst < 1000);
+	CHECK(o.between <= o.bound + 1000);
+	CHECK_EQ(map.jumps, 1);
+	/* A short one (a VM paused 50 ms), and one in the first interval,
+	 * where the rate is still the first guess (10 % off). */
+	o = pause_run(3.0, 1e9, 50e6, 0, JITTER, 1e-3, 0);
+	CHECK(o.worst < 1000 && o.between <= o.bound + 1000);
+	CHECK_EQ(map.jumps, 1);
+	o = pause_run(3.0, 10e6, 600e9, 0, JITTER, 0.1, 0);
+	/* (the guess extrapolates the first 200 us after the anchor: 20 us) */
+	CHECK(o.worst < 25000 && o.between <= o.bound + 1000);
+	CHECK_EQ(map.jumps, 1);
+	/* The TSC stopped for 5 s while CLOCK_MONOTONIC ran on: a step up, at
+	 * the tick halfway (no tick says when), so a record in between may
+	 * land on the wrong side of it: off by the step, never more. */
+	o = pause_run(8.0, 3e9, 0, 5e9, JITTER, 1e-3, 0);
+	fprintf(stderr, "  tickmap: TSC stopped: worst error %.0f ns, %.0f ns in between\n",
+		o.worst, o.between);
+	CHECK(o.worst < 1000 && o.between <= 5e9 + 1000);
+	CHECK_EQ(map.jumps, 1);
+}
+
+static void test_jitter_does_not_step(void)
+{
+	/* Anchors read with 30 us of error (a loaded machine), a first guess
+	 * 10 % off, passes now and then 2 s late: no pause, no step. */
+	struct paused o = pause_run(30.0, 1e300, 0, 0, 30000, 0.1, 2e9);
+	fprintf(stderr, "  tickmap: 30 us jitter: worst error %.0f ns\n", o.worst);
+	CHECK_EQ(map.jumps, 0);
+	CHECK(o.worst < 100000);
 }
 
 static void test_continuous_at_knots(void)
@@ -199,5 +315,7 @@ int main(void)
 	test_anchor_before_used_ticks_is_ignored();
 	test_late_records_interpolate();
 	test_outlives_its_knots();
+	test_suspend_steps_the_map();
+	test_jitter_does_not_step();
 	return 0;
 }
