@@ -109,6 +109,11 @@ static int64_t jump(const struct ct_tickmap *m, uint64_t tick, uint64_t ns)
 	return p > d ? (int64_t)e : -(int64_t)e;
 }
 
+int ct_tickmap_due(const struct ct_tickmap *m, uint64_t tick, uint64_t ns, uint64_t every)
+{
+	return ns >= m->prev_ns + every || jump(m, tick, ns);
+}
+
 /* The map from the last knot to the anchor (tick, ns) where the clocks
  * parted between them (jump()) at a moment nobody saw: the ticks before
  * it follow the line from the knot at the rate, the ticks after it the

@@ -72,6 +72,13 @@ void ct_tickmap_init(struct ct_tickmap *m, uint64_t tick, uint64_t ns, uint64_t 
  * last anchor ran ahead of CLOCK_MONOTONIC (behind: negative). */
 int64_t ct_tickmap_anchor(struct ct_tickmap *m, uint64_t tick, uint64_t ns);
 
+/* Whether the writer should anchor with the pair (tick, ns) it read
+ * before a pass: once `every` ns of CLOCK_MONOTONIC went by since the
+ * last anchor, and at once where the clocks parted since (after a
+ * suspend CLOCK_MONOTONIC may not have counted `every`, but the pass's
+ * ticks must not be converted at the rate across it). */
+int ct_tickmap_due(const struct ct_tickmap *m, uint64_t tick, uint64_t ns, uint64_t every);
+
 /* The writer's per-record call: inline, for the segment of the last call. */
 uint64_t ct_tickmap_ns_slow(struct ct_tickmap *m, uint64_t tick);
 static inline uint64_t ct_tickmap_ns(struct ct_tickmap *m, uint64_t tick)

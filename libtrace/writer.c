@@ -78,9 +78,9 @@ static struct {
 	int finished;
 	int watch; /* the hang watchdog is on: NCCL records go past it */
 	/* Records stamped with the TSC (clock.h) get their nanoseconds here;
-	 * the map is anchored at most every ANCHOR_NS, before a pass. */
+	 * the map is anchored before a pass every ANCHOR_NS, or at once
+	 * where the clocks parted (ct_tickmap_due). */
 	struct ct_tickmap map;
-	uint64_t anchored;
 } writer_st = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .out.fd = -1, .part = 1};
 
 /* A block that never reaches the file takes its string definitions with
@@ -229,9 +229,8 @@ static void anchor(int force)
 		return;
 	uint64_t tick, ns;
 	ct_clock_pair(&tick, &ns);
-	if (force || ns - writer_st.anchored >= ANCHOR_NS) {
+	if (force || ct_tickmap_due(&writer_st.map, tick, ns, ANCHOR_NS)) {
 		int64_t j = ct_tickmap_anchor(&writer_st.map, tick, ns);
-		writer_st.anchored = ns;
 		if (j)
 			ct_debug("the TSC ran %.3f s %s CLOCK_MONOTONIC since the last anchor "
 				 "(a suspend?): timestamps step there",
@@ -522,7 +521,6 @@ void ct_writer_ensure(void)
 			uint64_t tick, ns, rate;
 			ct_clock_start(&tick, &ns, &rate);
 			ct_tickmap_init(&writer_st.map, tick, ns, rate);
-			writer_st.anchored = ns;
 		}
 		writer_st.watch = ct_watch_on();
 		ZSTD_CCtx_setParameter(writer_st.cctx, ZSTD_c_checksumFlag, 1);
@@ -635,7 +633,6 @@ void ct_writer_fork_child(void)
 	/* The child's records are stamped after this: a map of its own from
 	 * a new anchor, with the rate the parent measured. */
 	ct_clock_fork_child(writer_st.map.rate);
-	writer_st.anchored = 0;
 	ct_watch_fork_child();
 	pthread_mutex_init(&writer_st.start_lock, NULL);
 }

@@ -156,6 +156,12 @@ struct paused {
 	double bound;	/* half the interval between those anchors, on the true clock */
 };
 
+/* As the writer does when `writer` is set: a pass every 2-12 ms, each
+ * reading the pair and anchoring only when ct_tickmap_due says so (every
+ * ANCHOR_NS of CLOCK_MONOTONIC). Else every pass anchors, 20-70 ms apart. */
+#define ANCHOR_NS 20000000
+static int writer;
+
 /* As run(), on the paused clock, anchors read with up to `jitter` ns of
  * error, a pass now and then `late` ns late. */
 static struct paused pause_run(double secs, double at, double tsc, double mono, double jitter,
@@ -176,11 +182,16 @@ static struct paused pause_run(double secs, double at, double tsc, double mono, 
 		if (r < next)
 			continue;
 		int64_t j = (int64_t)rnd(2 * jit + 1) - jit;
-		ct_tickmap_anchor(&map, p_tick(r), (uint64_t)((int64_t)p_mono(r) + j));
+		uint64_t tick = p_tick(r), ns = (uint64_t)((int64_t)p_mono(r) + j);
+		if (!writer || ct_tickmap_due(&map, tick, ns, ANCHOR_NS))
+			ct_tickmap_anchor(&map, tick, ns);
+		else
+			goto convert;
 		if (r < pause_at)
 			a0 = p_mono(r), a0_r = r;
 		else if (a1 == 0)
 			a1 = p_mono(r), a1_r = r, o.bound = (a1 - a0) / 2;
+	convert:
 		for (double end = r + rnd(1000) * 200.0; r < end && n < NREC; n++) {
 			r += 20000 + rnd(100000);
 			rs[n] = r, ticks[n] = p_tick(r);
@@ -195,7 +206,8 @@ static struct paused pause_run(double secs, double at, double tsc, double mono, 
 			if (err > *w)
 				*w = err;
 		}
-		next = r + 20e6 + rnd(50) * 1e6 + (rnd(20) == 0 ? late : 0);
+		next = r + (writer ? 2e6 + rnd(10) * 1e6 : 20e6 + rnd(50) * 1e6) +
+		       (rnd(20) == 0 ? late : 0);
 	}
 	for (size_t k = 0; k < done; k += 1 + rnd(50))
 		CHECK_EQ(ct_tickmap_ns(&map, ticks[k]), vals[k]);
@@ -233,6 +245,34 @@ static void test_suspend_steps_the_map(void)
 		o.worst, o.between);
 	CHECK(o.worst < 1000 && o.between <= 5e9 + 1000);
 	CHECK_EQ(map.jumps, 1);
+}
+
+static void test_writer_anchors_after_a_suspend(void)
+{
+	/* The writer reads a pair before every pass and anchors every 20 ms
+	 * of CLOCK_MONOTONIC, which stood while suspended: the first pass
+	 * after a resume may come sooner than that by its count. Converted
+	 * without an anchor, its records would be extrapolated 600 s ahead,
+	 * where the map (monotone, fixed once used) could never come back
+	 * from. It anchors at once instead. */
+	writer = 1;
+	uint64_t t0 = tick_at(1e6), rate = (uint64_t)(1.0 / GHZ * 4294967296.0);
+	ct_tickmap_init(&map, t0, (uint64_t)true_ns(t0), rate);
+	ct_tickmap_anchor(&map, tick_at(21e6), (uint64_t)true_ns(tick_at(21e6)));
+	CHECK(!ct_tickmap_due(&map, tick_at(31e6), (uint64_t)true_ns(tick_at(31e6)), ANCHOR_NS));
+	CHECK(ct_tickmap_due(&map, tick_at(41e6), (uint64_t)true_ns(tick_at(41e6)), ANCHOR_NS));
+	uint64_t later = tick_at(31e6) + tick_at(600e9);
+	CHECK(ct_tickmap_due(&map, later, (uint64_t)true_ns(tick_at(31e6)), ANCHOR_NS));
+	struct paused o = pause_run(8.0, 3e9, 600e9, 0, JITTER, 1e-3, 0);
+	fprintf(stderr, "  tickmap: suspend, writer's passes: worst error %.0f ns, %.0f ns in between\n",
+		o.worst, o.between);
+	CHECK(o.worst < 1000 && o.between <= o.bound + 1000);
+	CHECK_EQ(map.jumps, 1);
+	/* and jitter makes no pass anchor sooner */
+	o = pause_run(10.0, 1e300, 0, 0, 30000, 1e-3, 0);
+	CHECK_EQ(map.jumps, 0);
+	CHECK(map.n < 10.0e9 / ANCHOR_NS * 2 + 2); /* an anchor and at most a freeze knot per 20 ms */
+	writer = 0;
 }
 
 static void test_jitter_does_not_step(void)
@@ -316,6 +356,7 @@ int main(void)
 	test_late_records_interpolate();
 	test_outlives_its_knots();
 	test_suspend_steps_the_map();
+	test_writer_anchors_after_a_suspend();
 	test_jitter_does_not_step();
 	return 0;
 }
