@@ -8,9 +8,22 @@
 #include "log.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+/* The first guess of the rate is measured over at least MEASURE_NS of
+ * the setup (its reads of /proc and /sys take most of that), and kept
+ * where the clock readings' brackets leave it within 1/MEASURE_ERR;
+ * waiting for that ends at MEASURE_MAX_NS. */
+#define MEASURE_NS 20000u
+#define MEASURE_MAX_NS 2000000u
+#define MEASURE_ERR 128u
+/* A nominal rate the measurement contradicts by more than 1/AGREE is
+ * not the TSC's (a brand string of another CPU, a scaled TSC in a VM). */
+#define AGREE 50u
 
 uint16_t ct_tick_flag;
 
@@ -63,7 +76,9 @@ static int has_word(const char *s, size_t len, const char *w)
 	return 0;
 }
 
-void ct_clock_pair(uint64_t *tick, uint64_t *ns)
+/* ct_clock_pair, returning the width of the bracket taken (ns): the
+ * reading's ns is within half of it of the tick's. */
+static uint64_t pair(uint64_t *tick, uint64_t *ns)
 {
 	uint64_t best = ~0ull;
 	for (int i = 0; i < 5; i++) {
@@ -81,6 +96,12 @@ void ct_clock_pair(uint64_t *tick, uint64_t *ns)
 			*ns = a + (b - a) / 2;
 		}
 	}
+	return best;
+}
+
+void ct_clock_pair(uint64_t *tick, uint64_t *ns)
+{
+	pair(tick, ns);
 }
 
 static void start_here(void)
@@ -88,11 +109,124 @@ static void start_here(void)
 	ct_clock_pair(&clock_st.tick, &clock_st.ns);
 }
 
+/* A decimal "2596.138" at s (up to e) in thousandths, 0 if none: by
+ * hand, as strtod reads "," for a decimal point in the program's
+ * locale. */
+static uint64_t milli(const char *s, const char *e)
+{
+	uint64_t v = 0;
+	int digits = 0, frac = -1;
+	for (; s < e && ((*s >= '0' && *s <= '9') || (*s == '.' && frac < 0)); s++) {
+		if (*s == '.') {
+			frac = 0;
+			continue;
+		}
+		if (frac >= 3)
+			continue;
+		if (v > UINT64_MAX / 100)
+			return 0;
+		v = v * 10 + (uint64_t)(*s - '0');
+		digits++;
+		if (frac >= 0)
+			frac++;
+	}
+	for (frac = frac < 0 ? 0 : frac; frac < 3; frac++)
+		v *= 10;
+	return digits ? v : 0;
+}
+
+/* The nominal rate in kHz from the model name's "@ 2.60GHz" (Intel's
+ * brand string: the base frequency, which its TSC ticks at); 0 without. */
+static uint64_t model_khz(const char *info)
+{
+	size_t len = 0;
+	const char *v = cpuinfo_field(info, "model name", &len);
+	const char *at = v ? memchr(v, '@', len) : NULL;
+	if (!at)
+		return 0;
+	const char *e = v + len, *p = at + 1;
+	while (p < e && *p == ' ')
+		p++;
+	const char *num = p;
+	while (p < e && ((*p >= '0' && *p <= '9') || *p == '.'))
+		p++;
+	uint64_t m = milli(num, p);
+	if (e - p >= 3 && !memcmp(p, "GHz", 3))
+		return m * 1000;
+	if (e - p >= 3 && !memcmp(p, "MHz", 3))
+		return m;
+	return 0;
+}
+
+/* The frequency in kHz that "cpu MHz" says: the kernel's calibration of
+ * the TSC in many VMs, but the current clock of core 0 on hardware with
+ * frequency scaling (half the TSC's rate, or less, when idle). */
+static uint64_t cpu_mhz_khz(const char *info)
+{
+	size_t len = 0;
+	const char *v = cpuinfo_field(info, "cpu MHz", &len);
+	return v ? milli(v, v + len) : 0;
+}
+
+uint64_t ct_tsc_nominal_khz(const struct ct_cpuid_tsc *c)
+{
+	/* Leaf 0x15: TSC = crystal * ebx / eax, where ecx names the crystal. */
+	if (c->max_leaf >= 0x15 && c->l15[0] && c->l15[1] && c->l15[2])
+		return (uint64_t)c->l15[2] * c->l15[1] / c->l15[0] / 1000;
+	/* Leaf 0x16: the base frequency in MHz, Intel's TSC rate within a
+	 * fraction of a percent (the kernel falls back on it the same way). */
+	if (c->max_leaf >= 0x16 && (c->l16 & 0xffff))
+		return (uint64_t)(c->l16 & 0xffff) * 1000;
+	return 0;
+}
+
+uint64_t ct_tsc_guess_khz(const char *info, const struct ct_cpuid_tsc *c, uint64_t measured,
+			  const char **src)
+{
+	uint64_t nominal = ct_tsc_nominal_khz(c);
+	*src = "CPUID";
+	if (!nominal && info) {
+		nominal = model_khz(info);
+		*src = "model name";
+	}
+	if (nominal && (!measured || (nominal > measured ? nominal - measured : measured - nominal) <=
+					 measured / AGREE))
+		return nominal;
+	if (measured) {
+		*src = "measured";
+		return measured;
+	}
+	uint64_t mhz = info ? cpu_mhz_khz(info) : 0;
+	*src = mhz ? "cpu MHz" : "none";
+	return mhz;
+}
+
+#if defined(__x86_64__)
+/* Leaves 0x15 and 0x16 are Intel's (each CPUID is a VM exit in a guest:
+ * microseconds). */
+static void read_cpuid(struct ct_cpuid_tsc *c)
+{
+	unsigned b, x, d;
+	memset(c, 0, sizeof *c);
+	__cpuid(0, c->max_leaf, b, x, d);
+	if (b != 0x756e6547 || d != 0x49656e69 || x != 0x6c65746e) /* "GenuineIntel" */
+		c->max_leaf = 0;
+	if (c->max_leaf >= 0x15)
+		__cpuid_count(0x15, 0, c->l15[0], c->l15[1], c->l15[2], d);
+	if (c->max_leaf >= 0x16)
+		__cpuid_count(0x16, 0, c->l16, b, x, d);
+	(void)b, (void)x, (void)d;
+}
+#endif
+
 int ct_clock_setup(int mode)
 {
 	if (mode == CT_CLOCK_MONOTONIC)
 		return CT_CLOCK_MONOTONIC;
 #if defined(__x86_64__)
+	/* The first end of the rate's measurement: the reads below take
+	 * most of what it needs. */
+	uint64_t t0, n0, w0 = pair(&t0, &n0);
 	/* The TSC ticks at one rate whatever the core's frequency
 	 * (constant_tsc) and in deep sleep states (nonstop_tsc); the kernel's
 	 * choosing it as its clocksource says it found it in step across
@@ -112,14 +246,30 @@ int ct_clock_setup(int mode)
 	if (!(inv && kernel))
 		ct_warn("CUPTRACE_CLOCK=tsc: %s; timestamps may be off",
 			inv ? "the kernel's clocksource is not the TSC" : "this CPU's TSC is not invariant");
-	/* A first guess of the rate (the writer measures it): the nominal
-	 * frequency, as cpuinfo gives it. */
-	const char *mhz = n ? cpuinfo_field(info, "cpu MHz", &len) : NULL;
-	double f = mhz ? strtod(mhz, NULL) : 0;
-	clock_st.rate = f > 10 && f < 100000 ? (uint64_t)(1000.0 / f * 4294967296.0) : 1ull << 32;
-	start_here();
+	/* A first guess of the rate (the writer measures it from its first
+	 * anchor on, and holds each anchor against it: tickmap.c): the
+	 * nominal rate where the measurement over this setup agrees with it,
+	 * else that measurement (docs/CHOICES.md "The record clock"). The
+	 * start anchor is its second end. */
+	uint64_t w1;
+	do
+		w1 = pair(&clock_st.tick, &clock_st.ns);
+	while (clock_st.ns - n0 < MEASURE_MAX_NS &&
+	       (clock_st.ns - n0 < MEASURE_NS || (w0 + w1) / 2 * MEASURE_ERR > clock_st.ns - n0));
+	uint64_t dn = clock_st.ns - n0, measured = 0;
+	if (clock_st.tick > t0 && dn && (w0 + w1) / 2 * MEASURE_ERR <= dn)
+		measured = (uint64_t)((unsigned __int128)(clock_st.tick - t0) * 1000000 / dn);
+	struct ct_cpuid_tsc c;
+	read_cpuid(&c);
+	const char *src;
+	uint64_t khz = ct_tsc_guess_khz(n ? info : NULL, &c, measured, &src);
+	clock_st.rate = khz >= 10000 && khz < 100000000 ? (1000000ull << 32) / khz : 1ull << 32;
 	ct_tick_flag = CT_REC_TICKS;
-	ct_info("timestamps from the TSC (about %.0f MHz), mapped onto CLOCK_MONOTONIC", f);
+	if (khz)
+		ct_info("timestamps from the TSC (%.0f MHz, %s), mapped onto CLOCK_MONOTONIC",
+			(double)khz / 1000, src);
+	else
+		ct_info("timestamps from the TSC (its rate measured later), mapped onto CLOCK_MONOTONIC");
 	return CT_CLOCK_TSC;
 #else
 	if (mode == CT_CLOCK_TSC)

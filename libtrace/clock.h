@@ -81,4 +81,21 @@ void ct_clock_start(uint64_t *tick, uint64_t *ns, uint64_t *rate);
 /* In the child of a fork: a new start anchor, the rate kept. */
 void ct_clock_fork_child(uint64_t rate);
 
+/* What CPUID says of the TSC's rate: the highest basic leaf, leaf 0x15's
+ * eax, ebx, ecx and leaf 0x16's eax (zeros past the highest leaf). */
+struct ct_cpuid_tsc {
+	unsigned max_leaf, l15[3], l16;
+};
+/* The TSC's nominal rate in kHz from CPUID (leaf 0x15 where it names the
+ * crystal, else 0x16's base frequency), 0 where it does not say. */
+uint64_t ct_tsc_nominal_khz(const struct ct_cpuid_tsc *c);
+/* The first guess of the TSC's rate in kHz, from the nominal rate (CPUID,
+ * else the model name's "@ 2.60GHz" of /proc/cpuinfo's text `info`),
+ * the rate `measured` over the setup (0: none) and cpuinfo's "cpu MHz":
+ * the nominal rate where the measurement agrees within 2 % or there is
+ * none, else the measurement, else "cpu MHz"; 0 when nothing says.
+ * *src names the one taken. */
+uint64_t ct_tsc_guess_khz(const char *info, const struct ct_cpuid_tsc *c, uint64_t measured,
+			  const char **src);
+
 #endif
