@@ -62,6 +62,11 @@ CT_API const char *cuptrace_rotate(void)
 	return ct_writer_rotated_path();
 }
 
+CT_API void cuptrace_leaving(int status)
+{
+	ct_leaving(status);
+}
+
 CT_API int cuptrace_enabled(void)
 {
 	ct_start();

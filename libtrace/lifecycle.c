@@ -10,7 +10,8 @@
  *   signal  flush through the writer, then the program's own handler or
  *           the default action
  *   exec    (execve and its siblings) the writer's footer, fsync; then exec
- *   _exit   (_exit, _Exit) the writer's footer, fsync, close; then _exit
+ *   _exit   (_exit, _Exit) the writer's footer, fsync, close; then _exit;
+ *           cuptrace_leaving does the same where _exit is not interposed
  *   exit    the writer's last block and footer, with the status where
  *           exit() or main's return gave it
  * and the environment that makes one LD_PRELOAD enough
@@ -363,6 +364,26 @@ static _Noreturn void leave_now(exit_fn fn, int status)
 CT_API void _exit(int status)
 {
 	leave_now(real.exit_now, status);
+}
+
+/* Whether the process's _exit is this library's (preloaded, or linked
+ * before libc): loaded with dlopen, it is libc's, and nothing of ours runs
+ * when the process leaves by it. */
+static int exit_is_ours(void)
+{
+	Dl_info mine, theirs;
+	void *fn = dlsym(RTLD_DEFAULT, "_exit");
+	return fn && dladdr(&started, &mine) && dladdr(fn, &theirs) &&
+	       mine.dli_fbase == theirs.dli_fbase;
+}
+
+void ct_leaving(int status)
+{
+	if (owns_writer() && !exit_is_ours()) {
+		flush_sources();
+		ct_writer_flush(CT_FLUSH_CLOSE, CT_END_EXIT_NOW, (uint32_t)status & 0xff,
+				LEAVE_FLUSH_MS);
+	}
 }
 
 /* ---- a process that signals itself to its end: Python, leaving on an

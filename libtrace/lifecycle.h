@@ -14,6 +14,12 @@ void ct_start(void);
  * (a process that never enters starts no thread). */
 void ct_enter(void);
 
+/* cuptrace_leaving: the process is about to leave without its exit
+ * handlers, where the library does not interpose _exit (loaded with
+ * dlopen): the file is finished as the interposed _exit finishes it. Does
+ * nothing where _exit is the library's own (it finishes the file itself). */
+void ct_leaving(int status);
+
 /* Set by a source that holds records outside the rings (CUPTI keeps
  * completed GPU records in its buffers until a flush): called when the
  * process is about to leave (a signal that ends it, _exit, exec), before

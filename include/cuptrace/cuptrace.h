@@ -39,6 +39,14 @@ const char *cuptrace_flush(void);
  * several threads at once may share one rotation. */
 const char *cuptrace_rotate(void);
 
+/* The process is about to leave without running its exit handlers (_exit,
+ * Python's os._exit) with this status. Where the library is preloaded it
+ * sees _exit itself and this does nothing; loaded with dlopen it does not,
+ * and this finishes the trace file as _exit would there: everything
+ * recorded so far, a footer saying _exit(status), fsync, close (waits at
+ * most 5 s). What the process records after it is not written. */
+void cuptrace_leaving(int status);
+
 /* Is this process tracing (configuration valid, rank selected)? */
 int cuptrace_enabled(void);
 

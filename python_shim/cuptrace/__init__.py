@@ -117,9 +117,32 @@ def activate(trace_children=True, **options):
             preload = os.environ.get("LD_PRELOAD", "")
             if "libcuptrace.so" not in preload:
                 os.environ["LD_PRELOAD"] = ":".join(p for p in (preload, os.path.abspath(path)) if p)
+    if on:
+        _finish_at_os_exit()
     if not trace_children:
         _untrace_children()
     return on
+
+
+def _finish_at_os_exit():
+    """os._exit leaves without exit handlers (every multiprocessing fork
+    child and DataLoader worker leaves so). The library sees it where it is
+    preloaded (it interposes _exit); loaded here it does not, and the
+    process's file would be lost: os._exit finishes it first. Forked
+    children inherit the wrapper."""
+    global _os_exit
+    if _os_exit is not None:
+        return
+    _os_exit = os._exit
+
+    @functools.wraps(_os_exit)
+    def _exit(status):
+        _c._leaving(status)
+        _os_exit(status)
+    os._exit = _exit
+
+
+_os_exit = None  # os._exit before activate() wrapped it
 
 
 def _absolute(path):

@@ -11,6 +11,7 @@
 #include "_cuptrace.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stddef.h>
 
 /* The library's own parser of CUPTRACE_* values (libtrace/config/config.c,
@@ -29,6 +30,9 @@ static void (*api_stop)(void);
 static int (*api_enabled)(void);
 static const char *(*api_flush)(void);
 static const char *(*api_rotate)(void);
+/* Not cleared by _unbind: what the library of a child that does not trace
+ * recorded all the same (NVTX, CUDA) is still its to finish. */
+static void (*api_leaving)(int);
 
 /* Above this many names (names made per call, e.g. f"batch {i}"), new
  * names are not cached: memory stays bounded. */
@@ -458,6 +462,8 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	SYM(api_stop, "cuptrace_stop");
 	SYM(api_flush, "cuptrace_flush"); /* newer libraries only */
 	SYM(api_rotate, "cuptrace_rotate");
+	void (*leaving)(int);
+	SYM(leaving, "cuptrace_leaving");
 #undef SYM
 	/* Tracing off (no library, bad settings, rank not selected): every
 	 * entry point stays one test of a NULL pointer. */
@@ -466,10 +472,31 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	api_enabled = on ? enabled : NULL;
 	api_pop = on ? pop : NULL;
 	api_push = on ? push : NULL;
+	api_leaving = on ? leaving : NULL;
 	if (!on)
 		api_mark = NULL, api_step = NULL, api_start = NULL, api_stop = NULL,
 		api_flush = NULL, api_rotate = NULL;
 	return PyBool_FromLong(on);
+}
+
+/* _leaving(status): os._exit(status) comes next (the package's wrapper of
+ * it, set up by activate()). A status that os._exit refuses is left to it
+ * to refuse: the process does not leave then. */
+static PyObject *mod_leaving(PyObject *m, PyObject *arg)
+{
+	(void)m;
+	if (!api_leaving || !PyIndex_Check(arg))
+		Py_RETURN_NONE;
+	PyObject *i = PyNumber_Index(arg);
+	int overflow = 0;
+	long v = i ? PyLong_AsLongAndOverflow(i, &overflow) : -1;
+	Py_XDECREF(i);
+	if (PyErr_Occurred() || overflow || v < INT_MIN || v > INT_MAX) {
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
+	api_leaving((int)v);
+	Py_RETURN_NONE;
 }
 
 /* _check(VAR, value) -> None, or the library's reason why the value is
@@ -502,6 +529,7 @@ static PyObject *mod_unbind(PyObject *m, PyObject *unused)
 static PyMethodDef mod_methods[] = {
     {"_unbind", mod_unbind, METH_NOARGS, NULL},
     {"_check", mod_check, METH_VARARGS, NULL},
+    {"_leaving", mod_leaving, METH_O, NULL},
     {"range", mod_range, METH_O,
      "range(name) -> Range: `with cuptrace.range(name):` or `@cuptrace.range(name)`."},
     {"mark", mod_mark, METH_O, "mark(name): an instant event."},

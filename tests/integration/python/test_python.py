@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, TOOL, base_env, convert, ctr_files, run, traced_env
+from conftest import ROOT, TOOL, base_env, convert, ctr_files, run, tool, traced_env
 from pyshim import env_for, program, python, user_names as names
 
 VENV_PY = ROOT / "build" / "venv" / "bin" / "python"
@@ -397,3 +397,80 @@ if __name__ == "__main__":
     doc = json.loads((tmp_path / "split" / "rank0.json").read_text())
     assert len(doc["cuptrace"]["files"]) == len(files)
     assert sorted(names(doc)) == ["main"] + ["worker"] * 4
+
+
+def leaving_info(path):
+    """`cuptrace info`'s status, how the process ended, and its pushes."""
+    out = tool("info", path).stdout
+    field = lambda name: next((l.split(":", 1)[1].strip() for l in out.splitlines()
+                               if l.startswith(name + ":")), None)
+    push = re.search(r"nvtx_push\s+(\d+)", out)
+    return {"status": field("status"), "ended": field("ended"),
+            "push": int(push.group(1)) if push else 0}
+
+
+def test_a_forked_child_leaving_by_os_exit_under_activate_keeps_its_file(tmp_path):
+    """activate() loads the library with dlopen, where it does not interpose
+    _exit: a forked child that leaves through os._exit (as every
+    multiprocessing and DataLoader worker does) has its file all the same,
+    whole, its footer saying _exit."""
+    code = f"""
+import os, cuptrace
+assert cuptrace.activate(output="{tmp_path}/o/%p.ctr")
+pid = os.fork()  # before the parent's first event: no writer thread to fork (ASan)
+if pid == 0:
+    for i in range(100):
+        with cuptrace.range("child"):
+            pass
+    os._exit(3)
+_, status = os.waitpid(pid, 0)
+with cuptrace.range("parent"):
+    pass
+print(os.waitstatus_to_exitcode(status))
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0 and p.stdout == "3\n" and p.stderr == "", p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 2, files
+    by_end = {leaving_info(f)["ended"]: (f, leaving_info(f)) for f in files}
+    assert sorted(by_end) == ["_exit(3)", "exit"], by_end
+    child, info = by_end["_exit(3)"]
+    assert info == {"status": "clean", "ended": "_exit(3)", "push": 100}, info
+    assert names(convert([child], tmp_path / "c.json")) == ["child"] * 100
+
+
+def test_a_multiprocessing_pool_under_activate_keeps_every_event(tmp_path):
+    """Pool workers leave through os._exit: under activate() every range
+    they recorded is in their files, not only the blocks their writer had
+    put on disk before (one a second)."""
+    code = f"""
+import multiprocessing as mp
+import cuptrace
+
+def work(n):
+    for i in range(n):
+        with cuptrace.range("child work"):
+            pass
+    return n
+
+if __name__ == "__main__":
+    assert cuptrace.activate(output="{tmp_path}/o/%p.ctr")
+    ctx = mp.get_context("fork")
+    pool = ctx.Pool(2)
+    assert pool.map(work, [300] * 4) == [300] * 4
+    pool.close()
+    pool.join()
+    p = ctx.Process(target=work, args=(500,))
+    p.start()
+    p.join()
+    assert p.exitcode == 0
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    files = ctr_files(tmp_path / "o")
+    infos = [leaving_info(f) for f in files]
+    assert all(i["status"] == "clean" for i in infos), infos
+    # The pool workers that got work and the process; the main process
+    # recorded nothing.
+    assert 2 <= len(infos) <= 3 and all(i["ended"] == "_exit(0)" for i in infos), infos
+    assert sum(i["push"] for i in infos) == 4 * 300 + 500

@@ -619,6 +619,36 @@ def test_dataloader_workers_are_their_parents_rank(tmp_path):
     assert p.returncode == 0 and p.stdout.count("   0~ ") == 3, p.stdout
 
 
+def ended(path):
+    out = tool("info", path).stdout
+    return next((l.split(":", 1)[1].strip() for l in out.splitlines() if l.startswith("ended:")),
+                None)
+
+
+@ASAN_FORK
+@pytest.mark.parametrize("how", ["activate", "profile"])
+def test_dataloader_workers_without_a_launcher_keep_their_ranges(tmp_path, how):
+    """activate() and cuptrace.profile() load the library with dlopen: it
+    does not interpose _exit there, and the DataLoader's forked workers
+    leave through os._exit. Every worker range is in their files."""
+    steps = 2
+    out = f"{tmp_path}/o/%p.ctr"
+    if how == "activate":
+        kw = dict(setup=f"assert cuptrace.activate(output={out!r})")
+    else:
+        kw = dict(setup=f"prof = cuptrace.profile(output={out!r})\nprof.start()",
+                  per_step="prof.step()", teardown="prof.stop()")
+    path = script(tmp_path, steps=steps, workers=2, **kw)
+    p = run([python(), path], env=env_for(base_env()), timeout=300)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 3, files
+    docs = {f: convert([f], tmp_path / f"{f.stem}.json") for f in files}
+    workers = [f for f, d in docs.items() if "load sample" in user_names(d)]
+    assert len(workers) == 2 and all(ended(f) == "_exit(0)" for f in workers), files
+    assert sum(user_names(docs[f]).count("load sample") for f in workers) == 64 * steps
+
+
 def test_annotating_twice_does_not_nest_ranges_twice(tmp_path):
     code = f"""
 import cuptrace, cuptrace.torch, torch
