@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 _Atomic uint32_t ct_gate;
 int ct_nvtx_watch;
@@ -23,7 +24,19 @@ static struct {
 	long step;	       /* current step, -1 before the first */
 	uint64_t t0;	       /* process start on the tracer clock */
 	uint64_t capture_domain;
+	/* A forked child records while its parent does (its windows,
+	 * steps, capture range), until it switches capture itself. */
+	int follow;
+	int parent_on; /* the parent's state, as last read */
 } capture_st = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* This process's capture state (bit 0) in a page that the children it
+ * forks share: mapped at its first fork, written at every switch. */
+static _Atomic uint32_t *shown;
+/* In a child that follows its parent: the parent's page; read by the
+ * writer's pass and at the child's entries (ct_capture_follow). */
+static _Atomic uint32_t *parent_shown;
+static _Atomic int following;
 
 static int step_active(long step)
 {
@@ -58,11 +71,14 @@ static void control_record(unsigned kind, uint64_t value)
  * the state it switched to, or -1 when it did not switch. */
 static int update_locked(void)
 {
-	int on = capture_st.base_on && capture_st.timer_on && capture_st.step_on;
+	int own = capture_st.base_on && capture_st.timer_on && capture_st.step_on;
+	int on = capture_st.follow ? capture_st.parent_on : own;
 	uint32_t g = atomic_load(&ct_gate);
 	if ((int)(g & 1) == on)
 		return -1;
 	atomic_store(&ct_gate, ((g >> 1) + 1) << 1 | (uint32_t)on);
+	if (shown)
+		atomic_store(shown, (uint32_t)on);
 	ct_debug("capture %s", on ? "on" : "off");
 	control_record(CT_EV_CAPTURE, (uint64_t)on);
 	void (*hook)(int) = atomic_load(&ct_capture_hook);
@@ -88,6 +104,37 @@ void ct_capture_init(void)
 	atomic_store(&ct_gate, on ? 3u : 2u);
 }
 
+/* The child switches capture itself (start, stop, a step that the
+ * schedule counts, its capture range): its own settings decide from here
+ * on, from the state it was forked with. */
+static void own_control_locked(void)
+{
+	if (capture_st.follow) {
+		capture_st.follow = 0;
+		atomic_store(&following, 0);
+	}
+}
+
+/* The parent's state as it is now, where this process follows it. */
+static void read_parent_locked(void)
+{
+	if (capture_st.follow)
+		capture_st.parent_on = (int)(atomic_load(parent_shown) & 1);
+}
+
+void ct_capture_follow(void)
+{
+	if (!atomic_load_explicit(&following, memory_order_relaxed))
+		return;
+	/* While following, the gate is the parent's state as last read. */
+	if ((int)(atomic_load_explicit(parent_shown, memory_order_relaxed) & 1) == ct_capturing())
+		return;
+	pthread_mutex_lock(&capture_st.lock);
+	read_parent_locked();
+	update_locked();
+	pthread_mutex_unlock(&capture_st.lock);
+}
+
 static int window_allowed(void)
 {
 	return !ct.cfg.capture_repeat || capture_st.windows < ct.cfg.capture_repeat;
@@ -98,6 +145,7 @@ void ct_capture_api(int on)
 	if (!ct.active || ct.cfg.capture != CT_CAPTURE_API)
 		return;
 	pthread_mutex_lock(&capture_st.lock);
+	own_control_locked();
 	if (on && !capture_st.base_on && window_allowed()) {
 		capture_st.base_on = 1;
 		capture_st.windows++;
@@ -120,6 +168,7 @@ void ct_capture_step(void)
 	if (was_on)
 		control_record(CT_EV_STEP, (uint64_t)capture_st.step);
 	if (ct.cfg.steps.on) {
+		own_control_locked();
 		capture_st.step_on = step_active(capture_st.step);
 		update_locked();
 	}
@@ -135,17 +184,17 @@ int ct_capture_has_timer(void)
 
 int ct_capture_tick(uint64_t now)
 {
-	if (!ct_capture_has_timer())
+	int timer = ct_capture_has_timer();
+	if (!timer && !atomic_load_explicit(&following, memory_order_relaxed))
 		return -1;
 	double el = (double)(now - capture_st.t0) / 1e9;
 	int on =
 	    el >= ct.cfg.delay && (ct.cfg.duration == 0 || el < ct.cfg.delay + ct.cfg.duration);
-	int sw = -1;
 	pthread_mutex_lock(&capture_st.lock);
-	if (on != capture_st.timer_on) {
+	if (timer)
 		capture_st.timer_on = on;
-		sw = update_locked(); /* (records nothing on this, the writer's, thread) */
-	}
+	read_parent_locked();
+	int sw = update_locked(); /* (records nothing on this, the writer's, thread) */
 	pthread_mutex_unlock(&capture_st.lock);
 	return sw;
 }
@@ -190,6 +239,7 @@ void ct_capture_note_string(uint64_t h, const char *s, size_t len)
 int ct_capture_range_begins(const char *name, size_t len, uint64_t handle, uint64_t domain)
 {
 	const struct ct_config *c = &ct.cfg;
+	ct_capture_follow();
 	int by_handle = handle != 0;
 	if (by_handle ? watched(watched_step, handle) : same(c->step_range, name, len))
 		ct_capture_step();
@@ -201,6 +251,7 @@ int ct_capture_range_begins(const char *name, size_t len, uint64_t handle, uint6
 		return 0;
 	int opened = 0;
 	pthread_mutex_lock(&capture_st.lock);
+	own_control_locked();
 	if (!capture_st.base_on && window_allowed()) {
 		capture_st.base_on = 1;
 		capture_st.windows++;
@@ -219,7 +270,48 @@ void ct_capture_range_ends(void)
 	pthread_mutex_unlock(&capture_st.lock);
 }
 
+/* Whether the process switches capture by what a child of it does not do
+ * (steps, start and stop, a capture range); a timer is the same in both
+ * (it counts from the parent's start). */
+static int switched_by_the_program(void)
+{
+	const struct ct_config *c = &ct.cfg;
+	return c->capture != CT_CAPTURE_ALWAYS || c->steps.on || c->step_range[0];
+}
+
+void ct_capture_fork_prepare(void)
+{
+	pthread_mutex_lock(&capture_st.lock);
+	if (!shown && switched_by_the_program()) {
+		void *p = mmap(NULL, sizeof *shown, PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED) {
+			shown = p;
+			atomic_store(shown, (uint32_t)ct_capturing());
+		}
+	}
+}
+
+void ct_capture_fork_parent(void)
+{
+	pthread_mutex_unlock(&capture_st.lock);
+}
+
 void ct_capture_fork_child(void)
 {
 	pthread_mutex_init(&capture_st.lock, NULL);
+	/* The parent's page is the parent's; this process shows its own
+	 * state to its children in a page of its own. */
+	parent_shown = shown;
+	shown = NULL;
+	capture_st.follow = parent_shown != NULL;
+	atomic_store(&following, capture_st.follow);
+	if (capture_st.follow) {
+		capture_st.parent_on = ct_capturing(); /* as the parent showed it at the fork */
+		/* Every NVTX range the child opens reads the parent's state
+		 * first (ct_capture_range_begins): the writer's pass alone
+		 * would open the window up to 50 ms late, and a child that
+		 * records nothing has no writer yet. */
+		ct_nvtx_watch = 1;
+	}
 }

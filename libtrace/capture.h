@@ -46,7 +46,8 @@ void ct_capture_init(void);
 void ct_capture_api(int on);
 /* A step boundary (cuptrace_step or a step range opening). */
 void ct_capture_step(void);
-/* Called by the writer about every 100 ms, for delay and duration. */
+/* Called by the writer about every 50 ms, for delay and duration and for
+ * a forked child that follows its parent. */
 int ct_capture_tick(uint64_t now);
 /* When the next tick is due, or 0 when no timer is set. */
 int ct_capture_has_timer(void);
@@ -58,6 +59,16 @@ int ct_capture_range_begins(const char *name, size_t len, uint64_t handle, uint6
 void ct_capture_note_string(uint64_t handle, const char *s, size_t len);
 void ct_capture_range_ends(void);
 
+/* A forked child records while its parent does, until it switches capture
+ * itself: the parent shows its state in a shared page, which the child
+ * reads at its entries (this; NVTX ranges, the control API) and at the
+ * writer's pass (ct_capture_tick). */
+void ct_capture_follow(void);
+
+/* Around fork (lifecycle.c): the capture lock is held across it, and the
+ * page the children read is mapped at the first. */
+void ct_capture_fork_prepare(void);
+void ct_capture_fork_parent(void);
 void ct_capture_fork_child(void);
 
 #endif

@@ -5,8 +5,9 @@
  *           handlers, the writer when capture runs on a timer
  *   thread  a thread's first event: the writer, then the signal handlers
  *   tick    the writer's timer drives capture (delay, duration)
- *   fork    prepare: writer, definitions; parent: definitions, writer;
- *           child: state, definitions, writer, pool, threads, capture
+ *   fork    prepare: capture, writer, definitions; parent: definitions,
+ *           writer, capture; child: state, definitions, writer, pool,
+ *           threads, capture (which follows the parent's from here)
  *   signal  flush through the writer, then the program's own handler or
  *           the default action
  *   exec    (execve and its siblings) the writer's footer, fsync; then exec
@@ -187,6 +188,8 @@ static void fork_prepare(void)
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &fork_mask);
+	/* Capture first: a switch (under its lock) may start the writer. */
+	ct_capture_fork_prepare();
 	ct_writer_fork_prepare();
 	ct_defs_fork_prepare();
 }
@@ -195,6 +198,7 @@ static void fork_parent(void)
 {
 	ct_defs_fork_parent();
 	ct_writer_fork_parent();
+	ct_capture_fork_parent();
 	pthread_sigmask(SIG_SETMASK, &fork_mask, NULL);
 }
 
@@ -520,6 +524,7 @@ void ct_start(void)
 void ct_enter(void)
 {
 	ct_start();
+	ct_capture_follow();
 	/* Capture on a timer: the writer runs it, from the first entry on.
 	 * Not at load: every process under LD_PRELOAD would have a thread, which
 	 * single-threaded calls refuse (unshare(CLONE_NEWUSER): bwrap,

@@ -474,3 +474,59 @@ if __name__ == "__main__":
     # recorded nothing.
     assert 2 <= len(infos) <= 3 and all(i["ended"] == "_exit(0)" for i in infos), infos
     assert sum(i["push"] for i in infos) == 4 * 300 + 500
+
+
+FOLLOW = """
+import os, sys, cuptrace
+how, out = sys.argv[1], sys.argv[2]
+if how == "profile":
+    prof = cuptrace.profile(schedule=cuptrace.schedule(wait=1, warmup=0, active=1, repeat=1),
+                            output=out)
+    prof.start()
+    step = prof.step
+else:
+    if how == "activate":
+        assert cuptrace.activate(output=out, steps="wait=1,warmup=0,active=1,repeat=1")
+    step = cuptrace.step
+go_r, go_w = os.pipe()
+done_r, done_w = os.pipe()
+pid = os.fork()  # in step 0, before the window
+if pid == 0:
+    for phase in ("before", "inside", "after"):
+        os.read(go_r, 1)
+        for i in range(10):
+            with cuptrace.range(f"worker {phase}"):
+                pass
+        os.write(done_w, b"x")
+    os._exit(0)
+for i, phase in enumerate(("before", "inside", "after")):
+    with cuptrace.range(f"parent {phase}"):
+        os.write(go_w, b"x")
+        os.read(done_r, 1)
+    step()  # the window is step 1
+if how == "profile":
+    prof.stop()
+os.waitpid(pid, 0)
+"""
+
+
+@pytest.mark.parametrize("how", ["launcher", "activate", "profile"])
+def test_a_child_forked_before_the_window_records_inside_it(tmp_path, how):
+    """Workers have no steps of their own: a child forked in a step the
+    schedule does not record (DataLoader workers are forked at the loop's
+    start) records while its parent does, and only then."""
+    script = tmp_path / "follow.py"
+    script.write_text(FOLLOW)
+    out = f"{tmp_path}/o/%p.ctr"
+    env = base_env()
+    if how == "launcher":
+        env = traced_env(tmp_path / "o", CUPTRACE_STEPS="wait=1,warmup=0,active=1,repeat=1")
+    p = run([python(), script, how, out], env=env_for(env), timeout=60)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    files = ctr_files(tmp_path / "o")
+    assert len(files) == 2, files
+    got = sorted(sorted(set(names(convert([f], tmp_path / f"{f.stem}.json"))) - {"ProfilerStep#1"})
+                 for f in files)
+    assert got == [["parent inside"], ["worker inside"]], got
+    child = [f for f in files if leaving_info(f)["ended"] == "_exit(0)"]
+    assert len(child) == 1 and leaving_info(child[0])["push"] == 10
