@@ -27,7 +27,7 @@ from ._schedule import ProfilerAction, profile, schedule
 
 __all__ = ["activate", "enabled", "start", "stop", "step", "push", "pop", "mark", "range", "flush",
            "rotate", "annotate", "Range", "schedule", "profile", "ProfilerAction", "library_path",
-           "program_path"]
+           "program_path", "OptionTypeError"]
 
 _OPTIONS = {
     "output": "CUPTRACE_OUTPUT", "trace": "CUPTRACE_TRACE", "ranks": "CUPTRACE_RANKS",
@@ -65,17 +65,74 @@ def program_path():
                            os.path.join(_SOURCE_BUILD, "bin", "cuptrace"))
 
 
+# What each option takes besides str (the variable's own text): output a
+# path, the durations numbers of seconds, the counts and ranks whole numbers.
+_PATHS = {"output"}
+_SECONDS = {"delay", "duration", "hang_timeout"}
+_WHOLE = {"capture_repeat", "buffer_mb", "ranks"}
+
+
+def _expects(key):
+    if key in _PATHS:
+        return "a path (str, bytes or os.PathLike)"
+    if key in _SECONDS:
+        return "seconds (int, float or str)"
+    if key in _WHOLE:
+        return "an int or a str"
+    return "a str"
+
+
+class OptionTypeError(TypeError, ValueError):
+    """An option of activate() or profile() given a value of the wrong type:
+    a TypeError, and a ValueError as every other bad option is."""
+
+
+def _option_text(key, value):
+    """The option's value as the text of its variable; OptionTypeError or
+    ValueError naming the option when it cannot be one."""
+    bad_type = OptionTypeError(f"cuptrace: option {key}={value!r}: expected "
+                               f"{_expects(key)}, not {type(value).__name__}")
+    if isinstance(value, bool):
+        raise bad_type
+    if key in _PATHS:
+        try:
+            value = os.fsdecode(os.fspath(value))
+        except TypeError:
+            raise bad_type from None
+    elif isinstance(value, float) and key in _SECONDS:
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"cuptrace: option {key}={value!r}: expected a finite number of "
+                             "seconds")
+        value = "0" if value == 0 else repr(value)  # -0.0 is 0
+    elif isinstance(value, int) and (key in _SECONDS or key in _WHOLE):
+        value = str(value)
+    elif not isinstance(value, str):
+        raise bad_type
+    if "\0" in value:
+        raise ValueError(f"cuptrace: option {key}={value!r}: holds a NUL character, which no "
+                         "environment variable can")
+    return value
+
+
 def check_options(options):
-    """{option: value} -> {CUPTRACE_VAR: str}; ValueError names a bad option,
-    with the library's own reason."""
+    """{option: value} -> {CUPTRACE_VAR: str}; OptionTypeError (a TypeError
+    and a ValueError) names an option of the wrong type, ValueError a bad
+    value, with the library's own reason."""
     env = {}
     for key, value in options.items():
         var = _OPTIONS.get(key)
         if var is None:
             raise ValueError(f"cuptrace: unknown option {key!r} (known: "
                              f"{', '.join(sorted(_OPTIONS))}; and activate()'s trace_children)")
-        text = str(value)
-        why = _c._check(var, text)
+        text = _option_text(key, value)
+        # The bytes the library will read from the environment (a path
+        # that is not UTF-8 is a str with surrogate escapes here).
+        try:
+            raw = os.fsencode(text)
+        except UnicodeEncodeError:
+            raise ValueError(f"cuptrace: option {key}={text!r}: cannot be encoded for the "
+                             "environment") from None
+        why = _c._check(var, raw)
         if why is not None:
             raise ValueError(f"cuptrace: option {key}={text!r}: {why}")
         env[var] = text

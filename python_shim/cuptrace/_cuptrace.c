@@ -500,19 +500,20 @@ static PyObject *mod_leaving(PyObject *m, PyObject *arg)
 }
 
 /* _check(VAR, value) -> None, or the library's reason why the value is
- * bad ("CUPTRACE_X=value: why"). */
+ * bad ("CUPTRACE_X=value: why"). value: the bytes the library will read
+ * from the environment (os.fsencode). */
 static PyObject *mod_check(PyObject *m, PyObject *args)
 {
 	(void)m;
 	const char *var, *value;
-	if (!PyArg_ParseTuple(args, "ss:_check", &var, &value))
+	if (!PyArg_ParseTuple(args, "sy:_check", &var, &value))
 		return NULL;
 	struct ct_config c;
 	char err[512] = "";
 	ct_config_defaults(&c);
 	if (!ct_config_set(&c, var, value, err, sizeof err))
 		Py_RETURN_NONE;
-	return PyUnicode_DecodeUTF8(err, (Py_ssize_t)strlen(err), "replace");
+	return PyUnicode_DecodeFSDefault(err);
 }
 
 /* _unbind(): tracing off for this process's annotations (a fork child

@@ -530,3 +530,66 @@ def test_a_child_forked_before_the_window_records_inside_it(tmp_path, how):
     assert got == [["parent inside"], ["worker inside"]], got
     child = [f for f in files if leaving_info(f)["ended"] == "_exit(0)"]
     assert len(child) == 1 and leaving_info(child[0])["push"] == 10
+
+
+def test_every_bad_option_is_refused_naming_it(tmp_path):
+    """Each bad option (output=None, a NUL, delay=True, NaN, ...) raises
+    ValueError naming it and what it expects, a TypeError too where the
+    type is wrong; good values of each type are taken as the library reads
+    them (1e-320, -0.0, a Path, bytes, a path that is not UTF-8)."""
+    code = r"""
+import cuptrace, pathlib
+cases = [dict(output=None), dict(output=3), dict(output="a\0b"), dict(output="\ud800"),
+         dict(trace=None), dict(trace=["nvtx"]), dict(log=b"info"), dict(steps=5),
+         dict(delay=None), dict(delay=True), dict(delay=float("nan")), dict(duration=float("inf")),
+         dict(delay=-1.5), dict(delay="soon"), dict(hang_timeout=0.01), dict(buffer_mb=1.5),
+         dict(buffer_mb=False), dict(capture_repeat=-1), dict(ranks=None), dict(clock="x\0")]
+for opts in cases:
+    try:
+        print("accepted", cuptrace.check_options(opts))
+    except ValueError as e:  # every bad option, of a wrong type too
+        print("TypeError" if isinstance(e, TypeError) else "ValueError", e)
+for opts in (dict(delay=1e-320), dict(delay=-0.0), dict(delay=2), dict(duration=0.5),
+             dict(buffer_mb=8), dict(ranks=0), dict(capture_repeat="3"),
+             dict(output=pathlib.Path("/t/%p.ctr")), dict(output=b"/t/\xff.ctr"),
+             dict(output="/t/\udcff.ctr")):
+    print(cuptrace.check_options(opts))
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    refused, accepted = lines[:20], lines[20:]
+    want = [("TypeError", "output", "a path"), ("TypeError", "output", "a path"),
+            ("ValueError", "output", "NUL"), ("ValueError", "output", "cannot be encoded"),
+            ("TypeError", "trace", "expected a str"), ("TypeError", "trace", "expected a str"),
+            ("TypeError", "log", "expected a str"), ("TypeError", "steps", "expected a str"),
+            ("TypeError", "delay", "expected seconds"), ("TypeError", "delay", "expected seconds"),
+            ("ValueError", "delay", "finite"), ("ValueError", "duration", "finite"),
+            ("ValueError", "delay", "expected seconds >= 0"),
+            ("ValueError", "delay", "expected seconds >= 0"),
+            ("ValueError", "hang_timeout", "expected seconds >= 0.1"),
+            ("TypeError", "buffer_mb", "expected an int"),
+            ("TypeError", "buffer_mb", "expected an int"),
+            ("ValueError", "capture_repeat", "expected a whole number"),
+            ("TypeError", "ranks", "expected an int"), ("ValueError", "clock", "NUL")]
+    for line, (kind, key, what) in zip(refused, want):
+        assert line.startswith(f"{kind} cuptrace: option {key}=") and what in line, (line, key)
+    assert accepted == [
+        "{'CUPTRACE_DELAY': '1e-320'}", "{'CUPTRACE_DELAY': '0'}", "{'CUPTRACE_DELAY': '2'}",
+        "{'CUPTRACE_DURATION': '0.5'}", "{'CUPTRACE_BUFFER_MB': '8'}", "{'CUPTRACE_RANKS': '0'}",
+        "{'CUPTRACE_CAPTURE_REPEAT': '3'}", "{'CUPTRACE_OUTPUT': '/t/%p.ctr'}",
+        "{'CUPTRACE_OUTPUT': '/t/\\udcff.ctr'}", "{'CUPTRACE_OUTPUT': '/t/\\udcff.ctr'}"], accepted
+
+
+def test_activate_writes_to_a_path_that_is_not_utf8(tmp_path):
+    code = f"""
+import os, cuptrace
+assert cuptrace.activate(output=os.fsencode({str(tmp_path)!r}) + b"/\\xff/%p.ctr")
+with cuptrace.range("r"):
+    pass
+"""
+    p = run([python(), "-c", code], env=env_for(base_env()), cwd=tmp_path)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    files = ctr_files(tmp_path)
+    assert [os.fsencode(f.parent.name) for f in files] == [b"\xff"], files
+    assert names(convert(files, tmp_path / "t.json")) == ["r"]
