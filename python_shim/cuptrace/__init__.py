@@ -20,7 +20,29 @@ import functools
 import os
 import warnings
 
-from . import _cuptrace as _c
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _no_extension(err):
+    """What is wrong when cuptrace._cuptrace does not import, said plainly
+    (Python words a missing file there as a possible circular import)."""
+    import glob
+    import importlib.machinery
+    mine = [os.path.join(_HERE, "_cuptrace" + s) for s in importlib.machinery.EXTENSION_SUFFIXES]
+    found = [p for p in mine if os.path.exists(p)]
+    if found:
+        return f"cuptrace: cannot load its compiled extension {found[0]}: {err}"
+    other = sorted(os.path.basename(p) for p in glob.glob(os.path.join(_HERE, "_cuptrace*.so")))
+    return (f"cuptrace: its compiled extension is missing: no {os.path.basename(mine[0])} in "
+            f"{_HERE}" + (f" (only {', '.join(other)}, built for another Python)" if other else "")
+            + "; reinstall the package (pip install ./python_shim) or, in a checkout, build it "
+            "(make pyext)")
+
+
+try:
+    from . import _cuptrace as _c
+except ImportError as e:
+    raise ImportError(_no_extension(e), name=__name__ + "._cuptrace") from None
 from ._cuptrace import (Range, enabled, flush, mark, pop, push, range, rotate, start,  # noqa: A004
                         step, stop)
 from ._schedule import ProfilerAction, profile, schedule
@@ -37,7 +59,6 @@ _OPTIONS = {
     "hang_timeout": "CUPTRACE_HANG_TIMEOUT", "clock": "CUPTRACE_CLOCK",
 }
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
 # Installed: the package carries lib/ and bin/. From the source tree: the
 # build of the checkout it lies in.
 _SOURCE_BUILD = os.path.join(_HERE, "..", "..", "build")

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, TOOL, base_env, convert, ctr_files, run, tool, traced_env
+from conftest import PYTHON, ROOT, TOOL, base_env, convert, ctr_files, run, tool, traced_env
 from pyshim import env_for, program, python, user_names as names
 
 VENV_PY = ROOT / "build" / "venv" / "bin" / "python"
@@ -593,3 +593,27 @@ with cuptrace.range("r"):
     files = ctr_files(tmp_path)
     assert [os.fsencode(f.parent.name) for f in files] == [b"\xff"], files
     assert names(convert(files, tmp_path / "t.json")) == ["r"]
+
+
+def copy_of_the_package(into):
+    """python_shim/cuptrace as built in place, copied into `into`."""
+    import shutil
+    dest = into / "cuptrace"
+    shutil.copytree(ROOT / "python_shim" / "cuptrace", dest,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def test_a_missing_extension_is_named(tmp_path):
+    """Without its compiled extension the package's ImportError says which
+    file is missing, and where (not Python's "circular import")."""
+    pkg = copy_of_the_package(tmp_path)
+    for ext in pkg.glob("_cuptrace*.so"):
+        ext.unlink()
+    env = dict(base_env(), PYTHONPATH=str(tmp_path))
+    p = run([PYTHON, "-c", "import cuptrace"], env=env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    last = p.stderr.splitlines()[-1]
+    assert "circular" not in p.stderr, p.stderr
+    assert last.startswith("ImportError: cuptrace: its compiled extension is missing: no "
+                           "_cuptrace.cpython-") and str(pkg) in last, last
