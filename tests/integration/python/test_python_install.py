@@ -153,3 +153,37 @@ for i in range(8):
         "ProfilerStep#") and e.get("ph") == "X")
     # torch.profiler.schedule(skip_first=1, wait=1, warmup=1, active=2, repeat=1): steps 3, 4.
     assert steps == ["ProfilerStep#3", "ProfilerStep#4"]
+
+
+@pytest.mark.parametrize("missing", ["package", "extension"])
+def test_a_half_removed_package_costs_one_line(tmp_path, missing):
+    """With the package gone (or its compiled extension), a Python started
+    under the library with CUPTRACE_STEPS runs as it would, and one line
+    says what is missing: one, though a venv's site-packages is seen twice
+    (again through lib64), and no traceback."""
+    import shutil
+    d = tmp_path / "venv"
+    p = run([PYTHON, "-m", "venv", "--without-pip", d], timeout=120)
+    if p.returncode != 0:
+        pytest.skip(f"python3 -m venv failed (python3-venv missing?): {p.stderr}")
+    py = d / "bin" / "python"
+    site = Path(run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                    check=True).stdout.strip())
+    shutil.copy(SHIM / "cuptrace-auto.pth", site)
+    if missing == "extension":
+        shutil.copytree(SHIM / "cuptrace", site / "cuptrace",
+                        ignore=shutil.ignore_patterns("__pycache__", "_cuptrace*.so"))
+    env = base_env(CUPTRACE_STEPS="wait=1,active=1", LD_PRELOAD=ROOT / "build" / "lib" /
+                   "libcuptrace.so", CUPTRACE_OUTPUT=f"{tmp_path}/o/%p.ctr")
+    env.pop("PYTHONPATH", None)
+    p = run([py, "-c", "print('the program runs')"], env=env, cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == "the program runs\n", p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cuptrace: warning: CUPTRACE_STEPS is set but "
+                                                   "cuptrace-auto.pth cannot import"), p.stderr
+    assert ("No module named 'cuptrace'" if missing == "package" else
+            "its compiled extension is missing") in lines[0], lines[0]
+    # Without CUPTRACE_STEPS the line does not even look.
+    env.pop("CUPTRACE_STEPS")
+    p = run([py, "-c", "print('the program runs')"], env=env, cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == "the program runs\n" and p.stderr == "", p.stderr
