@@ -126,6 +126,9 @@ setup(
     ext_modules=[ext] + torchhooks(),
     cmdclass={"build_py": build_with_make, "build_ext": build_ext_torch},
     entry_points={"console_scripts": ["cuptrace = cuptrace.__main__:main"]},
-    python_requires=">=3.8",
+    # The C code uses 3.10's API (Py_NewRef) and 3.9's (the vectorcall
+    # calls); tests/integration/python/test_python_install.py checks that
+    # this is the newest of what it uses.
+    python_requires=">=3.10",
     zip_safe=False,
 )

@@ -7,6 +7,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+/* What setup.py's python_requires declares: Py_NewRef is 3.10's. */
+#if PY_VERSION_HEX < 0x030A0000
+#error "cuptrace's extension needs Python 3.10 or newer"
+#endif
+
 extern int (*ct_py_push)(const char *);
 extern int (*ct_py_pop)(void);
 

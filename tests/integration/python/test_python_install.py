@@ -187,3 +187,45 @@ def test_a_half_removed_package_costs_one_line(tmp_path, missing):
     env.pop("CUPTRACE_STEPS")
     p = run([py, "-c", "print('the program runs')"], env=env, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == "the program runs\n" and p.stderr == "", p.stderr
+
+
+# C API names of Python 3.9 and later that the package's C might use, by
+# the version that added them (the limited API's and the documented ones).
+NEWER_API = {
+    (3, 9): ["PyObject_CallNoArgs", "PyObject_CallOneArg", "PyObject_CallMethodNoArgs",
+             "PyObject_CallMethodOneArg", "PyObject_Vectorcall", "PyObject_VectorcallDict",
+             "PyObject_VectorcallMethod", "Py_TPFLAGS_HAVE_VECTORCALL", "PyType_GetModule",
+             "PyType_FromModuleAndSpec", "PyModule_AddType", "PyFrame_GetCode", "Py_SET_TYPE",
+             "Py_SET_SIZE", "Py_SET_REFCNT", "PyInterpreterState_Get"],
+    (3, 10): ["Py_NewRef", "Py_XNewRef", "PyModule_AddObjectRef", "Py_Is", "Py_IsNone",
+              "Py_IsTrue", "Py_IsFalse", "PyIter_Send", "Py_TPFLAGS_IMMUTABLETYPE",
+              "Py_TPFLAGS_DISALLOW_INSTANTIATION"],
+    (3, 11): ["PyType_GetModuleByDef", "PyFrame_GetLocals", "PyFrame_GetGlobals", "Py_Version"],
+    (3, 12): ["PyErr_GetRaisedException", "PyErr_SetRaisedException", "PyType_FromMetaclass",
+              "PyObject_GetTypeData", "Py_TPFLAGS_MANAGED_DICT"],
+    (3, 13): ["PyDict_GetItemRef", "PyObject_GetOptionalAttr", "PyList_GetItemRef",
+              "PyLong_AsInt", "PyModule_Add", "PyWeakref_GetRef", "PyImport_AddModuleRef",
+              "PyObject_HasAttrWithError", "PyDict_Pop", "PyMapping_GetOptionalItem"],
+}
+
+
+def test_the_declared_python_is_the_one_the_code_needs():
+    """setup.py's python_requires is the newest Python whose C API the
+    package's C uses (a build for an older one fails to compile), the
+    extension's header refuses an older one with the same version, and the
+    package's Python parses with that version's grammar."""
+    import ast
+    import re
+    setup = (SHIM / "setup.py").read_text()
+    declared = tuple(int(x) for x in re.search(r'python_requires=">=(\d+)\.(\d+)"', setup).groups())
+    c = "".join(p.read_text() for p in sorted((SHIM / "cuptrace").glob("*.[ch]")) +
+                sorted((SHIM / "cuptrace").glob("*.cpp")))
+    used = {name: v for v, names in NEWER_API.items() for name in names
+            if re.search(rf"\b{name}\b", c)}
+    assert all(v <= declared for v in used.values()), (declared, used)
+    assert max(used.values(), default=(3, 8)) == declared, (declared, used)
+    guard = re.search(r"PY_VERSION_HEX < 0x(\w{2})(\w{2})0000", (SHIM / "cuptrace" /
+                                                                  "_cuptrace.h").read_text())
+    assert guard and (int(guard[1], 16), int(guard[2], 16)) == declared
+    for py in sorted((SHIM / "cuptrace").glob("*.py")) + [SHIM / "setup.py"]:
+        ast.parse(py.read_text(), str(py), feature_version=declared)
