@@ -122,8 +122,8 @@ static void probe_done(Probe *p)
 	Py_CLEAR(p->gf);
 }
 
-/* 1: t needs a gradient, 0: it does not, -1: error. p is set in any case
- * (probe_done releases it). */
+/* 1: t needs a gradient, 0: it does not (or cannot be hooked), -1: error.
+ * p is set in any case (probe_done releases it). */
 static int probe(PyObject *t, Probe *p)
 {
 	p->t = t, p->h = NULL, p->gf = NULL;
@@ -131,9 +131,16 @@ static int probe(PyObject *t, Probe *p)
 	if (!p->hooks)
 		return -1;
 	if (p->hooks != Py_None && PyDict_Check(p->hooks)) {
-		p->h = (BackwardHook *)PyDict_GetItemWithError(p->hooks, s_key);
-		if (p->h)
+		PyObject *h = PyDict_GetItemWithError(p->hooks, s_key);
+		if (h) {
+			/* Something else under our key (the hook of another copy
+			 * of this module, or the program's own): not ours to
+			 * change, and no range goes through this tensor. */
+			if (Py_TYPE(h) != &BackwardHookType)
+				return 0;
+			p->h = (BackwardHook *)h;
 			return 1;
+		}
 		if (PyErr_Occurred())
 			return -1;
 	}

@@ -649,6 +649,35 @@ def test_dataloader_workers_without_a_launcher_keep_their_ranges(tmp_path, how):
     assert sum(user_names(docs[f]).count("load sample") for f in workers) == 64 * steps
 
 
+@HOOKS
+def test_something_else_under_the_hook_key_is_left_alone(tmp_path, hooks):
+    """Another object under the tensor hook dict's "cuptrace" key (the hook
+    of another copy of the extension, or the program's own) is left as it
+    is, its hook runs, and no range goes through that tensor (taken for
+    cuptrace's own hook, it was written into and backward crashed)."""
+    code = f"""
+import collections, cuptrace, cuptrace.torch, torch
+{use_hooks(hooks)}m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 2))
+cuptrace.torch.annotate_modules(m)
+seen = []
+def other(grad):
+    seen.append(tuple(grad.shape))
+x = torch.randn(3, 4, requires_grad=True)
+x._backward_hooks = collections.OrderedDict(cuptrace=other)
+for i in range(3):
+    m(x).sum().backward()
+print(seen, x._backward_hooks["cuptrace"] is other, list(x._backward_hooks))
+"""
+    p = run([python(), "-c", code], env=env_for(traced_env(tmp_path / "o")), timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "[(3, 4), (3, 4), (3, 4)] True ['cuptrace']\n", p.stdout
+    names = user_names(convert(ctr_files(tmp_path / "o"), tmp_path / "t.json"))
+    # The input x carries the other hook: Sequential's and 0's backward
+    # ranges would end at it, and are not made; 1's are.
+    assert names.count("1 backward") == 3, names
+    assert "0 backward" not in names and "Sequential backward" not in names, names
+
+
 def test_annotating_twice_does_not_nest_ranges_twice(tmp_path):
     code = f"""
 import cuptrace, cuptrace.torch, torch
