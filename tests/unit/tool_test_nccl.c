@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* The NCCL parts of the tools on inputs built by hand: joining events
  * that arrive out of order, attributing CUPTI kernels to launches, handing
- * plans out as the trace moves on, NCCL's vocabulary, and log lines. */
+ * plans out as the trace moves on, NCCL's vocabulary, log lines, and the
+ * totals per message size. */
 #include "check.h"
 #include "read/nccl_log.h"
 #include "read/nccl_names.h"
 #include "model/nccl_ops.h"
+#include "stats/nccl_agg.h"
 
 #include <string.h>
 
@@ -299,6 +301,54 @@ static void test_log_lines(void)
 	CHECK(!nccl_log_sniff("NCCL is great\n", 14));
 }
 
+static const struct nccl_size_row *find_size(const struct nccl_agg *a, const char *func,
+                                             const char *dtype, uint64_t bytes, int64_t nranks)
+{
+	for (size_t i = 0; i < a->ns; i++)
+		if (!strcmp(a->s[i].func, func) && !strcmp(a->s[i].dtype, dtype) &&
+		    a->s[i].bytes == bytes && a->s[i].nranks == nranks)
+			return &a->s[i];
+	return NULL;
+}
+
+/* nccl_calls' rows: one per (operation, datatype, size, communicator
+ * size), found again among thousands, and folded by merges. */
+static void test_size_rows(void)
+{
+	struct nccl_agg a, b, c;
+	memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&c, 0, sizeof c);
+	for (int rank = 0; rank < 3; rank++)
+		for (uint64_t k = 0; k < 5000; k++)
+			nccl_agg_add(&a, rank, k & 1 ? "AllReduce" : "AllGather", "ncclFloat32", k * 4, 8,
+			             rank == 2, 100 + k);
+	CHECK_EQ(a.ns, 5000);
+	CHECK_EQ(a.n, 6); /* the per-rank rows as before */
+	for (uint64_t k = 0; k < 5000; k += 499) {
+		const struct nccl_size_row *r =
+		    find_size(&a, k & 1 ? "AllReduce" : "AllGather", "ncclFloat32", k * 4, 8);
+		CHECK(r != NULL);
+		CHECK_EQ(r->calls, 3);
+		CHECK_EQ(r->timed, 1);
+		CHECK(r->time_ns == 100 + k && r->min_ns == 100 + k && r->max_ns == 100 + k);
+	}
+	nccl_agg_add(&b, 0, "AllReduce", "ncclFloat32", 4, 8, 1, 50);
+	nccl_agg_add(&b, 0, "AllReduce", "ncclFloat32", 4, 16, 0, 0); /* another communicator size */
+	nccl_agg_merge(&b, &a);
+	CHECK_EQ(b.ns, 5001);
+	const struct nccl_size_row *r = find_size(&b, "AllReduce", "ncclFloat32", 4, 8);
+	CHECK(r && r->calls == 4 && r->timed == 2 && r->time_ns == 151);
+	CHECK(r->min_ns == 50 && r->max_ns == 101);
+	r = find_size(&b, "AllReduce", "ncclFloat32", 4, 16);
+	CHECK(r && r->calls == 1 && r->timed == 0);
+	/* the key's strings are not run together */
+	nccl_agg_add(&c, 0, "ab", "c", 1, 2, 0, 0);
+	nccl_agg_add(&c, 0, "a", "bc", 1, 2, 0, 0);
+	CHECK_EQ(c.ns, 2);
+	nccl_agg_free(&a);
+	nccl_agg_free(&b);
+	nccl_agg_free(&c);
+}
+
 /* Communicators defined after plans were handed out (torch makes its
  * process groups' communicators lazily): a communicator the model holds
  * (ops, tracks) stays where it was. */
@@ -327,6 +377,7 @@ static void test_late_communicators(void)
 
 int main(void)
 {
+	test_size_rows();
 	test_late_communicators();
 	test_attribution();
 	test_horizon();

@@ -24,6 +24,7 @@ static const struct report *const reports[] = {
 	&report_launch,
 	&report_nccl_sum,
 	&report_nccl_sizes,
+	&report_nccl_calls,
 	&report_nccl_ranks,
 	&report_steps,
 	&report_nccl_skew,
@@ -324,7 +325,7 @@ int cmd_stats(int argc, char **argv)
 		int takes = 0;
 		for (size_t i = 0; i < run.n; i++)
 			takes |= run.r[i]->log != NULL;
-		const char *why = !takes ? "only nccl_sum, nccl_sizes and nccl_ranks read NCCL logs"
+		const char *why = !takes ? "only nccl_sum, nccl_sizes, nccl_calls and nccl_ranks read NCCL logs"
 			      : run.opts.steps ? "NCCL logs have no steps; --steps needs traces"
 						 : NULL;
 		if (why && !in.n) {

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Totals of NCCL operations per (rank, operation, datatype): what the
- * nccl_* reports print, filled from traces or from NCCL_DEBUG logs. */
+/* Totals of NCCL operations per (rank, operation, datatype), and per
+ * (operation, datatype, message size, communicator size) over all ranks:
+ * what the nccl_* reports print, filled from traces or from NCCL_DEBUG
+ * logs. */
 #ifndef CT_NCCL_AGG_H
 #define CT_NCCL_AGG_H
+
+#include "util/hmap.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,9 +26,22 @@ struct nccl_row {
 	uint64_t bucket[NB_N];
 };
 
+/* Calls of one message size (nccl_calls), every rank's counted. */
+struct nccl_size_row {
+	char func[32], dtype[32];
+	uint64_t bytes;  /* one call's message size */
+	int64_t nranks;  /* its communicator's size; 0: not known */
+	uint64_t calls;
+	uint64_t timed, time_ns, min_ns, max_ns; /* calls with a GPU time */
+	size_t next;     /* index + 1 of the next row of the same hash; 0: none */
+};
+
 struct nccl_agg {
 	struct nccl_row *v;
 	size_t n, cap;
+	struct nccl_size_row *s;
+	size_t ns, scap;
+	struct hmap sidx; /* hash of a size row's key -> index + 1 of its first row */
 };
 
 void nccl_agg_add(struct nccl_agg *a, int64_t rank, const char *func, const char *dtype,

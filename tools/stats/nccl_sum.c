@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* nccl_sum, nccl_sizes, nccl_ranks: NCCL operations per operation and
- * datatype (with nccl-tests' algorithm and bus bandwidths), per message
- * size, per rank. Counts are per rank: an AllReduce on 8 ranks is 8
- * calls. Times are GPU times; bandwidths use the operations that have
+/* nccl_sum, nccl_sizes, nccl_calls, nccl_ranks: NCCL operations per
+ * operation and datatype (with nccl-tests' algorithm and bus bandwidths),
+ * per message-size bucket, per exact message size, per rank. Counts are
+ * per rank: an AllReduce on 8 ranks is 8 calls. Times are GPU times; bandwidths use the operations that have
  * one (traces: kernel-channel timers or the NCCL kernel; logs have none). */
 #include "stats/nccl_collect.h"
 #include "stats/stats.h"
+#include "read/nccl_names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,73 @@ static int end_sizes(void *p, struct table **out)
 	return 2;
 }
 
+/* ---- nccl_calls ---- */
+
+static int cmp_size_row(const void *x, const void *y)
+{
+	const struct nccl_size_row *a = *(const struct nccl_size_row *const *)x,
+	                           *b = *(const struct nccl_size_row *const *)y;
+	int c = strcmp(a->func, b->func);
+	if (c)
+		return c;
+	if ((c = strcmp(a->dtype, b->dtype)))
+		return c;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? -1 : 1;
+	return a->nranks < b->nranks ? -1 : a->nranks > b->nranks;
+}
+
+static int end_calls(void *p, struct table **out)
+{
+	const struct nccl_agg *a = result(p);
+	if (!a) {
+		nccl_collect_release();
+		return 0;
+	}
+	const struct nccl_size_row **m = calloc(a->ns + 1, sizeof *m);
+	if (!m)
+		exit(1);
+	for (size_t i = 0; i < a->ns; i++)
+		m[i] = &a->s[i];
+	qsort(m, a->ns, sizeof *m, cmp_size_row);
+	static const char *cols[] = {"Operation",       "Datatype",      "Comm Size",
+	                             "Message Bytes",   "Calls",         "Total Bytes",
+	                             "Total Time (ns)", "Avg Time (ns)", "Min Time (ns)",
+	                             "Max Time (ns)",   "Algbw (GB/s)",  "Busbw (GB/s)"};
+	struct table *t = table_new(
+	    "nccl_calls: NCCL calls per operation, datatype and message size", 12, cols);
+	for (size_t i = 0; i < a->ns; i++) {
+		const struct nccl_size_row *r = m[i];
+		table_row(t);
+		table_str(t, r->func);
+		table_str(t, r->dtype);
+		if (r->nranks > 0)
+			table_i64(t, r->nranks);
+		else
+			table_null(t);
+		table_u64(t, r->bytes);
+		table_u64(t, r->calls);
+		table_u64(t, r->bytes * r->calls);
+		if (r->timed) {
+			table_u64(t, r->time_ns);
+			table_f(t, (double)r->time_ns / (double)r->timed, 1);
+			table_u64(t, r->min_ns);
+			table_u64(t, r->max_ns);
+		} else {
+			for (int k = 0; k < 4; k++)
+				table_null(t);
+		}
+		/* bytes per ns = GB/s, as nccl_sum */
+		double algbw = r->time_ns ? (double)r->bytes * (double)r->timed / (double)r->time_ns : 0;
+		opt_time(t, r->timed && r->time_ns, algbw, 3);
+		opt_time(t, r->timed && r->time_ns, algbw * nccl_bus_factor(r->func, r->nranks), 3);
+	}
+	free(m);
+	out[0] = t;
+	nccl_collect_release();
+	return 1;
+}
+
 /* ---- nccl_ranks ---- */
 
 static int cmp_rank_op(const void *x, const void *y)
@@ -313,6 +381,12 @@ const struct report report_nccl_sum = {
 const struct report report_nccl_sizes = {
     "nccl_sizes", "NCCL calls per message size (<64KB, 64KB-1MB, 1MB-16MB, >16MB)",
     begin,        event,        end_sizes,
+    log_input,    1,            merge,
+    part,
+};
+const struct report report_nccl_calls = {
+    "nccl_calls", "NCCL calls per operation, datatype and message size (every size listed)",
+    begin,        event,        end_calls,
     log_input,    1,            merge,
     part,
 };

@@ -53,7 +53,8 @@ extern const struct report report_nvtx_sum;
 void nvtx_range_label(const struct span *s, char *buf, size_t len);
 extern const struct report report_cuda_gpu_kern_sum, report_cuda_gpu_mem_time_sum,
 	report_cuda_api_sum;
-extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_ranks;
+extern const struct report report_nccl_sum, report_nccl_sizes, report_nccl_calls,
+	report_nccl_ranks;
 extern const struct report report_nvtx_gpu_proj_sum, report_cuda_gpu_mem_size_sum,
 	report_breakdown, report_gpu_gaps, report_launch;
 extern const struct report report_steps, report_nccl_skew;

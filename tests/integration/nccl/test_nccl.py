@@ -152,6 +152,32 @@ def test_nccl_sizes_and_ranks_against_hand_computation(job):
     assert times[(3, "Reduce")] - times[(0, "Reduce")] == 300 * ITERS
 
 
+def test_nccl_calls_lists_every_message_size(job):
+    """nccl_calls: one row per (operation, datatype, message size,
+    communicator size), every rank's calls counted, with their GPU times."""
+    d, files, truth = job
+    want = defaultdict(list)
+    for o in ops_of(truth):
+        key = (o["func"], o["datatype"], o["size"], o["nranks"])
+        want[key].append(o["gpu_end"] - o["gpu_start"])
+    doc, _ = stats_json(files, "--report", "nccl_calls")
+    rows = table(doc, "nccl_calls")
+    keys = [(r["Operation"], r["Datatype"], r["Message Bytes"], r["Comm Size"]) for r in rows]
+    assert keys == sorted(want) and len(keys) == len(set(keys))
+    for r, k in zip(rows, keys):
+        times = want[k]
+        assert r["Calls"] == len(times), k
+        assert r["Total Bytes"] == k[2] * len(times), k
+        assert r["Total Time (ns)"] == sum(times), k
+        assert (r["Min Time (ns)"], r["Max Time (ns)"]) == (min(times), max(times)), k
+        near(r["Avg Time (ns)"], sum(times) / len(times), 1)
+        near(r["Algbw (GB/s)"], k[2] * len(times) / sum(times), 3)
+        near(r["Busbw (GB/s)"], k[2] * len(times) / sum(times) * factor(k[0], k[3]), 3)
+    # The same calls as nccl_sum, split by size.
+    doc, _ = stats_json(files, "--report", "nccl_sum")
+    assert sum(r["Calls"] for r in rows) == sum(r["Calls"] for r in table(doc, "nccl_sum"))
+
+
 @pytest.mark.parametrize("steps,keep", [("2-3", {2, 3}), ("2", {2}), ("1-9", {1, 2, 3})])
 def test_steps_keep_what_happened_inside(job, steps, keep):
     d, files, truth = job

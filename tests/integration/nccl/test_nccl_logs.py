@@ -148,6 +148,41 @@ def check_reports(doc):
     assert all(r["Calls"] == 1 and r["Total Bytes"] == 16 * (1 << 20) for r in send)
 
 
+def expected_calls(calls=CALLS, ranks=N):
+    """nccl_calls' rows from what every rank called: (operation, datatype,
+    message bytes, communicator size) -> calls."""
+    rows = {}
+    for op, count, dt, root in calls:
+        k = (op, TYPES[dt][0], size(op, count, dt), N)
+        rows[k] = rows.get(k, 0) + ranks
+    return rows
+
+
+def check_calls(doc, want):
+    rows = table(doc, "nccl_calls")
+    keys = [(r["Operation"], r["Datatype"], r["Message Bytes"], r["Comm Size"]) for r in rows]
+    assert keys == sorted(want), keys  # one row each, by operation, datatype, size
+    assert {k: r["Calls"] for k, r in zip(keys, rows)} == want
+    for k, r in zip(keys, rows):
+        assert r["Total Bytes"] == k[2] * r["Calls"]
+        assert all(r[c] is None for c in ("Total Time (ns)", "Avg Time (ns)", "Min Time (ns)",
+                                          "Max Time (ns)", "Algbw (GB/s)", "Busbw (GB/s)"))
+
+
+def test_nccl_calls_lists_each_message_size(tmp_path):
+    paths = []
+    for r in range(N):
+        p = tmp_path / f"nccl-{r}.txt"
+        write(p, rank_lines(r), BAD if r == 1 else ())
+        paths.append(p)
+    p, doc = stats("--report", "nccl_calls", *paths)
+    assert p.returncode == 0, p.stderr
+    want = expected_calls()
+    # the two 1 MiB AllReduces of every rank are one row; the 400-byte one another
+    assert want[("AllReduce", "ncclFloat32", 1 << 20, N)] == 2 * N
+    check_calls(doc, want)
+
+
 def test_one_file_per_rank_in_four_formats(tmp_path):
     paths = []
     for r in range(N):
@@ -230,7 +265,7 @@ def test_text_table_and_bad_uses(tmp_path):
     p = tool("stats", str(p1))
     assert p.returncode == 0 and "** nccl_sum" in p.stdout, p.stderr
     assert {t.split(":")[0] for t in p.stdout.split("** ")[1:]} <= {
-        "nccl_sum", "nccl_sizes", "nccl_ranks", "nccl_skew", "nccl_hang"}, p.stdout
+        "nccl_sum", "nccl_sizes", "nccl_calls", "nccl_ranks", "nccl_skew", "nccl_hang"}, p.stdout
     other = tmp_path / "other.txt"
     other.write_text("hello\n")
     p = tool("stats", str(other))
@@ -309,7 +344,7 @@ def test_logs_beside_traces_do_not_stop_other_reports(tmp_path):
     alone.mkdir()
     write(alone / "a.log", rank_lines(0, "2.18"))
     p, _ = stats("--report", "steps", alone)
-    assert p.returncode == 2 and "only nccl_sum, nccl_sizes and nccl_ranks read" in p.stderr
+    assert p.returncode == 2 and "only nccl_sum, nccl_sizes, nccl_calls and nccl_ranks read" in p.stderr
 
 
 def test_a_log_given_twice_or_copied_counts_once(tmp_path):

@@ -19,7 +19,7 @@ from test_report_html import run_job
 
 REPORTS = ["nvtx_sum", "nvtx_gpu_proj_sum", "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum",
            "cuda_gpu_mem_size_sum", "cuda_api_sum", "breakdown", "gpu_gaps", "launch", "nccl_sum",
-           "nccl_sizes", "nccl_ranks", "steps", "nccl_skew", "nccl_hang"]
+           "nccl_sizes", "nccl_calls", "nccl_ranks", "steps", "nccl_skew", "nccl_hang"]
 SHIFT = 2_500_000  # ns: the second host's clock is ahead by this much
 LOG = """\
 nodeA:100:100 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x1 recvbuff 0x2 count 1024 datatype 7 op 0 root 0 comm 0xc nranks 2 stream 0x3
@@ -93,8 +93,8 @@ def test_truncated_file_of_a_rank_and_a_log(job):
     files, shifted, cut, log = job
     one = same_for_every_jobs(["stats", "--format", "csv", *map(str, shifted), str(cut)])
     assert "truncated" in one.stderr or "warning" in one.stderr, one.stderr
-    same_for_every_jobs(["stats", "--report", "nccl_sum,nccl_ranks,nccl_sizes", str(log),
-                         *map(str, files)])
+    same_for_every_jobs(["stats", "--report", "nccl_sum,nccl_ranks,nccl_sizes,nccl_calls",
+                         str(log), *map(str, files)])
 
 
 def test_report_page_same_for_every_jobs(job, tmp_path):
