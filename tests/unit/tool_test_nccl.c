@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The NCCL parts of the tools on inputs built by hand: joining events
  * that arrive out of order, attributing CUPTI kernels to launches, handing
- * plans out as the trace moves on, NCCL's vocabulary, log lines, and the
- * totals per message size. */
+ * plans out as the trace moves on, NCCL's vocabulary, log lines and their
+ * step marks, and the totals per message size. */
 #include "check.h"
 #include "read/nccl_log.h"
 #include "read/nccl_names.h"
@@ -301,6 +301,52 @@ static void test_log_lines(void)
 	CHECK(!nccl_log_sniff("NCCL is great\n", 14));
 }
 
+/* The step mark of a line: its number, -1 when counted, -2 when no mark. */
+static int64_t mark(const struct nccl_log_steps *s, const char *line)
+{
+	int64_t n;
+	return nccl_log_step_mark(s, line, strlen(line), &n) ? n : -2;
+}
+
+static void test_step_marks(void)
+{
+	struct nccl_log_steps d, u;
+	char err[128];
+	CHECK_EQ(nccl_log_steps_init(&d, NULL, err, sizeof err), 0);
+	/* what training loops print once per iteration */
+	CHECK_EQ(mark(&d, " [2024-06-03 14:22:02] iteration       10/    1000 | consumed samples: "
+	                  "640 | elapsed time per iteration (ms): 812.4 |\n"), 10);
+	CHECK_EQ(mark(&d, "[rank0]:[titan] 2025-01-01 - root - INFO - step:  2  loss: 10.9"), 2);
+	CHECK_EQ(mark(&d, "[Rank 0] step=3, skipped=0, lr=[0.0001]"), 3);
+	CHECK_EQ(mark(&d, "iter 4: loss 4.2, time 51.2ms"), 4);
+	CHECK_EQ(mark(&d, "Step 12/100"), 12);
+	/* a number too long for a step is no number: counted */
+	CHECK_EQ(mark(&d, "step 1234567890123456789"), -1);
+	/* not marks: words inside others, no number, NCCL's own lines */
+	CHECK_EQ(mark(&d, "substeps 7 stepSize 9 warmup steps 100"), -2);
+	CHECK_EQ(mark(&d, "Epoch: [0][ 10/625]\tTime  1.425"), -2);
+	CHECK_EQ(mark(&d, "elapsed time per iteration (ms): 812.4"), -2);
+	CHECK_EQ(mark(&d, "x:1:1 [0] NCCL INFO Broadcast: opCount 1 sendbuff 0x1 recvbuff 0x1 count "
+	                  "5 datatype 7 op 0 root 0 comm 0x1 [nranks=4] stream 0x1 step 5"), -2);
+	CHECK_EQ(mark(&d, "x:1:1 [0] NCCL WARN step 5"), -2);
+	/* a NUL inside the line: the bytes after it are read too */
+	CHECK_EQ(nccl_log_step_mark(&d, "ab\0 step 6", 10, &(int64_t){0}), 1);
+	nccl_log_steps_free(&d);
+	/* a user's pattern: NCCL's lines may mark; the first group that
+	 * matched digits numbers the step; none: counted */
+	CHECK_EQ(nccl_log_steps_init(&u, "(AllReduce): opCount ([0-9a-f]+) .* count 1 |BEGIN", err,
+	                             sizeof err), 0);
+	CHECK_EQ(mark(&u, "x:1:1 [0] NCCL INFO AllReduce: opCount 17 sendbuff 0x1 recvbuff 0x1 count "
+	                  "1 datatype 7"), 17);
+	CHECK_EQ(mark(&u, "x:1:1 [0] NCCL INFO AllReduce: opCount 1f sendbuff 0x1 recvbuff 0x1 count "
+	                  "1 datatype 7"), -1);
+	CHECK_EQ(mark(&u, "BEGIN"), -1);
+	CHECK_EQ(mark(&u, "begin"), -2); /* case kept */
+	nccl_log_steps_free(&u);
+	CHECK_EQ(nccl_log_steps_init(&u, "step (", err, sizeof err), -1);
+	CHECK(err[0] != 0);
+}
+
 static const struct nccl_size_row *find_size(const struct nccl_agg *a, const char *func,
                                              const char *dtype, uint64_t bytes, int64_t nranks)
 {
@@ -378,6 +424,7 @@ static void test_late_communicators(void)
 int main(void)
 {
 	test_size_rows();
+	test_step_marks();
 	test_late_communicators();
 	test_attribution();
 	test_horizon();

@@ -303,13 +303,13 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	if (in.nlogs && opts.steps && !in.n) {
-		fprintf(stderr, "cuptrace report: %s: NCCL logs have no steps; --steps needs traces\n",
-			in.logs[0]);
+		fprintf(stderr, "cuptrace report: %s: --steps of NCCL logs needs cuptrace stats "
+			"(report keeps the steps of traces)\n", in.logs[0]);
 		inputs_close(&in);
 		return 2;
 	}
 	if (opts.steps) /* logs beside the traces: the steps are the traces' */
-		cmd_drop_logs(&in, "report", "NCCL logs have no steps");
+		cmd_drop_logs(&in, "report", "report --steps keeps the steps of traces only");
 	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, jobs,
 				 "report", steps_arg, take, &col);
 	if (rc < 0) {

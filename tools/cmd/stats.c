@@ -4,6 +4,7 @@
 #include "stats/stats.h"
 #include "stats/collect.h"
 #include "job/clocks.h"
+#include "read/nccl_log.h"
 #include "util/tmp_file.h"
 
 #include <errno.h>
@@ -64,7 +65,8 @@ int stats_known_reports(const char *list)
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace stats [-r|--report LIST] [-f|--format table|csv|json]\n"
-	      "                     [-s|--steps A-B] [--by step,time] [--min-gap TIME]\n"
+	      "                     [-s|--steps A-B] [--log-step-pattern REGEX]\n"
+	      "                     [--by step,time] [--min-gap TIME]\n"
 	      "                     [--flops-per-step N]\n"
 	      "                     [--align none|collectives] [-j N] [-o PREFIX] [--strict] [-v]\n"
 	      "                     [--timeunit nsec|usec|msec|sec]\n"
@@ -81,11 +83,17 @@ static void help(FILE *f)
 	      "A; steps are marked by cuptrace_step(), CUPTRACE_STEP_RANGE picks which\n"
 	      "are recorded): NCCL operations issued in them, and ranges, kernels, copies\n"
 	      "and calls that start between the start of step A and the start of the\n"
-	      "step after B. --strict: an unusable input is an error (default: skipped\n"
-	      "with a warning). --by step: breakdown and steps per step too (steps:\n"
-	      "every rank's every step); --by time: breakdown's busy time of each GPU\n"
-	      "per time bucket (at most 200 of 1us x 2^k). --min-gap TIME: the shortest\n"
-	      "gap gpu_gaps lists (ns, or with a unit: 500us, 1ms, 2s; default 1ms).\n"
+	      "step after B. In an NCCL log, a line matching --log-step-pattern REGEX\n"
+	      "(POSIX extended; default: \"iteration N\", \"iter N\", \"step N\",\n"
+	      "\"step: N\", \"step=N\" outside NCCL's lines) begins step N (the number\n"
+	      "of REGEX's first group that matched digits, else the step before + 1;\n"
+	      "step 0 runs from the log's start): the calls from it to the next such\n"
+	      "line are that step's (docs/jobs.md). --strict: an unusable input is an\n"
+	      "error (default: skipped with a warning). --by step: breakdown and steps\n"
+	      "per step too (steps: every rank's every step); --by time: breakdown's\n"
+	      "busy time of each GPU per time bucket (at most 200 of 1us x 2^k).\n"
+	      "--min-gap TIME: the shortest gap gpu_gaps lists (ns, or with a unit:\n"
+	      "500us, 1ms, 2s; default 1ms).\n"
 	      "--flops-per-step N: floating-point operations of one step on one\n"
 	      "GPU; the steps report adds achieved TFLOP/s (N / step time). --align:\n"
 	      "clocks of several hosts, as cuptrace convert (default: collectives with\n"
@@ -97,7 +105,8 @@ static void help(FILE *f)
 	      "PREFIX_<report>_2...; CSV without the title and note lines (notes go to\n"
 	      "stderr), JSON the table's array. - (the default): stdout.\n"
 	      "-v, --verbose: how the reports ran, on stderr (nccl_skew: collectives\n"
-	      "matched, the most its matcher held at once).\n"
+	      "matched, the most its matcher held at once; --steps on a log: its step\n"
+	      "marks, the calls kept).\n"
 	      "docs/ANALYSIS.md defines every figure.\n",
 	      f);
 }
@@ -198,6 +207,7 @@ int cmd_stats(int argc, char **argv)
 					   {"verbose", no_argument, NULL, 'v'},
 					   {"output", required_argument, NULL, 'o'},
 					   {"timeunit", required_argument, NULL, 'T'},
+					   {"log-step-pattern", required_argument, NULL, 'P'},
 					   {"help", no_argument, NULL, 'h'},
 					   {0, 0, 0, 0}};
 	const char *list = NULL, *steps_arg = NULL, *prefix = NULL;
@@ -268,6 +278,9 @@ int cmd_stats(int argc, char **argv)
 				return 2;
 			}
 		}
+		else if (c == 'P') {
+			run.opts.log_step_pattern = optarg;
+		}
 		else if (c == 's') {
 			steps_arg = optarg;
 			if (cmd_steps("stats", optarg, &run.opts))
@@ -290,6 +303,24 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cmd_usage(0, help);
+	/* Checked here (a usage error); compiled again for the reading below */
+	struct nccl_log_steps log_steps;
+	if (run.opts.log_step_pattern) {
+		char err[256];
+		if (!run.opts.steps) {
+			fprintf(stderr, "cuptrace stats: --log-step-pattern needs --steps A-B (the steps "
+					"to keep)\n");
+			return 2;
+		}
+		if (!*run.opts.log_step_pattern ||
+		    nccl_log_steps_init(&log_steps, run.opts.log_step_pattern, err, sizeof err)) {
+			fprintf(stderr, "cuptrace stats: --log-step-pattern %s: %s\n",
+				run.opts.log_step_pattern,
+				*run.opts.log_step_pattern ? err : "an empty pattern marks every line");
+			return 2;
+		}
+		nccl_log_steps_free(&log_steps);
+	}
 	if (!list) {
 		for (size_t i = 0; i < NREPORTS; i++)
 			run.r[run.n++] = reports[i];
@@ -325,9 +356,9 @@ int cmd_stats(int argc, char **argv)
 		int takes = 0;
 		for (size_t i = 0; i < run.n; i++)
 			takes |= run.r[i]->log != NULL;
-		const char *why = !takes ? "only nccl_sum, nccl_sizes, nccl_calls and nccl_ranks read NCCL logs"
-			      : run.opts.steps ? "NCCL logs have no steps; --steps needs traces"
-						 : NULL;
+		const char *why =
+			!takes ? "only nccl_sum, nccl_sizes, nccl_calls and nccl_ranks read NCCL logs"
+			       : NULL;
 		if (why && !in.n) {
 			fprintf(stderr, "cuptrace stats: %s: %s\n", in.logs[0], why);
 			inputs_close(&in);
@@ -356,9 +387,17 @@ int cmd_stats(int argc, char **argv)
 		inputs_close(&in);
 		return 2;
 	}
+	if (run.opts.log_step_pattern && !in.nlogs)
+		fprintf(stderr, "cuptrace stats: note: --log-step-pattern: no NCCL log among the "
+				"inputs (a trace's steps come from cuptrace_step())\n");
+	if (run.opts.log_step_pattern &&
+	    !nccl_log_steps_init(&log_steps, run.opts.log_step_pattern, NULL, 0))
+		run.opts.log_steps = &log_steps;
 	struct print pr = {fmt, 1, prefix, unit, run.r, -2, 0, 0};
 	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, jobs,
 				 "stats", steps_arg, print_table, &pr);
+	if (run.opts.log_steps)
+		nccl_log_steps_free(&log_steps);
 	if (rc < 0) { /* --steps matched nothing: no table */
 		inputs_close(&in);
 		return 1;

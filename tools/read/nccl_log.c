@@ -5,6 +5,7 @@
 #include "read/nccl_log.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct cur {
@@ -248,4 +249,66 @@ int nccl_log_sniff(const char *buf, size_t len)
 {
 	return memmem(buf, len, " NCCL INFO ", 11) || memmem(buf, len, " NCCL WARN ", 11) ||
 	       memmem(buf, len, "NCCL version ", 13);
+}
+
+/* A word before the number, not inside another word ("substeps 3" is no
+ * step); then spaces, a colon or an equals sign. */
+const char nccl_log_step_default[] =
+    "(^|[^[:alnum:]_])(iteration|iter|step)[[:space:]]*[:=]?[[:space:]]*([0-9]+)";
+
+int nccl_log_steps_init(struct nccl_log_steps *s, const char *pattern, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof *s);
+	s->builtin = !pattern;
+	int rc = regcomp(&s->re, pattern ? pattern : nccl_log_step_default,
+	                 REG_EXTENDED | (pattern ? 0 : REG_ICASE));
+	if (!rc)
+		return 0;
+	if (errlen)
+		regerror(rc, &s->re, err, errlen);
+	regfree(&s->re);
+	memset(s, 0, sizeof *s);
+	return -1;
+}
+
+void nccl_log_steps_free(struct nccl_log_steps *s)
+{
+	regfree(&s->re);
+	memset(s, 0, sizeof *s);
+}
+
+int nccl_log_step_mark(const struct nccl_log_steps *s, const char *line, size_t len, int64_t *num)
+{
+	*num = -1;
+	while (len && (line[len - 1] == '\r' || line[len - 1] == '\n'))
+		len--;
+	if (s->builtin &&
+	    (memmem(line, len, " NCCL INFO ", 11) || memmem(line, len, " NCCL WARN ", 11)))
+		return 0;
+	/* REG_STARTEND: the line's bytes, NULs included. The line need not
+	 * end in a NUL, but regexec's sanitizer interceptors read up to one:
+	 * a copy that has it. */
+	char small[4096], *c = len < sizeof small ? small : malloc(len + 1);
+	if (!c)
+		return 0;
+	memcpy(c, line, len);
+	c[len] = 0;
+	enum { NG = 10 };
+	regmatch_t m[NG];
+	m[0].rm_so = 0;
+	m[0].rm_eo = (regoff_t)len;
+	int hit = !regexec(&s->re, c, NG, m, REG_STARTEND);
+	for (size_t g = 1; hit && g < NG && g <= s->re.re_nsub; g++) {
+		if (m[g].rm_so < 0 || m[g].rm_eo <= m[g].rm_so)
+			continue;
+		long long v;
+		size_t n = (size_t)(m[g].rm_eo - m[g].rm_so);
+		if (n <= 18 && !parse_num(c + m[g].rm_so, n, 10, 0, &v)) {
+			*num = v;
+			break;
+		}
+	}
+	if (c != small)
+		free(c);
+	return hit;
 }

@@ -10,10 +10,15 @@
  *       "rank R nranks N": which rank a process is)
  *
  * Everything else is skipped; a line that starts like a collective but
- * does not parse is counted as bad. */
+ * does not parse is counted as bad.
+ *
+ * Steps (stats --steps on a log): a line that matches a step pattern
+ * begins a step, numbered by the pattern's first group that matched a
+ * decimal number, else one after the step before. */
 #ifndef CT_NCCL_LOG_H
 #define CT_NCCL_LOG_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +39,28 @@ struct nccl_log_line {
 
 /* Parses one line (without its newline). */
 enum nccl_line nccl_log_parse(const char *line, size_t len, struct nccl_log_line *out);
+
+/* Lines that begin a step: a POSIX extended regular expression. */
+struct nccl_log_steps {
+	regex_t re;
+	int builtin; /* the default pattern: never one of NCCL's own lines */
+};
+
+/* The default: what training loops print once per iteration, "iteration
+ * N" (Megatron-LM), "iter N" (nanoGPT), "step N", "step: N" (torchtitan),
+ * "step=N" (DeepSpeed), in any case, outside NCCL's own lines. */
+extern const char nccl_log_step_default[];
+
+/* Compiles pattern (NULL: the default). 0, or -1 with regcomp's reason in
+ * err. */
+int nccl_log_steps_init(struct nccl_log_steps *s, const char *pattern, char *err, size_t errlen);
+void nccl_log_steps_free(struct nccl_log_steps *s);
+
+/* Does this line (its newline not needed) begin a step? 1 with *num the
+ * number of the first group that matched a decimal number (at most 18
+ * digits), or -1 when no group did; 0 when the line is no mark. */
+int nccl_log_step_mark(const struct nccl_log_steps *s, const char *line, size_t len,
+                       int64_t *num);
 
 /* Does this text (a file's beginning) look like an NCCL log? */
 int nccl_log_sniff(const char *buf, size_t len);

@@ -6,6 +6,7 @@
  * (report.drain: nccl_skew), the driver reads the files in lockstep and
  * the parts are drained after each chunk. */
 #include "stats/collect.h"
+#include "stats/nccl_collect.h"
 #include "job/clocks.h"
 #include "job/drive.h"
 #include "model/step_window.h"
@@ -230,7 +231,23 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 			"range (%s, ...)\n", cmd, steps_arg, j.outside, j.first_outside);
 	void **st = j.st;
 	int none = in->n && stepless == in->n;
-	if (none) {
+	/* Logs: their steps are lines of their own (nccl_collect.c). */
+	if (!none || in->nlogs)
+		for (size_t k = 0; k < in->nlogs; k++)
+			for (size_t i = 0; i < n; i++)
+				if (r[i]->log)
+					r[i]->log(st[i], in->logs[k]);
+	if (opts->steps && in->nlogs) {
+		int logs_none = nccl_collect_stepless_logs() == in->nlogs;
+		if (none && !logs_none && in->n == 1) /* said per file with several */
+			fprintf(stderr, "cuptrace %s: warning: %s holds no steps\n", cmd,
+				in->v[0].f.path);
+		none = (!in->n || none) && logs_none;
+		if (none)
+			fprintf(stderr, "cuptrace %s: --steps %s: no input holds steps (traces: "
+				"cuptrace_step() or CUPTRACE_STEP_RANGE; NCCL logs: lines matching the "
+				"step pattern)\n", cmd, steps_arg);
+	} else if (none) {
 		/* Tables of nothing would only say "(no rows)". */
 		if (in->n == 1)
 			fprintf(stderr, "cuptrace %s: --steps %s: %s holds no steps", cmd, steps_arg,
@@ -239,11 +256,6 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 			fprintf(stderr, "cuptrace %s: --steps %s: none of the %zu files holds steps", cmd,
 				steps_arg, in->n);
 		fprintf(stderr, " (steps come from cuptrace_step() or CUPTRACE_STEP_RANGE)\n");
-	} else {
-		for (size_t k = 0; k < in->nlogs; k++)
-			for (size_t i = 0; i < n; i++)
-				if (r[i]->log)
-					r[i]->log(st[i], in->logs[k]);
 	}
 	struct table *clk = none ? NULL : clocks_table(&ck);
 	clocks_free(&ck);

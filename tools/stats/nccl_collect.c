@@ -18,6 +18,11 @@ struct proc {
 	int file; /* lines without a host:pid prefix count per file */
 	int src;  /* the log it was first read from (collect.nfiles then) */
 	long globalrank, rank, nranks;
+	uint64_t calls; /* collective lines counted */
+	/* --steps: the step its lines are in, once a line of its own began
+	 * one (an NCCL line matching the step pattern); until then, its log's */
+	int64_t step;
+	int own_step;
 };
 
 static struct {
@@ -30,12 +35,41 @@ static struct {
 	const struct tfile **traced; /* files that gave operations */
 	size_t ntraced;
 	struct hmap by_pid; /* pid + 1 -> the first traced file of that pid */
+	/* --steps: the step pattern (the default compiled here when the
+	 * options carry none), and the logs read that hold no step */
+	struct nccl_log_steps own_steps;
+	int steps_compiled;
+	size_t stepless;
 } collect;
 
 int nccl_collect_begin(const struct stats_opts *opts)
 {
 	collect.opts = opts;
 	return collect.users++ == 0;
+}
+
+/* The step pattern of --steps, NULL without --steps. */
+static const struct nccl_log_steps *log_steps(void)
+{
+	const struct stats_opts *o = collect.opts;
+	if (!o->steps)
+		return NULL;
+	if (o->log_steps)
+		return o->log_steps;
+	if (!collect.steps_compiled) {
+		char err[128];
+		if (nccl_log_steps_init(&collect.own_steps, NULL, err, sizeof err)) {
+			fprintf(stderr, "cuptrace: the default step pattern: %s\n", err);
+			exit(1);
+		}
+		collect.steps_compiled = 1;
+	}
+	return &collect.own_steps;
+}
+
+size_t nccl_collect_stepless_logs(void)
+{
+	return collect.stepless;
 }
 
 static int in_steps(int64_t step)
@@ -145,6 +179,12 @@ void nccl_collect_log(const char *path)
 	collect.nfiles++;
 	static char buf[1 << 16];
 	unsigned long lineno = 0, bad = 0, first_bad = 0, colls = 0, twice = 0, copied = 0;
+	/* --steps: this log's calls go to fa first; a log without a step mark
+	 * gives none of them (as a trace without steps) */
+	const struct nccl_log_steps *steps = log_steps();
+	struct nccl_agg fa = {0};
+	int64_t fstep = 0; /* the step of the lines of processes without marks of their own */
+	unsigned long marks = 0, kept = 0;
 	char copy[160] = ""; /* a process read from an earlier log already: host:pid */
 	const struct tfile *seen = NULL; /* the first traced process in this log */
 	int several = 0;
@@ -159,24 +199,50 @@ void nccl_collect_log(const char *path)
 		lineno++;
 		struct nccl_log_line l;
 		enum nccl_line kind = nccl_log_parse(buf, len, &l);
-		const struct tfile *tr = kind == NL_COLL || kind == NL_RANK ? traced_of(&l) : NULL;
+		int64_t num;
+		int mark = steps && nccl_log_step_mark(steps, buf, len, &num);
+		/* A line of a process: a collective, a rank, or an NCCL line of
+		 * one that marks a step (its own step only). */
+		int of_proc = kind == NL_COLL || kind == NL_RANK || (mark && l.pid >= 0);
+		const struct tfile *tr = of_proc ? traced_of(&l) : NULL;
 		if (tr) {
 			twice += kind == NL_COLL;
 			several |= seen && tr != seen;
 			seen = seen ? seen : tr;
 			continue;
 		}
-		struct proc *p = kind == NL_COLL || kind == NL_RANK ? proc_of(&l) : NULL;
+		struct proc *p = of_proc ? proc_of(&l) : NULL;
 		if (p && l.pid >= 0 && p->src != collect.nfiles) { /* a copy, or stdout beside NCCL_DEBUG_FILE */
 			copied += kind == NL_COLL;
 			if (!copy[0])
 				snprintf(copy, sizeof copy, "%s:%ld", p->host, p->pid);
 			continue;
 		}
+		if (mark) {
+			/* A process's own NCCL line begins its step alone; any
+			 * other line (the training script's) every process's in
+			 * this log that has no marks of its own. */
+			int64_t *cur = &fstep;
+			if (p && l.pid >= 0) {
+				if (!p->own_step)
+					p->step = fstep, p->own_step = 1;
+				cur = &p->step;
+			}
+			*cur = num >= 0 ? num : *cur + 1;
+			marks++;
+		}
 		switch (kind) {
 		case NL_COLL: {
+			colls++;
 			if (l.globalrank >= 0)
 				p->globalrank = l.globalrank;
+			if (steps) {
+				int64_t step = p->own_step ? p->step : fstep;
+				if (step < collect.opts->step_lo || step > collect.opts->step_hi)
+					break;
+			}
+			kept++;
+			p->calls++;
 			const char *tn = nccl_type_name(l.datatype);
 			char other[32];
 			if (!tn)
@@ -184,8 +250,7 @@ void nccl_collect_log(const char *path)
 				    tn = other;
 			uint64_t bytes =
 			    nccl_msg_bytes(l.func, l.count, nccl_type_size(tn), l.nranks);
-			nccl_agg_add(&collect.agg, proc_key(p), l.func, tn, bytes, l.nranks, 0, 0);
-			colls++;
+			nccl_agg_add(&fa, proc_key(p), l.func, tn, bytes, l.nranks, 0, 0);
 			break;
 		}
 		case NL_RANK: {
@@ -207,6 +272,40 @@ void nccl_collect_log(const char *path)
 	if (ferror(f))
 		perror(path);
 	fclose(f);
+	if (steps && !marks) {
+		/* as a trace without steps: none of its calls is in a step */
+		collect.stepless++;
+		for (size_t i = 0; i < collect.np; i++)
+			if (collect.p[i].src == collect.nfiles)
+				collect.p[i].calls = 0;
+		nccl_agg_free(&fa);
+		kept = 0;
+		if (colls)
+			fprintf(stderr,
+			        "cuptrace: warning: %s: no line begins a step (%s%s); its %lu NCCL "
+			        "collective line%s left out\n",
+			        path, collect.opts->log_step_pattern ? "--log-step-pattern " : "",
+			        collect.opts->log_step_pattern ? collect.opts->log_step_pattern
+			                                       : "the default step pattern",
+			        colls, colls > 1 ? "s are" : " is");
+	}
+	char range[48] = ""; /* as --steps takes it */
+	if (steps && collect.opts->step_lo == collect.opts->step_hi)
+		snprintf(range, sizeof range, "%lld", (long long)collect.opts->step_lo);
+	else if (steps)
+		snprintf(range, sizeof range, "%lld-%lld", (long long)collect.opts->step_lo,
+		         (long long)collect.opts->step_hi);
+	if (steps && marks && colls && !kept)
+		fprintf(stderr,
+		        "cuptrace: warning: %s: none of its %lu NCCL collective line%s is in steps %s "
+		        "(%lu step mark%s)\n",
+		        path, colls, colls > 1 ? "s" : "", range, marks, marks > 1 ? "s" : "");
+	if (steps && collect.opts->verbose)
+		fprintf(stderr,
+		        "cuptrace: %s: %lu step mark%s; %lu of %lu NCCL collective lines in steps %s\n",
+		        path, marks, marks == 1 ? "" : "s", kept, colls, range);
+	nccl_agg_merge(&collect.agg, &fa);
+	nccl_agg_free(&fa);
 	if (copied)
 		fprintf(stderr,
 		        "cuptrace: warning: %s: %lu NCCL collective line%s left out: %s and any other "
@@ -250,7 +349,7 @@ static void settle_ranks(void)
 	}
 	for (size_t i = 0; i < collect.np; i++) {
 		struct proc *p = &collect.p[i];
-		if (p->rank >= 0)
+		if (p->rank >= 0 || !p->calls) /* no calls: no rows to number */
 			continue;
 		long r = 0;
 		for (int clash = 1; clash; r += clash) {
@@ -263,7 +362,8 @@ static void settle_ranks(void)
 		unknown++;
 	}
 	for (size_t i = 0; i < collect.np; i++)
-		nccl_agg_rerank(&collect.agg, proc_key(&collect.p[i]), collect.p[i].rank);
+		if (collect.p[i].calls)
+			nccl_agg_rerank(&collect.agg, proc_key(&collect.p[i]), collect.p[i].rank);
 	if (unknown)
 		fprintf(stderr,
 		        "cuptrace: note: %d process%s in the logs name%s no rank (no INIT lines); "
@@ -288,5 +388,7 @@ void nccl_collect_release(void)
 	free(collect.p);
 	free(collect.traced);
 	hmap_free(&collect.by_pid);
+	if (collect.steps_compiled)
+		nccl_log_steps_free(&collect.own_steps);
 	memset(&collect, 0, sizeof collect);
 }

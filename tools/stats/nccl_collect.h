@@ -24,8 +24,13 @@ void nccl_collect_event(struct nccl_adds *j, struct tfile *t, const struct m_eve
 /* Adds j's totals to the collection and frees them. */
 void nccl_collect_merge(struct nccl_adds *j);
 /* Reads a log's operations. A process whose trace gave operations is left
- * out of it (one note per log): its calls are counted from the trace. */
+ * out of it (one note per log): its calls are counted from the trace.
+ * With --steps, the calls in those steps of the log's step marks
+ * (read/nccl_log.h), none of a log without marks. */
 void nccl_collect_log(const char *path);
+/* With --steps: how many logs read so far hold no step mark (their calls
+ * were left out). */
+size_t nccl_collect_stepless_logs(void);
 /* The totals; the first call finishes the collection. */
 const struct nccl_agg *nccl_collect_result(void);
 /* Each report that began calls this once; the last one frees. */

@@ -8,11 +8,17 @@
 #include "read/inputs.h"
 #include "stats/table.h"
 
+struct nccl_log_steps;
+
 /* Options of `cuptrace stats` that reports honour. */
 struct stats_opts {
 	int explicit_list; /* --report named the reports */
 	int steps;	   /* --steps A-B given */
 	int64_t step_lo, step_hi;
+	/* --steps on NCCL logs: the lines that begin a step (--log-step-pattern
+	 * compiled; NULL: the default pattern) and the option's text */
+	const struct nccl_log_steps *log_steps;
+	const char *log_step_pattern;
 	int by_step;	  /* --by step (breakdown, steps) */
 	int by_time;	  /* --by time (breakdown: busy per time bucket) */
 	uint64_t min_gap; /* --min-gap, ns (gpu_gaps) */

@@ -61,16 +61,17 @@ def init_lines(version, rank, pid, comm):
     return []  # RCCL run with NCCL_DEBUG_SUBSYS=COLL: no INIT lines
 
 
-def coll_lines(version, rank, pid, comm):
+def coll_lines(version, rank, pid, comm, calls=CALLS, op0=0):
+    """The lines of calls; opCount (and RCCL's task) from op0 on."""
     out = []
-    for i, (op, count, dt, root) in enumerate(CALLS):
+    for i, (op, count, dt, root) in enumerate(calls, op0):
         if root is None:  # send to the next rank, recv from the previous
             root = (rank + 1) % N if op == "Send" else (rank + N - 1) % N
         send = "(nil)" if op == "Recv" else "0x7f3c9e000000"
         recv = "(nil)" if op == "Send" else "0x7f3c9f000000"
-        line = (f"{prefix(version, rank, pid, i)} NCCL INFO {op}: opCount {i:x} sendbuff {send} "
-                f"recvbuff {recv} count {count} datatype {dt} op 0 root {root} comm {comm} "
-                f"[nranks={N}] stream 0x55e1c89f1a60")
+        line = (f"{prefix(version, rank, pid, i % 60)} NCCL INFO {op}: opCount {i:x} "
+                f"sendbuff {send} recvbuff {recv} count {count} datatype {dt} op 0 root {root} "
+                f"comm {comm} [nranks={N}] stream 0x55e1c89f1a60")
         if version == "rccl":
             line += f" task {i} globalrank {rank}"
         out.append(line)
@@ -103,9 +104,11 @@ def rank_lines(rank, version=None):
     return init_lines(version, rank, pid, comm) + coll_lines(version, rank, pid, comm)
 
 
-def expected():
+def expected(calls=CALLS):
+    """nccl_sum's (operation, datatype) -> (calls, bytes) of every rank
+    making these calls."""
     s = {}
-    for op, count, dt, root in CALLS:
+    for op, count, dt, root in calls:
         k = (op, TYPES[dt][0])
         c, b = s.get(k, (0, 0))
         s[k] = (c + N, b + N * size(op, count, dt))
@@ -257,8 +260,10 @@ def test_text_table_and_bad_uses(tmp_path):
     p = tool("stats", "--report", "nccl_sum", str(p1))
     assert p.returncode == 0
     assert "** nccl_sum" in p.stdout and "ncclFloat32" in p.stdout
+    # --steps on a log without step marks: nothing to keep
     p = tool("stats", "--report", "nccl_sum", "--steps", "1-2", str(p1))
-    assert p.returncode == 2 and "no steps" in p.stderr
+    assert p.returncode == 1 and "no line begins a step" in p.stderr, p.stderr
+    assert "no input holds steps" in p.stderr and "** nccl_sum" not in p.stdout
     p = tool("stats", "--report", "nvtx_sum", str(p1))
     assert p.returncode == 2 and "nccl_" in p.stderr
     # no report named: only those that read logs (no empty trace tables)
@@ -327,18 +332,24 @@ def test_the_log_of_a_traced_process_is_not_counted_twice(tmp_path):
 
 def test_logs_beside_traces_do_not_stop_other_reports(tmp_path):
     """An NCCL_DEBUG_FILE written into the trace directory: reports that
-    read no logs (nccl_hang, steps) and --steps leave the logs out with a
-    note, rather than exit 2 ("only the nccl_* reports read NCCL logs")."""
+    read no logs (nccl_hang, steps) leave the logs out with a note, rather
+    than exit 2 ("only the nccl_* reports read NCCL logs"); --steps reads
+    the log's own step marks, and a log without any gives no call."""
     from conftest import traced_env
     from test_nccl import WORLD, run_ranks
     out = tmp_path / "out"
     run_ranks(tmp_path, lambda r: dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
                                        HARNESS_STEPS="1"))
     write(out / "nccl.h.1.log", rank_lines(0, "2.18"))
-    for args in (["--report", "nccl_hang"], ["--report", "steps"], ["--steps", "0-1"]):
+    for args in (["--report", "nccl_hang"], ["--report", "steps"]):
         p, doc = stats(*args, out)
         assert p.returncode == 0 and doc, (args, p.stderr)
         assert "1 NCCL log (" in p.stderr and "left out" in p.stderr, (args, p.stderr)
+    p, doc = stats("--steps", "0-1", "--report", "nccl_ranks", out)
+    _, traces = stats("--steps", "0-1", "--report", "nccl_ranks", *sorted(out.glob("*.ctr")))
+    assert p.returncode == 0 and doc == traces, p.stderr
+    assert f"no line begins a step (the default step pattern); its {len(CALLS)} NCCL " \
+        "collective lines are left out" in p.stderr, p.stderr
     # logs alone still say what is wrong
     alone = tmp_path / "alone"
     alone.mkdir()
@@ -359,3 +370,160 @@ def test_a_log_given_twice_or_copied_counts_once(tmp_path):
     assert p.returncode == 0, p.stderr
     check_reports(doc)  # the four ranks' calls, once each
     assert "duplicate of" in p.stderr and "read from an earlier log already" in p.stderr, p.stderr
+
+
+# --steps on logs: each rank runs ITERS iterations of these calls, one
+# AllReduce's size changing with the iteration (so that nccl_calls tells
+# the iterations apart).
+ITERS = 8
+
+
+def iter_calls(i):
+    return CALLS + [("AllReduce", 1000 * (i + 1), 7, 0)]
+
+
+# What training scripts print after iteration n (counted from 1): the calls
+# after it are those of step n (counted from 0), as cuptrace_step() at each
+# optimizer step numbers them.
+MARKS = [
+    lambda rank, n: f" [2024-06-03 14:22:02] iteration {n:8d}/{ITERS:8d} | consumed samples: "
+                    f"{64 * n:12d} | elapsed time per iteration (ms): 812.4 |",  # Megatron-LM
+    lambda rank, n: f"[rank{rank}]:[titan] 2025-01-01 00:00:00,000 - root - INFO - step: {n:2d}  "
+                    "loss: 10.9  memory: 31.2GiB(39.4%)",  # torchtitan
+    lambda rank, n: f"[2025-10-01 09:00:00,000] [INFO] [logging.py:96:log_dist] [Rank {rank}] "
+                    f"step={n}, skipped=0, lr=[0.0001], mom=[(0.9, 0.95)]",  # DeepSpeed
+    lambda rank, n: f"iter {n}: loss 4.2123, time 51.20ms, mfu 38.5%",  # nanoGPT
+]
+
+
+def iterations(rank, version, mark=None, op0=0):
+    """A rank's log: INIT lines, then each iteration's calls followed by
+    its mark (MARKS[rank] unless mark is given; None from mark: no line)."""
+    pid, comm = 40321 + rank, f"0x55e1c8a4b{rank:03x}"
+    lines = init_lines(version, rank, pid, comm)
+    for i in range(ITERS):
+        calls = iter_calls(i)
+        lines += coll_lines(version, rank, pid, comm, calls, op0 + i * len(calls))
+        m = (mark or MARKS[rank])(rank, i + 1)
+        if m is not None:
+            lines.append(m)
+    return lines
+
+
+def kept(lo, hi, ranks=N):
+    """The calls of steps lo..hi: iteration i is step i."""
+    return [c for i in range(ITERS) if lo <= i <= hi for c in iter_calls(i)]
+
+
+def check_steps(doc, calls):
+    got = {(r["Operation"], r["Datatype"]): (r["Calls"], r["Total Bytes"])
+           for r in table(doc, "nccl_sum")}
+    assert got == expected(calls)
+    check_calls(doc, expected_calls(calls))
+    ranks = {r["Rank"]: 0 for r in table(doc, "nccl_ranks")}
+    for r in table(doc, "nccl_ranks"):
+        ranks[r["Rank"]] += r["Calls"]
+    assert ranks == {k: len(calls) for k in range(N)}
+
+
+@pytest.mark.parametrize("steps,lo,hi", [("3-5", 3, 5), ("0", 0, 0), ("6-100", 6, 7)])
+def test_steps_of_logs_from_the_lines_training_loops_print(tmp_path, steps, lo, hi):
+    """One log per rank, NCCL 2.18, 2.21, 2.28 and RCCL lines, each rank's
+    script printing its iterations as another framework does, with noise
+    and bad lines in between: --steps keeps the calls of those iterations."""
+    paths = []
+    for r in range(N):
+        p = tmp_path / f"rank{r}.out"
+        write(p, iterations(r, VERSIONS[r]), BAD if r == 1 else ())
+        paths.append(p)
+    p, doc = stats("--report", "nccl_sum,nccl_calls,nccl_ranks", "--steps", steps, "-v", *paths)
+    assert p.returncode == 0, p.stderr
+    check_steps(doc, kept(lo, hi))
+    colls = ITERS * len(iter_calls(0))
+    for path in paths:
+        assert (f"{path}: {ITERS} step marks; {len(kept(lo, hi))} of {colls} NCCL collective "
+                f"lines in steps {steps}") in p.stderr, p.stderr
+
+
+def test_steps_of_one_log_of_every_rank_from_a_pattern_of_the_users(tmp_path):
+    """All ranks in one file (NCCL 2.28), processes interleaved inside each
+    iteration; the script prints one line before each iteration, without a
+    number: --log-step-pattern marks are counted, the first begins step 1,
+    the lines before it (a warm-up call of each rank) are step 0."""
+    warm = [("AllReduce", 1, 7, 0)]
+    lines = [l for r in range(N) for l in init_lines("2.28", r, 40321 + r, f"0x{r + 1:x}")]
+    lines += [l for r in range(N) for l in coll_lines("2.28", r, 40321 + r, f"0x{r + 1:x}", warm)]
+    rnd = random.Random(3)
+    for i in range(ITERS):
+        lines.append(f"=== begin batch, lr 0.0001, {1000 + i} tokens/s")
+        part = [l for r in range(N) for l in coll_lines("2.28", r, 40321 + r, f"0x{r + 1:x}",
+                                                        iter_calls(i), 1 + i * 11)]
+        rnd.shuffle(part)
+        lines += part
+    path = tmp_path / "job.out"
+    write(path, lines)
+    pattern = "^=== begin batch"
+    p, doc = stats("--report", "nccl_sum,nccl_calls,nccl_ranks", "--steps", "2-3",
+                   "--log-step-pattern", pattern, path)
+    assert p.returncode == 0, p.stderr
+    check_steps(doc, [c for i in (1, 2) for c in iter_calls(i)])  # iterations 1, 2: steps 2, 3
+    p, doc = stats("--report", "nccl_sum,nccl_calls,nccl_ranks", "--steps", "0",
+                   "--log-step-pattern", pattern, path)
+    assert p.returncode == 0, p.stderr
+    check_steps(doc, warm)
+    # the default pattern finds no iteration there: nothing to keep
+    p, _ = stats("--report", "nccl_sum", "--steps", "0-100", path)
+    assert p.returncode == 1 and "no line begins a step (the default step pattern)" in p.stderr
+
+
+def test_steps_from_an_nccl_line_mark_each_process_alone(tmp_path):
+    """No script lines at all (NCCL_DEBUG_FILE): a pattern that matches the
+    call each rank makes first in an iteration (a Broadcast of count 1)
+    begins that rank's step only, so the ranks' lines may interleave
+    anywhere; the number comes from the pattern's group (the task RCCL
+    logs, here the iteration)."""
+    first = ("Broadcast", 1, 0, 0)
+    per_rank = []
+    for r in range(N):
+        pid, comm = 40321 + r, f"0x{r + 1:x}"
+        out = init_lines("2.21", r, pid, comm)
+        for i in range(ITERS):
+            calls = [first] + iter_calls(i)
+            out += coll_lines("2.21", r, pid, comm, calls, i * len(calls))
+        per_rank.append(out)
+    # a random merge of the ranks' lines, each rank's in its order
+    rnd = random.Random(5)
+    lines, heads = [], [0] * N
+    while any(heads[r] < len(per_rank[r]) for r in range(N)):
+        r = rnd.choice([r for r in range(N) if heads[r] < len(per_rank[r])])
+        lines.append(per_rank[r][heads[r]])
+        heads[r] += 1
+    path = tmp_path / "nccl.log"
+    write(path, lines)
+    p, doc = stats("--report", "nccl_sum,nccl_calls,nccl_ranks", "--steps", "4-6",
+                   "--log-step-pattern", r"Broadcast: opCount [0-9a-f]+ .* count 1 ", path)
+    assert p.returncode == 0, p.stderr
+    # the i-th Broadcast (from 0) begins step i + 1
+    check_steps(doc, [c for i in (3, 4, 5) for c in [first] + iter_calls(i)])
+
+
+def test_steps_of_logs_usage(tmp_path):
+    path = tmp_path / "rank0.out"
+    write(path, iterations(0, "2.18"))
+    p = tool("stats", "--log-step-pattern", "step", str(path))
+    assert p.returncode == 2 and "--log-step-pattern needs --steps" in p.stderr
+    for bad in ("step (", ""):
+        p = tool("stats", "--steps", "1", "--log-step-pattern", bad, str(path))
+        assert p.returncode == 2 and "--log-step-pattern" in p.stderr, p.stderr
+    # marks, but none of them in the range: empty tables, said why
+    p, doc = stats("--report", "nccl_sum", "--steps", "50-60", path)
+    assert p.returncode == 0 and table(doc, "nccl_sum") == [], p.stderr
+    assert f"none of its {ITERS * len(iter_calls(0))} NCCL collective lines is in steps 50-60 " \
+        f"({ITERS} step marks)" in p.stderr, p.stderr
+    # a log without marks beside one with: the other's calls alone
+    other = tmp_path / "rank1.out"
+    write(other, rank_lines(1, "2.21"))
+    p, doc = stats("--report", "nccl_ranks", "--steps", "0-100", path, other)
+    assert p.returncode == 0, p.stderr
+    assert {r["Rank"] for r in table(doc, "nccl_ranks")} == {0}
+    assert f"{other}: no line begins a step" in p.stderr
