@@ -180,6 +180,12 @@ uint64_t ct_tsc_nominal_khz(const struct ct_cpuid_tsc *c)
 	return 0;
 }
 
+/* Whether a rate the CPU states agrees with the one measured at setup. */
+static int agrees(uint64_t stated, uint64_t measured)
+{
+	return (stated > measured ? stated - measured : measured - stated) <= measured / AGREE;
+}
+
 uint64_t ct_tsc_guess_khz(const char *info, const struct ct_cpuid_tsc *c, uint64_t measured,
 			  const char **src)
 {
@@ -189,14 +195,21 @@ uint64_t ct_tsc_guess_khz(const char *info, const struct ct_cpuid_tsc *c, uint64
 		nominal = model_khz(info);
 		*src = "model name";
 	}
-	if (nominal && (!measured || (nominal > measured ? nominal - measured : measured - nominal) <=
-					 measured / AGREE))
+	if (nominal && (!measured || agrees(nominal, measured)))
 		return nominal;
+	/* "cpu MHz" that the short measurement confirms is the kernel's own
+	 * calibration of the TSC (VMs, hardware without frequency scaling):
+	 * exact, where the measurement is good to a fraction of a percent only.
+	 * A scaled core's current clock is far off and fails the check. */
+	uint64_t mhz = info ? cpu_mhz_khz(info) : 0;
+	if (mhz && measured && agrees(mhz, measured)) {
+		*src = "cpu MHz";
+		return mhz;
+	}
 	if (measured) {
 		*src = "measured";
 		return measured;
 	}
-	uint64_t mhz = info ? cpu_mhz_khz(info) : 0;
 	*src = mhz ? "cpu MHz" : "none";
 	return mhz;
 }

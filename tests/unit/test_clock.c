@@ -2,9 +2,10 @@
 /* The first guess of the TSC's rate (libtrace/clock.c, ct_tsc_guess_khz)
  * from sample CPUID values and /proc/cpuinfo texts: the nominal rate
  * (CPUID leaf 0x15 or 0x16, else the model name's "@ X.XXGHz") where the
- * measurement over the setup agrees with it or there is none, else the
- * measurement, else "cpu MHz" (the current clock of core 0, which may be
- * half the TSC's rate on an idle laptop). Then the real thing on this
+ * measurement over the setup agrees with it or there is none, else "cpu
+ * MHz" where the measurement agrees with it (the kernel's calibration in a
+ * VM), else the measurement, else "cpu MHz" (the current clock of core 0,
+ * which may be half the TSC's rate on an idle laptop). Then the real thing on this
  * machine: the guess against the TSC measured over 50 ms. */
 #include "check.h"
 #include "clock.h"
@@ -94,6 +95,15 @@ static void test_guess(void)
 	CHECK_STR(src, "none");
 	CHECK_EQ(ct_tsc_guess_khz(NULL, &none, 0, &src), 0);
 	CHECK_EQ(ct_tsc_guess_khz("", &none, 3000000, &src), 3000000);
+	/* A VM: "cpu MHz" is the kernel's calibration of the TSC, exact where
+	 * the short measurement is good to a fraction of a percent: taken when
+	 * the measurement confirms it. */
+	static const char vm[] = "model name\t: AMD EPYC 7B13\ncpu MHz\t\t: 2596.040\n";
+	CHECK_EQ(ct_tsc_guess_khz(vm, &none, 2590000, &src), 2596040);
+	CHECK_STR(src, "cpu MHz");
+	/* an idle core's clock the measurement contradicts is not */
+	CHECK_EQ(ct_tsc_guess_khz(amd, &none, 2596000, &src), 2596000);
+	CHECK_STR(src, "measured");
 }
 
 static uint64_t mono(void)
