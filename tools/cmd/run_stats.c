@@ -368,9 +368,10 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 		wait_for_ranks(&job, dir, glob, &t0, id);
 	struct found f = {0};
 	find_written(dir, glob, &t0, id, &f, 0);
+	const char *asked = stats && report ? "--stats, --report" : stats ? "--stats" : "--report";
 	if (!f.n) {
-		fprintf(stderr, "cuptrace run %s: no trace file was written (pattern %s)\n",
-			stats ? "--stats" : "--report", pat);
+		fprintf(stderr, "cuptrace run %s: no trace file was written (pattern %s)\n", asked,
+			pat);
 		return rc;
 	}
 	qsort(f.v, f.n, sizeof *f.v, cmp_str);
@@ -385,9 +386,7 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	}
 	for (size_t i = 0; i < f.n; i++)
 		av[ac++] = f.v[i];
-	fprintf(stderr, "cuptrace run %s: %zu trace file%s\n",
-		stats && report ? "--stats, --report" : stats ? "--stats" : "--report", f.n,
-		f.n > 1 ? "s" : "");
+	fprintf(stderr, "cuptrace run %s: %zu trace file%s\n", asked, f.n, f.n > 1 ? "s" : "");
 	fflush(stderr);
 	if (stats)
 		cmd_stats(ac, av);

@@ -180,6 +180,20 @@ def test_run_stats_takes_only_its_own_run(tmp_path):
     assert len(ctr_files(tmp_path / "t")) == 4
 
 
+def test_no_trace_written_names_what_was_asked(tmp_path):
+    """A program that writes no trace (true: no CUDA, NVTX or NCCL): the
+    line says which of --stats and --report found nothing, both when both
+    were given (it named --stats alone), and no page is written."""
+    for args, asked in ((["--stats"], "--stats"),
+                        (["--report", f"{tmp_path}/r.html"], "--report"),
+                        (["--stats", "--report", f"{tmp_path}/r.html"], "--stats, --report")):
+        p = launch(args + ["-o", f"{tmp_path}/t/%p.ctr", "--", "true"])
+        assert p.returncode == 0, p.stderr
+        assert p.stderr == (f"cuptrace run {asked}: no trace file was written (pattern "
+                            f"{tmp_path}/t/%p.ctr)\n"), (args, p.stderr)
+        assert not (tmp_path / "r.html").exists()
+
+
 def test_run_refuses_a_report_it_could_not_write_before_starting(tmp_path):
     """--report into a directory that does not exist ran the whole program,
     then failed, exit 0; and `--stats LIST` with a typo ran LIST as the
