@@ -2,6 +2,7 @@
 /* cuptrace: run a program traced, and turn its .ctr files into traces,
  * statistics and reports. */
 #include "cmd/cmd.h"
+#include "util/say.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +48,7 @@ int main(int argc, char **argv)
 	static char name[64];
 	snprintf(name, sizeof name, "cuptrace %.50s", c);
 	argv[1] = name;
+	say_command(c);
 	if (!strcmp(c, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(c, "convert"))
@@ -61,7 +63,7 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(c, "events"))
 		return cmd_events(argc - 1, argv + 1);
-	fprintf(stderr, "cuptrace: unknown command '%s'\n", c);
+	say("unknown command '%s'", c);
 	usage(stderr);
 	return 2;
 }

@@ -10,6 +10,7 @@
 #include "cuptrace/format.h"
 #include "read/inputs.h"
 #include "read/live.h"
+#include "util/say.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -388,8 +389,10 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 		av[ac++] = f.v[i];
 	fprintf(stderr, "cuptrace run %s: %zu trace file%s\n", asked, f.n, f.n > 1 ? "s" : "");
 	fflush(stderr);
-	if (stats)
+	if (stats) {
+		say_command("stats");
 		cmd_stats(ac, av);
+	}
 	if (report) {
 		/* the same files, for `cuptrace report -o OUT` */
 		av[0] = "report";
@@ -398,6 +401,7 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 		for (size_t i = 0; i < f.n; i++)
 			av[3 + i] = f.v[i];
 		fflush(stdout);
+		say_command("report");
 		cmd_report((int)f.n + 3, av);
 	}
 	for (size_t i = 0; i < f.n; i++)

@@ -4,12 +4,14 @@
 #ifndef CT_XALLOC_H
 #define CT_XALLOC_H
 
+#include "util/say.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 static inline void xoom(void)
 {
-	fprintf(stderr, "cuptrace: out of memory\n");
+	say("out of memory");
 	exit(1);
 }
 
