@@ -171,7 +171,7 @@ int cmd_convert(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
-	if (inputs_hold(&in, outpath, "convert")) {
+	if (inputs_hold(&in, outpath)) {
 		inputs_close(&in);
 		return 2;
 	}

@@ -118,7 +118,7 @@ int cmd_export(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
-	if (inputs_hold(&in, outpath, "export")) {
+	if (inputs_hold(&in, outpath)) {
 		inputs_close(&in);
 		return 2;
 	}

@@ -298,7 +298,7 @@ int cmd_report(int argc, char **argv)
 	struct inputs in;
 	if (inputs_open_logs(&in, argv + optind, argc - optind, strict))
 		return 1;
-	if (inputs_hold(&in, out, "report")) {
+	if (inputs_hold(&in, out)) {
 		inputs_close(&in);
 		return 2;
 	}

@@ -2,6 +2,7 @@
 #include "read/inputs.h"
 #include "read/ranks.h"
 #include "read/nccl_log.h"
+#include "util/say.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,7 +39,7 @@ static int lazy_fd(struct lazy *z)
 		return 0;
 	z->fd = open(z->path, O_RDONLY | O_CLOEXEC);
 	if (z->fd < 0 || lseek64(z->fd, z->pos, SEEK_SET) < 0) {
-		fprintf(stderr, "cuptrace: %s: %s\n", z->path, strerror(errno));
+		say("%s: %s", z->path, strerror(errno));
 		if (z->fd >= 0)
 			close(z->fd);
 		z->fd = -1;
@@ -287,8 +288,8 @@ static void drop_same_files(struct names *nm)
 	size_t k = 0;
 	for (size_t i = 0; i < nm->n; i++) {
 		if (k && nm->v[i].dev == nm->v[k - 1].dev && nm->v[i].ino == nm->v[k - 1].ino) {
-			fprintf(stderr, "cuptrace: warning: %s: duplicate of %s (the same file); ignored\n",
-				nm->v[i].path, nm->v[k - 1].path);
+			say_warning("%s: duplicate of %s (the same file); ignored", nm->v[i].path,
+			            nm->v[k - 1].path);
 			free(nm->v[i].path);
 			continue;
 		}
@@ -361,9 +362,8 @@ static void drop_same_process(struct inputs *in)
 			continue;
 		}
 		const struct tfile *t = &in->v[ix[i]], *o = &in->v[ix[first]];
-		fprintf(stderr,
-			"cuptrace: warning: %s: duplicate of %s (the same process: host %s, pid %llu); ignored\n",
-			t->f.path, o->f.path, t->f.h.host, (unsigned long long)t->f.h.pid);
+		say_warning("%s: duplicate of %s (the same process: host %s, pid %llu); ignored",
+		            t->f.path, o->f.path, t->f.h.host, (unsigned long long)t->f.h.pid);
 		dup[ix[i]] = 1;
 	}
 	size_t k = 0;
@@ -390,19 +390,18 @@ static int report_problems(const struct problems *pb, size_t usable, int strict)
 		return 0;
 	if (strict || !usable) {
 		for (size_t i = 0; i < pb->n; i++)
-			fprintf(stderr, "cuptrace: %s\n", pb->v[i]);
+			say("%s", pb->v[i]);
 		if (strict && usable)
-			fprintf(stderr, "cuptrace: %zu of %zu inputs unusable (--strict); nothing done\n",
-				pb->n, total);
+			say("%zu of %zu inputs unusable (--strict); nothing done", pb->n, total);
 		else if (pb->n > 1)
-			fprintf(stderr, "cuptrace: no usable input (%zu unusable)\n", pb->n);
+			say("no usable input (%zu unusable)", pb->n);
 		return -1;
 	}
 	for (size_t i = 0; i < pb->n; i++)
-		fprintf(stderr, "cuptrace: warning: %s (skipped)\n", pb->v[i]);
-	fprintf(stderr, "cuptrace: warning: %zu of %zu input files skipped as unusable; the rest are used "
-			"(--strict makes this an error)\n",
-		pb->n, total);
+		say_warning("%s (skipped)", pb->v[i]);
+	say_warning("%zu of %zu input files skipped as unusable; the rest are used "
+	            "(--strict makes this an error)",
+	            pb->n, total);
 	return 0;
 }
 
@@ -462,7 +461,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	drop_same_process(in);
 	int rc = report_problems(&pb, in->n + in->nlogs, strict);
 	if (!rc && !in->n && !in->nlogs) {
-		fprintf(stderr, "cuptrace: no input files\n");
+		say("no input files");
 		rc = -1;
 	}
 	for (size_t i = 0; i < pb.n; i++)
@@ -528,7 +527,7 @@ int inputs_rewind(struct inputs *in, size_t i)
 	ct_file_close(&t->f);
 	free_esc(t);
 	if (ct_file_open(&t->f, path)) {
-		fprintf(stderr, "cuptrace: %s\n", t->f.err);
+		say("%s", t->f.err);
 		return -1;
 	}
 	park(&t->f);
@@ -575,7 +574,7 @@ static int same_inode(const char *a, const struct stat *sb)
 	return !stat(a, &st) && st.st_dev == sb->st_dev && st.st_ino == sb->st_ino;
 }
 
-int inputs_hold(const struct inputs *in, const char *path, const char *cmd)
+int inputs_hold(const struct inputs *in, const char *path)
 {
 	struct stat sb;
 	if (!path || !strcmp(path, "-") || stat(path, &sb))
@@ -588,7 +587,6 @@ int inputs_hold(const struct inputs *in, const char *path, const char *cmd)
 		if (same_inode(in->logs[i], &sb))
 			hit = in->logs[i];
 	if (hit)
-		fprintf(stderr, "cuptrace %s: the output %s is the input %s; not overwritten\n", cmd,
-			path, hit);
+		say_cmd("the output %s is the input %s; not overwritten", path, hit);
 	return hit != NULL;
 }

@@ -65,9 +65,9 @@ void inputs_close(struct inputs *in);
  * its descriptor) once it has been read to its end; header, status and
  * counts stay. Every reader of many files calls it after each. */
 void tfile_release(struct tfile *t);
-/* 1 (said on stderr, as cmd's) when path names one of the inputs (trace
+/* 1 (said on stderr, as the command's) when path names one of the inputs (trace
  * or log, by device and inode): an output there would destroy it. */
-int inputs_hold(const struct inputs *in, const char *path, const char *cmd);
+int inputs_hold(const struct inputs *in, const char *path);
 /* Who wrote the trace file at path, from its header: its rank (-1 when
  * none), host, pid and job id ("" when none; job may be NULL). -1 when the
  * file cannot be read. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Which rank each input file is shown as (ranks.h). */
 #include "read/ranks.h"
+#include "util/say.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,8 +164,9 @@ static void warn_mixed_runs(const struct inputs *in)
 		if (!job) {
 			job = id;
 		} else if (strcmp(job, id)) {
-			fprintf(stderr, "cuptrace: warning: the files come from more than one job (job "
-					"ids %.64s and %.64s); they are shown as one job\n", job, id);
+			say_warning("the files come from more than one job (job "
+			            "ids %.64s and %.64s); they are shown as one job",
+			            job, id);
 			return;
 		}
 	}
@@ -178,10 +180,12 @@ static void warn_mixed_runs(const struct inputs *in)
 			const struct ct_header *b = family_root(in, lo, hi, j);
 			if (one_process(a, b))
 				continue;
-			fprintf(stderr, "cuptrace: warning: rank %lld was written by two processes that "
-					"are not parent and child (%.64s:%llu and %.64s:%llu): files of "
-					"more than one run?\n", (long long)in->v[lo].rank, a->host,
-				(unsigned long long)a->pid, b->host, (unsigned long long)b->pid);
+			say_warning(
+			    "rank %lld was written by two processes that "
+			    "are not parent and child (%.64s:%llu and %.64s:%llu): files of "
+			    "more than one run?",
+			    (long long)in->v[lo].rank, a->host, (unsigned long long)a->pid, b->host,
+			    (unsigned long long)b->pid);
 			return;
 		}
 	}
