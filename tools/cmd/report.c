@@ -310,8 +310,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (opts.steps) /* logs beside the traces: the steps are the traces' */
 		cmd_drop_logs(&in, "report", "report --steps keeps the steps of traces only");
-	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, jobs,
-				 "report", steps_arg, take, &col);
+	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, jobs, steps_arg, take, &col);
 	if (rc < 0) {
 		inputs_close(&in);
 		return 1;

@@ -394,8 +394,8 @@ int cmd_stats(int argc, char **argv)
 	    !nccl_log_steps_init(&log_steps, run.opts.log_step_pattern, NULL, 0))
 		run.opts.log_steps = &log_steps;
 	struct print pr = {fmt, 1, prefix, unit, run.r, -2, 0, 0};
-	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, jobs,
-				 "stats", steps_arg, print_table, &pr);
+	int rc = reports_collect(&in, run.r, run.n, &run.opts, align, jobs, steps_arg, print_table,
+				 &pr);
 	if (run.opts.log_steps)
 		nccl_log_steps_free(&log_steps);
 	if (rc < 0) { /* --steps matched nothing: no table */

@@ -12,6 +12,7 @@
 #include "model/step_window.h"
 #include "read/live.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -39,7 +40,6 @@ struct job {
 	size_t n;
 	void **st; /* the reports' states, parts merged into them */
 	const struct stats_opts *opts;
-	const char *cmd;
 	size_t stepless;
 	size_t outside; /* files with steps, none of them in the range */
 	const char *first_outside;
@@ -129,17 +129,17 @@ static void merge_file(void *arg, struct drive_file *f)
 	if (how & F_STEPLESS) {
 		j->stepless++;
 		if (j->in->n > 1)
-			fprintf(stderr, "cuptrace %s: warning: %s holds no steps\n", j->cmd, t->f.path);
+			say_cmd_warning("%s holds no steps", t->f.path);
 	}
 	if ((how & F_OUTSIDE) && !j->outside++)
 		j->first_outside = t->f.path;
 	if (how & F_REWIND) {
 		j->rc = 1;
 	} else if (t->f.status == CT_CORRUPT) {
-		fprintf(stderr, "cuptrace: %s\n", t->f.err);
+		say("%s", t->f.err);
 		j->rc = 1;
 	} else if (t->f.status == CT_TRUNCATED || t->f.status == CT_DAMAGED) {
-		fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(t));
+		say_warning("%s", tfile_err(t));
 	}
 	for (size_t i = 0; i < j->n; i++)
 		j->r[i]->merge(j->st[i], run->st[i]);
@@ -207,10 +207,10 @@ static int lockstep(const struct job *j)
 }
 
 int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
-		    const struct stats_opts *opts, int align, int jobs, const char *cmd,
-		    const char *steps_arg, collect_fn fn, void *ctx)
+		    const struct stats_opts *opts, int align, int jobs, const char *steps_arg,
+		    collect_fn fn, void *ctx)
 {
-	struct job j = {.in = in, .r = r, .n = n, .opts = opts, .cmd = cmd};
+	struct job j = {.in = in, .r = r, .n = n, .opts = opts};
 	j.st = xcalloc(n, sizeof *j.st);
 	struct clocks ck;
 	if (clocks_align(in, align, 1, &ck))
@@ -224,11 +224,11 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 	int rc = j.rc;
 	size_t stepless = j.stepless;
 	if (j.outside == 1) /* their figures are all empty: say why */
-		fprintf(stderr, "cuptrace %s: warning: --steps %s: %s has no step in that range\n",
-			cmd, steps_arg, j.first_outside);
+		say_cmd_warning("--steps %s: %s has no step in that range", steps_arg,
+		                j.first_outside);
 	else if (j.outside)
-		fprintf(stderr, "cuptrace %s: warning: --steps %s: %zu files have no step in that "
-			"range (%s, ...)\n", cmd, steps_arg, j.outside, j.first_outside);
+		say_cmd_warning("--steps %s: %zu files have no step in that range (%s, ...)",
+		                steps_arg, j.outside, j.first_outside);
 	void **st = j.st;
 	int none = in->n && stepless == in->n;
 	/* Logs: their steps are lines of their own (nccl_collect.c). */
@@ -240,22 +240,22 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 	if (opts->steps && in->nlogs) {
 		int logs_none = nccl_collect_stepless_logs() == in->nlogs;
 		if (none && !logs_none && in->n == 1) /* said per file with several */
-			fprintf(stderr, "cuptrace %s: warning: %s holds no steps\n", cmd,
-				in->v[0].f.path);
+			say_cmd_warning("%s holds no steps", in->v[0].f.path);
 		none = (!in->n || none) && logs_none;
 		if (none)
-			fprintf(stderr, "cuptrace %s: --steps %s: no input holds steps (traces: "
-				"cuptrace_step() or CUPTRACE_STEP_RANGE; NCCL logs: lines matching the "
-				"step pattern)\n", cmd, steps_arg);
+			say_cmd("--steps %s: no input holds steps (traces: cuptrace_step() or "
+			        "CUPTRACE_STEP_RANGE; NCCL logs: lines matching the step pattern)",
+			        steps_arg);
 	} else if (none) {
 		/* Tables of nothing would only say "(no rows)". */
 		if (in->n == 1)
-			fprintf(stderr, "cuptrace %s: --steps %s: %s holds no steps", cmd, steps_arg,
-				in->v[0].f.path);
+			say_cmd("--steps %s: %s holds no steps (steps come from cuptrace_step() or "
+			        "CUPTRACE_STEP_RANGE)",
+			        steps_arg, in->v[0].f.path);
 		else
-			fprintf(stderr, "cuptrace %s: --steps %s: none of the %zu files holds steps", cmd,
-				steps_arg, in->n);
-		fprintf(stderr, " (steps come from cuptrace_step() or CUPTRACE_STEP_RANGE)\n");
+			say_cmd("--steps %s: none of the %zu files holds steps (steps come from "
+			        "cuptrace_step() or CUPTRACE_STEP_RANGE)",
+			        steps_arg, in->n);
 	}
 	struct table *clk = none ? NULL : clocks_table(&ck);
 	clocks_free(&ck);

@@ -14,13 +14,13 @@ typedef void (*collect_fn)(void *ctx, int rep, struct table *t);
  * through the model into reports r[0..n) (files shared out to `jobs`
  * threads, -j: 0 for every CPU; the tables are the same for any number),
  * feeds them the NCCL logs and hands out their tables in order, the
- * clocks table first (more than one host). cmd names the command in messages; steps_arg is --steps' text.
+ * clocks table first (more than one host). steps_arg is --steps' text.
  * The inputs stay open (headers, counts and status can be read after).
  * Returns 0, 1 when a file was corrupt (the tables still come), or -1
  * when --steps matched no file (said on stderr; no table comes). */
 int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
-		    const struct stats_opts *opts, int align, int jobs, const char *cmd,
-		    const char *steps_arg, collect_fn fn, void *ctx);
+		    const struct stats_opts *opts, int align, int jobs, const char *steps_arg,
+		    collect_fn fn, void *ctx);
 
 /* Parses --steps A-B (or A) into opts; -1 when malformed. */
 int stats_parse_steps(struct stats_opts *o, const char *s);

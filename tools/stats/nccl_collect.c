@@ -6,6 +6,7 @@
 #include "stats/stats.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,7 @@ static const struct nccl_log_steps *log_steps(void)
 	if (!collect.steps_compiled) {
 		char err[128];
 		if (nccl_log_steps_init(&collect.own_steps, NULL, err, sizeof err)) {
-			fprintf(stderr, "cuptrace: the default step pattern: %s\n", err);
+			say("the default step pattern: %s", err);
 			exit(1);
 		}
 		collect.steps_compiled = 1;
@@ -281,13 +282,13 @@ void nccl_collect_log(const char *path)
 		nccl_agg_free(&fa);
 		kept = 0;
 		if (colls)
-			fprintf(stderr,
-			        "cuptrace: warning: %s: no line begins a step (%s%s); its %lu NCCL "
-			        "collective line%s left out\n",
-			        path, collect.opts->log_step_pattern ? "--log-step-pattern " : "",
-			        collect.opts->log_step_pattern ? collect.opts->log_step_pattern
-			                                       : "the default step pattern",
-			        colls, colls > 1 ? "s are" : " is");
+			say_warning("%s: no line begins a step (%s%s); its %lu NCCL "
+			            "collective line%s left out",
+			            path,
+			            collect.opts->log_step_pattern ? "--log-step-pattern " : "",
+			            collect.opts->log_step_pattern ? collect.opts->log_step_pattern
+			                                           : "the default step pattern",
+			            colls, colls > 1 ? "s are" : " is");
 	}
 	char range[48] = ""; /* as --steps takes it */
 	if (steps && collect.opts->step_lo == collect.opts->step_hi)
@@ -296,33 +297,29 @@ void nccl_collect_log(const char *path)
 		snprintf(range, sizeof range, "%lld-%lld", (long long)collect.opts->step_lo,
 		         (long long)collect.opts->step_hi);
 	if (steps && marks && colls && !kept)
-		fprintf(stderr,
-		        "cuptrace: warning: %s: none of its %lu NCCL collective line%s is in steps %s "
-		        "(%lu step mark%s)\n",
-		        path, colls, colls > 1 ? "s" : "", range, marks, marks > 1 ? "s" : "");
+		say_warning("%s: none of its %lu NCCL collective line%s is in steps %s "
+		            "(%lu step mark%s)",
+		            path, colls, colls > 1 ? "s" : "", range, marks, marks > 1 ? "s" : "");
 	if (steps && collect.opts->verbose)
-		fprintf(stderr,
-		        "cuptrace: %s: %lu step mark%s; %lu of %lu NCCL collective lines in steps %s\n",
-		        path, marks, marks == 1 ? "" : "s", kept, colls, range);
+		say("%s: %lu step mark%s; %lu of %lu NCCL collective lines in steps %s", path,
+		    marks, marks == 1 ? "" : "s", kept, colls, range);
 	nccl_agg_merge(&collect.agg, &fa);
 	nccl_agg_free(&fa);
 	if (copied)
-		fprintf(stderr,
-		        "cuptrace: warning: %s: %lu NCCL collective line%s left out: %s and any other "
-		        "process in them was read from an earlier log already (a copy?)\n",
-		        path, copied, copied > 1 ? "s" : "", copy);
+		say_warning("%s: %lu NCCL collective line%s left out: %s and any other "
+		            "process in them was read from an earlier log already (a copy?)",
+		            path, copied, copied > 1 ? "s" : "", copy);
 	if (twice)
-		fprintf(stderr,
-		        "cuptrace: note: %s: %lu NCCL collective line%s left out: %s process%s "
-		        "traced (%s%s), and %s trace%s hold%s %s calls\n",
-		        path, twice, twice > 1 ? "s" : "", several ? "their" : "its", several ? "es are" : " is",
-		        several ? "first " : "", seen->f.path, several ? "their" : "its",
-		        several ? "s" : "", several ? "" : "s", several ? "their" : "its");
+		say_note("%s: %lu NCCL collective line%s left out: %s process%s "
+		         "traced (%s%s), and %s trace%s hold%s %s calls",
+		         path, twice, twice > 1 ? "s" : "", several ? "their" : "its",
+		         several ? "es are" : " is", several ? "first " : "", seen->f.path,
+		         several ? "their" : "its", several ? "s" : "", several ? "" : "s",
+		         several ? "their" : "its");
 	if (bad)
-		fprintf(stderr,
-		        "cuptrace: warning: %s: %lu NCCL collective line%s could not be parsed "
-		        "(first at line %lu); %lu parsed\n",
-		        path, bad, bad > 1 ? "s" : "", first_bad, colls);
+		say_warning("%s: %lu NCCL collective line%s could not be parsed "
+		            "(first at line %lu); %lu parsed",
+		            path, bad, bad > 1 ? "s" : "", first_bad, colls);
 }
 
 /* Whether a traced process (a row from a trace file) has rank r. */
@@ -365,10 +362,9 @@ static void settle_ranks(void)
 		if (collect.p[i].calls)
 			nccl_agg_rerank(&collect.agg, proc_key(&collect.p[i]), collect.p[i].rank);
 	if (unknown)
-		fprintf(stderr,
-		        "cuptrace: note: %d process%s in the logs name%s no rank (no INIT lines); "
-		        "numbered in order of appearance\n",
-		        unknown, unknown > 1 ? "es" : "", unknown > 1 ? "" : "s");
+		say_note("%d process%s in the logs name%s no rank (no INIT lines); "
+		         "numbered in order of appearance",
+		         unknown, unknown > 1 ? "es" : "", unknown > 1 ? "" : "s");
 }
 
 const struct nccl_agg *nccl_collect_result(void)

@@ -10,6 +10,7 @@
 #include "stats/stats.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -296,9 +297,8 @@ static int end(void *p, struct table **out)
 	size_t peak = nm_peak(s->m);
 	size_t incomplete = nm_finish(s->m);
 	if (s->opts->verbose)
-		fprintf(stderr,
-		        "cuptrace stats: nccl_skew: %" PRIu64 " collectives matched; the matcher "
-		        "held at most %zu at once\n",
+		say_cmd("nccl_skew: %" PRIu64 " collectives matched; the matcher held at most %zu "
+		        "at once",
 		        s->matched, peak);
 	if (!s->matched && !s->opts->explicit_list) { /* not asked for by name: nothing */
 		for (size_t i = 0; i < s->nr; i++)
