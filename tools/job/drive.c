@@ -7,6 +7,7 @@
 #include "job/drive.h"
 #include "util/progress.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -128,7 +129,7 @@ static int read_file(struct drive *d, size_t k, unsigned share, void *w)
 		u.pid = t->pid;
 		memcpy(u.label, t->label, sizeof u.label);
 		if (ct_file_open(&u.f, t->f.path)) {
-			fprintf(stderr, "cuptrace: %s\n", u.f.err); /* its blocks would be missing */
+			say("%s", u.f.err); /* its blocks would be missing */
 			closed(d, k);
 			return 1;
 		}

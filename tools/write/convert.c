@@ -9,6 +9,7 @@
 #include "write/sink.h"
 #include "util/tmp_guard.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -124,7 +125,7 @@ static int close_file(void *arg, struct drive_file *f)
 		pftrace_end(w->p);
 	int rc = 0;
 	if (f->rc && f->share == 0) { /* share 0 reports the file's problems */
-		fprintf(stderr, "cuptrace: %s\n", f->t->f.err);
+		say("%s", f->t->f.err);
 		rc = 1;
 	}
 	if (!j->sink) {
@@ -147,7 +148,7 @@ static int split_begin(void *arg, void *wp, struct tfile *lead)
 	                  w->path, sizeof w->path);
 	w->s = sink_open(w->path);
 	if (!w->s) {
-		fprintf(stderr, "cuptrace: %s: %s\n", w->path, strerror(errno));
+		say("%s: %s", w->path, strerror(errno));
 		return 1;
 	}
 	out_init_sink(&w->o, w->s);
@@ -163,7 +164,7 @@ static int split_end(void *arg, void *wp, struct tfile *lead)
 	chrome_tail(&w->o, j->in, lead);
 	out_close(&w->o);
 	if (sink_close(w->s)) {
-		fprintf(stderr, "cuptrace: writing %s: %s\n", w->path, strerror(errno));
+		say("writing %s: %s", w->path, strerror(errno));
 		return 1;
 	}
 	atomic_fetch_add(&j->written, w->files);
@@ -176,7 +177,7 @@ static int merged(struct inputs *in, const char *outpath, int jobs, int any_orde
 	*written = 0;
 	struct sink *s = sink_open(outpath);
 	if (!s) {
-		fprintf(stderr, "cuptrace: %s: %s\n", outpath, strerror(errno));
+		say("%s: %s", outpath, strerror(errno));
 		return 1;
 	}
 	if (any_order)
@@ -210,7 +211,7 @@ static int merged(struct inputs *in, const char *outpath, int jobs, int any_orde
 	out_close(&o);
 	sink_thread_done();
 	if (sink_close(s)) {
-		fprintf(stderr, "cuptrace: writing %s: %s\n", outpath, strerror(errno));
+		say("writing %s: %s", outpath, strerror(errno));
 		rc = 1;
 	} else {
 		*written = 1;
@@ -234,7 +235,7 @@ int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *
 	*written = 0;
 	int made;
 	if (tmp_mkdir(dir, &made)) {
-		fprintf(stderr, "cuptrace: %s: %s\n", dir, strerror(errno));
+		say("%s: %s", dir, strerror(errno));
 		return 1;
 	}
 	for (size_t i = 0; i < in->n; i++)

@@ -11,6 +11,7 @@
 #include "util/progress.h"
 #include "util/tmp_guard.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -304,7 +305,7 @@ static int export_files(struct inputs *in, const struct tfile *lead, const char 
 		if (!tfile_in_output(&in->v[k], lead))
 			continue;
 		if (model_file(&in->v[k], &sqlite_consumer, &q, NULL)) {
-			fprintf(stderr, "cuptrace: %s\n", in->v[k].f.err);
+			say("%s", in->v[k].f.err);
 			bad = 1;
 		}
 		tfile_release(&in->v[k]);
@@ -336,7 +337,7 @@ int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 	*written = 0;
 	int made;
 	if (tmp_mkdir(dir, &made)) {
-		fprintf(stderr, "cuptrace: %s: %s\n", dir, strerror(errno));
+		say("%s: %s", dir, strerror(errno));
 		return 1;
 	}
 	int rc = 0;

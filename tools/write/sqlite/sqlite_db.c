@@ -3,6 +3,7 @@
 #include "util/tmp_guard.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -201,8 +202,7 @@ static void fail(struct sdb *d, const char *what)
 	if (d->failed)
 		return;
 	d->failed = 1;
-	fprintf(stderr, "cuptrace: writing %s: %s: %s\n", d->path, what,
-		d->db ? sqlite3_errmsg(d->db) : strerror(errno));
+	say("writing %s: %s: %s", d->path, what, d->db ? sqlite3_errmsg(d->db) : strerror(errno));
 }
 
 static int exec(struct sdb *d, const char *sql)
@@ -212,7 +212,7 @@ static int exec(struct sdb *d, const char *sql)
 	char *msg = NULL;
 	if (sqlite3_exec(d->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
 		if (!d->failed)
-			fprintf(stderr, "cuptrace: writing %s: %s\n", d->path, msg ? msg : "error");
+			say("writing %s: %s", d->path, msg ? msg : "error");
 		d->failed = 1;
 		sqlite3_free(msg);
 		return -1;
@@ -256,7 +256,7 @@ int sdb_open(struct sdb *d, const char *path)
 		xoom();
 	int fd = mkostemps(d->tmp, 4, O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "cuptrace: %s: %s\n", path, strerror(errno));
+		say("%s: %s", path, strerror(errno));
 		free(d->tmp), free(d->path);
 		d->tmp = d->path = NULL;
 		return -1;
@@ -264,7 +264,7 @@ int sdb_open(struct sdb *d, const char *path)
 	mode_t um = umask(0);
 	umask(um);
 	if (fchmod(fd, 0666 & ~um)) { /* as any file the command creates */
-		fprintf(stderr, "cuptrace: %s: %s\n", path, strerror(errno));
+		say("%s: %s", path, strerror(errno));
 		close(fd);
 		unlink(d->tmp);
 		free(d->tmp), free(d->path);
@@ -483,7 +483,7 @@ int sdb_close(struct sdb *d, int ok)
 	if (d->tmp && !rc) { /* on disk before it takes the name */
 		int fd = open(d->tmp, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || fsync(fd)) {
-			fprintf(stderr, "cuptrace: writing %s: %s\n", d->path, strerror(errno));
+			say("writing %s: %s", d->path, strerror(errno));
 			rc = -1;
 		}
 		if (fd >= 0)
@@ -491,7 +491,7 @@ int sdb_close(struct sdb *d, int ok)
 	}
 	if (d->tmp) {
 		if (!rc && rename(d->tmp, d->path)) {
-			fprintf(stderr, "cuptrace: %s: %s\n", d->path, strerror(errno));
+			say("%s: %s", d->path, strerror(errno));
 			rc = -1;
 		}
 		if (rc)
