@@ -25,7 +25,7 @@ int stats_known_reports(const char *list);
 int cmd_usage(int c, void (*help)(FILE *));
 /* Leaves the NCCL logs among in's inputs out, with a note saying why (logs
  * beside traces, which the reports asked for do not read). */
-void cmd_drop_logs(struct inputs *in, const char *cmd, const char *why);
+void cmd_drop_logs(struct inputs *in, const char *why);
 /* 0 when a file can be made at path (or path's prefix, for stats -o): its
  * directory exists and takes files; else why not, in why. */
 int cmd_out_dir(const char *path, char *why, size_t wlen);
@@ -33,20 +33,20 @@ int cmd_out_dir(const char *path, char *why, size_t wlen);
  * a directory's own name even when given as . or ..) with ext, else
  * cuptrace<ext>, in the current directory for . and ... */
 void cmd_default_out(char *buf, size_t len, char **args, int n, const char *ext);
-/* --align ARG of command cmd into *align; -1 (said on stderr) when ARG is
+/* --align ARG into *align; -1 (said on stderr) when ARG is
  * neither none nor collectives. */
-int cmd_align(const char *cmd, const char *arg, int *align);
+int cmd_align(const char *arg, int *align);
 /* Puts the files on one timeline as --align says (hosts' offsets from the
  * collectives), saying the offsets on stderr; -1 when a file could not be
  * read again for it (said). */
 struct inputs;
 int cmd_place(struct inputs *in, int align);
-/* --steps ARG (A-B or A) of command cmd into opts; -1 (said on stderr)
- * when it is not that. */
+/* -j/--jobs ARG (a number >= 1) into *jobs; -1 (said on stderr)
+ * otherwise. */
+int cmd_jobs(const char *arg, int *jobs);
+/* --steps ARG (A-B or A) into opts; -1 (said on stderr) when it is not
+ * that. */
 struct stats_opts;
-/* -j/--jobs ARG of command cmd (a number >= 1) into *jobs; -1 (said on
- * stderr) otherwise. */
-int cmd_jobs(const char *cmd, const char *arg, int *jobs);
-int cmd_steps(const char *cmd, const char *arg, struct stats_opts *opts);
+int cmd_steps(const char *arg, struct stats_opts *opts);
 
 #endif

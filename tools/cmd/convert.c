@@ -6,6 +6,7 @@
 #include "write/convert.h"
 #include "read/inputs.h"
 #include "read/live.h"
+#include "util/say.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -95,9 +96,9 @@ static void warn_stale(const struct inputs *in, const char *dir, int gz)
 		free(ours[i]);
 	free(ours);
 	if (n)
-		fprintf(stderr, "cuptrace: warning: %s also holds %zu rank file%s of another "
-				"conversion (%s%s); HTA reads every file there\n", dir, n, n > 1 ? "s" : "",
-			first, n > 1 ? ", ..." : "");
+		say_warning("%s also holds %zu rank file%s of another "
+		            "conversion (%s%s); HTA reads every file there",
+		            dir, n, n > 1 ? "s" : "", first, n > 1 ? ", ..." : "");
 }
 
 int cmd_convert(int argc, char **argv)
@@ -129,10 +130,10 @@ int cmd_convert(int argc, char **argv)
 		else if (c == 'O')
 			any_order = 1;
 		else if (c == 'A') {
-			if (cmd_align("convert", optarg, &align))
+			if (cmd_align(optarg, &align))
 				return 2;
 		} else if (c == 'j') {
-			if (cmd_jobs("convert", optarg, &jobs))
+			if (cmd_jobs(optarg, &jobs))
 				return 2;
 		} else {
 			return cmd_usage(c, help);
@@ -141,17 +142,17 @@ int cmd_convert(int argc, char **argv)
 	if (optind >= argc)
 		return cmd_usage(0, help);
 	if (split && outpath) {
-		fprintf(stderr, "cuptrace convert: -o and --split-ranks exclude each other\n");
+		say_cmd("-o and --split-ranks exclude each other");
 		return 2;
 	}
 	/* options that apply to one kind of output only: refused with any
 	 * other, never silently ignored */
 	if (gz && !split) {
-		fprintf(stderr, "cuptrace convert: -z goes with --split-ranks (use -o OUT.json.gz)\n");
+		say_cmd("-z goes with --split-ranks (use -o OUT.json.gz)");
 		return 2;
 	}
 	if (plain && (!outpath || !ends_with(outpath, ".pftrace"))) {
-		fprintf(stderr, "cuptrace convert: --pftrace-plain goes with -o OUT.pftrace\n");
+		say_cmd("--pftrace-plain goes with -o OUT.pftrace");
 		return 2;
 	}
 	char defpath[4096];
@@ -164,8 +165,8 @@ int cmd_convert(int argc, char **argv)
 	if (outpath && !sqlite && !pftrace && !ends_with(outpath, ".json") &&
 	    !ends_with(outpath, ".json.gz") &&
 	    strcmp(outpath, "-")) {
-		fprintf(stderr, "cuptrace convert: %s: unsupported output format (use .json, .json.gz, .pftrace or .sqlite)\n",
-			outpath);
+		say_cmd("%s: unsupported output format (use .json, .json.gz, .pftrace or .sqlite)",
+		        outpath);
 		return 2;
 	}
 	struct inputs in;
@@ -190,15 +191,15 @@ int cmd_convert(int argc, char **argv)
 		           : convert_merged(&in, outpath, jobs, any_order, &written);
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED || in.v[i].f.status == CT_DAMAGED)
-			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(&in.v[i]));
+			say_warning("%s", tfile_err(&in.v[i]));
 	/* "wrote" only for what is complete under its name. */
 	if (outpath && strcmp(outpath, "-") && written)
-		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
+		say("wrote %s", outpath);
 	else if (split && written == in.n)
-		fprintf(stderr, "cuptrace: wrote one file per rank into %s\n", split);
+		say("wrote one file per rank into %s", split);
 	else if (split && written)
-		fprintf(stderr, "cuptrace: %zu of %zu rank files could not be written into %s\n",
-			in.n - written, in.n, split);
+		say("%zu of %zu rank files could not be written into %s", in.n - written, in.n,
+		    split);
 	if (split)
 		warn_stale(&in, split, gz);
 	inputs_close(&in);

@@ -7,9 +7,12 @@
 #include "job/clocks.h"
 #include "write/tsv/events_tsv.h"
 #include "read/inputs.h"
+#include "util/say.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 static void help(FILE *f)
 {
@@ -40,7 +43,7 @@ int cmd_events(int argc, char **argv)
 			continue;
 		}
 		if (c == 'A') {
-			if (cmd_align("events", optarg, &align))
+			if (cmd_align(optarg, &align))
 				return 2;
 			continue;
 		}
@@ -60,16 +63,16 @@ int cmd_events(int argc, char **argv)
 	events_tsv_head(stdout);
 	for (size_t k = 0; k < in.n; k++) {
 		if (model_file(&in.v[k], &events_tsv_consumer, &e, NULL)) {
-			fprintf(stderr, "cuptrace: %s\n", in.v[k].f.err);
+			say("%s", in.v[k].f.err);
 			rc = 1;
 		} else if (in.v[k].f.status == CT_TRUNCATED || in.v[k].f.status == CT_DAMAGED) {
 			/* as convert and stats say it: its events end early */
-			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(&in.v[k]));
+			say_warning("%s", tfile_err(&in.v[k]));
 		}
 		tfile_release(&in.v[k]);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
-		perror("cuptrace events: stdout");
+		say_cmd("stdout: %s", strerror(errno));
 		rc = 1;
 	}
 	inputs_close(&in);

@@ -6,6 +6,7 @@
 #include "write/sqlite/sqlite.h"
 #include "read/inputs.h"
 #include "read/live.h"
+#include "util/say.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -41,22 +42,21 @@ int cmd_export_to(struct inputs *in, const char *outpath, const char *split)
 		       : export_sqlite(in, outpath, &written);
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.status == CT_TRUNCATED)
-			fprintf(stderr, "cuptrace: warning: %s\n", tfile_err(&in->v[i]));
+			say_warning("%s", tfile_err(&in->v[i]));
 	/* nsys writes one database per rank, and scripts written for its
 	 * exports take a database for one rank: ANALYSIS_DETAILS's window,
 	 * kernel sums and overlaps over it would mix the ranks */
 	if (!split && written && in->nranks > 1)
-		fprintf(stderr,
-			"cuptrace: warning: %s holds %zu ranks: scripts written for nsys's one "
-			"database per rank would mix them (--split-ranks DIR writes one per rank)\n",
-			outpath, in->nranks);
+		say_warning("%s holds %zu ranks: scripts written for nsys's one database per rank "
+			    "would mix them (--split-ranks DIR writes one per rank)",
+			    outpath, in->nranks);
 	if (!split && written)
-		fprintf(stderr, "cuptrace: wrote %s\n", outpath);
+		say("wrote %s", outpath);
 	else if (split && written == in->n)
-		fprintf(stderr, "cuptrace: wrote one database per rank into %s\n", split);
+		say("wrote one database per rank into %s", split);
 	else if (split && written)
-		fprintf(stderr, "cuptrace: %zu of %zu rank databases could not be written into %s\n",
-			in->n - written, in->n, split);
+		say("%zu of %zu rank databases could not be written into %s", in->n - written,
+		    in->n, split);
 	return rc;
 }
 
@@ -76,7 +76,7 @@ int cmd_export(int argc, char **argv)
 		if (c == 'o')
 			outpath = optarg;
 		else if (c == 'j') { /* checked as convert checks it; see help() */
-			if (cmd_jobs("export", optarg, &jobs))
+			if (cmd_jobs(optarg, &jobs))
 				return 2;
 		}
 		else if (c == 's')
@@ -84,7 +84,7 @@ int cmd_export(int argc, char **argv)
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
-			if (cmd_align("export", optarg, &align))
+			if (cmd_align(optarg, &align))
 				return 2;
 		} else
 			return cmd_usage(c, help);
@@ -92,7 +92,7 @@ int cmd_export(int argc, char **argv)
 	if (optind >= argc)
 		return cmd_usage(0, help);
 	if (split && outpath) {
-		fprintf(stderr, "cuptrace export: -o and --split-ranks exclude each other\n");
+		say_cmd("-o and --split-ranks exclude each other");
 		return 2;
 	}
 	char defpath[4096];
@@ -101,7 +101,7 @@ int cmd_export(int argc, char **argv)
 		outpath = defpath;
 	}
 	if (outpath && !strcmp(outpath, "-")) {
-		fprintf(stderr, "cuptrace export: a database cannot go to stdout\n");
+		say_cmd("a database cannot go to stdout");
 		return 2;
 	}
 	/* `export -o x.json` wrote a database named x.json */
@@ -109,9 +109,9 @@ int cmd_export(int argc, char **argv)
 	for (size_t i = 0; outpath && i < sizeof others / sizeof *others; i++) {
 		size_t n = strlen(outpath), m = strlen(others[i]);
 		if (n >= m && !strcmp(outpath + n - m, others[i])) {
-			fprintf(stderr, "cuptrace export: %s: export writes an SQLite database: name it "
-					"OUT.sqlite (convert writes .json and .pftrace, report .html)\n",
-				outpath);
+			say_cmd("%s: export writes an SQLite database: name it "
+			        "OUT.sqlite (convert writes .json and .pftrace, report .html)",
+			        outpath);
 			return 2;
 		}
 	}

@@ -6,6 +6,7 @@
 #include "read/inputs.h"
 #include "read/live.h"
 #include "util/term_escape.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -217,7 +218,7 @@ int cmd_info(int argc, char **argv)
 		if (c == 'S') {
 			strict = 1;
 		} else if (c == 'A') {
-			if (cmd_align("info", optarg, &align))
+			if (cmd_align(optarg, &align))
 				return 2;
 		} else {
 			return cmd_usage(c, help);
@@ -268,7 +269,7 @@ int cmd_info(int argc, char **argv)
 	inputs_close(&in);
 	errno = 0;
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "cuptrace info: writing stdout: %s\n", strerror(errno ? errno : EIO));
+		say_cmd("writing stdout: %s", strerror(errno ? errno : EIO));
 		rc = 1;
 	}
 	return rc;

@@ -8,6 +8,7 @@
 #include "write/sink.h"
 #include "stats/collect.h"
 #include "util/xalloc.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -268,17 +269,17 @@ int cmd_report(int argc, char **argv)
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'j') {
-			if (cmd_jobs("report", optarg, &jobs))
+			if (cmd_jobs(optarg, &jobs))
 				return 2;
 		}
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
-			if (cmd_align("report", optarg, &align))
+			if (cmd_align(optarg, &align))
 				return 2;
 		} else if (c == 's') {
 			steps_arg = optarg;
-			if (cmd_steps("report", optarg, &opts))
+			if (cmd_steps(optarg, &opts))
 				return 2;
 		} else
 			return cmd_usage(c, help);
@@ -286,7 +287,7 @@ int cmd_report(int argc, char **argv)
 	if (optind >= argc)
 		return cmd_usage(0, help);
 	if (!out) {
-		fprintf(stderr, "cuptrace report: -o OUT.html is needed\n");
+		say_cmd("-o OUT.html is needed");
 		return 2;
 	}
 	struct collected col = {0};
@@ -303,13 +304,14 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	if (in.nlogs && opts.steps && !in.n) {
-		fprintf(stderr, "cuptrace report: %s: --steps of NCCL logs needs cuptrace stats "
-			"(report keeps the steps of traces)\n", in.logs[0]);
+		say_cmd("%s: --steps of NCCL logs needs cuptrace stats (report keeps the steps of "
+		        "traces)",
+		        in.logs[0]);
 		inputs_close(&in);
 		return 2;
 	}
 	if (opts.steps) /* logs beside the traces: the steps are the traces' */
-		cmd_drop_logs(&in, "report", "report --steps keeps the steps of traces only");
+		cmd_drop_logs(&in, "report --steps keeps the steps of traces only");
 	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, jobs, steps_arg, take, &col);
 	if (rc < 0) {
 		inputs_close(&in);
@@ -337,12 +339,12 @@ int cmd_report(int argc, char **argv)
 		sink_put(s, 0, &buf, &cap, len);
 		if (!sink_close(s)) {
 			if (strcmp(out, "-")) /* the page on stdout needs no word */
-				fprintf(stderr, "cuptrace report: wrote %s (%zu bytes)\n", out, len);
+				say_cmd("wrote %s (%zu bytes)", out, len);
 			free(buf);
 			return rc;
 		}
 	}
-	fprintf(stderr, "cuptrace report: %s: %s\n", out, strerror(errno));
+	say_cmd("%s: %s", out, strerror(errno));
 	free(buf);
 	return 1;
 }

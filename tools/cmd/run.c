@@ -6,6 +6,7 @@
 #include "cmd/run_stats.h"
 #include "config.h"
 #include "rankenv.h"
+#include "util/say.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -101,7 +102,7 @@ static void add_warned(const char *name)
 
 static void warn_unknown(const char *name, const char *closest)
 {
-	fprintf(stderr, "cuptrace: warning: unknown variable %s (did you mean %s?)\n", name, closest);
+	say_warning("unknown variable %s (did you mean %s?)", name, closest);
 	add_warned(name);
 }
 
@@ -112,7 +113,7 @@ static void warn_unused(const char *name, const char *why)
 	char v[64] = "";
 	if (!strcmp(name, "CUPTRACE_HANG_TIMEOUT"))
 		snprintf(v, sizeof v, "%.9g", run_cfg->hang_timeout);
-	fprintf(stderr, "cuptrace: warning: %s=%s %s\n", name, v, why);
+	say_warning("%s=%s %s", name, v, why);
 	add_warned(name);
 }
 
@@ -240,12 +241,11 @@ int cmd_run(int argc, char **argv)
 		if (c == 998) {
 			report = optarg;
 			if (report[0] == '-' || !report[0]) { /* `--report -- CMD`: a page named "--" */
-				fprintf(stderr, "cuptrace run: --report needs the page's file name, not '%s'\n",
-					report);
+				say_cmd("--report needs the page's file name, not '%s'", report);
 				return 2;
 			}
 			if (cmd_out_dir(report, err, sizeof err)) { /* before CMD runs, as -o */
-				fprintf(stderr, "cuptrace run: --report %s: %s; not started\n", report, err);
+				say_cmd("--report %s: %s; not started", report, err);
 				return 2;
 			}
 			continue;
@@ -258,8 +258,8 @@ int cmd_run(int argc, char **argv)
 			    (stats_known_reports(argv[optind]) || looks_like_list(argv[optind])))
 				stats_list = argv[optind++];
 			if (stats_list && !stats_known_reports(stats_list)) {
-				fprintf(stderr, "cuptrace run: --stats=%s: unknown report (see cuptrace stats --help)\n",
-					stats_list);
+				say_cmd("--stats=%s: unknown report (see cuptrace stats --help)",
+				        stats_list);
 				return 2;
 			}
 			continue;
@@ -279,19 +279,19 @@ int cmd_run(int argc, char **argv)
 	/* The environment, but for what an option sets (a bad value there does
 	 * not matter then), then the options. */
 	if (ct_config_parse(&cfg, env_unless_option, err, sizeof err)) {
-		fprintf(stderr, "cuptrace: error: %s\n", err);
+		say_error("%s", err);
 		return 2;
 	}
 	ct_config_check_names(environ, warn_unknown);
 	for (size_t i = 0; i < NOPTS; i++)
 		if (set[i] && ct_config_set(&cfg, opts[i].var, set[i], err, sizeof err)) {
-			fprintf(stderr, "cuptrace: error: %s\n", err);
+			say_error("%s", err);
 			return 2;
 		}
 	run_cfg = &cfg;
 	ct_config_check_unused(&cfg, environ, warn_unused);
 	if (optind >= argc) {
-		fprintf(stderr, "cuptrace run: no command given\n");
+		say_cmd("no command given");
 		help(stderr);
 		return 2;
 	}
@@ -312,20 +312,19 @@ int cmd_run(int argc, char **argv)
 		for (size_t i = 0; i < NOPTS; i++)
 			if (!strcmp(opts[i].var, "CUPTRACE_RANKS"))
 				v = set[i];
-		fprintf(stderr, "cuptrace: error: CUPTRACE_RANKS=%s: %s; not started\n",
-			v ? v : getenv("CUPTRACE_RANKS"), err);
+		say_error("CUPTRACE_RANKS=%s: %s; not started", v ? v : getenv("CUPTRACE_RANKS"), err);
 		return 2;
 	}
 	if (check_output(cfg.output, err, sizeof err)) {
-		fprintf(stderr, "cuptrace: error: CUPTRACE_OUTPUT=%s: %s; not started\n", cfg.output, err);
+		say_error("CUPTRACE_OUTPUT=%s: %s; not started", cfg.output, err);
 		return 2;
 	}
 	if (warned[0])
 		setenv(CT_WARNED_VAR, warned, 1);
 	char lib[PATH_MAX];
 	if (find_lib(lib, sizeof lib)) {
-		fprintf(stderr, "cuptrace: error: cannot find libcuptrace.so next to this program "
-				"(expected ../lib/libcuptrace.so)\n");
+		say_error("cannot find libcuptrace.so next to this program "
+		          "(expected ../lib/libcuptrace.so)");
 		return 2;
 	}
 	for (size_t i = 0; i < NOPTS; i++)
@@ -360,6 +359,6 @@ int cmd_run(int argc, char **argv)
 		return run_then_stats(argv + optind, &cfg, stats, stats_list, report);
 	execvp(argv[optind], argv + optind);
 	int e = errno;
-	fprintf(stderr, "cuptrace: %s: %s\n", argv[optind], strerror(e));
+	say("%s: %s", argv[optind], strerror(e));
 	return e == ENOENT ? 127 : 126;
 }

@@ -256,15 +256,15 @@ static void wait_for_ranks(const struct job *j, const char *dir, const char *glo
 			last_sig = sig;
 			clock_gettime(CLOCK_MONOTONIC, &changed);
 		} else if (since(&changed) >= QUIET_S) {
-			fprintf(stderr, "cuptrace run: %ld of %ld ranks finished their files; no trace "
-					"file changed for %d s: summarising what there is\n",
-				ranks, j->expected, QUIET_S);
+			say_cmd("%ld of %ld ranks finished their files; no trace "
+			        "file changed for %d s: summarising what there is",
+			        ranks, j->expected, QUIET_S);
 			break;
 		}
 		if (!said && since(&start) >= 1.0) {
-			fprintf(stderr, "cuptrace run: rank %ld waits for the other ranks' files "
-					"(%ld of %ld finished)\n",
-				j->rank, ranks, j->expected);
+			say_cmd("rank %ld waits for the other ranks' files "
+			        "(%ld of %ld finished)",
+			        j->rank, ranks, j->expected);
 			said = 1;
 		}
 		struct timespec nap = {0, 200 * 1000000L};
@@ -320,14 +320,14 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	pid_t pid = fork();
 	if (pid < 0) {
 		sigprocmask(SIG_SETMASK, &mask, NULL);
-		fprintf(stderr, "cuptrace run: fork: %s\n", strerror(errno));
+		say_cmd("fork: %s", strerror(errno));
 		return 2;
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &mask, NULL);
 		execvp(cmd[0], cmd);
 		int e = errno;
-		fprintf(stderr, "cuptrace: %s: %s\n", cmd[0], strerror(e));
+		say("%s: %s", cmd[0], strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	/* As system() does: the terminal's signals are for CMD. */
@@ -369,10 +369,13 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 		wait_for_ranks(&job, dir, glob, &t0, id);
 	struct found f = {0};
 	find_written(dir, glob, &t0, id, &f, 0);
-	const char *asked = stats && report ? "--stats, --report" : stats ? "--stats" : "--report";
+	/* the summary speaks as the options that asked for it, the commands it
+	 * runs as themselves */
+	say_command(stats && report ? "run --stats, --report"
+	            : stats         ? "run --stats"
+	                            : "run --report");
 	if (!f.n) {
-		fprintf(stderr, "cuptrace run %s: no trace file was written (pattern %s)\n", asked,
-			pat);
+		say_cmd("no trace file was written (pattern %s)", pat);
 		return rc;
 	}
 	qsort(f.v, f.n, sizeof *f.v, cmp_str);
@@ -387,7 +390,7 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	}
 	for (size_t i = 0; i < f.n; i++)
 		av[ac++] = f.v[i];
-	fprintf(stderr, "cuptrace run %s: %zu trace file%s\n", asked, f.n, f.n > 1 ? "s" : "");
+	say_cmd("%zu trace file%s", f.n, f.n > 1 ? "s" : "");
 	fflush(stderr);
 	if (stats) {
 		say_command("stats");

@@ -6,6 +6,7 @@
 #include "job/clocks.h"
 #include "read/nccl_log.h"
 #include "util/tmp_file.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -150,12 +151,12 @@ static void table_file(struct print *p, int rep, struct table *t)
 			f = NULL;
 	}
 	if (!f) {
-		fprintf(stderr, "cuptrace stats: %s: %s\n", path, strerror(errno));
+		say_cmd("%s: %s", path, strerror(errno));
 		p->failed = 1;
 	} else {
-		fprintf(stderr, "cuptrace stats: wrote %s\n", path);
+		say_cmd("wrote %s", path);
 		if (p->fmt != FMT_TABLE && table_get_note(t))
-			fprintf(stderr, "cuptrace stats: %s: note: %s\n", path, table_get_note(t));
+			say_cmd("%s: note: %s", path, table_get_note(t));
 	}
 }
 
@@ -226,8 +227,9 @@ int cmd_stats(int argc, char **argv)
 			prefix = strcmp(optarg, "-") ? optarg : NULL;
 		else if (c == 'T') {
 			if (!(unit = find_unit(optarg))) {
-				fprintf(stderr, "cuptrace stats: --timeunit %s: expected nsec, usec, msec or sec "
-						"(or ns, us, ms, s)\n", optarg);
+				say_cmd("--timeunit %s: expected nsec, usec, msec or sec "
+				        "(or ns, us, ms, s)",
+				        optarg);
 				return 2;
 			}
 		}
@@ -236,13 +238,13 @@ int cmd_stats(int argc, char **argv)
 		else if (c == 'r')
 			list = optarg;
 		else if (c == 'j') {
-			if (cmd_jobs("stats", optarg, &jobs))
+			if (cmd_jobs(optarg, &jobs))
 				return 2;
 		}
 		else if (c == 'S')
 			strict = 1;
 		else if (c == 'A') {
-			if (cmd_align("stats", optarg, &align))
+			if (cmd_align(optarg, &align))
 				return 2;
 		} else if (c == 'B') {
 			/* step, time or both (comma-separated) */
@@ -253,17 +255,16 @@ int cmd_stats(int argc, char **argv)
 				else if (n == 4 && !strncmp(p, "time", 4))
 					run.opts.by_time = 1;
 				else {
-					fprintf(stderr, "cuptrace stats: --by %s: expected step, time or step,time\n",
-						optarg);
+					say_cmd("--by %s: expected step, time or step,time",
+					        optarg);
 					return 2;
 				}
 				p += n;
 			}
 		} else if (c == 'G') {
 			if (parse_time(optarg, &run.opts.min_gap)) {
-				fprintf(stderr,
-					"cuptrace stats: --min-gap %s: expected a time (ns, or 500us, 1ms, 2s)\n",
-					optarg);
+				say_cmd("--min-gap %s: expected a time (ns, or 500us, 1ms, 2s)",
+				        optarg);
 				return 2;
 			}
 		} else if (c == 'F') {
@@ -273,8 +274,9 @@ int cmd_stats(int argc, char **argv)
 			 * (inf and 1e308 would give "TFLOP/s": inf, which is not JSON) */
 			if (end == optarg || *end || !(run.opts.flops_per_step > 0) ||
 			    !(run.opts.flops_per_step < 1e30)) {
-				fprintf(stderr, "cuptrace stats: --flops-per-step %s: expected a positive number "
-						"below 1e30 (floating-point operations per step and GPU)\n", optarg);
+				say_cmd("--flops-per-step %s: expected a positive number "
+				        "below 1e30 (floating-point operations per step and GPU)",
+				        optarg);
 				return 2;
 			}
 		}
@@ -283,7 +285,7 @@ int cmd_stats(int argc, char **argv)
 		}
 		else if (c == 's') {
 			steps_arg = optarg;
-			if (cmd_steps("stats", optarg, &run.opts))
+			if (cmd_steps(optarg, &run.opts))
 				return 2;
 		}
 		else if (c == 'f') {
@@ -294,7 +296,7 @@ int cmd_stats(int argc, char **argv)
 			else if (!strcmp(optarg, "json"))
 				fmt = FMT_JSON;
 			else {
-				fprintf(stderr, "cuptrace stats: unknown format '%s' (table, csv, json)\n", optarg);
+				say_cmd("unknown format '%s' (table, csv, json)", optarg);
 				return 2;
 			}
 		} else {
@@ -308,15 +310,13 @@ int cmd_stats(int argc, char **argv)
 	if (run.opts.log_step_pattern) {
 		char err[256];
 		if (!run.opts.steps) {
-			fprintf(stderr, "cuptrace stats: --log-step-pattern needs --steps A-B (the steps "
-					"to keep)\n");
+			say_cmd("--log-step-pattern needs --steps A-B (the steps to keep)");
 			return 2;
 		}
 		if (!*run.opts.log_step_pattern ||
 		    nccl_log_steps_init(&log_steps, run.opts.log_step_pattern, err, sizeof err)) {
-			fprintf(stderr, "cuptrace stats: --log-step-pattern %s: %s\n",
-				run.opts.log_step_pattern,
-				*run.opts.log_step_pattern ? err : "an empty pattern marks every line");
+			say_cmd("--log-step-pattern %s: %s", run.opts.log_step_pattern,
+			        *run.opts.log_step_pattern ? err : "an empty pattern marks every line");
 			return 2;
 		}
 		nccl_log_steps_free(&log_steps);
@@ -331,11 +331,15 @@ int cmd_stats(int argc, char **argv)
 			for (i = 0; i < NREPORTS && strcmp(reports[i]->name, tok); i++)
 				;
 			if (i == NREPORTS) {
-				fprintf(stderr, "cuptrace stats: unknown report '%s'; the reports:", tok);
-				for (i = 0; i < NREPORTS; i++)
-					fprintf(stderr, "%s %s", i ? "," : "", reports[i]->name);
-				fprintf(stderr, "%s\n", strchr(tok, ':') ? " (nsys's report:option "
-									   "arguments are not taken)" : "");
+				char names[1024];
+				size_t o = 0;
+				for (i = 0; i < NREPORTS && o < sizeof names; i++)
+					o += (size_t)snprintf(names + o, sizeof names - o, "%s %s",
+					                      i ? "," : "", reports[i]->name);
+				say_cmd("unknown report '%s'; the reports:%s%s", tok, names,
+				        strchr(tok, ':')
+				            ? " (nsys's report:option arguments are not taken)"
+				            : "");
 				free(copy);
 				return 2;
 			}
@@ -344,7 +348,7 @@ int cmd_stats(int argc, char **argv)
 		}
 		free(copy);
 		if (!run.n) { /* --report "" printed nothing and exited 0 */
-			fprintf(stderr, "cuptrace stats: --report needs report names (see --help)\n");
+			say_cmd("--report needs report names (see --help)");
 			return 2;
 		}
 		run.opts.explicit_list = 1;
@@ -360,12 +364,12 @@ int cmd_stats(int argc, char **argv)
 			!takes ? "only nccl_sum, nccl_sizes, nccl_calls and nccl_ranks read NCCL logs"
 			       : NULL;
 		if (why && !in.n) {
-			fprintf(stderr, "cuptrace stats: %s: %s\n", in.logs[0], why);
+			say_cmd("%s: %s", in.logs[0], why);
 			inputs_close(&in);
 			return 2;
 		}
 		if (why) /* logs beside traces (NCCL_DEBUG_FILE into the trace directory) */
-			cmd_drop_logs(&in, "stats", why);
+			cmd_drop_logs(&in, why);
 		/* Logs alone, no report named: the reports that read logs only
 		 * (the others would print tables of nothing). */
 		if (!in.n && !run.opts.explicit_list) {
@@ -377,19 +381,19 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 	if (prefix && !*prefix) {
-		fprintf(stderr, "cuptrace stats: -o needs a file name prefix (or - for stdout)\n");
+		say_cmd("-o needs a file name prefix (or - for stdout)");
 		inputs_close(&in);
 		return 2;
 	}
 	char why[400];
 	if (prefix && cmd_out_dir(prefix, why, sizeof why)) { /* one line, not one per table */
-		fprintf(stderr, "cuptrace stats: -o %s: %s\n", prefix, why);
+		say_cmd("-o %s: %s", prefix, why);
 		inputs_close(&in);
 		return 2;
 	}
 	if (run.opts.log_step_pattern && !in.nlogs)
-		fprintf(stderr, "cuptrace stats: note: --log-step-pattern: no NCCL log among the "
-				"inputs (a trace's steps come from cuptrace_step())\n");
+		say_cmd_note("--log-step-pattern: no NCCL log among the inputs (a trace's steps come "
+		             "from cuptrace_step())");
 	if (run.opts.log_step_pattern &&
 	    !nccl_log_steps_init(&log_steps, run.opts.log_step_pattern, NULL, 0))
 		run.opts.log_steps = &log_steps;
@@ -410,7 +414,7 @@ int cmd_stats(int argc, char **argv)
 	inputs_close(&in);
 	errno = 0;
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "cuptrace stats: writing stdout: %s\n", strerror(errno ? errno : EIO));
+		say_cmd("writing stdout: %s", strerror(errno ? errno : EIO));
 		rc = 1;
 	}
 	return rc;

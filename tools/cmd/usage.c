@@ -4,6 +4,7 @@
 #include "job/clocks.h"
 #include "job/drive.h"
 #include "stats/collect.h"
+#include "util/say.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,12 +19,12 @@ int cmd_usage(int c, void (*help)(FILE *))
 	return c == 'h' ? 0 : 2;
 }
 
-void cmd_drop_logs(struct inputs *in, const char *cmd, const char *why)
+void cmd_drop_logs(struct inputs *in, const char *why)
 {
 	if (!in->nlogs)
 		return;
-	fprintf(stderr, "cuptrace %s: note: %zu NCCL log%s (%s%s) left out: %s\n", cmd, in->nlogs,
-		in->nlogs > 1 ? "s" : "", in->logs[0], in->nlogs > 1 ? ", ..." : "", why);
+	say_cmd_note("%zu NCCL log%s (%s%s) left out: %s", in->nlogs, in->nlogs > 1 ? "s" : "",
+	             in->logs[0], in->nlogs > 1 ? ", ..." : "", why);
 	for (size_t i = 0; i < in->nlogs; i++)
 		free(in->logs[i]);
 	in->nlogs = 0;
@@ -75,11 +76,11 @@ void cmd_default_out(char *buf, size_t len, char **args, int n, const char *ext)
 	strncat(buf, ext, len - strlen(buf) - 1);
 }
 
-int cmd_align(const char *cmd, const char *arg, int *align)
+int cmd_align(const char *arg, int *align)
 {
 	if (!clocks_parse(arg, align))
 		return 0;
-	fprintf(stderr, "cuptrace %s: --align %s: expected none or collectives\n", cmd, arg);
+	say_cmd("--align %s: expected none or collectives", arg);
 	return -1;
 }
 
@@ -93,7 +94,7 @@ int cmd_place(struct inputs *in, int align)
 	return rc ? -1 : 0;
 }
 
-int cmd_jobs(const char *cmd, const char *arg, int *jobs)
+int cmd_jobs(const char *arg, int *jobs)
 {
 	char *end;
 	long v = strtol(arg, &end, 10);
@@ -104,21 +105,20 @@ int cmd_jobs(const char *cmd, const char *arg, int *jobs)
 		 * that the splitting is tested on small machines. */
 		int most = 4 * drive_jobs(0, (size_t)-1);
 		if (v > most) {
-			fprintf(stderr, "cuptrace %s: -j %ld: more than 4 per core available; using %d\n",
-				cmd, v, most);
+			say_cmd("-j %ld: more than 4 per core available; using %d", v, most);
 			v = most;
 		}
 		*jobs = (int)v;
 		return 0;
 	}
-	fprintf(stderr, "cuptrace %s: -j needs a number >= 1\n", cmd);
+	say_cmd("-j needs a number >= 1");
 	return -1;
 }
 
-int cmd_steps(const char *cmd, const char *arg, struct stats_opts *opts)
+int cmd_steps(const char *arg, struct stats_opts *opts)
 {
 	if (!stats_parse_steps(opts, arg))
 		return 0;
-	fprintf(stderr, "cuptrace %s: --steps %s: expected A-B (A <= B) or A (step numbers)\n", cmd, arg);
+	say_cmd("--steps %s: expected A-B (A <= B) or A (step numbers)", arg);
 	return -1;
 }
