@@ -7,10 +7,8 @@
 static void grow(struct hmap *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64;
-	uint64_t *keys = calloc(ncap, sizeof *keys);
-	void **vals = calloc(ncap, sizeof *vals);
-	if (!keys || !vals)
-		xoom();
+	uint64_t *keys = xcalloc(ncap, sizeof *keys);
+	void **vals = xcalloc(ncap, sizeof *vals);
 	for (size_t k = 0; k < m->cap; k++) {
 		if (!m->keys[k])
 			continue;

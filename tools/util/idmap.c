@@ -9,9 +9,7 @@ static void grow(struct idmap *m)
 {
 	struct idmap old = *m;
 	m->cap = m->cap ? m->cap * 2 : 256;
-	m->s = calloc(m->cap, sizeof *m->s);
-	if (!m->s)
-		xoom();
+	m->s = xcalloc(m->cap, sizeof *m->s);
 	for (size_t k = 0; k < old.cap; k++) {
 		if (!old.s[k].key)
 			continue;

@@ -4,6 +4,7 @@
  * does), so that no text from a traced program can make a document
  * invalid. */
 #include "util/json_escape.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -51,9 +52,7 @@ size_t json_escape_into(char *d, const char *s, size_t n)
 
 char *json_escape(const char *s, size_t n, size_t *outlen)
 {
-	char *d = malloc(n * 6 + 1);
-	if (!d)
-		return NULL;
+	char *d = xmalloc(n * 6 + 1);
 	*outlen = json_escape_into(d, s, n);
 	d[*outlen] = 0;
 	return d;

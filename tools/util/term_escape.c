@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "util/term_escape.h"
 #include "util/json_escape.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,9 +9,7 @@
 char *term_escape(const char *s, size_t n, size_t *cols)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	char *d = malloc(6 * n + 1); /* "\u009f" is the longest: 6 bytes for 2 */
-	if (!d)
-		exit(1);
+	char *d = xmalloc(6 * n + 1); /* "\u009f" is the longest: 6 bytes for 2 */
 	size_t o = 0, w = 0;
 	for (size_t i = 0; i < n; w++) {
 		unsigned c = p[i];
