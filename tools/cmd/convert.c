@@ -7,6 +7,7 @@
 #include "read/inputs.h"
 #include "read/live.h"
 #include "util/say.h"
+#include "util/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,14 +68,11 @@ static void warn_stale(const struct inputs *in, const char *dir, int gz)
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
-	char **ours = calloc(in->n + 1, sizeof *ours); /* sorted: thousands of ranks */
-	if (!ours)
-		exit(1);
+	char **ours = xcalloc(in->n + 1, sizeof *ours); /* sorted: thousands of ranks */
 	for (size_t i = 0; i < in->n; i++) {
 		char p[4096];
 		inputs_split_path(in, i, dir, gz ? ".json.gz" : ".json", p, sizeof p);
-		if (!(ours[i] = strdup(p)))
-			exit(1);
+		ours[i] = xstrdup(p);
 	}
 	qsort(ours, in->n, sizeof *ours, cmp_name);
 	size_t n = 0;

@@ -7,6 +7,7 @@
 #include "read/live.h"
 #include "util/term_escape.h"
 #include "util/say.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -97,9 +98,7 @@ static void detail(struct tfile *t)
 		       (long long)h->local_rank, (long long)h->world_size);
 		put_esc("from %s)\n", h->rank_source, strlen(h->rank_source));
 	}
-	char *cmd = malloc(h->cmdline_len + 1);
-	if (!cmd)
-		exit(1);
+	char *cmd = xmalloc(h->cmdline_len + 1);
 	for (size_t i = 0; i < h->cmdline_len; i++)
 		cmd[i] = h->cmdline[i] ? h->cmdline[i] : ' ';
 	put_esc("command:     %s\n", cmd, h->cmdline_len);
@@ -173,9 +172,7 @@ static void missing_ranks(struct inputs *in)
 			world = in->v[i].f.h.world_size;
 	if (world <= 0 || world > 1 << 24)
 		return;
-	char *seen = calloc((size_t)world, 1);
-	if (!seen)
-		return;
+	char *seen = xcalloc((size_t)world, 1);
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].rank >= 0 && in->v[i].rank < world)
 			seen[in->v[i].rank] = 1;

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "rankenv.h"
 #include "util/say.h"
+#include "util/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -348,9 +349,7 @@ int cmd_run(int argc, char **argv)
 	const char *pre = getenv("LD_PRELOAD");
 	if (!pre || !strstr(pre, lib)) {
 		size_t n = strlen(lib) + (pre ? strlen(pre) : 0) + 2;
-		char *v = malloc(n);
-		if (!v)
-			return 2;
+		char *v = xmalloc(n);
 		snprintf(v, n, "%s%s%s", pre ? pre : "", pre && *pre ? ":" : "", lib);
 		setenv("LD_PRELOAD", v, 1);
 		free(v);

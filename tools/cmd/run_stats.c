@@ -11,6 +11,7 @@
 #include "read/inputs.h"
 #include "read/live.h"
 #include "util/say.h"
+#include "util/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -113,11 +114,9 @@ static void find_written(const char *dir, const char *glob, const struct timespe
 			continue; /* another run's, into the same place */
 		if (f->n == f->cap) {
 			f->cap = f->cap ? f->cap * 2 : 16;
-			f->v = realloc(f->v, f->cap * sizeof *f->v);
-			if (!f->v)
-				exit(2);
+			f->v = xrealloc(f->v, f->cap * sizeof *f->v);
 		}
-		f->v[f->n++] = strdup(rel);
+		f->v[f->n++] = xstrdup(rel);
 	}
 	closedir(d);
 }
@@ -379,9 +378,7 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 		return rc;
 	}
 	qsort(f.v, f.n, sizeof *f.v, cmp_str);
-	char **av = calloc(f.n + 5, sizeof *av); /* also `report -o OUT FILES` */
-	if (!av)
-		exit(2);
+	char **av = xcalloc(f.n + 5, sizeof *av); /* also `report -o OUT FILES` */
 	int ac = 0;
 	av[ac++] = "stats";
 	if (list) {

@@ -7,6 +7,7 @@
 #include "read/nccl_log.h"
 #include "util/tmp_file.h"
 #include "util/say.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -325,7 +326,7 @@ int cmd_stats(int argc, char **argv)
 		for (size_t i = 0; i < NREPORTS; i++)
 			run.r[run.n++] = reports[i];
 	} else {
-		char *copy = strdup(list), *save = NULL;
+		char *copy = xstrdup(list), *save = NULL;
 		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 			size_t i;
 			for (i = 0; i < NREPORTS && strcmp(reports[i]->name, tok); i++)

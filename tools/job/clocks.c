@@ -177,10 +177,8 @@ static uint32_t *group_hosts(struct inputs *in, struct clocks *c)
 			;
 		if (h == c->n) {
 			c->h = xrealloc(c->h, (c->n + 1) * sizeof *c->h);
-			c->h[h] = (struct clock_host){.host = strdup(t->f.h.host), .rank_lo = -1,
+			c->h[h] = (struct clock_host){.host = xstrdup(t->f.h.host), .rank_lo = -1,
 			                              .rank_hi = -1, .known = 1};
-			if (!c->h[h].host)
-				xoom();
 			c->n++;
 		}
 		struct clock_host *ch = &c->h[h];

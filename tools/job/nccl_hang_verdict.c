@@ -5,6 +5,7 @@
  * open NVTX ranges, or another collective they waited in); or ranks that
  * waited in different operations; or counts or datatypes that differ. */
 #include "job/nccl_hang_int.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +153,7 @@ static char *mismatch_only(const struct nh_result *res)
 	size_t len = 0;
 	FILE *o = open_memstream(&buf, &len);
 	if (!o)
-		return NULL;
+		xoom();
 	const struct nh_mismatch *m = &res->m[0];
 	fprintf(o, "mismatch: on ");
 	comm(o, m->comm_name, m->comm);
@@ -185,7 +186,7 @@ char *nh_verdict(const struct nh *h)
 	size_t len = 0;
 	FILE *o = open_memstream(&buf, &len);
 	if (!o)
-		return NULL;
+		xoom();
 	int mism = 0;
 	for (size_t i = 0; i < res->nm && !mism; i++)
 		mism = res->m[i].comm == c->comm && !strcmp(res->m[i].problem, "operation");

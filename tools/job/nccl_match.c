@@ -47,9 +47,7 @@ static const char *comm_name(struct nm *m, uint64_t comm, const char *name)
 	uint64_t k = comm + !comm;
 	char *s = hmap_get(&m->names, k);
 	if (!s) {
-		s = strdup(name ? name : "");
-		if (!s)
-			xoom();
+		s = xstrdup(name ? name : "");
 		hmap_put(&m->names, k, s);
 	}
 	return s;

@@ -351,9 +351,7 @@ static void device_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	uint64_t dev = ev->v[F_GPU_DEVICE_DEVICE];
 	unsigned d = dev_index(dev);
 	free(m->dev_name[d]);
-	m->dev_name[d] = strndup(ev->s[F_GPU_DEVICE_NAME], ev->sl[F_GPU_DEVICE_NAME]);
-	if (!m->dev_name[d])
-		xoom();
+	m->dev_name[d] = xstrndup(ev->s[F_GPU_DEVICE_NAME], ev->sl[F_GPU_DEVICE_NAME]);
 	g->dev_sms[d] = ev->v[F_GPU_DEVICE_SMS];
 	g->dev_warp[d] = ev->v[F_GPU_DEVICE_WARP_SIZE];
 	model_process(m, dev);

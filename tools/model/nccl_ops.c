@@ -40,17 +40,15 @@ static struct spare *spare_of_thread(void)
 	struct spare *s = pthread_getspecific(spare_key);
 	if (!s) {
 		s = xcalloc(1, sizeof *s);
-		if (pthread_setspecific(spare_key, s))
-			exit(1);
+		if (pthread_setspecific(spare_key, s)) /* ENOMEM */
+			xoom();
 	}
 	return s;
 }
 
 struct nccl_ops *nccl_ops_new(nccl_plan_fn fn, void *ctx)
 {
-	struct nccl_ops *e = calloc(1, sizeof *e);
-	if (!e)
-		exit(1);
+	struct nccl_ops *e = xcalloc(1, sizeof *e);
 	struct spare *sp = spare_of_thread();
 	e->n = sp->n, e->cap = sp->cap, e->ids = sp->ids;
 	*sp = (struct spare){0};

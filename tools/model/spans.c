@@ -96,9 +96,7 @@ static struct sref sref_of(const struct ct_event *ev, unsigned i)
 
 struct spans *spans_new(span_fn fn, void *ctx)
 {
-	struct spans *sp = calloc(1, sizeof *sp);
-	if (!sp)
-		return NULL;
+	struct spans *sp = xcalloc(1, sizeof *sp);
 	sp->fn = fn;
 	sp->ctx = ctx;
 	sp->nbucket = 1024;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Shared helpers for GPU events: names, demangling. */
 #include "read/gpu_fields.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,7 @@ const char *gpu_sync_name(uint64_t type)
 
 char *gpu_demangle(const char *s, size_t n, size_t *outlen)
 {
-	char *z = malloc(n + 1);
-	if (!z)
-		exit(1);
+	char *z = xmalloc(n + 1);
 	memcpy(z, s, n);
 	z[n] = 0;
 	if (n > 2 && s[0] == '_' && s[1] == 'Z' && !memchr(s, 0, n)) {

@@ -3,6 +3,7 @@
 #include "read/ranks.h"
 #include "read/nccl_log.h"
 #include "util/say.h"
+#include "util/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -146,15 +147,9 @@ static void add_name(struct names *nm, const char *path, const struct stat *st)
 {
 	if (nm->n == nm->cap) {
 		nm->cap = nm->cap ? nm->cap * 2 : 16;
-		struct name *v = realloc(nm->v, nm->cap * sizeof *v);
-		if (!v)
-			exit(1);
-		nm->v = v;
+		nm->v = xrealloc(nm->v, nm->cap * sizeof *nm->v);
 	}
-	char *p = strdup(path);
-	if (!p)
-		exit(1);
-	nm->v[nm->n] = (struct name){p, st->st_dev, st->st_ino, nm->n};
+	nm->v[nm->n] = (struct name){xstrdup(path), st->st_dev, st->st_ino, nm->n};
 	nm->n++;
 }
 
@@ -169,15 +164,12 @@ static void problem(struct problems *pb, const char *fmt, ...)
 {
 	if (pb->n == pb->cap) {
 		pb->cap = pb->cap ? pb->cap * 2 : 8;
-		char **v = realloc(pb->v, pb->cap * sizeof *v);
-		if (!v)
-			exit(1);
-		pb->v = v;
+		pb->v = xrealloc(pb->v, pb->cap * sizeof *pb->v);
 	}
 	va_list ap;
 	va_start(ap, fmt);
 	if (vasprintf(&pb->v[pb->n], fmt, ap) < 0)
-		exit(1);
+		xoom();
 	va_end(ap);
 	pb->n++;
 }
@@ -213,10 +205,8 @@ static int seen_before(struct dirs_seen *ds, const struct stat *st)
 	for (size_t i = 0; i < ds->n; i++)
 		if (ds->dev[i] == st->st_dev && ds->ino[i] == st->st_ino)
 			return 1;
-	ds->dev = realloc(ds->dev, (ds->n + 1) * sizeof *ds->dev);
-	ds->ino = realloc(ds->ino, (ds->n + 1) * sizeof *ds->ino);
-	if (!ds->dev || !ds->ino)
-		exit(1);
+	ds->dev = xrealloc(ds->dev, (ds->n + 1) * sizeof *ds->dev);
+	ds->ino = xrealloc(ds->ino, (ds->n + 1) * sizeof *ds->ino);
 	ds->dev[ds->n] = st->st_dev, ds->ino[ds->n++] = st->st_ino;
 	return 0;
 }
@@ -349,10 +339,8 @@ static void drop_same_process(struct inputs *in)
 {
 	if (in->n < 2)
 		return;
-	size_t *ix = malloc(in->n * sizeof *ix);
-	char *dup = calloc(in->n, 1);
-	if (!ix || !dup)
-		exit(1);
+	size_t *ix = xmalloc(in->n * sizeof *ix);
+	char *dup = xcalloc(in->n, 1);
 	for (size_t i = 0; i < in->n; i++)
 		ix[i] = i;
 	qsort_r(ix, in->n, sizeof *ix, cmp_identity, in->v);
@@ -433,11 +421,8 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	free(ds.dev), free(ds.ino);
 	drop_same_files(&nm);
 	drop_same_files(&logs); /* a log given twice counts once */
-	if (nm.n) {
-		in->v = calloc(nm.n, sizeof *in->v);
-		if (!in->v)
-			exit(1);
-	}
+	if (nm.n)
+		in->v = xcalloc(nm.n, sizeof *in->v);
 	for (size_t i = 0; i < nm.n; i++) {
 		struct tfile *t = &in->v[in->n];
 		if (ct_file_open(&t->f, nm.v[i].path)) {
@@ -451,9 +436,7 @@ static int open_inputs(struct inputs *in, char **args, int nargs, int with_logs,
 	for (size_t i = 0; i < nm.n; i++)
 		free(nm.v[i].path);
 	free(nm.v);
-	in->logs = malloc((logs.n ? logs.n : 1) * sizeof *in->logs);
-	if (!in->logs)
-		exit(1);
+	in->logs = xmalloc(logs.n * sizeof *in->logs);
 	for (size_t i = 0; i < logs.n; i++)
 		in->logs[i] = logs.v[i].path;
 	in->nlogs = logs.n;

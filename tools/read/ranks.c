@@ -2,6 +2,7 @@
 /* Which rank each input file is shown as (ranks.h). */
 #include "read/ranks.h"
 #include "util/say.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,9 +22,7 @@ static int one_process(const struct ct_header *a, const struct ct_header *b)
  * count, below). */
 static void one_task_ranks(struct inputs *in)
 {
-	char *drop = calloc(in->n ? in->n : 1, 1);
-	if (!drop)
-		exit(1);
+	char *drop = xcalloc(in->n, 1);
 	for (size_t i = 0; i < in->n; i++) {
 		const struct tfile *t = &in->v[i];
 		if (t->rank < 0 || t->f.h.world_size > 1 || t->f.nccl_nranks < 2)
@@ -217,9 +216,7 @@ static int parent_file(const struct inputs *in, size_t i)
  * output, and its parent's, ... (a worker's worker). */
 static void set_leads(struct inputs *in)
 {
-	int *up = malloc((in->n + 1) * sizeof *up);
-	if (!up)
-		exit(1);
+	int *up = xmalloc((in->n + 1) * sizeof *up);
 	for (size_t i = 0; i < in->n; i++)
 		up[i] = parent_file(in, i);
 	for (size_t i = 0; i < in->n; i++) {

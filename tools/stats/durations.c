@@ -29,7 +29,7 @@ static struct dur_agg *find(struct durations *s, const char *key, const char *st
 	}
 	struct dur_agg *a = &s->v[s->n++];
 	memset(a, 0, sizeof *a);
-	a->key = strdup(key);
+	a->key = xstrdup(key);
 	a->style = style;
 	a->min = UINT64_MAX;
 	a->next = first;

@@ -8,6 +8,7 @@
 #include "stats/named.h"
 #include "stats/quant.h"
 #include "stats/stats.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +24,7 @@ enum { R_KERN, R_MEM, R_API };
 /* Adds a duration under a name that is not NUL-terminated. */
 static void add_sref(struct dsum *st, const struct sref *r, uint64_t d)
 {
-	char buf[512], *key = r->len < sizeof buf ? buf : malloc(r->len + 1);
-	if (!key)
-		exit(1);
+	char buf[512], *key = r->len < sizeof buf ? buf : xmalloc(r->len + 1);
 	memcpy(key, r->s, r->len);
 	key[r->len] = 0;
 	dur_add(&st->d, key, NULL, d);
@@ -88,9 +87,7 @@ static int end(void *p, struct table **out)
 
 static void *make(unsigned what, const char *title, const char *count_col, const char *name_col)
 {
-	struct dsum *st = calloc(1, sizeof *st);
-	if (!st)
-		exit(1);
+	struct dsum *st = xcalloc(1, sizeof *st);
 	st->what = what;
 	st->title = title;
 	st->count_col = count_col;
@@ -149,9 +146,7 @@ struct msize {
 
 static void *begin_size(const struct stats_opts *opts)
 {
-	struct msize *m = calloc(1, sizeof *m);
-	if (!m)
-		exit(1);
+	struct msize *m = xcalloc(1, sizeof *m);
 	m->opts = opts;
 	named_init(&m->by, sizeof(struct msz));
 	return m;
@@ -217,9 +212,7 @@ static int end_size(void *p, struct table **out)
 	static const char *const C[] = {"Total (MB)", "Count",	     "Avg (MB)",    "Med (MB)",
 	                                "Min (MB)",   "Max (MB)",    "StdDev (MB)", "Operation"};
 	struct table *t = table_new("cuda_gpu_mem_size_sum: GPU memory operations by size", 8, C);
-	struct sorder *o = calloc(m->by.n ? m->by.n : 1, sizeof *o);
-	if (!o)
-		exit(1);
+	struct sorder *o = xcalloc(m->by.n, sizeof *o);
 	for (size_t i = 0; i < m->by.n; i++)
 		o[i] = (struct sorder){i, ((struct msz *)m->by.v[i])->m.sum, m->by.keys[i]};
 	qsort(o, m->by.n, sizeof *o, cmp_sorder);

@@ -9,6 +9,7 @@
 #include "stats/named.h"
 #include "stats/quant.h"
 #include "stats/stats.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,7 @@ struct lr {
 
 static void *begin(const struct stats_opts *opts)
 {
-	struct lr *l = calloc(1, sizeof *l);
-	if (!l)
-		exit(1);
+	struct lr *l = xcalloc(1, sizeof *l);
 	l->opts = opts;
 	named_init(&l->by, sizeof(struct kl));
 	return l;
@@ -90,9 +89,7 @@ static int end(void *p, struct table **out)
 	static const char *const C[] = {"Launches", "Med Launch Latency (ns)", "Med Kernel Dur (ns)",
 	                                "Shorter Than Launch", "Name"};
 	struct table *t = table_new("launch: kernel launch statistics", 5, C);
-	struct order *o = calloc(l->by.n ? l->by.n : 1, sizeof *o);
-	if (!o)
-		exit(1);
+	struct order *o = xcalloc(l->by.n, sizeof *o);
 	for (size_t i = 0; i < l->by.n; i++)
 		o[i] = (struct order){i, ((struct kl *)l->by.v[i])->n, l->by.keys[i]};
 	qsort(o, l->by.n, sizeof *o, cmp);

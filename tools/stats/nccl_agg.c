@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "stats/nccl_agg.h"
 #include "read/nccl_names.h"
+#include "util/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +28,7 @@ static struct nccl_row *row(struct nccl_agg *a, int64_t rank, const char *func, 
 	}
 	if (a->n == a->cap) {
 		a->cap = a->cap ? a->cap * 2 : 32;
-		a->v = realloc(a->v, a->cap * sizeof *a->v);
-		if (!a->v)
-			exit(1);
+		a->v = xrealloc(a->v, a->cap * sizeof *a->v);
 	}
 	struct nccl_row *r = &a->v[a->n++];
 	memset(r, 0, sizeof *r);
@@ -69,9 +68,7 @@ static struct nccl_size_row *size_row(struct nccl_agg *a, const char *func, cons
 	}
 	if (a->ns == a->scap) {
 		a->scap = a->scap ? a->scap * 2 : 32;
-		a->s = realloc(a->s, a->scap * sizeof *a->s);
-		if (!a->s)
-			exit(1);
+		a->s = xrealloc(a->s, a->scap * sizeof *a->s);
 	}
 	struct nccl_size_row *r = &a->s[a->ns++];
 	memset(r, 0, sizeof *r);

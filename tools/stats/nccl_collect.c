@@ -150,10 +150,7 @@ static struct proc *proc_of(const struct nccl_log_line *l)
 		if (p->pid == l->pid && p->file == file && !strcmp(p->host, l->host))
 			return p;
 	}
-	struct proc *v = realloc(collect.p, (collect.np + 1) * sizeof *v);
-	if (!v)
-		exit(1);
-	collect.p = v;
+	collect.p = xrealloc(collect.p, (collect.np + 1) * sizeof *collect.p);
 	struct proc *p = &collect.p[collect.np++];
 	memset(p, 0, sizeof *p);
 	snprintf(p->host, sizeof p->host, "%s", l->host);

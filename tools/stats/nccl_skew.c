@@ -190,9 +190,7 @@ static const char *comm_name(struct st *s, uint64_t hash, const char *name)
 {
 	char *n = hmap_get(&s->names, hash + !hash);
 	if (!n) {
-		n = strdup(name);
-		if (!n)
-			xoom();
+		n = xstrdup(name);
 		hmap_put(&s->names, hash + !hash, n);
 	}
 	return n;
@@ -208,9 +206,7 @@ static const char *func_name(struct st *s, const char *f)
 		s->fcap = s->fcap ? 2 * s->fcap : 16;
 		s->funcs = xrealloc(s->funcs, s->fcap * sizeof *s->funcs);
 	}
-	char *n = strdup(f);
-	if (!n)
-		xoom();
+	char *n = xstrdup(f);
 	return s->funcs[s->nfuncs++] = n;
 }
 

@@ -7,6 +7,7 @@
 #include "stats/nccl_collect.h"
 #include "stats/stats.h"
 #include "read/nccl_names.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,7 @@ struct st {
 
 static void *begin(const struct stats_opts *opts)
 {
-	struct st *s = calloc(1, sizeof *s);
-	if (!s)
-		exit(1);
+	struct st *s = xcalloc(1, sizeof *s);
 	s->feeder = nccl_collect_begin(opts);
 	s->opts = opts;
 	return s;
@@ -37,9 +36,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 /* A part is not one of the collection's users: it only notes. */
 static void *part(void *p)
 {
-	struct st *s = p, *q = calloc(1, sizeof *q);
-	if (!q)
-		exit(1);
+	struct st *s = p, *q = xcalloc(1, sizeof *q);
 	q->feeder = s->feeder;
 	q->opts = s->opts;
 	return q;
@@ -89,9 +86,7 @@ static struct nccl_row *merge_rows(const struct nccl_agg *a,
                                    int (*same)(const struct nccl_row *, const struct nccl_row *),
                                    size_t *count)
 {
-	struct nccl_row *m = calloc(a->n + 1, sizeof *m);
-	if (!m)
-		exit(1);
+	struct nccl_row *m = xcalloc(a->n + 1, sizeof *m);
 	size_t n = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct nccl_row *r = &a->v[i];
@@ -215,10 +210,8 @@ static int end_sizes(void *p, struct table **out)
 	cols[1 + NB_N] = "Total";
 	struct table *t1 =
 	    table_new("nccl_sizes: calls per message size, by operation", 2 + NB_N, cols);
-	const char **names = calloc(a->n + 1, sizeof *names);
-	int64_t *ranks = calloc(a->n + 1, sizeof *ranks);
-	if (!names || !ranks)
-		exit(1);
+	const char **names = xcalloc(a->n + 1, sizeof *names);
+	int64_t *ranks = xcalloc(a->n + 1, sizeof *ranks);
 	size_t nn = 0, nr = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		size_t k;
@@ -286,9 +279,7 @@ static int end_calls(void *p, struct table **out)
 		nccl_collect_release();
 		return 0;
 	}
-	const struct nccl_size_row **m = calloc(a->ns + 1, sizeof *m);
-	if (!m)
-		exit(1);
+	const struct nccl_size_row **m = xcalloc(a->ns + 1, sizeof *m);
 	for (size_t i = 0; i < a->ns; i++)
 		m[i] = &a->s[i];
 	qsort(m, a->ns, sizeof *m, cmp_size_row);

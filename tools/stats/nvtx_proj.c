@@ -8,6 +8,7 @@
 #include "stats/named.h"
 #include "stats/quant.h"
 #include "stats/stats.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,7 @@ struct np {
 
 static void *begin(const struct stats_opts *opts)
 {
-	struct np *p = calloc(1, sizeof *p);
-	if (!p)
-		exit(1);
+	struct np *p = xcalloc(1, sizeof *p);
 	p->opts = opts;
 	named_init(&p->by, sizeof(struct pr));
 	return p;
@@ -118,9 +117,7 @@ static int end(void *ctx, struct table **out)
 	    "Proj Max (ns)",   "Proj StdDev (ns)", "Total GPU Ops",      "Avg GPU Ops",
 	    "Avg Range Lvl",   "Avg Num Child"};
 	struct table *t = table_new("nvtx_gpu_proj_sum: NVTX range GPU projection summary", 14, C);
-	struct order *o = calloc(p->by.n ? p->by.n : 1, sizeof *o);
-	if (!o)
-		exit(1);
+	struct order *o = xcalloc(p->by.n, sizeof *o);
 	for (size_t i = 0; i < p->by.n; i++)
 		o[i] = (struct order){i, ((struct pr *)p->by.v[i])->m.sum, p->by.keys[i]};
 	qsort(o, p->by.n, sizeof *o, cmp);

@@ -3,6 +3,7 @@
  * `nsys stats --report nvtx_sum`. One row per range name and style. */
 #include "stats/durations.h"
 #include "stats/stats.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,7 @@ struct nvtx_sum {
 static void *begin(const struct stats_opts *opts)
 {
 	(void)opts;
-	struct nvtx_sum *st = calloc(1, sizeof *st);
-	if (!st)
-		exit(1);
-	return st;
+	return xcalloc(1, sizeof(struct nvtx_sum));
 }
 
 /* A range's name as nsys's NVTX reports write it: "domain:name", the

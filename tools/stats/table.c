@@ -3,6 +3,7 @@
 #include "util/json_escape.h"
 #include "util/term_escape.h"
 #include "util/utf8.h"
+#include "util/xalloc.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -25,14 +26,12 @@ struct table {
 
 struct table *table_new(const char *title, int ncols, const char *const *cols)
 {
-	struct table *t = calloc(1, sizeof *t);
-	if (!t)
-		exit(1);
-	t->title = strdup(title);
+	struct table *t = xcalloc(1, sizeof *t);
+	t->title = xstrdup(title);
 	t->ncols = ncols;
-	t->cols = calloc((size_t)ncols, sizeof *t->cols);
+	t->cols = xcalloc((size_t)ncols, sizeof *t->cols);
 	for (int i = 0; i < ncols; i++)
-		t->cols[i] = strdup(cols[i]);
+		t->cols[i] = xstrdup(cols[i]);
 	return t;
 }
 
@@ -45,30 +44,28 @@ static void add(struct table *t, char *text, int numeric)
 {
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 64;
-		t->cells = realloc(t->cells, t->cap * sizeof *t->cells);
-		if (!t->cells)
-			exit(1);
+		t->cells = xrealloc(t->cells, t->cap * sizeof *t->cells);
 	}
 	t->cells[t->n++] = (struct cell){text, numeric};
 }
 
 void table_str(struct table *t, const char *s)
 {
-	add(t, strdup(s), 0);
+	add(t, xstrdup(s), 0);
 }
 
 void table_u64(struct table *t, uint64_t v)
 {
 	char b[32];
 	snprintf(b, sizeof b, "%" PRIu64, v);
-	add(t, strdup(b), 1);
+	add(t, xstrdup(b), 1);
 }
 
 void table_i64(struct table *t, int64_t v)
 {
 	char b[32];
 	snprintf(b, sizeof b, "%" PRId64, v);
-	add(t, strdup(b), 1);
+	add(t, xstrdup(b), 1);
 }
 
 void table_f(struct table *t, double v, int decimals)
@@ -79,12 +76,12 @@ void table_f(struct table *t, double v, int decimals)
 	}
 	char b[400]; /* %.*f of up to 1.8e308 */
 	snprintf(b, sizeof b, "%.*f", decimals, v);
-	add(t, strdup(b), 1);
+	add(t, xstrdup(b), 1);
 }
 
 void table_null(struct table *t)
 {
-	add(t, strdup(""), 2);
+	add(t, xstrdup(""), 2);
 }
 
 /* text / div with `decimals` digits, rounded half up, exactly for a
@@ -121,7 +118,7 @@ static char *scaled(const char *text, uint64_t div, int decimals)
 	} else {
 		snprintf(b, sizeof b, "%.*f", decimals, strtod(text, NULL) / (double)div);
 	}
-	return strdup(b);
+	return xstrdup(b);
 }
 
 void table_timeunit(struct table *t, const char *unit, uint64_t ns_per_unit, int decimals)
@@ -133,7 +130,7 @@ void table_timeunit(struct table *t, const char *unit, uint64_t ns_per_unit, int
 		char name[256];
 		snprintf(name, sizeof name, "%.*s (%s)", (int)(n - 5), t->cols[c], unit);
 		free(t->cols[c]);
-		t->cols[c] = strdup(name);
+		t->cols[c] = xstrdup(name);
 		for (size_t i = (size_t)c; i < t->n; i += (size_t)t->ncols) {
 			if (t->cells[i].numeric != 1)
 				continue;
@@ -147,9 +144,7 @@ void table_timeunit(struct table *t, const char *unit, uint64_t ns_per_unit, int
 void table_note(struct table *t, const char *note)
 {
 	free(t->note);
-	t->note = strdup(note);
-	if (!t->note)
-		exit(1);
+	t->note = xstrdup(note);
 }
 
 /* CSV is read as UTF-8 (pandas, Python's csv): the traced program's
@@ -252,11 +247,9 @@ void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int
 	}
 	/* Text from the traced program is escaped for the terminal (a newline
 	 * would break the row, an ESC drive the terminal); widths in columns. */
-	size_t *w = calloc((size_t)t->ncols, sizeof *w);
-	char **esc = calloc(t->n ? t->n : 1, sizeof *esc);
-	size_t *ew = calloc(t->n ? t->n : 1, sizeof *ew);
-	if (!w || !esc || !ew)
-		exit(1);
+	size_t *w = xcalloc((size_t)t->ncols, sizeof *w);
+	char **esc = xcalloc(t->n, sizeof *esc);
+	size_t *ew = xcalloc(t->n, sizeof *ew);
 	for (int c = 0; c < t->ncols; c++)
 		w[c] = strlen(t->cols[c]);
 	for (size_t i = 0; i < t->n; i++) {

@@ -10,6 +10,7 @@
 #include "write/chrome/chrome_int.h"
 #include "read/gpu_fields.h"
 #include "util/hmap.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 
@@ -34,10 +35,8 @@ static struct cfile *caches(struct chrome *c)
 {
 	struct cfile *cf = c->cf;
 	if (!cf->shapes) {
-		cf->shapes = calloc(SHAPE_SLOTS, sizeof *cf->shapes);
-		cf->heads = calloc(HEAD_SLOTS, sizeof *cf->heads);
-		if (!cf->shapes || !cf->heads)
-			exit(1);
+		cf->shapes = xcalloc(SHAPE_SLOTS, sizeof *cf->shapes);
+		cf->heads = xcalloc(HEAD_SLOTS, sizeof *cf->heads);
 	}
 	return cf;
 }

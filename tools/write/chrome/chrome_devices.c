@@ -9,6 +9,7 @@
  * trailer) counts no device record. */
 #include "write/chrome/chrome_int.h"
 #include "read/gpu_fields.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +39,8 @@ static void scan(struct tfile *t, struct dev *devs, size_t *ndev)
 				continue; /* first description of an id wins */
 			struct dev *d = &devs[(*ndev)++];
 			d->id = id;
-			d->name = strndup(ev.s[F_GPU_DEVICE_NAME], ev.sl[F_GPU_DEVICE_NAME]);
-			d->uuid = strndup(ev.s[F_GPU_DEVICE_UUID], ev.sl[F_GPU_DEVICE_UUID]);
+			d->name = xstrndup(ev.s[F_GPU_DEVICE_NAME], ev.sl[F_GPU_DEVICE_NAME]);
+			d->uuid = xstrndup(ev.s[F_GPU_DEVICE_UUID], ev.sl[F_GPU_DEVICE_UUID]);
 			d->gmem = ev.v[F_GPU_DEVICE_GLOBAL_MEMORY];
 			d->ccmaj = ev.v[F_GPU_DEVICE_CC_MAJOR];
 			d->ccmin = ev.v[F_GPU_DEVICE_CC_MINOR];

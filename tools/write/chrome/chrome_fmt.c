@@ -3,6 +3,7 @@
  * process and thread ids of tracks, times; and the per-file caches that
  * keep this fast. */
 #include "write/chrome/chrome_int.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 
@@ -42,10 +43,7 @@ uint64_t chrome_track_pid(const struct chrome *c, const struct m_track *tr)
 
 struct cfile *chrome_cfile_new(void)
 {
-	struct cfile *cf = calloc(1, sizeof *cf);
-	if (!cf)
-		exit(1);
-	return cf;
+	return xcalloc(1, sizeof(struct cfile));
 }
 
 const char *chrome_pt_slow(struct chrome *c, const struct m_track *tr, uint32_t *len)
@@ -56,10 +54,8 @@ const char *chrome_pt_slow(struct chrome *c, const struct m_track *tr, uint32_t 
 		size_t n = cf->npt ? cf->npt * 2 : 64;
 		while (n <= i)
 			n *= 2;
-		cf->pt = realloc(cf->pt, n * sizeof *cf->pt);
-		cf->pt_len = realloc(cf->pt_len, n);
-		if (!cf->pt || !cf->pt_len)
-			exit(1);
+		cf->pt = xrealloc(cf->pt, n * sizeof *cf->pt);
+		cf->pt_len = xrealloc(cf->pt_len, n);
 		memset(cf->pt_len + cf->npt, 0, n - cf->npt);
 		cf->npt = n;
 	}

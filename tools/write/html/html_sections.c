@@ -286,14 +286,6 @@ static size_t uniq_i64(int64_t *v, size_t n)
 	return m;
 }
 
-static char *dup(const char *s)
-{
-	char *d = strdup(s);
-	if (!d)
-		xoom();
-	return d;
-}
-
 /* A grid of t's rows that have a step (or a bucket start, in ns: time):
  * one row per key (columns ka, kb; kb -1: none), a column per MAX_COLS-th
  * of the steps, each cell the row with the largest value v among the
@@ -354,7 +346,7 @@ static int grid(struct matrix *m, int ka, int kb, int stepc, int time, int least
 				       : snprintf(b, sizeof b, "no rank");
 		if (kb >= 0)
 			snprintf(b + w, sizeof b - (size_t)w, " GPU %lld", (long long)keys[i].b);
-		m->rlab[i] = dup(b);
+		m->rlab[i] = xstrdup(b);
 	}
 	for (size_t j = 0; j < nc; j++) {
 		char b[64];
@@ -365,7 +357,7 @@ static int grid(struct matrix *m, int ka, int kb, int stepc, int time, int least
 			snprintf(b, sizeof b, "step %lld", (long long)steps[lo]);
 		else
 			snprintf(b, sizeof b, "steps %lld-%lld", (long long)steps[lo], (long long)steps[hi]);
-		m->clab[j] = dup(b);
+		m->clab[j] = xstrdup(b);
 	}
 	m->nr = nk, m->nc = nc, m->cell = cell;
 	free(keys);

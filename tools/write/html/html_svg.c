@@ -3,6 +3,7 @@
  * and lines. Each mark's <title> quotes its table cells as "Column: text"
  * so that hovering shows the exact figures (and a test can find them). */
 #include "write/html/html.h"
+#include "util/xalloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -138,10 +139,8 @@ static int cmp_d(const void *x, const void *y)
  * (their marks sit on the edge; their titles keep the exact value). */
 static int range(const struct matrix *m, double *lo, double *hi)
 {
-	double *v = calloc(m->nr * m->nc + 1, sizeof *v);
+	double *v = xcalloc(m->nr * m->nc + 1, sizeof *v);
 	size_t n = 0;
-	if (!v)
-		exit(1);
 	for (size_t i = 0; i < m->nr * m->nc; i++)
 		if (m->cell[i] >= 0 && !isnan(table_num(m->t, (size_t)m->cell[i], m->v)))
 			v[n++] = table_num(m->t, (size_t)m->cell[i], m->v);

@@ -5,6 +5,7 @@
  * range, goes to a lane track of its own: the JSON's overlapping slices,
  * which Perfetto would drop or misnest. */
 #include "write/pftrace/pftrace_int.h"
+#include "util/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +42,7 @@ struct ptrack *ptrack_grow(struct pft *p, const struct m_track *tr)
 		size_t n = p->ntr ? p->ntr * 2 : 64;
 		while (n <= i)
 			n *= 2;
-		p->tr = realloc(p->tr, n * sizeof *p->tr);
-		if (!p->tr)
-			exit(1);
+		p->tr = xrealloc(p->tr, n * sizeof *p->tr);
 		memset(p->tr + p->ntr, 0, (n - p->ntr) * sizeof *p->tr);
 		p->ntr = n;
 	}

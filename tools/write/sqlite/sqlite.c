@@ -52,7 +52,7 @@ static void on_event(void *ctx, const struct m_event *ev)
 		if (ev->process.name) {
 			struct gpu_info *g = sq_gpu_of(q, ev->process.device);
 			if (g && !g->name)
-				g->name = strdup(ev->process.name);
+				g->name = xstrdup(ev->process.name);
 		}
 		return;
 	case ME_TRACK:
@@ -202,7 +202,7 @@ static int gpu_row_new(struct sq *q, const struct gpu_info *g)
 	if (q->nwritten < MAXGPU) {
 		struct gpu_info *w = &q->written[q->nwritten++];
 		*w = *g;
-		w->name = g->name ? strdup(g->name) : NULL;
+		w->name = g->name ? xstrdup(g->name) : NULL;
 	}
 	return 1;
 }

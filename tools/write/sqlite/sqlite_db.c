@@ -249,10 +249,10 @@ static int prepare(struct sdb *d, int t, int rows, sqlite3_stmt **st)
 int sdb_open(struct sdb *d, const char *path)
 {
 	memset(d, 0, sizeof *d);
-	d->path = strdup(path);
+	d->path = xstrdup(path);
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-	if (!d->path || asprintf(&d->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0)
+	if (asprintf(&d->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0)
 		xoom();
 	int fd = mkostemps(d->tmp, 4, O_CLOEXEC);
 	if (fd < 0) {
