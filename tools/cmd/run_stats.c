@@ -219,6 +219,7 @@ static double since(const struct timespec *a)
 static void wait_for_ranks(const struct job *j, const char *dir, const char *glob,
 			   const struct timespec *t0, const char *id)
 {
+	/* raw: a world too large to hold (a stray WORLD_SIZE) is not waited for */
 	char *seen = calloc((size_t)j->world, 2), *open_ = seen + j->world;
 	if (!seen)
 		return;

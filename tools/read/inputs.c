@@ -101,6 +101,7 @@ static void park(struct ct_file *f)
 {
 	if (!f->f || f->p)
 		return;
+	/* raw: without the memory the file stays open, as below */
 	struct lazy *z = calloc(1, sizeof *z);
 	FILE *s = NULL;
 	if (z && (z->path = strdup(f->path))) {

@@ -287,7 +287,8 @@ int nccl_log_step_mark(const struct nccl_log_steps *s, const char *line, size_t 
 		return 0;
 	/* REG_STARTEND: the line's bytes, NULs included. The line need not
 	 * end in a NUL, but regexec's sanitizer interceptors read up to one:
-	 * a copy that has it. */
+	 * a copy that has it. Raw malloc: this file stands alone (the fuzz
+	 * target links it without util/); a line it cannot copy marks no step. */
 	char small[4096], *c = len < sizeof small ? small : malloc(len + 1);
 	if (!c)
 		return 0;

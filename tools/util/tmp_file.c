@@ -25,7 +25,7 @@ FILE *tmp_file_open(struct tmp_file *t, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	t->path = strdup(path);
+	t->path = strdup(path); /* raw: a failure is this output's (ENOMEM), said by the caller */
 	if (!t->path || asprintf(&t->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0) {
 		free(t->path);
 		errno = ENOMEM;

@@ -24,7 +24,7 @@ int out_open(struct out *o, const char *path)
 {
 	memset(o, 0, sizeof *o);
 	o->cap = BUF;
-	o->buf = malloc(o->cap);
+	o->buf = malloc(o->cap); /* raw: the caller says why the output failed (ENOMEM) */
 	if (!o->buf)
 		return -1;
 	if (!strcmp(path, "-"))
@@ -39,7 +39,7 @@ int out_open(struct out *o, const char *path)
 		return -1;
 	}
 	if (strcmp(path, "-") && is_gz(path)) {
-		z_stream *z = calloc(1, sizeof *z);
+		z_stream *z = calloc(1, sizeof *z); /* raw: as o->buf */
 		o->zbuf = malloc(BUF);
 		if (!z || !o->zbuf || deflateInit2(z, GZ_LEVEL, Z_DEFLATED, 15 + 16, 8,
 						   Z_DEFAULT_STRATEGY) != Z_OK) {

@@ -18,6 +18,11 @@
 
 #define GZ_LEVEL 1 /* speed over size: .ctr is the compact format */
 
+/* The sink allocates with plain malloc, not util/xalloc.h: running out of
+ * memory fails the output it writes (oom, then ENOMEM from sink_close or
+ * sink_open, said by the caller), and its temporary file is removed; an
+ * exit there would leave the file behind (tmp_guard acts on signals). */
+
 /* Writing is done by a thread of the sink's own, so that the workers go on
  * formatting while the kernel copies their output (a third of the time of
  * a conversion into a file). At most NSLOT chunks of the current piece
@@ -63,7 +68,7 @@ struct sink {
 	int fd, gz, err; /* err: set by write_all (the writer thread once it runs) */
 	char *path, *tmp; /* the output, and the name it is written under until complete */
 	int guard;	  /* tmp_guard slot */
-	int oom;	 /* a chunk could not be compressed (under lock) */
+	int oom;	 /* a chunk could not be compressed or kept (under lock) */
 	pthread_mutex_t lock;
 	pthread_cond_t ready, room; /* a chunk to write; room in the queue */
 	pthread_t writer;
@@ -215,7 +220,7 @@ static struct piece *waiting_piece(struct sink *s, uint64_t key, int make)
 		return *pp;
 	if (!make)
 		return NULL;
-	struct piece *p = calloc(1, sizeof *p);
+	struct piece *p = calloc(1, sizeof *p); /* raw: see the top */
 	if (!p)
 		return NULL;
 	p->key = key;
@@ -286,7 +291,7 @@ static void take_buffer(struct sink *s, struct item *it, char **buf, size_t *cap
 static void enqueue(struct sink *s, uint64_t key, char **buf, size_t *cap, size_t n, uint32_t crc,
 		    size_t len)
 {
-	struct item *it = calloc(1, sizeof *it);
+	struct item *it = calloc(1, sizeof *it); /* raw: see the top */
 	pthread_mutex_lock(&s->lock);
 	if (!it) {
 		s->oom = 1;
@@ -361,7 +366,7 @@ static int open_tmp(struct sink *s, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	s->path = strdup(path);
+	s->path = strdup(path); /* raw: see the top */
 	if (!s->path || asprintf(&s->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0) {
 		s->tmp = NULL;
 		errno = ENOMEM;
@@ -385,7 +390,7 @@ static int open_tmp(struct sink *s, const char *path)
 
 struct sink *sink_open(const char *path)
 {
-	struct sink *s = calloc(1, sizeof *s);
+	struct sink *s = calloc(1, sizeof *s); /* raw: see the top */
 	if (!s)
 		return NULL;
 	s->guard = -1;
@@ -439,13 +444,13 @@ struct sink *sink_open(const char *path)
 static int compress_chunk(const char *buf, size_t len, size_t *out)
 {
 	if (!tz) {
-		tz = calloc(1, sizeof *tz);
+		tz = calloc(1, sizeof *tz); /* raw: see the top */
 		if (!tz || deflateInit2(tz, GZ_LEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 			return -1;
 	}
 	size_t need = deflateBound(tz, (uLong)len) + 64;
 	if (need > tzcap) {
-		char *b = realloc(tzbuf, need);
+		char *b = realloc(tzbuf, need); /* raw: see the top */
 		if (!b)
 			return -1;
 		tzbuf = b, tzcap = need;

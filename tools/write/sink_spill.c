@@ -33,7 +33,7 @@ static int make_file(const char *dir)
 	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		return fd;
-	char *name;
+	char *name; /* raw: without a spill file the pieces wait in memory */
 	if (asprintf(&name, "%s/.cuptrace-spill.XXXXXX", dir) < 0)
 		return -1;
 	fd = mkostemp(name, O_CLOEXEC);
@@ -54,6 +54,7 @@ static int open_spill(const char *beside)
 	const char *slash = strrchr(beside, '/');
 	if (!slash)
 		return make_file(".");
+	/* raw: without a spill file the pieces wait in memory */
 	char *dir = strndup(beside, slash == beside ? 1 : (size_t)(slash - beside));
 	int fd = dir ? make_file(dir) : -1;
 	free(dir);
@@ -108,6 +109,7 @@ int spill_write(struct sink_spill *sp, const void *buf, size_t n, uint64_t off)
  * copy_file_range nor sendfile). */
 static ssize_t bounce(struct sink_spill *sp, int from, int fd, off_t *in, size_t n)
 {
+	/* raw: a copy that fails fails the output (ENOMEM), temporary file removed */
 	if (!sp->bounce && !(sp->bounce = malloc(BOUNCE)))
 		return -1;
 	ssize_t r = pread(from, sp->bounce, n < BOUNCE ? n : BOUNCE, *in);

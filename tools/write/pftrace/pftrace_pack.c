@@ -43,7 +43,7 @@ void pack_chunk(struct pft *p, size_t threshold)
 	}
 	size_t bound = ZSTD_compressBound(o->len) + HEAD;
 	if (p->zcap < bound) {
-		char *b = realloc(p->zbuf, bound);
+		char *b = realloc(p->zbuf, bound); /* raw: without it the chunk goes plain */
 		if (!b) {
 			out_hand_over(o);
 			return;
