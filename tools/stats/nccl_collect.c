@@ -8,6 +8,7 @@
 #include "util/xalloc.h"
 #include "util/say.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,7 +172,7 @@ void nccl_collect_log(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		perror(path);
+		say("%s: %s", path, strerror(errno));
 		return;
 	}
 	collect.nfiles++;
@@ -268,7 +269,7 @@ void nccl_collect_log(const char *path)
 		}
 	}
 	if (ferror(f))
-		perror(path);
+		say("%s: %s", path, strerror(errno));
 	fclose(f);
 	if (steps && !marks) {
 		/* as a trace without steps: none of its calls is in a step */
