@@ -26,6 +26,24 @@ void html_table(FILE *f, const struct table *t, const size_t *rows, size_t n);
 void html_head_assets(FILE *f);
 void html_script(FILE *f);
 
+/* ---- the page's frame (html_page.c) ---- */
+
+struct inputs;
+struct stats_opts;
+struct tabs;
+/* From <!DOCTYPE html> to the page's <h1>. */
+void html_page_begin(FILE *f);
+/* What was traced, where, and whether anything was lost (command, hosts,
+ * files, ranks, GPUs, window, events, drops, damaged files, a hang, the
+ * slowest rank); all: every report table of the page. */
+void html_header(FILE *f, const struct inputs *in, const struct tabs *all,
+		 const struct stats_opts *opts);
+/* A section's <section id="sID"> and <h2>, and its close. */
+void html_section_begin(FILE *f, size_t id, const char *title);
+void html_section_end(FILE *f);
+/* The closing section (how to see the full trace), the script, </html>. */
+void html_page_end(FILE *f);
+
 /* ---- charts (html_svg.c) ---- */
 
 /* A colour for v in [0, 1] on a light-to-dark scale. */
