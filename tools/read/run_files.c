@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/* The trace files a `cuptrace run` wrote (run_files.h): found by the
+ * output pattern, their times and their job id; in a launcher's job, the
+ * rank that summarises waits for the others' files to close. */
+#include "read/run_files.h"
+#include "config.h"
+#include "pattern.h"
+#include "rankenv.h"
+#include "cuptrace/format.h"
+#include "read/inputs.h"
+#include "read/live.h"
+#include "util/say.h"
+#include "util/xalloc.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the files a run wrote ---- */
+
+/* The output pattern as an fnmatch pattern: each escape is '*'; a
+ * directory ('/' at the end) with the name the library gives files there. */
+static void pattern_glob(const char *pat, char *out, size_t len)
+{
+	size_t o = 0;
+	char whole[PATH_MAX + sizeof CT_PATTERN_DIR_DEFAULT];
+	size_t pl = strlen(pat);
+	if (pl && pat[pl - 1] == '/' && pl < PATH_MAX) {
+		snprintf(whole, sizeof whole, "%s%s", pat, CT_PATTERN_DIR_DEFAULT);
+		pat = whole;
+	}
+	for (const char *p = pat; *p && o + 2 < len; p++) {
+		if (*p != '%') {
+			if (strchr("*?[\\", *p))
+				out[o++] = '\\';
+			out[o++] = *p;
+			continue;
+		}
+		if (p[1] == '%') {
+			out[o++] = '%', p++;
+			continue;
+		}
+		if (p[1] == 'q' && p[2] == '{') {
+			const char *e = strchr(p, '}');
+			p = e ? e : p + strlen(p) - 1;
+		} else if (p[1])
+			p++;
+		if (!o || out[o - 1] != '*')
+			out[o++] = '*';
+	}
+	out[o] = 0;
+}
+
+/* The job id in the header of the trace file at path ("" none; -1 unreadable). */
+static int job_of_file(const char *path, char *job, size_t jlen)
+{
+	char host[256];
+	uint64_t pid;
+	int64_t rank;
+	return trace_file_who(path, &rank, host, sizeof host, &pid, job, jlen);
+}
+
+/* *.ctr files under dir (recursively) matching glob, written since t0, of
+ * the job (header job id) `job` when not NULL. */
+static void find_written(const char *dir, const char *glob, const struct timespec *t0,
+			 const char *job, struct run_files *f, int depth)
+{
+	DIR *d = opendir(dir);
+	if (!d || depth > 16) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char path[PATH_MAX];
+		if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
+			continue;
+		struct stat st;
+		if (stat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			find_written(path, glob, t0, job, f, depth + 1);
+			continue;
+		}
+		size_t n = strlen(path);
+		const char *rel = !strncmp(path, "./", 2) ? path + 2 : path;
+		if (!S_ISREG(st.st_mode) || n < 4 || strcmp(path + n - 4, ".ctr") ||
+		    fnmatch(glob, rel, 0) ||
+		    st.st_mtim.tv_sec < t0->tv_sec ||
+		    (st.st_mtim.tv_sec == t0->tv_sec && st.st_mtim.tv_nsec < t0->tv_nsec))
+			continue;
+		char id[257];
+		if (job && (job_of_file(path, id, sizeof id) || strcmp(id, job)))
+			continue; /* another run's, into the same place */
+		if (f->n == f->cap) {
+			f->cap = f->cap ? f->cap * 2 : 16;
+			f->v = xrealloc(f->v, f->cap * sizeof *f->v);
+		}
+		f->v[f->n++] = xstrdup(rel);
+	}
+	closedir(d);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+void run_files_where(const char *pat, char *dir, size_t dlen, char *glob, size_t glen)
+{
+	const char *rel = !strncmp(pat, "./", 2) ? pat + 2 : pat;
+	pattern_glob(rel, glob, glen);
+	const char *pc = strchr(rel, '%');
+	size_t n = pc ? (size_t)(pc - rel) : strlen(rel);
+	while (n && rel[n - 1] != '/')
+		n--;
+	if (n > 1 && n < dlen) {
+		memcpy(dir, rel, n - 1);
+		dir[n - 1] = 0;
+	} else
+		snprintf(dir, dlen, "%s", n == 1 ? "/" : ".");
+}
+
+void run_files_find(const char *dir, const char *glob, const struct timespec *t0, const char *job,
+		    struct run_files *f)
+{
+	find_written(dir, glob, t0, job, f, 0);
+	if (f->n)
+		qsort(f->v, f->n, sizeof *f->v, cmp_str);
+}
+
+void run_files_free(struct run_files *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i]);
+	free(f->v);
+	memset(f, 0, sizeof *f);
+}
+
+/* ---- a launcher's job ---- */
+
+#define QUIET_S 10 /* no trace file changed this long: the rest are not coming */
+
+void run_job_of(const struct ct_config *cfg, struct run_job *j)
+{
+	struct ct_rankinfo ri;
+	ct_rank_detect(&ri, (const char *(*)(const char *))getenv);
+	memset(j, 0, sizeof *j);
+	if (ri.world_size <= 1 || ri.rank < 0 || ri.rank >= ri.world_size)
+		return;
+	j->rank = ri.rank, j->world = ri.world_size;
+	const struct ct_rankset *set = &cfg->ranks;
+	long first = -1, n = 0;
+	if (set->all) {
+		first = 0, n = j->world;
+	} else if (!set->local) {
+		for (long r = 0; r < j->world; r++)
+			if (ct_rankset_has(set, r, -1)) {
+				if (first < 0)
+					first = r;
+				n++;
+			}
+	} else if (ri.local_size > 0) {
+		/* ranks placed by node: rank r is local rank r % local_size */
+		for (long r = 0; r < j->world; r++)
+			if (ct_rankset_has(set, r, r % ri.local_size)) {
+				if (first < 0)
+					first = r;
+				n++;
+			}
+	} else { /* no local size: the leader is the one whose local rank is first */
+		for (long l = 0; l < j->world && first < 0; l++)
+			if (ct_rankset_has(set, l, l))
+				first = l;
+	}
+	j->leader = first == j->rank;
+	j->expected = n;
+}
+
+/* 1 when the file at path ends with a trailer: its process closed it. */
+static int closed_file(const char *path, off_t size)
+{
+	if (size < CT_TRAILER_SIZE)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	uint32_t magic = 0;
+	ssize_t n = pread(fd, &magic, sizeof magic, size - CT_TRAILER_SIZE);
+	close(fd);
+	return n == (ssize_t)sizeof magic && magic == CT_TRAILER_MAGIC;
+}
+
+/* 1 when the file is finished: closed, or cut short by a process of this
+ * host that is gone (killed); 0 while it is being written; -1 when it
+ * cannot be read yet. *rank is its header's. */
+static int file_done(const char *path, off_t size, int64_t *rank)
+{
+	char host[256];
+	uint64_t pid;
+	if (trace_file_who(path, rank, host, sizeof host, &pid, NULL, 0))
+		return -1;
+	if (closed_file(path, size))
+		return 1;
+	return trace_process_alive(host, pid) == 0;
+}
+
+static double since(const struct timespec *a)
+{
+	struct timespec b;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) + (double)(b.tv_nsec - a->tv_nsec) / 1e9;
+}
+
+void run_job_wait(const struct run_job *j, const char *dir, const char *glob,
+		  const struct timespec *t0, const char *id)
+{
+	/* raw: a world too large to hold (a stray WORLD_SIZE) is not waited for */
+	char *seen = calloc((size_t)j->world, 2), *open_ = seen + j->world;
+	if (!seen)
+		return;
+	struct timespec start, changed;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	changed = start;
+	unsigned long long last_sig = 0;
+	int said = 0;
+	for (;;) {
+		struct run_files f = {0};
+		find_written(dir, glob, t0, id, &f, 0);
+		long ranks = 0;
+		int64_t rank;
+		unsigned long long sig = f.n;
+		memset(seen, 0, 2 * (size_t)j->world);
+		for (size_t i = 0; i < f.n; i++) {
+			struct stat st;
+			if (stat(f.v[i], &st) == 0) {
+				sig = sig * 1000003u + (unsigned long long)st.st_size;
+				int done = file_done(f.v[i], st.st_size, &rank);
+				if (done >= 0 && rank >= 0 && rank < j->world) {
+					seen[rank] = 1;
+					open_[rank] |= !done;
+				}
+			}
+			free(f.v[i]);
+		}
+		free(f.v);
+		for (long r = 0; r < j->world; r++)
+			ranks += seen[r] && !open_[r];
+		if (j->expected && ranks >= j->expected)
+			break;
+		if (sig != last_sig) {
+			last_sig = sig;
+			clock_gettime(CLOCK_MONOTONIC, &changed);
+		} else if (since(&changed) >= QUIET_S) {
+			say_cmd("%ld of %ld ranks finished their files; no trace "
+			        "file changed for %d s: summarising what there is",
+			        ranks, j->expected, QUIET_S);
+			break;
+		}
+		if (!said && since(&start) >= 1.0) {
+			say_cmd("rank %ld waits for the other ranks' files "
+			        "(%ld of %ld finished)",
+			        j->rank, ranks, j->expected);
+			said = 1;
+		}
+		struct timespec nap = {0, 200 * 1000000L};
+		nanosleep(&nap, NULL);
+	}
+	free(seen);
+}
