@@ -188,7 +188,7 @@ int cmd_convert(int argc, char **argv)
 		 : pftrace ? convert_pftrace(&in, outpath, jobs, any_order, plain, &written)
 		           : convert_merged(&in, outpath, jobs, any_order, &written);
 	for (size_t i = 0; i < in.n; i++)
-		if (in.v[i].f.status == CT_TRUNCATED || in.v[i].f.status == CT_DAMAGED)
+		if (in.v[i].f.status == CT_TRUNCATED) /* a damaged one was said with rc 1 */
 			say_warning("%s", tfile_err(&in.v[i]));
 	/* "wrote" only for what is complete under its name. */
 	if (outpath && strcmp(outpath, "-") && written)

@@ -65,7 +65,7 @@ int cmd_events(int argc, char **argv)
 		if (model_file(&in.v[k], &events_tsv_consumer, &e, NULL)) {
 			say("%s", in.v[k].f.err);
 			rc = 1;
-		} else if (in.v[k].f.status == CT_TRUNCATED || in.v[k].f.status == CT_DAMAGED) {
+		} else if (in.v[k].f.status == CT_TRUNCATED) {
 			/* as convert and stats say it: its events end early */
 			say_warning("%s", tfile_err(&in.v[k]));
 		}

@@ -189,7 +189,8 @@ int model_close(struct model_run *r)
 	if (!r->ended)
 		file_end(r);
 	struct model *m = &r->m;
-	int rc = m->t->f.status == CT_CORRUPT ? -1 : 0;
+	/* events lost to damage: the command's answer is incomplete (docs/CHOICES.md) */
+	int rc = m->t->f.status == CT_CORRUPT || m->t->f.status == CT_DAMAGED ? -1 : 0;
 	spans_free(m->spans);
 	model_free_tracks(m);
 	free(r);

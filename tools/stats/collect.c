@@ -135,10 +135,10 @@ static void merge_file(void *arg, struct drive_file *f)
 		j->first_outside = t->f.path;
 	if (how & F_REWIND) {
 		j->rc = 1;
-	} else if (t->f.status == CT_CORRUPT) {
+	} else if (t->f.status == CT_CORRUPT || t->f.status == CT_DAMAGED) {
 		say("%s", t->f.err);
 		j->rc = 1;
-	} else if (t->f.status == CT_TRUNCATED || t->f.status == CT_DAMAGED) {
+	} else if (t->f.status == CT_TRUNCATED) {
 		say_warning("%s", tfile_err(t));
 	}
 	for (size_t i = 0; i < j->n; i++)

@@ -102,7 +102,8 @@ def _info_events(path):
 def test_a_damaged_block_is_skipped_and_reading_goes_on(tmp_path):
     """One flipped bit in a middle block (or the first): that block is
     skipped and counted, and reading goes on to the intact blocks after it
-    (stopping there would keep 100,001 of 490,001 events)."""
+    (stopping there would keep 100,001 of 490,001 events). Every command
+    exits 1, as `info` does: the answer misses the damaged block's events."""
     p = run([PROGS / "demo_train", 10000], env=traced_env(tmp_path / "o"))
     assert p.returncode == 0
     [f] = ctr_files(tmp_path / "o")
@@ -133,12 +134,18 @@ def test_a_damaged_block_is_skipped_and_reading_goes_on(tmp_path):
             assert f"{lost} of {full} events lost" in info.stdout
             assert re.search(r"^status:\s+damaged: .*1 damaged block skipped \(the first: corrupt block",
                              info.stdout, re.M), info.stdout
+            # Every command uses what is intact, says the damage in one line
+            # and exits 1: events were lost, so its answer is incomplete.
+            line = f"cuptrace: {g}: 1 damaged block skipped"
             conv = tool("convert", "-o", tmp_path / "d.json", g)
-            assert conv.returncode == 0, conv.stderr
-            # the damage is said, not only recorded in the document
-            assert "warning:" in conv.stderr and "damaged block" in conv.stderr, conv.stderr
-            doc = load_json(tmp_path / "d.json")
+            assert conv.returncode == 1, conv.stderr
+            assert conv.stderr.count(line) == 1 and "warning" not in conv.stderr, conv.stderr
+            doc = load_json(tmp_path / "d.json")  # written without the damaged block
             assert doc["cuptrace"]["files"][0]["status"] == "damaged"
-            st = tool("stats", g)
-            assert st.returncode == 0
-            assert "warning:" in st.stderr and "damaged block" in st.stderr, st.stderr
+            for cmd in (["stats", "--report", "nvtx_sum"], ["events"],
+                        ["export", "-o", tmp_path / "d.sqlite"],
+                        ["report", "-o", tmp_path / "d.html"]):
+                p = tool(*cmd, g)
+                assert p.returncode == 1, (cmd, p.stderr)
+                assert p.stderr.count(line) == 1 and "warning" not in p.stderr, (cmd, p.stderr)
+            assert (tmp_path / "d.sqlite").exists() and (tmp_path / "d.html").exists()
