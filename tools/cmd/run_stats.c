@@ -56,6 +56,9 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	}
 	const char *id = ct_job_id((const char *(*)(const char *))getenv);
 	t0.tv_sec -= 1; /* file systems keep coarse times */
+	char glob[PATH_MAX * 2], dir[PATH_MAX];
+	run_files_where(pat, dir, sizeof dir, glob, sizeof glob);
+	run_job_say(&job, dir, id);
 	fflush(NULL);
 	/* held from before the fork until CMD's pid is known: none is lost */
 	sigset_t hold, mask;
@@ -95,12 +98,14 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
 	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+	/* in a job, the lowest rank that traces, or that said so, summarises it */
+	run_job_said(&job, dir, id, &t0);
 	if (rc == 126 || rc == 127 || (job.world && !job.leader))
-		return rc; /* in a job, the lowest traced rank summarises it */
-	char glob[PATH_MAX * 2], dir[PATH_MAX];
-	run_files_where(pat, dir, sizeof dir, glob, sizeof glob);
-	if (job.world)
+		return rc;
+	if (job.world) {
 		run_job_wait(&job, dir, glob, &t0, id);
+		run_job_unsay(dir, id);
+	}
 	struct run_files f = {0};
 	run_files_find(dir, glob, &t0, id, &f);
 	/* the summary speaks as the options that asked for it, the commands it

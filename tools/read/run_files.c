@@ -160,6 +160,8 @@ void run_job_of(const struct ct_config *cfg, struct run_job *j)
 	if (ri.world_size <= 1 || ri.rank < 0 || ri.rank >= ri.world_size)
 		return;
 	j->rank = ri.rank, j->world = ri.world_size;
+	char why[256];
+	j->traces = ct_ranks_decide(&cfg->ranks, &ri, why, sizeof why) == 1;
 	const struct ct_rankset *set = &cfg->ranks;
 	long first = -1, n = 0;
 	if (set->all) {
@@ -186,6 +188,88 @@ void run_job_of(const struct ct_config *cfg, struct run_job *j)
 	}
 	j->leader = first == j->rank;
 	j->expected = n;
+}
+
+/* ---- ranks that said they summarise ---- */
+
+#define SAID ".cuptrace-rank-"
+
+/* The marker's name without the rank: SAID, the job id made a file name. */
+static void said_prefix(const char *id, char *out, size_t len)
+{
+	size_t o = (size_t)snprintf(out, len, "%s", SAID);
+	for (const char *p = id; *p && o + 2 < len && o < 120; p++)
+		out[o++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				   (*p >= '0' && *p <= '9') || *p == '.' || *p == '_'
+			       ? *p
+			       : '_';
+	out[o++] = '-';
+	out[o] = 0;
+}
+
+void run_job_say(const struct run_job *j, const char *dir, const char *id)
+{
+	if (!j->world || !id || !j->traces) /* a rank CUPTRACE_RANKS leaves out writes nothing */
+		return;
+	char pre[160], path[PATH_MAX];
+	said_prefix(id, pre, sizeof pre);
+	snprintf(path, sizeof path, "%s/%s%ld", dir, pre, j->rank);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+void run_job_said(struct run_job *j, const char *dir, const char *id,
+		  const struct timespec *t0)
+{
+	if (!j->world || !id)
+		return;
+	char pre[160];
+	said_prefix(id, pre, sizeof pre);
+	size_t pl = strlen(pre);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	long first = -1, n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, pre, pl))
+			continue;
+		char *end;
+		long r = strtol(e->d_name + pl, &end, 10);
+		struct stat st;
+		if (*end || r < 0 || r >= j->world || fstatat(dirfd(d), e->d_name, &st, 0))
+			continue;
+		/* a marker of an earlier run with the same job id (two steps of
+		 * one Slurm job) is older than this run */
+		if (st.st_mtim.tv_sec + 10 < t0->tv_sec)
+			continue;
+		if (first < 0 || r < first)
+			first = r;
+		n++;
+	}
+	closedir(d);
+	if (!n)
+		return;
+	j->leader = first == j->rank;
+	j->expected = n;
+}
+
+void run_job_unsay(const char *dir, const char *id)
+{
+	if (!id)
+		return;
+	char pre[160];
+	said_prefix(id, pre, sizeof pre);
+	size_t pl = strlen(pre);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, pre, pl))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
 }
 
 /* 1 when the file at path ends with a trailer: its process closed it. */

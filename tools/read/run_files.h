@@ -34,6 +34,7 @@ struct run_job {
 	long rank, world;
 	int leader;    /* this rank summarises the job */
 	long expected; /* ranks whose files it waits for; 0: until quiet */
+	int traces;    /* this rank traces (CUPTRACE_RANKS) */
 };
 
 /* The job this run is a rank of, by the launcher's variables. The summary
@@ -42,6 +43,19 @@ struct run_job {
  * them by default); the ranks it waits for are counted the same way (0
  * without a local size: it waits until the files are quiet). */
 void run_job_of(const struct ct_config *cfg, struct run_job *j);
+/* The ranks that summarise with `cuptrace run --stats/--report` say so
+ * with a marker file in the output directory (dir), named by the job id
+ * and the rank: a rank that a wrapper script ran without cuptrace (`if
+ * [ $RANK = 0 ]; then cuptrace run --stats ...; else ./app; fi`) says
+ * nothing and is not waited for. run_job_say writes this rank's at the
+ * start; run_job_said, after CMD, makes the lowest rank that said so the
+ * summarising one and the ranks that said so those it waits for (j is
+ * left as it is when none did); run_job_unsay removes the job's markers
+ * once summarised. */
+void run_job_say(const struct run_job *j, const char *dir, const char *id);
+void run_job_said(struct run_job *j, const char *dir, const char *id,
+		  const struct timespec *t0);
+void run_job_unsay(const char *dir, const char *id);
 /* The summarising rank waits until every file of every rank it expects is
  * finished (a rank's capture windows, its forked children's), or until no
  * trace file has changed for 10 s (a rank that died or hangs elsewhere:

@@ -8,6 +8,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -233,6 +234,33 @@ def test_run_stats_in_a_job_summarises_the_job_once(tmp_path):
     p = run_job(tmp_path / "sel", (4, [harness, 2]), extra=("--ranks", "1,3"))
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("** nccl_ranks") == 1 and "2 trace files" in p.stderr, p.stderr
+
+
+@needs_mpi
+@pytest.mark.parametrize("traced", [[0], [2], [1, 3]])
+def test_run_stats_when_a_wrapper_chose_the_ranks(tmp_path, traced):
+    """A batch script that runs `cuptrace run --stats` on some ranks only
+    (`if [ $RANK = 0 ]; then cuptrace run ...; else ./app; fi`): the ranks
+    that run it say so, the lowest of them summarises the ranks that said
+    so, at once. (Rank 0 waited 10 s for files that never came; with rank
+    2 alone, nobody summarised.)"""
+    harness = PROGS / "nccl_harness"
+    sel = "|".join(str(r) for r in traced)
+    script = (f'case $OMPI_COMM_WORLD_RANK in {sel}) exec {TOOL} run --stats=nccl_ranks '
+              f'-o t/r%r.ctr -- {harness} 2;; *) exec {harness} 2;; esac')
+    env = mpi_env()
+    if SAN:
+        env["LD_PRELOAD"] = launcher_env()["LD_PRELOAD"]
+    t = time.monotonic()
+    p = subprocess.run([MPIEXEC, "--oversubscribe", "-n", "4", "sh", "-c", script], env=env,
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - t
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("** nccl_ranks") == 1, (p.stdout, p.stderr)
+    n = len(traced)
+    assert p.stderr.count(f"cuptrace run --stats: {n} trace file") == 1, p.stderr
+    assert "no trace file changed" not in p.stderr and took < 9, (took, p.stderr)
+    assert not [f for f in (tmp_path / "t").iterdir() if f.name.startswith(".")]
 
 
 @needs_mpi
