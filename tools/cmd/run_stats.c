@@ -100,12 +100,16 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
 	/* in a job, the lowest rank that traces, or that said so, summarises it */
 	run_job_said(&job, dir, id, &t0);
-	if (rc == 126 || rc == 127 || (job.world && !job.leader))
+	if (job.world && !job.leader)
 		return rc;
+	int ran = rc != 126 && rc != 127; /* CMD could not be run: nothing to summarise */
 	if (job.world) {
-		run_job_wait(&job, dir, glob, &t0, id);
-		run_job_unsay(dir, id);
+		if (ran)
+			run_job_wait(&job, dir, glob, &t0, id);
+		run_job_unsay(&job, dir, id);
 	}
+	if (!ran)
+		return rc;
 	struct run_files f = {0};
 	run_files_find(dir, glob, &t0, id, &f);
 	/* the summary speaks as the options that asked for it, the commands it

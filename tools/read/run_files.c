@@ -219,57 +219,97 @@ void run_job_say(const struct run_job *j, const char *dir, const char *id)
 		close(fd);
 }
 
-void run_job_said(struct run_job *j, const char *dir, const char *id,
-		  const struct timespec *t0)
+/* Calls fn for each marker of job id in dir, with its rank (-1 when the
+ * name has no rank after the prefix). */
+static void each_marker(const char *dir, const char *id,
+			void (*fn)(void *arg, int dfd, const char *name, long rank), void *arg)
 {
-	if (!j->world || !id)
-		return;
 	char pre[160];
 	said_prefix(id, pre, sizeof pre);
 	size_t pl = strlen(pre);
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
-	long first = -1, n = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, pre, pl))
 			continue;
 		char *end;
 		long r = strtol(e->d_name + pl, &end, 10);
-		struct stat st;
-		if (*end || r < 0 || r >= j->world || fstatat(dirfd(d), e->d_name, &st, 0))
-			continue;
-		/* a marker of an earlier run with the same job id (two steps of
-		 * one Slurm job) is older than this run */
-		if (st.st_mtim.tv_sec + 10 < t0->tv_sec)
-			continue;
-		if (first < 0 || r < first)
-			first = r;
-		n++;
+		fn(arg, dirfd(d), e->d_name, *end || r < 0 ? -1 : r);
 	}
 	closedir(d);
-	if (!n)
-		return;
-	j->leader = first == j->rank;
-	j->expected = n;
 }
 
-void run_job_unsay(const char *dir, const char *id)
+struct said {
+	const struct run_job *j;
+	const struct timespec *t0;
+	long first, n;
+};
+
+static void count_said(void *arg, int dfd, const char *name, long r)
 {
-	if (!id)
+	struct said *s = arg;
+	struct stat st;
+	if (r < 0 || r >= s->j->world || fstatat(dfd, name, &st, 0))
 		return;
-	char pre[160];
+	/* a marker of an earlier run with the same job id (two steps of one
+	 * Slurm job) is older than this run */
+	if (st.st_mtim.tv_sec + 10 < s->t0->tv_sec)
+		return;
+	if (s->first < 0 || r < s->first)
+		s->first = r;
+	s->n++;
+}
+
+/* This rank's marker gone: a rank that is not the summarising one has
+ * decided so and leaves. */
+static void unsay_self(const struct run_job *j, const char *dir, const char *id)
+{
+	char pre[160], path[PATH_MAX];
 	said_prefix(id, pre, sizeof pre);
-	size_t pl = strlen(pre);
-	DIR *d = opendir(dir);
-	if (!d)
+	snprintf(path, sizeof path, "%s/%s%ld", dir, pre, j->rank);
+	unlink(path);
+}
+
+void run_job_said(struct run_job *j, const char *dir, const char *id,
+		  const struct timespec *t0)
+{
+	if (!j->world || !id)
 		return;
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, pre, pl))
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
+	struct said s = {j, t0, -1, 0};
+	each_marker(dir, id, count_said, &s);
+	if (!s.n)
+		return;
+	j->leader = s.first == j->rank;
+	j->expected = s.n;
+	if (!j->leader)
+		unsay_self(j, dir, id);
+}
+
+static void count_others(void *arg, int dfd, const char *name, long r)
+{
+	(void)dfd, (void)name;
+	struct said *s = arg;
+	s->n += r != s->j->rank;
+}
+
+void run_job_unsay(const struct run_job *j, const char *dir, const char *id)
+{
+	if (!j->world || !id || !j->traces)
+		return;
+	/* The others decide right after their program ends, so their markers
+	 * go within moments of their files closing; until then they must
+	 * still see ours, or one would take itself for the summarising rank. */
+	for (int i = 0; i < 100; i++) {
+		struct said s = {j, NULL, -1, 0};
+		each_marker(dir, id, count_others, &s);
+		if (!s.n)
+			break;
+		struct timespec nap = {0, 50 * 1000000L};
+		nanosleep(&nap, NULL);
+	}
+	unsay_self(j, dir, id);
 }
 
 /* 1 when the file at path ends with a trailer: its process closed it. */

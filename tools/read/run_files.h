@@ -50,12 +50,13 @@ void run_job_of(const struct ct_config *cfg, struct run_job *j);
  * nothing and is not waited for. run_job_say writes this rank's at the
  * start; run_job_said, after CMD, makes the lowest rank that said so the
  * summarising one and the ranks that said so those it waits for (j is
- * left as it is when none did); run_job_unsay removes the job's markers
- * once summarised. */
+ * left as it is when none did), and a rank that does not summarise
+ * removes its marker; run_job_unsay, once the summary is made, waits (5 s
+ * at most) for the others' markers to go and removes this rank's. */
 void run_job_say(const struct run_job *j, const char *dir, const char *id);
 void run_job_said(struct run_job *j, const char *dir, const char *id,
 		  const struct timespec *t0);
-void run_job_unsay(const char *dir, const char *id);
+void run_job_unsay(const struct run_job *j, const char *dir, const char *id);
 /* The summarising rank waits until every file of every rank it expects is
  * finished (a rank's capture windows, its forked children's), or until no
  * trace file has changed for 10 s (a rank that died or hangs elsewhere:
