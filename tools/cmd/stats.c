@@ -39,7 +39,7 @@ static const struct report *const reports[] = {
 struct print {
 	enum table_fmt fmt;
 	int first;
-	/* -o PREFIX: each table into PREFIX_<report>[_<k>].<txt|csv|json> */
+	/* -o PREFIX: each table into PREFIX_<report>[_<k>].<txt|csv|json|tsv> */
 	const char *prefix;
 	const struct timeunit *unit; /* --timeunit; NULL: ns as collected */
 	const struct report *const *r;
@@ -66,7 +66,7 @@ int stats_known_reports(const char *list)
 
 static void help(FILE *f)
 {
-	fputs("usage: cuptrace stats [-r|--report LIST] [-f|--format table|csv|json]\n"
+	fputs("usage: cuptrace stats [-r|--report LIST] [-f|--format table|csv|tsv|json]\n"
 	      "                     [-s|--steps A-B] [--log-step-pattern REGEX]\n"
 	      "                     [--by step,time] [--min-gap TIME]\n"
 	      "                     [--flops-per-step N]\n"
@@ -103,9 +103,11 @@ static void help(FILE *f)
 	      "-j, --jobs N: worker threads reading the files (default: all CPUs, at\n"
 	      "most one per file); the tables are the same for any N.\n"
 	      "-o, --output PREFIX: each table into a file of its own (as nsys stats\n"
-	      "--output): PREFIX_<report>.<txt|csv|json>, a report's second table\n"
-	      "PREFIX_<report>_2...; CSV without the title and note lines (notes go to\n"
-	      "stderr), JSON the table's array. - (the default): stdout.\n"
+	      "--output): PREFIX_<report>.<txt|csv|json|tsv>, a report's second table\n"
+	      "PREFIX_<report>_2...; CSV and TSV without the title and note lines (notes\n"
+	      "go to stderr), JSON the table's array. - (the default): stdout.\n"
+	      "-f, --format: table (also nsys's name column: aligned columns), csv, tsv\n"
+	      "(tab-separated), json.\n"
 	      "-v, --verbose: how the reports ran, on stderr (nccl_skew: collectives\n"
 	      "matched, the most its matcher held at once; --steps on a log: its step\n"
 	      "marks, the calls kept).\n"
@@ -138,7 +140,7 @@ static void table_file(struct print *p, int rep, struct table *t)
 {
 	p->k = rep == p->last_rep ? p->k + 1 : 1;
 	p->last_rep = rep;
-	static const char *const ext[] = {"txt", "csv", "json"};
+	static const char *const ext[] = {"txt", "csv", "json", "tsv"};
 	char path[4096], k[16] = "";
 	if (p->k > 1)
 		snprintf(k, sizeof k, "_%d", p->k);
@@ -290,14 +292,20 @@ int cmd_stats(int argc, char **argv)
 				return 2;
 		}
 		else if (c == 'f') {
-			if (!strcmp(optarg, "table"))
+			if (!strcmp(optarg, "table") || !strcmp(optarg, "column"))
 				fmt = FMT_TABLE;
 			else if (!strcmp(optarg, "csv"))
 				fmt = FMT_CSV;
+			else if (!strcmp(optarg, "tsv"))
+				fmt = FMT_TSV;
 			else if (!strcmp(optarg, "json"))
 				fmt = FMT_JSON;
-			else {
-				say_cmd("unknown format '%s' (table, csv, json)", optarg);
+			else if (!strcmp(optarg, "hdoc") || !strcmp(optarg, "htable")) {
+				say_cmd("-f %s: nsys's HTML formats are not cuptrace's (table or column, csv, "
+					"tsv, json); cuptrace report writes an HTML page", optarg);
+				return 2;
+			} else {
+				say_cmd("unknown format '%s' (table or column, csv, tsv, json)", optarg);
 				return 2;
 			}
 		} else {

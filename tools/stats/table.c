@@ -168,7 +168,19 @@ static void csv_field(FILE *f, const char *s)
 	free(tmp);
 }
 
-/* A line of CSV after '#': title or note. */
+/* TSV (nsys stats --format tsv) has no quoting: a tab or line break in a
+ * field (a range name) becomes a space. UTF-8 as CSV. */
+static void tsv_field(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+	char *tmp;
+	s = utf8_clean(s, &n, &tmp);
+	for (; *s; s++)
+		fputc(*s == '\t' || *s == '\n' || *s == '\r' ? ' ' : *s, f);
+	free(tmp);
+}
+
+/* A line of CSV or TSV after '#': title or note. */
 static void csv_comment(FILE *f, const char *what, const char *s)
 {
 	size_t n = strlen(s);
@@ -222,7 +234,9 @@ void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int
 		fprintf(f, alone ? "\n]\n" : "\n]");
 		return;
 	}
-	if (fmt == FMT_CSV) {
+	if (fmt == FMT_CSV || fmt == FMT_TSV) {
+		int sep = fmt == FMT_CSV ? ',' : '\t';
+		void (*field)(FILE *, const char *) = fmt == FMT_CSV ? csv_field : tsv_field;
 		if (!first)
 			fputc('\n', f);
 		if (!alone)
@@ -231,15 +245,15 @@ void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int
 			csv_comment(f, "note: ", t->note);
 		for (int c = 0; c < t->ncols; c++) {
 			if (c)
-				fputc(',', f);
-			csv_field(f, t->cols[c]);
+				fputc(sep, f);
+			field(f, t->cols[c]);
 		}
 		fputc('\n', f);
 		for (size_t r = 0; r < rows; r++) {
 			for (int c = 0; c < t->ncols; c++) {
 				if (c)
-					fputc(',', f);
-				csv_field(f, t->cells[r * (size_t)t->ncols + (size_t)c].text);
+					fputc(sep, f);
+				field(f, t->cells[r * (size_t)t->ncols + (size_t)c].text);
 			}
 			fputc('\n', f);
 		}

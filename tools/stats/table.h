@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* Result tables of `cuptrace stats`, printed as an aligned table, CSV or
- * JSON (an array of objects keyed by column name). */
+/* Result tables of `cuptrace stats`, printed as an aligned table, CSV,
+ * TSV or JSON (an array of objects keyed by column name). */
 #ifndef CT_TABLE_H
 #define CT_TABLE_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-enum table_fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
+enum table_fmt { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_TSV };
 
 struct table;
 
@@ -20,12 +20,12 @@ void table_i64(struct table *t, int64_t v);
 void table_f(struct table *t, double v, int decimals);
 /* A number that is not known: blank in a table or CSV, null in JSON. */
 void table_null(struct table *t);
-/* A line under the title (text and CSV; JSON keeps the array alone) that
+/* A line under the title (text, CSV, TSV; JSON keeps the array alone) that
  * says why the table is empty, or what its rows leave out. */
 void table_note(struct table *t, const char *note);
 void table_print(struct table *t, FILE *f, enum table_fmt fmt, int first);
-/* alone: the table is a file of its own (stats -o): CSV without the
- * title and note lines, JSON the array without its key. */
+/* alone: the table is a file of its own (stats -o): CSV and TSV without
+ * the title and note lines, JSON the array without its key. */
 void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int alone);
 
 /* Times in another unit (stats --timeunit): each column whose name ends in
