@@ -36,6 +36,100 @@ static const struct report *const reports[] = {
 
 #define NREPORTS (sizeof reports / sizeof *reports)
 
+/* nsys's older names of the reports cuptrace has, from before nsys renamed
+ * its reports (gpukernsum is now cuda_gpu_kern_sum). */
+static const struct {
+	const char *nsys, *ours;
+} renamed[] = {
+    {"nvtxsum", "nvtx_sum"},
+    {"cudaapisum", "cuda_api_sum"},
+    {"gpukernsum", "cuda_gpu_kern_sum"},
+    {"gpumemtimesum", "cuda_gpu_mem_time_sum"},
+    {"gpumemsizesum", "cuda_gpu_mem_size_sum"},
+};
+
+#define EVENTS "its rows are single events: cuptrace events lists every event"
+#define UM     "cuptrace records no unified memory activity"
+
+/* nsys's reports cuptrace has not (new names and old), and why. */
+static const struct {
+	const char *name, *why;
+} lacking[] = {
+    {"cuda_api_trace", EVENTS},
+    {"cudaapitrace", EVENTS},
+    {"cuda_gpu_trace", EVENTS},
+    {"gputrace", EVENTS},
+    {"cuda_kern_exec_trace", EVENTS},
+    {"kernexectrace", EVENTS},
+    {"nvtx_pushpop_trace", EVENTS},
+    {"nvtxpptrace", EVENTS},
+    {"nvtx_gpu_proj_trace", EVENTS},
+    {"mpi_event_trace", EVENTS},
+    {"nvtx_pushpop_sum", "nvtx_sum sums push/pop and start/end ranges together"},
+    {"nvtxppsum", "nvtx_sum sums push/pop and start/end ranges together"},
+    {"nvtx_startend_sum", "nvtx_sum sums push/pop and start/end ranges together"},
+    {"nvtx_kern_sum", "nvtx_gpu_proj_sum gives the GPU time of each range's work"},
+    {"nvtxkernsum", "nvtx_gpu_proj_sum gives the GPU time of each range's work"},
+    {"cuda_gpu_sum", "cuda_gpu_kern_sum and cuda_gpu_mem_time_sum hold its rows"},
+    {"gpusum", "cuda_gpu_kern_sum and cuda_gpu_mem_time_sum hold its rows"},
+    {"cuda_api_gpu_sum", "cuda_api_sum and cuda_gpu_kern_sum hold its figures"},
+    {"cuda_gpu_kern_gb_sum", "cuda_gpu_kern_sum sums each kernel over its launch shapes"},
+    {"cuda_kern_exec_sum", "launch gives each kernel's launch latency"},
+    {"kernexecsum", "launch gives each kernel's launch latency"},
+    {"osrt_sum", "cuptrace does not trace OS runtime calls"},
+    {"osrtsum", "cuptrace does not trace OS runtime calls"},
+    {"syscall_sum", "cuptrace does not trace system calls"},
+    {"mpi_event_sum", "cuptrace does not trace MPI calls"},
+    {"um_sum", UM},
+    {"unifiedmemory", UM},
+    {"um_total_sum", UM},
+    {"unifiedmemorytotals", UM},
+    {"um_cpu_page_faults_sum", UM},
+    {"umcpupagefaults", UM},
+    {"openmp_sum", "cuptrace does not trace OpenMP"},
+    {"openmpevtsum", "cuptrace does not trace OpenMP"},
+    {"openacc_sum", "cuptrace does not trace OpenACC"},
+    {"openaccsum", "cuptrace does not trace OpenACC"},
+    {"opengl_khr_range_sum", "cuptrace does not trace OpenGL"},
+    {"khrdebugsum", "cuptrace does not trace OpenGL"},
+    {"opengl_khr_gpu_range_sum", "cuptrace does not trace OpenGL"},
+    {"khrdebuggpusum", "cuptrace does not trace OpenGL"},
+    {"vulkan_marker_sum", "cuptrace does not trace Vulkan"},
+    {"vulkanmarkerssum", "cuptrace does not trace Vulkan"},
+    {"vulkan_gpu_marker_sum", "cuptrace does not trace Vulkan"},
+    {"vulkangpumarkersum", "cuptrace does not trace Vulkan"},
+    {"dx11_pix_sum", "cuptrace does not trace DirectX"},
+    {"dx11pixsum", "cuptrace does not trace DirectX"},
+    {"dx12_gpu_marker_sum", "cuptrace does not trace DirectX"},
+    {"dx12gpumarkersum", "cuptrace does not trace DirectX"},
+    {"dx12_pix_sum", "cuptrace does not trace DirectX"},
+    {"dx12pixsum", "cuptrace does not trace DirectX"},
+    {"wddm_queue_sum", "cuptrace does not trace WDDM"},
+    {"wddmqueuesdetails", "cuptrace does not trace WDDM"},
+};
+
+#define ARRAY_N(a) (sizeof(a) / sizeof *(a))
+
+/* The report named (len bytes at name: cuptrace's name or nsys's older
+ * one); NULL when cuptrace has none of that name, then *why says why when
+ * it is an nsys report cuptrace has not. */
+static const struct report *find_report(const char *name, size_t len, const char **why)
+{
+	*why = NULL;
+	for (size_t i = 0; i < ARRAY_N(renamed); i++)
+		if (strlen(renamed[i].nsys) == len && !memcmp(renamed[i].nsys, name, len)) {
+			name = renamed[i].ours;
+			len = strlen(name);
+		}
+	for (size_t i = 0; i < NREPORTS; i++)
+		if (strlen(reports[i]->name) == len && !memcmp(reports[i]->name, name, len))
+			return reports[i];
+	for (size_t i = 0; i < ARRAY_N(lacking); i++)
+		if (strlen(lacking[i].name) == len && !memcmp(lacking[i].name, name, len))
+			*why = lacking[i].why;
+	return NULL;
+}
+
 struct print {
 	enum table_fmt fmt;
 	int first;
@@ -52,12 +146,9 @@ int stats_known_reports(const char *list)
 		return 0;
 	for (const char *p = list; p;) {
 		const char *c = strchr(p, ',');
-		size_t len = c ? (size_t)(c - p) : strlen(p), i;
-		for (i = 0; i < NREPORTS && (strlen(reports[i]->name) != len ||
-					     memcmp(reports[i]->name, p, len));
-		     i++)
-			;
-		if (i == NREPORTS)
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		const char *why;
+		if (!find_report(p, len, &why) && !why)
 			return 0;
 		p = c ? c + 1 : NULL;
 	}
@@ -77,7 +168,9 @@ static void help(FILE *f)
 	      f);
 	for (size_t i = 0; i < NREPORTS; i++)
 		fprintf(f, "  %-12s %s\n", reports[i]->name, reports[i]->desc);
-	fputs("\nTimes are in nanoseconds; --timeunit prints them in another unit (the\n"
+	fputs("nsys's older names are taken too (gpukernsum, cudaapisum, gpumemtimesum,\n"
+	      "gpumemsizesum, nvtxsum); an nsys report cuptrace has not is said and left out.\n"
+	      "\nTimes are in nanoseconds; --timeunit prints them in another unit (the\n"
 	      "columns' names say which; usec with 3 decimals, msec 3, sec 6). INPUT is\n"
 	      "a .ctr file, a directory of them, or an NCCL_DEBUG=INFO log\n"
 	      "(NCCL_DEBUG_SUBSYS=COLL; for the nccl_* reports); all inputs are summed\n"
@@ -335,14 +428,19 @@ int cmd_stats(int argc, char **argv)
 			run.r[run.n++] = reports[i];
 	} else {
 		char *copy = xstrdup(list), *save = NULL;
+		int left_out = 0;
 		for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-			size_t i;
-			for (i = 0; i < NREPORTS && strcmp(reports[i]->name, tok); i++)
-				;
-			if (i == NREPORTS) {
+			const char *why;
+			const struct report *r = find_report(tok, strlen(tok), &why);
+			if (!r && why) { /* nsys's, which the script asks for with the others */
+				say_cmd_note("%s is an nsys report cuptrace has not (%s); left out", tok, why);
+				left_out = 1;
+				continue;
+			}
+			if (!r) {
 				char names[1024];
 				size_t o = 0;
-				for (i = 0; i < NREPORTS && o < sizeof names; i++)
+				for (size_t i = 0; i < NREPORTS && o < sizeof names; i++)
 					o += (size_t)snprintf(names + o, sizeof names - o, "%s %s",
 					                      i ? "," : "", reports[i]->name);
 				say_cmd("unknown report '%s'; the reports:%s%s", tok, names,
@@ -353,11 +451,12 @@ int cmd_stats(int argc, char **argv)
 				return 2;
 			}
 			if (run.n < NREPORTS)
-				run.r[run.n++] = reports[i];
+				run.r[run.n++] = r;
 		}
 		free(copy);
 		if (!run.n) { /* --report "" printed nothing and exited 0 */
-			say_cmd("--report needs report names (see --help)");
+			say_cmd("--report needs %s (see --help)",
+				left_out ? "a report cuptrace has" : "report names");
 			return 2;
 		}
 		run.opts.explicit_list = 1;

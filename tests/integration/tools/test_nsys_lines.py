@@ -37,3 +37,18 @@ def test_stats_column_and_tsv(sim_trace, tmp_path):
         "\n".join(rows) + "\n"
     p = tool("stats", "-f", "hdoc", sim_trace)
     assert p.returncode == 2 and "nsys's HTML formats are not cuptrace's" in p.stderr
+
+
+def test_stats_nsys_report_names(sim_trace):
+    old = tool("stats", "-r", "gpukernsum,cudaapisum,gpumemtimesum,gpumemsizesum,nvtxsum",
+               sim_trace)
+    new = tool("stats", "-r", "cuda_gpu_kern_sum,cuda_api_sum,cuda_gpu_mem_time_sum,"
+               "cuda_gpu_mem_size_sum,nvtx_sum", sim_trace)
+    assert old.returncode == 0 and old.stdout == new.stdout and old.stderr == ""
+    p = tool("stats", "-r", "osrt_sum,cuda_gpu_kern_sum,cuda_gpu_trace", sim_trace)
+    assert p.returncode == 0 and "** cuda_gpu_kern_sum" in p.stdout
+    assert p.stderr.count("is an nsys report cuptrace has not") == 2, p.stderr
+    assert "osrt_sum is an nsys report cuptrace has not (cuptrace does not trace OS runtime" \
+        in p.stderr and "cuptrace events lists every event" in p.stderr
+    p = tool("stats", "-r", "osrt_sum", sim_trace)
+    assert p.returncode == 2 and p.stdout == ""
