@@ -276,6 +276,34 @@ static const struct timeunit *find_unit(const char *s)
 	return NULL;
 }
 
+/* An SQLite database among the inputs (nsys stats reads the .sqlite of
+ * nsys export; `cuptrace export` writes one, which cuptrace does not read
+ * back): said, with the trace to give instead; 1 then. */
+static int sqlite_input(char **args, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char magic[16] = "";
+		FILE *f = fopen(args[i], "rb");
+		if (!f)
+			continue; /* the inputs' own check says why */
+		size_t got = fread(magic, 1, sizeof magic, f);
+		fclose(f);
+		if (got != sizeof magic || memcmp(magic, "SQLite format 3", 16))
+			continue;
+		char ctr[4096];
+		size_t len = strlen(args[i]);
+		snprintf(ctr, sizeof ctr, "%.*s.ctr",
+			 (int)(len > 7 && !strcmp(args[i] + len - 7, ".sqlite") ? len - 7 : len), args[i]);
+		FILE *t = fopen(ctr, "rb");
+		if (t)
+			fclose(t);
+		say_cmd("%s is an SQLite database (nsys stats reads those); cuptrace stats reads "
+			"the trace it was exported from: %s", args[i], t ? ctr : "the .ctr file");
+		return 1;
+	}
+	return 0;
+}
+
 /* Prints a table of the reports. */
 static void print_table(void *ctx, int rep, struct table *t)
 {
@@ -423,6 +451,8 @@ int cmd_stats(int argc, char **argv)
 		}
 		nccl_log_steps_free(&log_steps);
 	}
+	if (sqlite_input(argv + optind, argc - optind))
+		return 1;
 	if (!list) {
 		for (size_t i = 0; i < NREPORTS; i++)
 			run.r[run.n++] = reports[i];

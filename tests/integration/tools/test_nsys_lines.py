@@ -52,3 +52,16 @@ def test_stats_nsys_report_names(sim_trace):
         in p.stderr and "cuptrace events lists every event" in p.stderr
     p = tool("stats", "-r", "osrt_sum", sim_trace)
     assert p.returncode == 2 and p.stdout == ""
+
+
+def test_stats_on_an_export_says_what_to_give(sim_trace, tmp_path):
+    assert tool("export", "-o", tmp_path / "t.sqlite", sim_trace).returncode == 0
+    (tmp_path / "t.ctr").write_bytes(sim_trace.read_bytes())
+    p = tool("stats", tmp_path / "t.sqlite")
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr == (f"cuptrace stats: {tmp_path}/t.sqlite is an SQLite database (nsys stats "
+                        f"reads those); cuptrace stats reads the trace it was exported from: "
+                        f"{tmp_path}/t.ctr\n")
+    (tmp_path / "t.ctr").unlink()
+    p = tool("stats", tmp_path / "t.sqlite", sim_trace)
+    assert p.returncode == 1 and p.stderr.endswith("exported from: the .ctr file\n"), p.stderr
