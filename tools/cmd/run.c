@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* cuptrace run: validate the settings, set the environment, exec CMD.
  * Every option maps onto one CUPTRACE_* variable; the exec keeps CMD's
- * exit status and signals exactly as they are. */
+ * exit status and signals exactly as they are. nsys profile's options are
+ * taken too (run_nsys.h). */
 #include "cmd/cmd.h"
+#include "cmd/run_nsys.h"
 #include "cmd/run_stats.h"
 #include "config.h"
 #include "rankenv.h"
@@ -36,8 +38,8 @@ static const struct {
 	{"output", 'o', "CUPTRACE_OUTPUT", "file pattern: %r rank, %l local rank, %w world size, %h host, %p pid, %q{VAR}, %%"},
 	{"trace", 't', "CUPTRACE_TRACE", "sources: kernel,memcpy,api,sync,memory,nvtx,nccl; cuda; none"},
 	{"ranks", 'r', "CUPTRACE_RANKS", "ranks that trace: all, 0,2,8-15, local:0, local:0@0-7"},
-	{"delay", 0, "CUPTRACE_DELAY", "seconds before capture starts"},
-	{"duration", 0, "CUPTRACE_DURATION", "seconds capture lasts"},
+	{"delay", 'y', "CUPTRACE_DELAY", "seconds before capture starts"},
+	{"duration", 'd', "CUPTRACE_DURATION", "seconds capture lasts"},
 	{"capture", 'c', "CUPTRACE_CAPTURE", "always, api, nvtx:NAME[@DOMAIN]"},
 	{"capture-repeat", 0, "CUPTRACE_CAPTURE_REPEAT", "capture windows for api/nvtx (0 = unlimited)"},
 	{"steps", 0, "CUPTRACE_STEPS", "skip_first=S,wait=W,warmup=U,active=A,repeat=R"},
@@ -71,6 +73,11 @@ static void help(FILE *f)
 		"when CMD ends, write `cuptrace report -o OUT.html` over the trace\n"
 		"                             files this run wrote (with --stats too: both; in a job,\n"
 		"                             as --stats, by one rank)");
+	fprintf(f, "\nnsys profile's options are taken too, with nsys's meaning: -t's tracer names,\n"
+		   "-c/--capture-range, -p, --capture-range-end, --stats=true, --cuda-memory-usage,\n"
+		   "-e, ...; one cuptrace has not (-s, -f, --gpu-metrics-devices, ...) is said once\n"
+		   "and ignored. As nsys adds .nsys-rep, -o NAME gets .ctr (a directory does not).\n"
+		   "docs/cuptrace-run.md, \"Coming from nsys profile\".\n");
 	fprintf(f, "\nExit status: CMD's (128+N when CMD is killed by signal N); 2 for a bad\n"
 		   "option or an output location where no file can be created (checked, and\n"
 		   "its directory created, before CMD starts); 127 when CMD cannot be found.\n");
@@ -192,6 +199,14 @@ static int check_output(const char *pat, char *why, size_t wlen)
 
 static const char *option_set[NOPTS]; /* values given as options */
 
+static size_t var_index(const char *var)
+{
+	size_t i;
+	for (i = 0; i < NOPTS && strcmp(opts[i].var, var); i++)
+		;
+	return i;
+}
+
 static const char *env_unless_option(const char *var)
 {
 	for (size_t i = 0; i < NOPTS; i++)
@@ -208,7 +223,7 @@ static int looks_like_list(const char *s)
 
 int cmd_run(int argc, char **argv)
 {
-	struct option lo[NOPTS + 4];
+	static struct option lo[NOPTS + 4 + NSYS_MAX];
 	char shorts[64] = "+h";
 	size_t ns = 2;
 	for (size_t i = 0; i < NOPTS; i++) {
@@ -218,11 +233,14 @@ int cmd_run(int argc, char **argv)
 			shorts[ns++] = ':';
 		}
 	}
-	shorts[ns] = 0;
+	snprintf(shorts + ns, sizeof shorts - ns, "%s", NSYS_SHORTS);
 	lo[NOPTS] = (struct option){"help", no_argument, NULL, 'h'};
 	lo[NOPTS + 1] = (struct option){"stats", optional_argument, NULL, 999};
 	lo[NOPTS + 2] = (struct option){"report", required_argument, NULL, 998};
-	lo[NOPTS + 3] = (struct option){0, 0, 0, 0};
+	lo[nsys_long_options(lo, NOPTS + 3)] = (struct option){0, 0, 0, 0};
+	struct nsys_opts nsys;
+	nsys_init(&nsys);
+	char trace_buf[128];
 	int stats = 0;
 	const char *stats_list = NULL, *report = NULL;
 
@@ -254,10 +272,17 @@ int cmd_run(int argc, char **argv)
 		if (c == 999) {
 			stats = 1;
 			stats_list = optarg;
-			/* `--stats LIST CMD`: a list of report names before CMD */
+			/* `--stats LIST CMD`: a list of report names before CMD; nsys's
+			 * `--stats true CMD` */
 			if (!optarg && optind + 1 < argc &&
-			    (stats_known_reports(argv[optind]) || looks_like_list(argv[optind])))
+			    (stats_known_reports(argv[optind]) || looks_like_list(argv[optind]) ||
+			     !strcmp(argv[optind], "true") || !strcmp(argv[optind], "false")))
 				stats_list = argv[optind++];
+			if (stats_list && (!strcmp(stats_list, "true") || !strcmp(stats_list, "false"))) {
+				stats = stats_list[0] == 't';
+				stats_list = NULL;
+				continue;
+			}
 			if (stats_list && !stats_known_reports(stats_list)) {
 				say_cmd("--stats=%s: unknown report (see cuptrace stats --help)",
 				        stats_list);
@@ -265,7 +290,12 @@ int cmd_run(int argc, char **argv)
 			}
 			continue;
 		}
-		if (c >= 1000)
+		int taken = nsys_take(&nsys, c, optarg, argc, argv, &optind);
+		if (taken == 2)
+			return 2;
+		if (!taken)
+			continue;
+		if (c >= 1000 && c < 1000 + (int)NOPTS)
 			i = (size_t)(c - 1000);
 		else {
 			for (i = 0; i < NOPTS && opts[i].short_opt != c; i++)
@@ -276,7 +306,16 @@ int cmd_run(int argc, char **argv)
 			}
 		}
 		set[i] = optarg;
+		if (!strcmp(opts[i].var, "CUPTRACE_TRACE") && !(set[i] = nsys_trace(&nsys, optarg)))
+			return 2;
+		if (!strcmp(opts[i].var, "CUPTRACE_OUTPUT"))
+			set[i] = nsys_output(&nsys, optarg);
+		if (c == 'd')
+			nsys.dash_d = optarg;
 	}
+	if (nsys_settle(&nsys, &set[var_index("CUPTRACE_CAPTURE")],
+			&set[var_index("CUPTRACE_CAPTURE_REPEAT")], getenv("CUPTRACE_CAPTURE")))
+		return 2;
 	/* The environment, but for what an option sets (a bad value there does
 	 * not matter then), then the options. */
 	if (ct_config_parse(&cfg, env_unless_option, err, sizeof err)) {
@@ -289,6 +328,10 @@ int cmd_run(int argc, char **argv)
 			say_error("%s", err);
 			return 2;
 		}
+	if (nsys_sources(&nsys, &cfg.sources)) {
+		ct_sources_str(cfg.sources, trace_buf, sizeof trace_buf);
+		set[var_index("CUPTRACE_TRACE")] = trace_buf;
+	}
 	run_cfg = &cfg;
 	ct_config_check_unused(&cfg, environ, warn_unused);
 	if (optind >= argc) {

@@ -1,15 +1,218 @@
 # SPDX-License-Identifier: MIT
-"""`cuptrace stats` taking `nsys stats`'s formats and report names."""
+"""`nsys profile ...` lines of HPC centres' batch scripts run with
+`nsys profile` replaced by `cuptrace run`, the rest of the line kept
+(docs/cuptrace-run.md, "Coming from nsys profile"); and `cuptrace stats`
+taking nsys stats's formats and report names."""
 import csv
+import re
 
 import pytest
 
-from conftest import TOOL, launcher_env, run, tool
+from conftest import PROGS, TOOL, ctr_files, launcher_env, one_line_error, run, tool
 from programs import SIM_TRAIN
+
+ARGV = ["python3", "-c", "import sys; print('\\n'.join(sys.argv[1:]))"]
 
 
 def launch(args, cwd, env=None, **kw):
     return run([TOOL, "run", *args], env=env or launcher_env(), cwd=cwd, **kw)
+
+
+def notes(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("cuptrace run: note: ")]
+
+
+def settings(f):
+    """The CUPTRACE_* settings the file's process ran with (cuptrace info)."""
+    out = tool("info", f).stdout
+    return dict(re.findall(r"^  (CUPTRACE_\w+)=(.*)$", out, re.M))
+
+
+def test_stats_true_trace_osrt_and_force_overwrite(tmp_path):
+    """nsys profile -t cuda,nvtx,osrt --stats=true -o report_%q{OMPI_COMM_WORLD_RANK}
+    --force-overwrite=true ./app: osrt and -f said once each; the file gets
+    .ctr; the tables follow CMD; a second run keeps the first file (cuptrace
+    never overwrites a trace) and says where it wrote instead."""
+    env = launcher_env(OMPI_COMM_WORLD_RANK=0, OMPI_COMM_WORLD_SIZE=1, CUPTI_SIM_TRUTH=tmp_path / "s")
+    line = ["-t", "cuda,nvtx,osrt", "--stats=true", "-o", "report_%q{OMPI_COMM_WORLD_RANK}",
+            "--force-overwrite=true", SIM_TRAIN, "train", "5"]
+    p = launch(line, tmp_path, env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("sim_train train done\n")
+    n = notes(p.stderr)
+    assert len(n) == 2, p.stderr
+    assert "--trace=cuda,nvtx,osrt: osrt left out" in n[0]
+    assert "--force-overwrite=true: ignored (cuptrace never overwrites a trace" in n[1]
+    assert "** cuda_gpu_kern_sum" in p.stdout and "** nvtx_sum" in p.stdout
+    assert "cuptrace run --stats: 1 trace file" in p.stderr
+    assert sorted(x.name for x in tmp_path.glob("report*")) == ["report_0.ctr"]
+    assert settings(tmp_path / "report_0.ctr")["CUPTRACE_TRACE"] == "kernel,memcpy,api,sync,nvtx"
+    first = (tmp_path / "report_0.ctr").read_bytes()
+    p = launch(line, tmp_path, env)
+    assert p.returncode == 0 and "report_0.1.ctr" in p.stderr, p.stderr
+    assert (tmp_path / "report_0.ctr").read_bytes() == first
+    assert "cuptrace run --stats: 1 trace file" in p.stderr  # its own run's file alone
+
+
+def test_no_sampling_memory_usage_duration_and_delay(tmp_path):
+    """nsys profile -s none -t nvtx,cuda --cuda-memory-usage=true -d 30 -y 5
+    -o out ./app: -s none asks for nothing; memory joins the sources; the
+    delay and duration are the file's; -d says once that CMD is not ended
+    after 30 s, as nsys would end it."""
+    p = launch(["-s", "none", "-t", "nvtx,cuda", "--cuda-memory-usage=true", "-d", "30", "-y",
+                "5", "-o", "out", SIM_TRAIN, "train", "5"], tmp_path,
+               launcher_env(CUPTI_SIM_TRUTH=tmp_path / "s"))
+    assert p.returncode == 0, p.stderr
+    [n] = notes(p.stderr)
+    assert "-d 30: capture stops after 30 s and CMD runs on to its own end" in n
+    assert [x.name for x in tmp_path.glob("out*")] == ["out.ctr"]
+    s = settings(tmp_path / "out.ctr")
+    assert s["CUPTRACE_TRACE"] == "kernel,memcpy,api,sync,memory,nvtx", s
+    assert (s["CUPTRACE_DELAY"], s["CUPTRACE_DURATION"]) == ("5", "30")
+    # with the delay over while the program runs: only the steps after it;
+    # with --kill none, -d is what nsys does: nothing said
+    p = launch(["-s", "none", "-t", "nvtx", "-y", "0.2", "-d", "30", "-o", "late", "--kill",
+                "none", PROGS / "demo_train", "3000"], tmp_path)
+    assert p.returncode == 0 and notes(p.stderr) == [], p.stderr
+    steps = tool("stats", "-r", "nvtx_sum", "-f", "csv", tmp_path / "late.ctr").stdout
+    n = int(next(r for r in csv.DictReader(l for l in steps.splitlines() if not l.startswith("#"))
+                 if r["Range"] == ":train_step")["Instances"])
+    assert 0 < n < 3000, steps
+
+
+@pytest.mark.parametrize("end,windows", [("stop", 1), ("repeat:2", 2), ("repeat", 5),
+                                         ("repeat-shutdown:3", 3)])
+def test_nvtx_capture_range_windows(tmp_path, end, windows):
+    """-c nvtx -p RANGE --capture-range-end=...: the NVTX range opens
+    capture; stop keeps the first, repeat:N the first N, repeat all."""
+    p = launch(["-c", "nvtx", "-p", "train_step@*", f"--capture-range-end={end}", "-t", "nvtx",
+                "-o", "t", PROGS / "demo_train", "5"], tmp_path)
+    assert p.returncode == 0 and notes(p.stderr) == [], p.stderr
+    s = settings(tmp_path / "t.ctr")
+    assert s["CUPTRACE_CAPTURE"] == "nvtx:train_step"
+    out = tool("stats", "-r", "nvtx_sum", "-f", "csv", tmp_path / "t.ctr").stdout
+    rows = {r["Range"]: int(r["Instances"])
+            for r in csv.DictReader(l for l in out.splitlines() if not l.startswith("#"))}
+    assert rows[":train_step"] == windows
+    # events only inside the windows: each step's ranges, no more
+    assert rows[":forward"] == rows[":backward"] == rows[":layer 0"] == windows, rows
+
+
+def test_nvtx_capture_in_a_domain_and_the_default_domain_said(tmp_path):
+    p = launch(["--capture-range=nvtx", "--nvtx-capture=load batch@dataloader", "-t", "nvtx",
+                "-o", "d", PROGS / "demo_train", "3"], tmp_path)
+    assert p.returncode == 0 and notes(p.stderr) == [], p.stderr
+    assert settings(tmp_path / "d.ctr")["CUPTRACE_CAPTURE"] == "nvtx:load batch@dataloader"
+    p = launch(["-c", "nvtx", "-p", "train_step", "-t", "nvtx", "-o", "e", PROGS / "demo_train",
+                "3"], tmp_path)
+    [n] = notes(p.stderr)
+    assert p.returncode == 0 and "-p train_step: a range train_step in any NVTX domain" in n
+    p = launch(["-c", "nvtx", "-o", "f", "--", "true"], tmp_path)
+    assert p.returncode == 2 and "--capture-range=nvtx needs -p/--nvtx-capture" in p.stderr
+
+
+def test_cmd_arguments_that_look_like_options_reach_cmd(tmp_path):
+    """Every nsys option takes its value (or, true/false ones, the next
+    true or false) and CMD is the first argument after them: CMD's own
+    arguments, options of nsys's or ours among them, reach it unchanged."""
+    args = ["-o", "x", "-t", "osrt", "--stats=true", "-f", "true", "--capture-range=nvtx", "--",
+            "-p", "y"]
+    for line in (["-f", "-w", "true", "--stats", "true", "-x", "--session-new", "s 1",
+                  "--mpi-impl", "openmpi", "-o", "a", "-s", "none"],
+                 ["--force-overwrite", "true", "--trace-fork-before-exec=true", "--wait", "all",
+                  "--kill", "none", "--cudabacktrace", "all", "--backtrace", "dwarf",
+                  "--osrt-threshold", "10000", "-o", "b/", "--"]):
+        p = launch(line + ARGV + args, tmp_path)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines()[:len(args)] == args, (line, p.stdout)
+    n = notes(p.stderr)  # the second line's: each option said once, kill none and fork not
+    for opt in ("--wait=all", "--cudabacktrace=all", "--backtrace=dwarf", "--osrt-threshold=10000",
+                "--force-overwrite=true"):
+        assert sum(l.startswith(f"cuptrace run: note: {opt}: ") for l in n) == 1, (opt, n)
+    assert len(n) == 5, n
+    # -b and -c: cuptrace's --buffer-mb and --capture, or nsys's --backtrace
+    # and --capture-range, as the value says
+    p = launch(["-b", "32", "-c", "always", "-b", "lbr", "-c", "none", "-o", "c",
+                PROGS / "demo_train", "1"], tmp_path)
+    n = notes(p.stderr)
+    assert p.returncode == 0 and len(n) == 2, p.stderr
+    assert n[0].startswith("cuptrace run: note: --backtrace=lbr: ignored")
+    assert "--capture-range=none: -c/--capture always is taken" in n[1]
+    s = settings(tmp_path / "c.ctr")
+    assert (s["CUPTRACE_BUFFER_MB"], s["CUPTRACE_CAPTURE"]) == ("32", "always")
+
+
+def test_each_note_once_and_env_var(tmp_path):
+    p = launch(["--gpu-metrics-devices=all", "--gpu-metrics-devices", "0", "-t", "osrt", "-t",
+                "nvtx,cudnn,osrt,mpi", "-e", "A_X=1,B_Y=p,q", "-o", "e", "--", "sh", "-c",
+                'echo "$A_X|$B_Y"'], tmp_path)
+    assert p.returncode == 0 and p.stdout == "1|p,q\n", p.stderr
+    n = notes(p.stderr)
+    assert len(n) == 4, n
+    assert n[0].startswith("cuptrace run: note: --gpu-metrics-devices=all: ignored")
+    assert n[1].endswith("--trace=osrt: osrt left out (tracers cuptrace has not)")
+    assert n[2].endswith("--trace=nvtx,cudnn,osrt,mpi: mpi left out (tracers cuptrace has not)")
+    assert "--trace=nvtx,cudnn,osrt,mpi: cudnn: their CUDA work is traced (cuda)" in n[3], n
+
+
+def test_trace_names_of_neither_are_refused(tmp_path):
+    marker = tmp_path / "ran"
+    for value in ("cuda,bogus", "none,cuda"):
+        p = launch(["-t", value, "--", "touch", marker], tmp_path)
+        assert p.returncode == 2, p.stderr
+        one_line_error(p.stderr, "CUPTRACE_TRACE")
+    for bad, why in ((["--capture-range=later"], "expected none, cudaProfilerApi, nvtx or hotkey"),
+                     (["--capture-range-end=repeat-shutdown"], "expected none, stop"),
+                     (["--force-overwrite=maybe"], "expected true or false"),
+                     (["--stats=sometimes"], "unknown report"),
+                     (["--command-file", "opts.txt"], "on the command line only")):
+        p = launch(bad + ["--", "touch", marker], tmp_path)
+        assert p.returncode == 2 and why in p.stderr, (bad, p.stderr)
+    assert not marker.exists()
+
+
+def test_output_names(tmp_path):
+    """-o NAME gets .ctr as nsys adds .nsys-rep (and .nsys-rep becomes
+    .ctr); a name with .ctr, a directory (ending in /, or existing) stay."""
+    (tmp_path / "there").mkdir()
+    for o, want in (("plain", "plain.ctr"), ("rep.nsys-rep", "rep.ctr"), ("has.ctr", "has.ctr"),
+                    ("rname.%p", None), ("there", "there/"), ("dir/", "dir/")):
+        p = launch(["-t", "nvtx", "-o", o, PROGS / "demo_train", "1"], tmp_path)
+        assert p.returncode == 0 and notes(p.stderr) == [], p.stderr
+        if want and want.endswith("/"):
+            [f] = ctr_files(tmp_path / want)
+            assert f.name.endswith(".ctr")
+        elif want:
+            assert (tmp_path / want).is_file(), o
+        else:
+            [f] = tmp_path.glob("rname.*.ctr")
+
+
+def test_own_spelling_wins_over_nsys(tmp_path):
+    p = launch(["--capture-repeat", "0", "-c", "always", "--capture-range=cudaProfilerApi",
+                "--capture-range-end=stop", "-o", "o", PROGS / "demo_train", "1"], tmp_path)
+    n = notes(p.stderr)
+    assert p.returncode == 0 and len(n) == 2, p.stderr
+    assert "--capture-range=cudaProfilerApi: -c/--capture always is taken" in n[0]
+    assert "--capture-range-end=stop: ignored (it applies to" in n[1]
+    p = launch(["--capture-repeat", "0", "--capture-range=cudaProfilerApi",
+                "--capture-range-end=stop", "-o", "p", SIM_TRAIN, "window"], tmp_path)
+    [n] = notes(p.stderr)
+    assert p.returncode == 0 and "--capture-range-end=stop: --capture-repeat 0 is taken" in n
+    s = settings(tmp_path / "p.ctr")
+    assert (s["CUPTRACE_CAPTURE"], s["CUPTRACE_CAPTURE_REPEAT"]) == ("api", "0")
+
+
+def test_kill_and_stats_false(tmp_path):
+    p = launch(["--kill", "sigterm", "-d", "5", "--stats=false", "-o", "k", PROGS / "demo_train",
+                "1"], tmp_path)
+    [n] = notes(p.stderr)
+    assert p.returncode == 0 and "--kill=sigterm: ignored (cuptrace sends CMD no signal" in n
+    assert "--stats" not in p.stderr and "**" not in p.stdout
+    p = launch(["--stats=gpukernsum,osrt_sum", "-o", "g", SIM_TRAIN, "small"], tmp_path,
+               launcher_env(CUPTI_SIM_TRUTH=tmp_path / "s"))
+    assert p.returncode == 0 and "** cuda_gpu_kern_sum" in p.stdout, p.stderr
+    assert "osrt_sum is an nsys report cuptrace has not" in p.stderr
 
 
 # ---- cuptrace stats
