@@ -74,9 +74,10 @@ static void help(FILE *f)
 		"                             files this run wrote (with --stats too: both; in a job,\n"
 		"                             as --stats, by one rank)");
 	fprintf(f, "\nnsys profile's options are taken too, with nsys's meaning: -t's tracer names,\n"
-		   "-c/--capture-range, -p, --capture-range-end, --stats=true, --cuda-memory-usage,\n"
-		   "-e, ...; one cuptrace has not (-s, -f, --gpu-metrics-devices, ...) is said once\n"
-		   "and ignored. As nsys adds .nsys-rep, -o NAME gets .ctr (a directory does not).\n"
+		   "-c/--capture-range, -p, --capture-range-end, --stats=true, --export=sqlite (when\n"
+		   "CMD ends, X.sqlite beside each X.ctr it wrote), --cuda-memory-usage, -e, ...; one\n"
+		   "cuptrace has not (-s, -f, --gpu-metrics-devices, ...) is said once and ignored.\n"
+		   "As nsys adds .nsys-rep, -o NAME gets .ctr (a directory does not).\n"
 		   "docs/cuptrace-run.md, \"Coming from nsys profile\".\n");
 	fprintf(f, "\nExit status: CMD's (128+N when CMD is killed by signal N); 2 for a bad\n"
 		   "option or an output location where no file can be created (checked, and\n"
@@ -397,8 +398,9 @@ int cmd_run(int argc, char **argv)
 		setenv("LD_PRELOAD", v, 1);
 		free(v);
 	}
-	if (stats || report)
-		return run_then_stats(argv + optind, &cfg, stats, stats_list, report);
+	if (stats || report || nsys.export_sqlite)
+		return run_then_stats(argv + optind, &cfg, stats, stats_list, report,
+				      nsys.export_sqlite);
 	execvp(argv[optind], argv + optind);
 	int e = errno;
 	say("%s: %s", argv[optind], strerror(e));

@@ -20,7 +20,7 @@ enum { VAL, BOOL };
 
 /* What an option does. SAID: nothing in cuptrace; said once, unless the
  * value is one of quiet. The others are taken by nsys_take. */
-enum { SAID, RANGE, RANGE_END, NVTX_CAPTURE, MEMORY, ENV, KILL, NCCL, REFUSED };
+enum { SAID, RANGE, RANGE_END, NVTX_CAPTURE, MEMORY, EXPORT, ENV, KILL, NCCL, REFUSED };
 
 /* --capture-range-end's kinds */
 enum { END_NONE, END_STOP, END_STOP_SHUTDOWN, END_REPEAT, END_REPEAT_SHUTDOWN };
@@ -44,6 +44,7 @@ static const struct nsys_opt {
     {"capture-range-end", 0, VAL, RANGE_END, NULL, NULL},
     {"nvtx-capture", 'p', VAL, NVTX_CAPTURE, NULL, NULL},
     {"cuda-memory-usage", 0, BOOL, MEMORY, NULL, NULL},
+    {"export", 0, VAL, EXPORT, NULL, NULL},
     {"env-var", 'e', VAL, ENV, NULL, NULL},
     {"kill", 0, VAL, KILL, NULL, NULL},
     {"nccl-trace", 0, VAL, NCCL, NULL, NULL},
@@ -282,6 +283,36 @@ static int take_env(const char *v)
 	return rc;
 }
 
+static int take_export(struct nsys_opts *o, size_t i, const char *v)
+{
+	static const char *const others = "arrow,arrowdir,hdf,jsonlines,parquetdir,text";
+	char left[256] = "";
+	for (const char *p = v;;) {
+		size_t n = strcspn(p, ",");
+		char one[64];
+		snprintf(one, sizeof one, "%.*s", (int)(n < 63 ? n : 63), p);
+		if (!strcmp(one, "sqlite"))
+			o->export_sqlite = 1;
+		else if (!strcmp(one, "none"))
+			o->export_sqlite = 0;
+		else if (listed(others, one))
+			snprintf(left + strlen(left), sizeof left - strlen(left), "%s%s",
+			         *left ? "," : "", one);
+		else
+			return bad("export", v,
+			           "sqlite, none, or nsys's arrow, arrowdir, hdf, jsonlines, "
+			           "parquetdir, text");
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	if (*left && first_time(o, i))
+		say_cmd_note("--export=%s: %s left out (cuptrace writes SQLite, beside each trace: "
+		             "--export=sqlite)",
+		             v, left);
+	return 0;
+}
+
 /* An option whose value may be left out: the next argument when it is
  * true or false. */
 static const char *bool_value(const char *arg, int argc, char **argv, int *optind)
@@ -335,6 +366,8 @@ int nsys_take(struct nsys_opts *o, int c, const char *arg, int argc, char **argv
 	case MEMORY:
 		o->memory = !strcmp(v, "true");
 		break;
+	case EXPORT:
+		return take_export(o, i, v);
 	case ENV:
 		return take_env(v);
 	case KILL:

@@ -30,6 +30,7 @@ struct nsys_opts {
 	int end_kind;                  /* run_nsys.c's END_* */
 	int memory;                    /* --cuda-memory-usage: -1 not given, 0 false, 1 true */
 	int nccl;                      /* --nccl-trace: -1 not given, 0 none, 1 some */
+	int export_sqlite;             /* --export=sqlite */
 	int kill;                      /* --kill: -1 not given, 0 none, 1 a signal */
 	const char *dash_d;            /* -d N (nsys's spelling of --duration) */
 	char said[NSYS_MAX];           /* the options said once already, by index */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* `cuptrace run --stats / --report` (run_stats.h): runs CMD as system()
- * would, then `stats` and `report` on the files it wrote (read/run_files.h). */
+/* `cuptrace run --stats / --report / --export=sqlite` (run_stats.h): runs
+ * CMD as system() would, then `export`, `stats` and `report` on the files
+ * it wrote (read/run_files.h). */
 #include "cmd/run_stats.h"
 #include "cmd/cmd.h"
 #include "config.h"
 #include "rankenv.h"
+#include "read/inputs.h"
 #include "read/run_files.h"
 #include "util/say.h"
 #include "util/xalloc.h"
@@ -12,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +35,42 @@ static void pass_on(int sig)
 		kill(cmd_pid, sig);
 }
 
-/* Runs CMD, waits, then prints the reports for the files it wrote; the
- * exit status stays CMD's. */
+/* --export=sqlite: each trace file of this process's run (in a job, of
+ * its rank: each rank's run exports its own, as nsys writes one database
+ * per process) into X.sqlite beside X.ctr, by `cuptrace export`. */
+static void export_own(const char *pat, const char *dir, const char *glob,
+		       const struct timespec *t0, const char *id, const struct run_job *job)
+{
+	struct run_files f = {0};
+	run_files_find(dir, glob, t0, id, &f);
+	size_t done = 0;
+	for (size_t i = 0; i < f.n; i++) {
+		char host[256];
+		uint64_t pid;
+		int64_t rank;
+		if (job->world && (trace_file_who(f.v[i], &rank, host, sizeof host, &pid, NULL, 0) ||
+				   rank != job->rank))
+			continue; /* another rank's, which that rank's run exports */
+		char out[PATH_MAX + 8];
+		size_t n = strlen(f.v[i]) - 4; /* without .ctr */
+		snprintf(out, sizeof out, "%.*s.sqlite", (int)n, f.v[i]);
+		char *av[] = {"export", "-o", out, f.v[i], NULL};
+		fflush(stdout);
+		say_command("export");
+		cmd_export(4, av);
+		done++;
+	}
+	say_command("run --export");
+	if (!done && !job->world)
+		say_cmd("no trace file was written (pattern %s)", pat);
+	say_command("run");
+	run_files_free(&f);
+}
+
+/* Runs CMD, waits, then exports and prints the reports for the files it
+ * wrote; the exit status stays CMD's. */
 int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const char *list,
-		   const char *report)
+		   const char *report, int export_sqlite)
 {
 	const char *pat = cfg->output;
 	struct run_job job;
@@ -58,7 +93,8 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	t0.tv_sec -= 1; /* file systems keep coarse times */
 	char glob[PATH_MAX * 2], dir[PATH_MAX];
 	run_files_where(pat, dir, sizeof dir, glob, sizeof glob);
-	run_job_say(&job, dir, id);
+	if (stats || report) /* the summary's protocol: export alone has none */
+		run_job_say(&job, dir, id);
 	fflush(NULL);
 	/* held from before the fork until CMD's pid is known: none is lost */
 	sigset_t hold, mask;
@@ -98,6 +134,10 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
 	int rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+	if (export_sqlite && rc != 126 && rc != 127)
+		export_own(pat, dir, glob, &t0, id, &job);
+	if (!stats && !report)
+		return rc;
 	/* in a job, the lowest rank that traces, or that said so, summarises it */
 	run_job_said(&job, dir, id, &t0);
 	if (job.world && !job.leader)

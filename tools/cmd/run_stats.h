@@ -8,10 +8,12 @@
 
 struct ct_config;
 
-/* Runs cmd, waits for it, prints the reports (list: comma-separated names,
- * NULL for all) and/or writes the HTML report; returns CMD's exit status
- * (126/127: it could not be run). */
+/* Runs cmd, waits for it, writes X.sqlite beside each X.ctr of its own
+ * (export_sqlite: nsys's --export=sqlite; in a job, every rank its own),
+ * prints the reports (list: comma-separated names, NULL for all) and/or
+ * writes the HTML report; returns CMD's exit status (126/127: it could
+ * not be run). */
 int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const char *list,
-                   const char *report);
+                   const char *report, int export_sqlite);
 
 #endif

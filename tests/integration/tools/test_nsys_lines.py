@@ -5,12 +5,16 @@
 taking nsys stats's formats and report names."""
 import csv
 import re
+import sqlite3
+import subprocess
 
 import pytest
 
-from conftest import PROGS, TOOL, ctr_files, launcher_env, one_line_error, run, tool
+from conftest import PROGS, SAN, TOOL, ctr_files, launcher_env, one_line_error, run, tool
 from programs import SIM_TRAIN
+from test_multirank import ITERS, SLOW, mpi_env, mpiexec, needs_mpi
 
+GEMM = "void gemm_tiled<128>(float const*, float const*, float*, int, int, int)"
 ARGV = ["python3", "-c", "import sys; print('\\n'.join(sys.argv[1:]))"]
 
 
@@ -26,6 +30,12 @@ def settings(f):
     """The CUPTRACE_* settings the file's process ran with (cuptrace info)."""
     out = tool("info", f).stdout
     return dict(re.findall(r"^  (CUPTRACE_\w+)=(.*)$", out, re.M))
+
+
+def kernels(db):
+    with sqlite3.connect(db) as c:
+        return c.execute("SELECT s.value, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                         "JOIN StringIds s ON s.id = k.demangledName GROUP BY 1").fetchall()
 
 
 def test_stats_true_trace_osrt_and_force_overwrite(tmp_path):
@@ -52,6 +62,37 @@ def test_stats_true_trace_osrt_and_force_overwrite(tmp_path):
     assert p.returncode == 0 and "report_0.1.ctr" in p.stderr, p.stderr
     assert (tmp_path / "report_0.ctr").read_bytes() == first
     assert "cuptrace run --stats: 1 trace file" in p.stderr  # its own run's file alone
+
+
+def test_cuda_profiler_api_range_exported_per_rank(tmp_path):
+    """nsys profile --trace=cuda,nvtx,mpi --capture-range=cudaProfilerApi
+    --capture-range-end=stop -o r%q{PMI_RANK} --export=sqlite ./app, run by
+    two ranks at once: each rank writes r<rank>.ctr and exports its own
+    r<rank>.sqlite, which holds the 7 kernels launched between
+    cudaProfilerStart and Stop and none of the 9 outside. A database left
+    there by an older run is replaced by the one of the new trace."""
+    (tmp_path / "r0.sqlite").write_text("an older run's")
+    line = ["--trace=cuda,nvtx,mpi", "--capture-range=cudaProfilerApi", "--capture-range-end=stop",
+            "-o", "r%q{PMI_RANK}", "--export=sqlite", SIM_TRAIN, "window"]
+    procs = [subprocess.Popen([str(a) for a in (TOOL, "run", *line)], cwd=tmp_path,
+                              env=launcher_env(PMI_RANK=r, PMI_SIZE=2,
+                                               CUPTI_SIM_TRUTH=tmp_path / f"s{r}"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in range(2)]
+    for r, p in enumerate(procs):
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0 and out == "sim_train window done\n", err
+        assert [l for l in err.splitlines() if "wrote" in l] == \
+            [f"cuptrace: wrote {tmp_path}/r{r}.sqlite"], err
+        [n] = notes(err)
+        assert "--trace=cuda,nvtx,mpi: mpi left out (tracers cuptrace has not)" in n
+    assert sorted(x.name for x in tmp_path.glob("r*")) == ["r0.ctr", "r0.sqlite", "r1.ctr",
+                                                            "r1.sqlite"]
+    for r in range(2):
+        assert settings(tmp_path / f"r{r}.ctr")["CUPTRACE_CAPTURE"] == "api"
+        assert kernels(tmp_path / f"r{r}.sqlite") == [(GEMM, 7)]
+        with sqlite3.connect(tmp_path / f"r{r}.sqlite") as c:
+            assert c.execute("SELECT rank FROM CUPTRACE_RANKS").fetchall() == [(r,)]
 
 
 def test_no_sampling_memory_usage_duration_and_delay(tmp_path):
@@ -143,16 +184,19 @@ def test_cmd_arguments_that_look_like_options_reach_cmd(tmp_path):
 
 
 def test_each_note_once_and_env_var(tmp_path):
-    p = launch(["--gpu-metrics-devices=all", "--gpu-metrics-devices", "0", "-t", "osrt", "-t",
-                "nvtx,cudnn,osrt,mpi", "-e", "A_X=1,B_Y=p,q", "-o", "e", "--", "sh", "-c",
-                'echo "$A_X|$B_Y"'], tmp_path)
+    p = launch(["--gpu-metrics-devices=all", "--gpu-metrics-devices", "0", "--export=text",
+                "--export", "hdf,sqlite", "-t", "osrt", "-t", "nvtx,cudnn,osrt,mpi", "-e",
+                "A_X=1,B_Y=p,q", "-o", "e", "--", "sh", "-c", 'echo "$A_X|$B_Y"'], tmp_path)
     assert p.returncode == 0 and p.stdout == "1|p,q\n", p.stderr
     n = notes(p.stderr)
-    assert len(n) == 4, n
+    assert len(n) == 5, n
     assert n[0].startswith("cuptrace run: note: --gpu-metrics-devices=all: ignored")
-    assert n[1].endswith("--trace=osrt: osrt left out (tracers cuptrace has not)")
-    assert n[2].endswith("--trace=nvtx,cudnn,osrt,mpi: mpi left out (tracers cuptrace has not)")
-    assert "--trace=nvtx,cudnn,osrt,mpi: cudnn: their CUDA work is traced (cuda)" in n[3], n
+    assert n[1].startswith("cuptrace run: note: --export=text: text left out")
+    assert n[2].endswith("--trace=osrt: osrt left out (tracers cuptrace has not)")
+    assert n[3].endswith("--trace=nvtx,cudnn,osrt,mpi: mpi left out (tracers cuptrace has not)")
+    assert "--trace=nvtx,cudnn,osrt,mpi: cudnn: their CUDA work is traced (cuda)" in n[4], n
+    # sh records nothing: no file, and nothing to export, said
+    assert ctr_files(tmp_path) == [] and "--export: no trace file was written" in p.stderr
 
 
 def test_trace_names_of_neither_are_refused(tmp_path):
@@ -163,6 +207,7 @@ def test_trace_names_of_neither_are_refused(tmp_path):
         one_line_error(p.stderr, "CUPTRACE_TRACE")
     for bad, why in ((["--capture-range=later"], "expected none, cudaProfilerApi, nvtx or hotkey"),
                      (["--capture-range-end=repeat-shutdown"], "expected none, stop"),
+                     (["--export=pdf"], "expected sqlite"),
                      (["--force-overwrite=maybe"], "expected true or false"),
                      (["--stats=sometimes"], "unknown report"),
                      (["--command-file", "opts.txt"], "on the command line only")):
@@ -268,3 +313,27 @@ def test_stats_on_an_export_says_what_to_give(sim_trace, tmp_path):
     (tmp_path / "t.ctr").unlink()
     p = tool("stats", tmp_path / "t.sqlite", sim_trace)
     assert p.returncode == 1 and p.stderr.endswith("exported from: the .ctr file\n"), p.stderr
+
+
+@needs_mpi
+def test_an_open_mpi_job_exports_each_rank_and_summarises_once(tmp_path):
+    """mpiexec -n 4 nsys profile -t cuda,nvtx,osrt --stats=true --export=sqlite
+    -o report_%q{OMPI_COMM_WORLD_RANK} ./app: four databases, each of its
+    rank alone, and the job's tables printed once."""
+    env = mpi_env()
+    if SAN:
+        env["LD_PRELOAD"] = launcher_env()["LD_PRELOAD"]
+    p = mpiexec([TOOL, "run", "-t", "cuda,nvtx,osrt", "--stats=true", "--export=sqlite", "-o",
+                 f"{tmp_path}/report_%q{{OMPI_COMM_WORLD_RANK}}", PROGS / "mpi_ranks", ITERS, SLOW],
+                env)
+    assert p.returncode == 0, p.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == [
+        f"report_{r}.{e}" for r in range(4) for e in ("ctr", "sqlite")]
+    assert p.stdout.count("** nvtx_sum") == 1 and "cuptrace run --stats: 4 trace files" in p.stderr
+    assert p.stderr.count("osrt left out") == 4  # once by each rank's cuptrace run
+    for r in range(4):
+        assert f"cuptrace: wrote {tmp_path}/report_{r}.sqlite" in p.stderr
+        with sqlite3.connect(tmp_path / f"report_{r}.sqlite") as c:
+            assert c.execute("SELECT rank, file FROM CUPTRACE_RANKS").fetchall() == [
+                (r, f"{tmp_path}/report_{r}.ctr")]
+            assert c.execute("SELECT count(*) FROM NVTX_EVENTS").fetchone()[0] > 0
