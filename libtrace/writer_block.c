@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/* The writer's state (writer_int.h) and the block it builds: records and
+ * definitions encoded into it, then the block compressed and written to
+ * the file, which its first block opens. */
+#include "writer_int.h"
+#include "clock.h"
+#include "defs.h"
+#include "log.h"
+#include "watchdog.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+struct ct_wr_state ct_wr = {.start_lock = PTHREAD_MUTEX_INITIALIZER, .out.fd = -1, .part = 1};
+
+/* A block that never reaches the file takes its string definitions with
+ * it: start the string table over and queue every definition again, so
+ * later blocks never refer to strings the file does not hold. */
+static void discard_block(void)
+{
+	ct_enc_forget_strings(&ct_wr.enc);
+	ct_defs_replay();
+	ct_enc_new_block(&ct_wr.enc);
+}
+
+void ct_wr_write_block(void)
+{
+	if (ct_wr.enc.len <= ct_wr.preamble)
+		return;
+	if (ct_wr.out.fd == -1) {
+		ct_wr.preamble = 0;
+		if (ct_wr.part == 1)
+			ct_wr.out.fd = ct_output_open(ct_wr.out.path, sizeof ct_wr.out.path);
+		else
+			ct_wr.out.fd = ct_output_open_part(ct_wr.first, ct_wr.part, ct_wr.out.path,
+			                                   sizeof ct_wr.out.path);
+		if (!ct_output_begin(&ct_wr.out, ct_wr.part))
+			ct_info("writing %s", ct_wr.out.path);
+		else
+			ct_wr.out.fd = -2;
+	}
+	if (ct_wr.out.fd < 0) {
+		ct_enc_new_block(&ct_wr.enc);
+		return;
+	}
+	size_t raw_len;
+	const uint8_t *raw = ct_enc_block(&ct_wr.enc, &raw_len);
+	if (!raw) {
+		ct_once(boom, CT_LOG_WARN, "out of memory assembling a block; events lost");
+		discard_block();
+		return;
+	}
+	size_t bound = ZSTD_compressBound(raw_len) + 12;
+	if (bound > ct_wr.zcap) {
+		uint8_t *z = realloc(ct_wr.zbuf, bound);
+		if (!z) {
+			ct_once(zoom, CT_LOG_WARN,
+			        "out of memory compressing a block; events lost");
+			discard_block();
+			return;
+		}
+		ct_wr.zbuf = z, ct_wr.zcap = bound;
+	}
+	size_t z =
+	    ZSTD_compress2(ct_wr.cctx, ct_wr.zbuf + 12, ct_wr.zcap - 12, raw, raw_len);
+	if (ZSTD_isError(z)) {
+		ct_once(zerr, CT_LOG_WARN, "compression failed (%s); events lost",
+		        ZSTD_getErrorName(z));
+		discard_block();
+		return;
+	}
+	uint32_t h[3] = {CT_BLOCK_MAGIC, (uint32_t)z, (uint32_t)raw_len};
+	memcpy(ct_wr.zbuf, h, 12);
+	ct_output_write(&ct_wr.out, ct_wr.zbuf, z + 12); /* says why it failed */
+	ct_enc_new_block(&ct_wr.enc);
+	ct_wr.last_write = ct_now();
+}
+
+void ct_wr_encode(const struct ct_rec *r)
+{
+	if (ct_enc_record(&ct_wr.enc, r))
+		ct_once(badrec, CT_LOG_WARN, "a record could not be encoded (kind %u)", r->kind);
+}
+
+static void on_def_handle(void *ctx, uint64_t h, const char *s, uint32_t len)
+{
+	(void)ctx;
+	ct_enc_handle(&ct_wr.enc, h, s, len);
+}
+
+static void on_def_record(void *ctx, int tid, const struct ct_rec *r)
+{
+	(void)ctx;
+	if (ct_wr.watch && r->kind == CT_EV_NCCL_COMM)
+		ct_watch_record(tid, r);
+	int64_t cur = ct_wr.enc.tid;
+	ct_enc_thread(&ct_wr.enc, tid);
+	ct_wr_encode(r);
+	if (cur >= 0)
+		ct_enc_thread(&ct_wr.enc, cur);
+}
+
+const struct ct_defs_sink ct_wr_defs_sink = {on_def_handle, on_def_record, NULL};
