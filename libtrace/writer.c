@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/* The writer thread (writer.h): its start, its passes every tick (flush
+ * requests served, the capture timer, rotation), the producers' wakes when
+ * they take a chunk from the pool, the pages mapped ahead of them, and its
+ * end at exit or fork. Its parts are listed in writer_int.h. */
 #include "writer.h"
 #include "writer_int.h"
 #include "clock.h"
@@ -20,8 +24,6 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <time.h>

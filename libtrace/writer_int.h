@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The writer's state and the calls its parts make to each other; writer.h
- * is what the rest of the library sees of the writer. Only the writer
- * thread touches the state after the start, apart from the atomics and the
- * semaphore, and apart from the fork handlers (no writer runs then). */
+ * is what the rest of the library sees of the writer. The parts, each
+ * using only those below it (docs/LAYOUT.md):
+ *   writer.c        the thread: start, the pass every tick, flush requests,
+ *                   the pool's wakes and prefault, exit, fork
+ *   writer_own.c    records the writer makes itself; the watchdog's pass
+ *   writer_drain.c  a pass over every thread's ring into the block
+ *   writer_file.c   the file: footer, fsync, close, rotation
+ *   writer_block.c  the state; the block encoded, compressed and written
+ */
 #ifndef CT_WRITER_INT_H
 #define CT_WRITER_INT_H
 
