@@ -87,5 +87,17 @@ int ct_cupti_api_noisy(CUpti_CallbackDomain domain, uint32_t cbid);
 /* The list behind it, for disabling them in CUPTI itself. */
 extern const uint32_t ct_cupti_noisy_runtime[], ct_cupti_noisy_driver[];
 extern const size_t ct_cupti_n_noisy_runtime, ct_cupti_n_noisy_driver;
+/* The name of an API call, made a string handle on its first sight:
+ * handle << 1 | CT_CUPTI_API_NOISY when the call is left out. */
+#define CT_CUPTI_API_NOISY 1ull
+uint64_t ct_cupti_api_lookup(CUpti_CallbackDomain domain, uint32_t cbid);
+/* A kernel name's text, copied, and its string handle: one per distinct
+ * text, whatever pointers CUPTI gave it under; NULL when out of memory. */
+struct ct_cupti_text {
+	char *text;
+	uint32_t len, hash;
+	uint64_t h;
+};
+struct ct_cupti_text *ct_cupti_text_handle(const char *s, size_t n);
 
 #endif

@@ -92,7 +92,6 @@ const size_t ct_cupti_n_noisy_driver = sizeof ct_cupti_noisy_driver / sizeof(uin
 
 /* ---- API names: a handle per (domain, cbid), made on first sight. */
 #define API_CACHE 2048
-#define API_NOISY 1ull
 static uint64_t api_cache[2][API_CACHE]; /* handle << 1 | noisy; 0 = not yet */
 
 static int in_list(const uint32_t *v, size_t n, uint32_t cbid)
@@ -126,7 +125,7 @@ static size_t api_display_len(CUpti_CallbackDomain domain, const char *s)
 	return n;
 }
 
-static uint64_t api_lookup(CUpti_CallbackDomain domain, uint32_t cbid)
+uint64_t ct_cupti_api_lookup(CUpti_CallbackDomain domain, uint32_t cbid)
 {
 	const char *name = NULL;
 	char fallback[48];
@@ -141,17 +140,17 @@ static uint64_t api_lookup(CUpti_CallbackDomain domain, uint32_t cbid)
 		ct_debug("no name for CUDA API call %u (%s)", cbid, ct_cupti_strerror(r));
 	}
 	uint64_t h = ct_handle_new(name, api_display_len(domain, name));
-	return h << 1 | (ct_cupti_api_noisy(domain, cbid) ? API_NOISY : 0);
+	return h << 1 | (ct_cupti_api_noisy(domain, cbid) ? CT_CUPTI_API_NOISY : 0);
 }
 
 static inline uint64_t api_entry(CUpti_CallbackDomain domain, uint32_t cbid)
 {
 	unsigned d = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
 	if (cbid >= API_CACHE)
-		return api_lookup(domain, cbid);
+		return ct_cupti_api_lookup(domain, cbid);
 	uint64_t e = api_cache[d][cbid];
 	if (__builtin_expect(!e, 0))
-		e = api_cache[d][cbid] = api_lookup(domain, cbid);
+		e = api_cache[d][cbid] = ct_cupti_api_lookup(domain, cbid);
 	return e;
 }
 
@@ -169,12 +168,7 @@ struct pslot {
 static struct pslot pslots[PTR_SLOTS];
 static uint32_t generation = 1;
 
-struct tslot {
-	char *text;
-	uint32_t len, hash;
-	uint64_t h;
-};
-static struct tslot *tslots;
+static struct ct_cupti_text *tslots;
 static size_t tcap, tcount;
 
 static uint32_t hash_text(const char *s, size_t n)
@@ -188,7 +182,7 @@ static uint32_t hash_text(const char *s, size_t n)
 static int text_grow(void)
 {
 	size_t ncap = tcap ? tcap * 2 : 1024;
-	struct tslot *v = calloc(ncap, sizeof *v);
+	struct ct_cupti_text *v = calloc(ncap, sizeof *v);
 	if (!v)
 		return -1;
 	for (size_t i = 0; i < tcap; i++) {
@@ -205,7 +199,7 @@ static int text_grow(void)
 }
 
 /* The handle of a text, made once per distinct text. */
-static struct tslot *text_handle(const char *s, size_t n)
+struct ct_cupti_text *ct_cupti_text_handle(const char *s, size_t n)
 {
 	uint32_t hv = hash_text(s, n);
 	if (tcap) {
@@ -227,7 +221,7 @@ static struct tslot *text_handle(const char *s, size_t n)
 	size_t j = hv & (tcap - 1);
 	while (tslots[j].text)
 		j = (j + 1) & (tcap - 1);
-	tslots[j] = (struct tslot){copy, (uint32_t)n, hv, h};
+	tslots[j] = (struct ct_cupti_text){copy, (uint32_t)n, hv, h};
 	tcount++;
 	return &tslots[j];
 }
@@ -244,7 +238,7 @@ static inline uint64_t name_handle(const char *p)
 		return ps->h;
 	}
 	size_t n = strnlen(p, CT_MAX_STR);
-	struct tslot *ts = text_handle(p, n);
+	struct ct_cupti_text *ts = ct_cupti_text_handle(p, n);
 	if (!ts)
 		return 0;
 	*ps = (struct pslot){p, ts->h, ts->text, generation};
@@ -383,7 +377,7 @@ static void put_cuda_event(struct ct_thread *t, const CUpti_ActivityCudaEvent2 *
 static void put_api(struct ct_thread *t, const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 {
 	uint64_t e = api_entry(domain, a->cbid);
-	if (e & API_NOISY)
+	if (e & CT_CUPTI_API_NOISY)
 		return;
 	uint64_t f[F_CUDA_API_N] = {
 	    [F_CUDA_API_TS] = ts_of(a->start),
