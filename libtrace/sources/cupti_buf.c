@@ -19,7 +19,8 @@
 
 static _Atomic unsigned out; /* chunks CUPTI holds */
 /* Translation is serialised: buffers are rare (one per few thousand
- * records) and the name caches of cupti_rec.c are then single-threaded. */
+ * records) and the name caches of cupti_rec.c and cupti_names.c are then
+ * single-threaded. */
 static pthread_mutex_t translate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 unsigned ct_cupti_buffers_out(void)

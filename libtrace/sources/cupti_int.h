@@ -8,6 +8,7 @@
  *                  the flush thread, exit handling
  *   cupti_buf.c    CUPTI's buffers: taken from the ring pool, given back
  *   cupti_rec.c    completed buffers translated into ring records
+ *   cupti_names.c  API call and kernel names made handles on first sight
  *   cupti_state.c  shared state: on, failed, pid, clock offset; failure
  *   cupti_load.c   finding CUPTI and filling ct_cu
  */
@@ -82,7 +83,8 @@ size_t ct_cupti_translate(struct ct_thread *t, uint8_t *buf, size_t valid, CUpti
 /* 1 (default): GPU records are written grouped by stream; 0: in CUPTI's
  * order (only benchmarks change it, to measure what grouping saves). */
 extern int ct_cupti_group_streams;
-/* Which CUDA API calls are left out (cudaGetDevice & co.). */
+
+/* cupti_names.c: which CUDA API calls are left out (cudaGetDevice & co.). */
 int ct_cupti_api_noisy(CUpti_CallbackDomain domain, uint32_t cbid);
 /* The list behind it, for disabling them in CUPTI itself. */
 extern const uint32_t ct_cupti_noisy_runtime[], ct_cupti_noisy_driver[];

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* What the parts of the CUPTI source share, at the bottom of their order
- * (cupti.c -> cupti_buf.c -> cupti_rec.c -> here): whether the GPU part
- * works, the process that set CUPTI up, CUPTI's clock offset, and the one
- * way to give up on failure. */
+ * (cupti.c -> cupti_buf.c -> cupti_rec.c -> cupti_names.c -> here):
+ * whether the GPU part works, the process that set CUPTI up, CUPTI's clock
+ * offset, and the one way to give up on failure. */
 #include "cupti_int.h"
 #include "log.h"
 
