@@ -12,7 +12,7 @@ D=$(mktemp -d)
 trap 'rm -rf "$D"' EXIT
 LD_PRELOAD="$TSAN:build/lib/libcuptrace.so" CUPTRACE_OUTPUT="$D/o/t.ctr" \
 	CUPTRACE_TRACE=cuda,memory,nvtx build/tests/cupti_sim/sim_train train 900 >"$D/log" 2>&1
-# Rotation while four threads record (cuptrace_rotate, writer.c).
+# Rotation while four threads record (cuptrace_rotate, writer_file.c).
 LD_PRELOAD="$TSAN:build/lib/libcuptrace.so" CUPTRACE_OUTPUT="$D/r/r.ctr" \
 	build/tests/progs/rotate_threads 4 4 >>"$D/log" 2>&1
 [ "$(ls "$D/r" | wc -l)" -eq 5 ] || { cat "$D/log"; echo "tsan_tools: expected 5 rotated files"; exit 1; }

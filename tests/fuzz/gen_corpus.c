@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Writes the seed corpus of the fuzz targets (make fuzz-corpus): small
- * valid traces made with the real encoder and framed as libtrace/writer.c
- * frames them, and cut and damaged variants of them.
+ * valid traces made with the real encoder and framed as
+ * libtrace/writer_block.c frames them, and cut and damaged variants of them.
  *   corpus/fuzz_file/NAME.ctr    whole files
  *   corpus/fuzz_header/NAME.bin  header TLV bytes
  *   corpus/fuzz_items/NAME.bin   raw block contents joined by "BLK\n"

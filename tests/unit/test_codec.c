@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Encoder and decoder together (libtrace/format/enc.c, dec.c): random ring
  * records of every event kind are encoded into blocks, framed exactly as
- * libtrace/writer.c frames them, written to a file and read back with
+ * libtrace/writer_block.c frames them, written to a file and read back with
  * ct_file_open / ct_file_next; every field, string, thread, drop count and
  * footer total must come back. Then the same file cut at every byte must
  * read as a prefix of whole blocks with status CT_TRUNCATED, and damaged
@@ -141,7 +141,7 @@ static void reseal(struct buf *b)
 		b->p[16 + hl - 4 + i] = (uint8_t)(c >> 8 * i);
 }
 
-/* One block as writer.c frames it: magic, compressed and raw lengths,
+/* One block as writer_block.c frames it: magic, compressed and raw lengths,
  * a zstd frame with a content checksum. */
 static void put_block(struct buf *b, const uint8_t *raw, size_t n)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* CUPTI records built with the real struct types of the installed headers,
  * walked by the real libcupti's cuptiActivityGetNextRecord (it needs no GPU
- * for that), translated by libtrace/cupti_rec.c, and read back from the
+ * for that), translated by libtrace/sources/cupti_rec.c, and read back from the
  * ring field by field. Also: the fields the translation reads sit at the
  * same offsets in the older record versions an older CUPTI writes. */
 #include "check.h"

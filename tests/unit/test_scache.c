@@ -5,8 +5,8 @@
  * in length (trailing NULs included), behind padding full of garbage, more
  * of them than the cache has slots, and repeated in an order that keeps
  * evicting; the string table is also forgotten halfway (a lost block), as
- * writer.c does. Every record is encoded with ct_enc_record, framed as
- * writer.c frames blocks and read back with ct_file_next. */
+ * writer_block.c does. Every record is encoded with ct_enc_record, framed
+ * as writer_block.c frames blocks and read back with ct_file_next. */
 #include "check.h"
 #include "dec.h"
 #include "enc.h"
