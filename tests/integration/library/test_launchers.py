@@ -7,7 +7,7 @@ rank runs `cuptrace run` as the job script would (see
 tests/unit/test_config.c for every launcher's variable set)."""
 import pytest
 
-from conftest import PROGS, TOOL, ctr_files, launcher_env, run
+from conftest import PROGS, TOOL, ctr_files, launcher_env, preload, run
 
 WORLD, PER_NODE = 12, 4
 
@@ -54,7 +54,7 @@ def test_a_local_set_without_a_local_rank_is_refused(tmp_path):
                                "has no local rank here" % r) and line.endswith("not started"), line
     env = dict(pals_env(3, local=False), CUPTRACE_RANKS="local:0",
                CUPTRACE_OUTPUT=f"{tmp_path}/lib/r%r.ctr")
-    env["LD_PRELOAD"] = str(TOOL.parent.parent / "lib" / "libcuptrace.so")
+    env["LD_PRELOAD"] = preload()  # the sanitizer's runtime first in its builds
     p = run([PROGS / "demo_train", 2], env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     [line] = p.stderr.splitlines()

@@ -12,11 +12,10 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 
 import pytest
 
-from conftest import PROGS, ROOT, SAN, TOOL, base_env, ctr_files, run
+from conftest import PROGS, ROOT, SAN, TOOL, base_env, ctr_files, launcher_env, run
 
 DIR = ROOT / "docs" / "container"
 CONTAINERFILE = DIR / "Containerfile"
@@ -174,7 +173,7 @@ def test_the_mpijob_example_holds_together_with_the_image(tmp_path):
     assert out.startswith(path.rstrip("/") + "/") and "%r" in out
     # this cuptrace takes those options (--stats: reports it has)
     local = [tmp_path / "t" / "r%r.ctr" if w == out else w for w in opts]
-    p = run([TOOL, "run", *local, "--", "true"], env=base_env())
+    p = run([TOOL, "run", *local, "--", "true"], env=launcher_env())
     assert p.returncode == 0, p.stderr
 
     # workers: a GPU per slot, mpi-operator's sshd as the image's user
