@@ -21,33 +21,48 @@ static void read_umask(void)
 	umask(umask_now);
 }
 
-FILE *tmp_file_open(struct tmp_file *t, const char *path)
+int tmp_file_create(const char *path, char **tmp, int *guard)
 {
 	const char *slash = strrchr(path, '/');
 	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	if (asprintf(tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0) {
+		*tmp = NULL;
+		errno = ENOMEM;
+		return -1;
+	}
+	int fd = mkostemps(*tmp, 4, O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*guard = tmp_guard(*tmp);
+	pthread_once(&umask_once, read_umask);
+	if (fchmod(fd, 0666 & ~umask_now)) {
+		int e = errno;
+		close(fd);
+		tmp_unguard(*guard);
+		unlink(*tmp);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+FILE *tmp_file_open(struct tmp_file *t, const char *path)
+{
 	t->path = strdup(path); /* raw: a failure is this output's (ENOMEM), said by the caller */
-	if (!t->path || asprintf(&t->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0) {
-		free(t->path);
+	if (!t->path) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	int fd = mkostemps(t->tmp, 4, O_CLOEXEC);
-	if (fd < 0)
-		goto fail;
-	t->guard = tmp_guard(t->tmp);
-	pthread_once(&umask_once, read_umask);
-	FILE *f = NULL;
-	if (fchmod(fd, 0666 & ~umask_now) || !(f = fdopen(fd, "w"))) {
-		int e = errno;
+	int fd = tmp_file_create(path, &t->tmp, &t->guard);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (f)
+		return f;
+	int e = errno;
+	if (fd >= 0) {
 		close(fd);
 		tmp_unguard(t->guard);
 		unlink(t->tmp);
-		errno = e;
-		goto fail;
 	}
-	return f;
-fail:;
-	int e = errno;
 	free(t->tmp);
 	free(t->path);
 	errno = e;

@@ -15,6 +15,10 @@ struct tmp_file {
 	int guard;
 };
 
+/* The temporary file of path, created (mode from the umask) and guarded:
+ * its descriptor, its name in *tmp (malloc'd, also on failure: free it),
+ * the guard's slot in *guard; -1 and errno on failure (nothing left). */
+int tmp_file_create(const char *path, char **tmp, int *guard);
 /* A stream on the temporary file of path, or NULL (errno). */
 FILE *tmp_file_open(struct tmp_file *t, const char *path);
 /* Closes f and renames the file onto its name when nothing failed (also

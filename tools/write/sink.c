@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "write/sink.h"
 #include "write/sink_spill.h"
+#include "util/tmp_file.h"
 #include "util/tmp_guard.h"
 
 #include <errno.h>
@@ -343,15 +344,6 @@ void sink_done(struct sink *s, uint64_t key, int last)
 	pthread_mutex_unlock(&s->lock);
 }
 
-static mode_t umask_now;
-static pthread_once_t umask_once = PTHREAD_ONCE_INIT;
-
-static void read_umask(void)
-{
-	umask_now = umask(022);
-	umask(umask_now);
-}
-
 static void free_sink(struct sink *s)
 {
 	free(s->path);
@@ -364,28 +356,13 @@ static void free_sink(struct sink *s)
  * failed conversion leaves nothing behind and an older NAME as it was. */
 static int open_tmp(struct sink *s, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	s->path = strdup(path); /* raw: see the top */
-	if (!s->path || asprintf(&s->tmp, "%.*s.%s.XXXXXX.tmp", (int)dirlen, path, path + dirlen) < 0) {
-		s->tmp = NULL;
+	if (!s->path) {
 		errno = ENOMEM;
 		return -1;
 	}
-	s->fd = mkostemps(s->tmp, 4, O_CLOEXEC);
-	if (s->fd < 0)
-		return -1;
-	s->guard = tmp_guard(s->tmp);
-	pthread_once(&umask_once, read_umask);
-	if (fchmod(s->fd, 0666 & ~umask_now)) {
-		int e = errno;
-		close(s->fd);
-		tmp_unguard(s->guard);
-		unlink(s->tmp);
-		errno = e;
-		return -1;
-	}
-	return 0;
+	s->fd = tmp_file_create(path, &s->tmp, &s->guard);
+	return s->fd < 0 ? -1 : 0;
 }
 
 struct sink *sink_open(const char *path)
