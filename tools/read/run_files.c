@@ -151,6 +151,11 @@ void run_files_free(struct run_files *f)
 /* ---- a launcher's job ---- */
 
 #define QUIET_S 10 /* no trace file changed this long: the rest are not coming */
+/* A launcher starts its ranks within moments of each other, but a rank
+ * whose program does not wait for the others (no MPI_Init, a short job
+ * step) can end before a slower one has said it traces: ranks decide no
+ * sooner than this long after they started. */
+#define SAY_LATE_S 2
 
 void run_job_of(const struct ct_config *cfg, struct run_job *j)
 {
@@ -277,6 +282,15 @@ void run_job_said(struct run_job *j, const char *dir, const char *id,
 {
 	if (!j->world || !id)
 		return;
+	/* t0 is the start less the file systems' coarse second */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	double left = (double)(t0->tv_sec + 1 + SAY_LATE_S - now.tv_sec) +
+		      (double)(t0->tv_nsec - now.tv_nsec) / 1e9;
+	if (left > 0 && left <= SAY_LATE_S) {
+		struct timespec nap = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+		nanosleep(&nap, NULL);
+	}
 	struct said s = {j, t0, -1, 0};
 	each_marker(dir, id, count_said, &s);
 	if (!s.n)

@@ -48,7 +48,8 @@ void run_job_of(const struct ct_config *cfg, struct run_job *j);
  * and the rank: a rank that a wrapper script ran without cuptrace (`if
  * [ $RANK = 0 ]; then cuptrace run --stats ...; else ./app; fi`) says
  * nothing and is not waited for. run_job_say writes this rank's at the
- * start; run_job_said, after CMD, makes the lowest rank that said so the
+ * start; run_job_said, after CMD and no sooner than 2 s after the start
+ * (a rank whose program ended at once would miss a slower one's), makes the lowest rank that said so the
  * summarising one and the ranks that said so those it waits for (j is
  * left as it is when none did), and a rank that does not summarise
  * removes its marker; run_job_unsay, once the summary is made, waits (5 s

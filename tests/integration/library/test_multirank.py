@@ -218,7 +218,7 @@ def test_run_stats_in_a_job_summarises_the_job_once(tmp_path):
     files that happened to exist, some still being written and called cut
     short, and all wrote the same page)."""
     harness = PROGS / "nccl_harness"
-    p = run_job(tmp_path, (1, [harness, 2]), (3, [harness, 1500]))
+    p = run_job(tmp_path, (1, [harness, 2]), (3, [harness, 4000]))
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("** nccl_ranks") == 1, p.stdout
     ranks = {int(line.split()[0]) for line in p.stdout.splitlines()
@@ -227,7 +227,8 @@ def test_run_stats_in_a_job_summarises_the_job_once(tmp_path):
     assert p.stderr.count("cuptrace run --stats, --report: 4 trace files") == 1, p.stderr
     assert p.stderr.count("wrote job.html") == 1 and "truncated" not in p.stderr, p.stderr
     assert (tmp_path / "job.html").stat().st_size > 0
-    # ranks 1-3 ran longer: rank 0 waited for them
+    # ranks 1-3 ran longer than the 2 s every rank gives the others to say
+    # they trace: rank 0 waited for them
     assert "rank 0 waits for the other ranks' files" in p.stderr, p.stderr
     # CUPTRACE_RANKS=1,3: rank 1, the lowest traced, summarises ranks 1 and 3
     (tmp_path / "sel").mkdir()
@@ -243,11 +244,13 @@ def test_run_stats_when_a_wrapper_chose_the_ranks(tmp_path, traced):
     (`if [ $RANK = 0 ]; then cuptrace run ...; else ./app; fi`): the ranks
     that run it say so, the lowest of them summarises the ranks that said
     so, at once. (Rank 0 waited 10 s for files that never came; with rank
-    2 alone, nobody summarised.)"""
+    2 alone, nobody summarised; a traced rank that started a second late,
+    after the lowest one's short program had ended, summarised again.)"""
     harness = PROGS / "nccl_harness"
-    sel = "|".join(str(r) for r in traced)
-    script = (f'case $OMPI_COMM_WORLD_RANK in {sel}) exec {TOOL} run --stats=nccl_ranks '
-              f'-o t/r%r.ctr -- {harness} 2;; *) exec {harness} 2;; esac')
+    run = f"{TOOL} run --stats=nccl_ranks -o t/r%r.ctr -- {harness} 2"
+    late = "|".join(str(r) for r in traced[1:]) or "none"
+    script = (f'case $OMPI_COMM_WORLD_RANK in {traced[0]}) exec {run};; '
+              f'{late}) sleep 1; exec {run};; *) exec {harness} 2;; esac')
     env = mpi_env()
     if SAN:
         env["LD_PRELOAD"] = launcher_env()["LD_PRELOAD"]
