@@ -29,8 +29,10 @@
  * CT_EV_CUDA_EVENT (older readers skip a block holding one as damaged:
  * items carry no length, a kind unknown to a reader cannot be stepped
  * over). 1.3: the footer's CT_FT_NCCL_RANK and the header's
- * CT_H_FORKED_FROM (older readers skip both). */
-#define CT_FORMAT_MINOR 3
+ * CT_H_FORKED_FROM (older readers skip both). 1.4: the kinds of the torch
+ * source (CT_EV_TORCH_*) and CT_EV_EXT_CORR (older readers skip a block
+ * holding one as damaged, as for 1.2). */
+#define CT_FORMAT_MINOR 4
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
  * of that footer block (which holds the FOOTER item alone), so that tools
@@ -88,7 +90,7 @@ enum ct_kind {
 	CT_K_TSPLANES = 5,
 
 	/* Each source owns a range of kinds (schema_<source>.c): NVTX and
-	 * control 16-47, CUPTI 48-79, NCCL 80-111. */
+	 * control 16-47, CUPTI 48-79, NCCL 80-111, PyTorch 112-127. */
 	CT_EV_FIRST = 16,
 	CT_EV_NVTX_PUSH = 16,
 	CT_EV_NVTX_POP = 17,
@@ -115,6 +117,8 @@ enum ct_kind {
 	CT_EV_GPU_CONTEXT = 55,
 	CT_EV_CUPTI_DROPPED = 56, /* drop counts only: records CUPTI itself lost */
 	CT_EV_CUDA_EVENT = 57,	  /* a cudaEventRecord: which stream the event was recorded on */
+	CT_EV_EXT_CORR = 58,	  /* a CUDA call's correlation id and the id the program
+				   * pushed around it (a PyTorch operator's) (1.4) */
 	CT_EV_CUPTI_END = 80,
 	/* NCCL (schema_nccl.c). Ids are the handles the plugin gave NCCL;
 	 * parent, group and launch fields hold such ids (0 = none). */
@@ -132,7 +136,13 @@ enum ct_kind {
 	CT_EV_NCCL_STOP = 90,	   /* an event above ended */
 	CT_EV_NCCL_STATE = 91,	   /* a state change of an event above */
 	CT_EV_NCCL_END = 112,
-	CT_EV_LAST = 112
+
+	/* PyTorch, from the Python package's RecordFunction observer (1.4) */
+	CT_EV_TORCH_FIRST = 112,
+	CT_EV_TORCH_OP = 112,  /* an operator or a record_function scope, written when it ends */
+	CT_EV_TORCH_MEM = 113, /* an allocation or a free by one of torch's allocators */
+	CT_EV_TORCH_END = 128,
+	CT_EV_LAST = 128
 };
 #define CT_NKINDS 128 /* counters per kind are sized by this */
 

@@ -196,6 +196,14 @@
 	X(K, CONTEXT, U, context)                                                                  \
 	X(K, STREAM, U, stream)                                                                    \
 	X(K, EVENT, U, event)
+/* A CUDA call's correlation id and the external id pushed on its thread
+ * when it was made (CUPTI's EXTERNAL_CORRELATION record; kind: CUPTI's
+ * CUpti_ExternalCorrelationKind, the torch source pushes CUSTOM0 with its
+ * operator's id). Like cuda_event it has no time. */
+#define CT_FIELDS_EXT_CORR(X, K)                                                                   \
+	X(K, CORRELATION, DELTA, correlation)                                                      \
+	X(K, EXTERNAL, DELTA, external)                                                            \
+	X(K, KIND, U, kind)
 /* Never written as events: the bucket that CUPTI's own dropped-record
  * count goes into (CUPTI does not say of which kind they were). */
 #define CT_FIELDS_CUPTI_DROPPED(X, K) X(K, TS, TS, ts)
@@ -290,6 +298,48 @@
 	X(K, STATE, U, state)                                                                      \
 	X(K, VALUE, U, value)
 
+/* ---- PyTorch kinds (schema_torch.c) ---- */
+
+/* An operator (aten or custom) or a record_function scope, written by the
+ * package's observer when it ends (include/cuptrace/torch_abi.h).
+ * ts, end: the library's clock. scope: CUPTRACE_TORCH_SCOPE_*. id: the
+ * operator's id, from 1 in the process; the CUDA work it launched carries
+ * it as external id (ext_corr). seq: torch's sequence number + 1 (0: none).
+ * rf_tid: torch's own number of the thread that ran it (RecordFunction's
+ * thread id); fwd_tid: of a backward op, that number of its forward op's
+ * thread (0: none). tid: the OS thread it began on where that is not the
+ * thread whose ring holds the record (a scope closed on another thread),
+ * else 0. dims, types: with `shapes`, each input's sizes and type,
+ * inputs separated by ';', sizes by ',' ("2,3;3" and "float;float"; a
+ * non-tensor input has no sizes); stack: with `stack`, the Python frames,
+ * innermost first, separated by ';'. Empty when not asked for. */
+#define CT_FIELDS_TORCH_OP(X, K)                                                                   \
+	X(K, TS, TS, ts)                                                                           \
+	X(K, END, TS, end)                                                                         \
+	X(K, ID, DELTA, id)                                                                        \
+	X(K, SEQ, U, seq)                                                                          \
+	X(K, NAME, STR, name)                                                                      \
+	X(K, SCOPE, U, scope)                                                                      \
+	X(K, RF_TID, U, rf_tid)                                                                    \
+	X(K, FWD_TID, U, fwd_tid)                                                                  \
+	X(K, TID, U, tid)                                                                          \
+	X(K, DIMS, STR, dims)                                                                      \
+	X(K, TYPES, STR, types)                                                                    \
+	X(K, STACK, STR, stack)
+/* An allocation (bytes > 0) or a free (bytes < 0) reported by torch's
+ * allocators. device: -1 the CPU, else the CUDA device. allocated,
+ * reserved: the allocator's totals on that device after it (reserved 0
+ * where the allocator does not say). op: the id of the innermost operator
+ * open on the thread (0: none). */
+#define CT_FIELDS_TORCH_MEM(X, K)                                                                  \
+	X(K, TS, TS, ts)                                                                           \
+	X(K, PTR, U, ptr)                                                                          \
+	X(K, BYTES, I, bytes)                                                                      \
+	X(K, DEVICE, I, device)                                                                    \
+	X(K, ALLOCATED, U, allocated)                                                              \
+	X(K, RESERVED, U, reserved)                                                                \
+	X(K, OP, U, op)
+
 /* ---- what is made of the lists ---- */
 
 #define CT_FIELD_INDEX(K, NAME, TYPE, name) F_##K##_##NAME,
@@ -326,6 +376,10 @@ CT_FIELD_ENUM(GPU_DEVICE)
 CT_FIELD_ENUM(GPU_CONTEXT)
 CT_FIELD_ENUM(CUDA_EVENT)
 CT_FIELD_ENUM(CUPTI_DROPPED)
+CT_FIELD_ENUM(EXT_CORR)
+
+CT_FIELD_ENUM(TORCH_OP)
+CT_FIELD_ENUM(TORCH_MEM)
 
 CT_FIELD_ENUM(NCCL_START)
 CT_FIELD_ENUM(NCCL_COMM)
@@ -341,7 +395,7 @@ CT_FIELD_ENUM(NCCL_KERNEL_CH)
 CT_FIELD_ENUM(NCCL_STOP)
 CT_FIELD_ENUM(NCCL_STATE)
 
-/* Every kind but cuda_event starts with its ts: code that handles many
+/* Every kind but cuda_event and ext_corr starts with its ts: code that handles many
  * kinds at once reads it at F_TS. */
 #define F_TS 0
 _Static_assert(F_NVTX_PUSH_TS == F_TS && F_NVTX_POP_TS == F_TS && F_NVTX_START_TS == F_TS &&
@@ -352,7 +406,9 @@ _Static_assert(F_NVTX_PUSH_TS == F_TS && F_NVTX_POP_TS == F_TS && F_NVTX_START_T
 _Static_assert(F_KERNEL_TS == F_TS && F_MEMCPY_TS == F_TS && F_MEMSET_TS == F_TS &&
 		   F_SYNC_TS == F_TS && F_CUDA_API_TS == F_TS && F_GPU_MEMORY_TS == F_TS &&
 		   F_GPU_DEVICE_TS == F_TS && F_GPU_CONTEXT_TS == F_TS && F_CUPTI_DROPPED_TS == F_TS,
-	       "a CUPTI kind other than cuda_event does not start with ts");
+	       "a CUPTI kind other than cuda_event, ext_corr does not start with ts");
+_Static_assert(F_TORCH_OP_TS == F_TS && F_TORCH_MEM_TS == F_TS,
+	       "a PyTorch kind does not start with ts");
 _Static_assert(F_NCCL_COMM_TS == F_TS && F_NCCL_FINI_TS == F_TS && F_NCCL_START_TS == F_TS &&
 		   F_NCCL_STOP_TS == F_TS && F_NCCL_STATE_TS == F_TS,
 	       "an NCCL kind does not start with ts");

@@ -33,4 +33,5 @@ const struct ct_schema ct_schemas_cupti[CT_EV_CUPTI_END - CT_EV_CUPTI_FIRST] = {
 	K("gpu_context", GPU_CONTEXT),
 	K("cuda_event", CUDA_EVENT),
 	K("cupti_dropped", CUPTI_DROPPED),
+	K("ext_corr", EXT_CORR),
 };
