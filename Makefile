@@ -41,7 +41,7 @@ TOOL := build/bin/cuptrace
 # the library encodes, the tools decode.
 CONFIG_SRC := $(wildcard libtrace/config/*.c)
 SCHEMA_SRC := libtrace/format/schema.c libtrace/format/schema_cupti.c libtrace/format/schema_nccl.c \
-	libtrace/format/schema_torch.c libtrace/format/strtab.c
+	libtrace/format/schema_torch.c libtrace/format/schema_mpi.c libtrace/format/strtab.c
 SHARED_LIB_SRC := $(CONFIG_SRC) $(SCHEMA_SRC) libtrace/format/enc.c libtrace/format/peek.c
 SHARED_TOOL_SRC := $(CONFIG_SRC) $(SCHEMA_SRC) libtrace/format/dec.c libtrace/format/dec_block.c
 LIB_OWN_SRC := $(wildcard libtrace/*.c libtrace/sources/*.c)

@@ -31,7 +31,8 @@
  * over). 1.3: the footer's CT_FT_NCCL_RANK and the header's
  * CT_H_FORKED_FROM (older readers skip both). 1.4: the kinds of the torch
  * source (CT_EV_TORCH_*) and CT_EV_EXT_CORR (older readers skip a block
- * holding one as damaged, as for 1.2). */
+ * holding one as damaged, as for 1.2), and those of the MPI source
+ * (CT_EV_MPI_*), in the same release. */
 #define CT_FORMAT_MINOR 4
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
@@ -90,7 +91,8 @@ enum ct_kind {
 	CT_K_TSPLANES = 5,
 
 	/* Each source owns a range of kinds (schema_<source>.c): NVTX and
-	 * control 16-47, CUPTI 48-79, NCCL 80-111, PyTorch 112-127. */
+	 * control 16-47, CUPTI 48-79, NCCL 80-111, PyTorch 112-127, MPI
+	 * 128-143. */
 	CT_EV_FIRST = 16,
 	CT_EV_NVTX_PUSH = 16,
 	CT_EV_NVTX_POP = 17,
@@ -142,9 +144,18 @@ enum ct_kind {
 	CT_EV_TORCH_OP = 112,  /* an operator or a record_function scope, written when it ends */
 	CT_EV_TORCH_MEM = 113, /* an allocation or a free by one of torch's allocators */
 	CT_EV_TORCH_END = 128,
-	CT_EV_LAST = 128
+
+	/* MPI calls, from libcuptrace-mpi.so's wrappers (schema_mpi.c) (1.4) */
+	CT_EV_MPI_FIRST = 128,
+	CT_EV_MPI_COMM = 128,  /* a communicator: its job-wide id (a definition) */
+	CT_EV_MPI_CALL = 129,  /* a call, written when it returns */
+	CT_EV_MPI_ENTER = 130, /* a call that may wait for other ranks, as it is entered */
+	CT_EV_MPI_DONE = 131,  /* a request completed by the call written next on the thread */
+	CT_EV_MPI_HANG = 132,  /* the watchdog: an MPI collective in flight too long */
+	CT_EV_MPI_END = 144,
+	CT_EV_LAST = 144
 };
-#define CT_NKINDS 128 /* counters per kind are sized by this */
+#define CT_NKINDS 144 /* counters per kind are sized by this */
 
 /* Field encodings. */
 enum ct_ftype {
@@ -188,6 +199,17 @@ enum ct_payload {
 	CT_PAYLOAD_I32 = 5,
 	CT_PAYLOAD_FLOAT = 6,
 };
+/* Ranks and tags as the MPI kinds store them (peer, world_peer, tag):
+ * MPI's own values of these differ between implementations. */
+enum ct_mpi_rank {
+	CT_MPI_ANY_SOURCE = -1,
+	CT_MPI_PROC_NULL = -2,
+	CT_MPI_ROOT = -3,    /* an intercommunicator's root group */
+	CT_MPI_NO_PEER = -4, /* the call has no peer or root */
+};
+#define CT_MPI_ANY_TAG -1
+#define CT_MPI_NO_TAG -2 /* the call has no tag */
+
 /* The color field holds (1 << 32) | ARGB when a color was given, else 0. */
 #define CT_COLOR_SET (1ull << 32)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The fields of every event kind, in the order a record holds them: the one
- * list that the schema tables (schema.c, schema_cupti.c, schema_nccl.c), the
+ * list that the schema tables (schema.c, schema_cupti.c, schema_nccl.c, ...), the
  * sources that write records and the tools that read them all follow.
  *
  * CT_FIELDS_<KIND>(X, K) expands X(K, NAME, TYPE, name) once per field:
@@ -340,6 +340,84 @@
 	X(K, RESERVED, U, reserved)                                                                \
 	X(K, OP, U, op)
 
+/* ---- MPI kinds (schema_mpi.c) ---- */
+
+/* A communicator, written when this process first knows it (MPI_Init's
+ * MPI_COMM_WORLD and MPI_COMM_SELF, a call that made one, else its first
+ * use), again when MPI_Comm_set_name names it, and as a new one when a
+ * freed handle comes back. id: the same on every member of the job: a hash
+ * of its members' ranks in MPI_COMM_WORLD (in its own rank order; of an
+ * intercommunicator, of both groups) and of how many communicators of
+ * those members this process knew before it. handle: the program's handle
+ * (its bits). size, rank: its size and this process's rank in it; remote:
+ * an intercommunicator's remote size, 0 for an intracommunicator; parent:
+ * the id of the communicator it was made from (0: none or not known);
+ * name: MPI_Comm_get_name's. */
+#define CT_FIELDS_MPI_COMM(X, K)                                                                   \
+	X(K, TS, TS, ts)                                                                           \
+	X(K, ID, U, id)                                                                            \
+	X(K, HANDLE, U, handle)                                                                    \
+	X(K, SIZE, U, size)                                                                        \
+	X(K, RANK, I, rank)                                                                        \
+	X(K, REMOTE, U, remote)                                                                    \
+	X(K, PARENT, U, parent)                                                                    \
+	X(K, NAME, STR, name)
+/* A call, written when it returns. func: its name ("MPI_Send"). comm: the
+ * communicator's id (0: none). seq: a collective's number on its
+ * communicator, from 1, the same on every member (0: not a collective).
+ * peer: the destination, source or root as a rank of comm, world_peer the
+ * same rank in MPI_COMM_WORLD (both ct_mpi_rank's values where special;
+ * CT_MPI_NO_PEER for calls without one); tag (CT_MPI_ANY_TAG,
+ * CT_MPI_NO_TAG). count, datatype: the arguments (v variants: the counts
+ * summed; a receive: what the status says arrived). bytes: what this
+ * process sends, recv_bytes what it receives, as the arguments describe
+ * them (a receive: as its status says). req: the id of the request a
+ * non-blocking or persistent call made or started (0: none); the mpi_done
+ * records of the requests a call completed come just before it on its
+ * thread. status: the call's return code. */
+#define CT_FIELDS_MPI_CALL(X, K)                                                                   \
+	X(K, TS, TS, ts)                                                                           \
+	X(K, END, TS, end)                                                                         \
+	X(K, FUNC, SID, func)                                                                      \
+	X(K, COMM, U, comm)                                                                        \
+	X(K, SEQ, U, seq)                                                                          \
+	X(K, PEER, I, peer)                                                                        \
+	X(K, WORLD_PEER, I, world_peer)                                                            \
+	X(K, TAG, I, tag)                                                                          \
+	X(K, COUNT, U, count)                                                                      \
+	X(K, DATATYPE, SID, datatype)                                                              \
+	X(K, BYTES, U, bytes)                                                                      \
+	X(K, RECV_BYTES, U, recv_bytes)                                                            \
+	X(K, REQ, U, req)                                                                          \
+	X(K, STATUS, I, status)
+/* A call that may wait for other ranks (collectives, blocking sends and
+ * receives, waits), as it is entered: a call still waiting when the
+ * process died shows as this without its mpi_call. */
+#define CT_FIELDS_MPI_ENTER(X, K)                                                                  \
+	X(K, TS, TS, ts)                                                                           \
+	X(K, FUNC, SID, func)                                                                      \
+	X(K, COMM, U, comm)                                                                        \
+	X(K, SEQ, U, seq)
+/* A request completed by the call whose mpi_call follows on the thread:
+ * ts its end; req the id its call gave it; peer, tag, bytes what its
+ * status says (a receive) or what the call sent. */
+#define CT_FIELDS_MPI_DONE(X, K)                                                                   \
+	X(K, TS, TS, ts)                                                                           \
+	X(K, REQ, U, req)                                                                          \
+	X(K, PEER, I, peer)                                                                        \
+	X(K, TAG, I, tag)                                                                          \
+	X(K, BYTES, U, bytes)
+/* The watchdog (watchdog.c): a collective in flight longer than
+ * CUPTRACE_HANG_TIMEOUT; req: a non-blocking one's request (0: a blocking
+ * call); in_flight ns. */
+#define CT_FIELDS_MPI_HANG(X, K)                                                                   \
+	X(K, TS, TS, ts)                                                                           \
+	X(K, COMM, U, comm)                                                                        \
+	X(K, SEQ, U, seq)                                                                          \
+	X(K, FUNC, SID, func)                                                                      \
+	X(K, REQ, U, req)                                                                          \
+	X(K, IN_FLIGHT, U, in_flight)
+
 /* ---- what is made of the lists ---- */
 
 #define CT_FIELD_INDEX(K, NAME, TYPE, name) F_##K##_##NAME,
@@ -381,6 +459,12 @@ CT_FIELD_ENUM(EXT_CORR)
 CT_FIELD_ENUM(TORCH_OP)
 CT_FIELD_ENUM(TORCH_MEM)
 
+CT_FIELD_ENUM(MPI_COMM)
+CT_FIELD_ENUM(MPI_CALL)
+CT_FIELD_ENUM(MPI_ENTER)
+CT_FIELD_ENUM(MPI_DONE)
+CT_FIELD_ENUM(MPI_HANG)
+
 CT_FIELD_ENUM(NCCL_START)
 CT_FIELD_ENUM(NCCL_COMM)
 CT_FIELD_ENUM(NCCL_FINI)
@@ -409,6 +493,12 @@ _Static_assert(F_KERNEL_TS == F_TS && F_MEMCPY_TS == F_TS && F_MEMSET_TS == F_TS
 	       "a CUPTI kind other than cuda_event, ext_corr does not start with ts");
 _Static_assert(F_TORCH_OP_TS == F_TS && F_TORCH_MEM_TS == F_TS,
 	       "a PyTorch kind does not start with ts");
+_Static_assert(F_MPI_COMM_TS == F_TS && F_MPI_CALL_TS == F_TS && F_MPI_ENTER_TS == F_TS &&
+		   F_MPI_DONE_TS == F_TS && F_MPI_HANG_TS == F_TS,
+	       "an MPI kind does not start with ts");
+/* The writer turns a record's f[1] from ticks too where it says so
+ * (CT_REC_TICKS_END): mpi_call's end. */
+_Static_assert(F_MPI_CALL_END == 1, "mpi_call's end is not its second field");
 _Static_assert(F_NCCL_COMM_TS == F_TS && F_NCCL_FINI_TS == F_TS && F_NCCL_START_TS == F_TS &&
 		   F_NCCL_STOP_TS == F_TS && F_NCCL_STATE_TS == F_TS,
 	       "an NCCL kind does not start with ts");

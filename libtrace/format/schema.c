@@ -26,6 +26,7 @@ const struct ct_schema ct_schemas_core[CT_EV_CUPTI_FIRST - CT_EV_FIRST] = {
 extern const struct ct_schema ct_schemas_cupti[CT_EV_CUPTI_END - CT_EV_CUPTI_FIRST];
 extern const struct ct_schema ct_schemas_nccl[CT_EV_NCCL_END - CT_EV_NCCL_FIRST];
 extern const struct ct_schema ct_schemas_torch[CT_EV_TORCH_END - CT_EV_TORCH_FIRST];
+extern const struct ct_schema ct_schemas_mpi[CT_EV_MPI_END - CT_EV_MPI_FIRST];
 
 const struct ct_schema *ct_schema_of(unsigned kind)
 {
@@ -40,6 +41,8 @@ const struct ct_schema *ct_schema_of(unsigned kind)
 		s = &ct_schemas_nccl[kind - CT_EV_NCCL_FIRST];
 	else if (kind < CT_EV_TORCH_END)
 		s = &ct_schemas_torch[kind - CT_EV_TORCH_FIRST];
+	else if (kind < CT_EV_MPI_END)
+		s = &ct_schemas_mpi[kind - CT_EV_MPI_FIRST];
 	else
 		return NULL;
 	return s->name ? s : NULL;

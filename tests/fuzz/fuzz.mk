@@ -30,7 +30,7 @@ FUZZ_OUT := build/fuzz
 FUZZ_TARGETS := fuzz_file fuzz_header fuzz_items
 FUZZ_CORPUS := tests/fuzz/corpus
 SCHEMA_SRC := libtrace/format/schema.c libtrace/format/schema_cupti.c libtrace/format/schema_nccl.c \
-	libtrace/format/schema_torch.c
+	libtrace/format/schema_torch.c libtrace/format/schema_mpi.c
 FUZZ_DEC_SRC := libtrace/format/dec.c libtrace/format/dec_block.c libtrace/format/peek.c $(SCHEMA_SRC)
 FUZZ_DEPS := $(FUZZ_DEC_SRC) tests/fuzz/read_all.h libtrace/format/dec.h libtrace/format/dec_int.h libtrace/format/varint.h \
 	libtrace/format/crc32c.h libtrace/format/peek.h \
