@@ -36,6 +36,14 @@ LDFLAGS := $(SANFLAGS)
 
 LIB := build/lib/libcuptrace.so
 TOOL := build/bin/cuptrace
+# The mpi source's MPI_* wrappers, a library of their own that `cuptrace run
+# -t mpi` preloads beside LIB (libtrace/mpi/mpiw.h): without mpi, nothing of
+# it is in the process. It links no MPI and no part of LIB.
+MPI_LIB := build/lib/libcuptrace-mpi.so
+MPIW_CPPFLAGS := -Iinclude -Ilibtrace/mpi -D_GNU_SOURCE
+MPIW_SRC := $(wildcard libtrace/mpi/*.c)
+MPIW_OBJ := $(patsubst %.c,$(OBJ)/%.o,$(MPIW_SRC))
+$(MPIW_OBJ): CPPFLAGS := $(MPIW_CPPFLAGS)
 
 # The file format and configuration, shared by the library and the tools:
 # the library encodes, the tools decode.
@@ -61,7 +69,7 @@ $(SHARED_OBJ): CPPFLAGS := $(SHARED_CPPFLAGS)
 ZSTD_STATIC := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libzstd.a /usr/lib/aarch64-linux-gnu/libzstd.a /usr/lib64/libzstd.a /usr/lib/libzstd.a))
 LIB_ZSTD := $(if $(ZSTD_STATIC),$(ZSTD_STATIC),-lzstd)
 
-all: $(LIB) $(TOOL)
+all: $(LIB) $(TOOL) $(MPI_LIB)
 
 # Relink when the variant changes (objects of each variant live apart).
 build/.variant: FORCE
@@ -78,12 +86,18 @@ $(LIB): $(LIB_OBJ) build/.variant libtrace/exports.map
 	$(Q)$(CC) -shared -o $@ $(LIB_OBJ) $(LDFLAGS) -Wl,--version-script=libtrace/exports.map \
 		-Wl,--exclude-libs,ALL -Wl,-z,defs -Wl,-z,now -Wl,-z,nodelete $(LIB_ZSTD) -lpthread -ldl -lm
 
+$(MPI_LIB): $(MPIW_OBJ) build/.variant libtrace/mpi/exports.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(MPIW_OBJ) $(LDFLAGS) -Wl,--version-script=libtrace/mpi/exports.map \
+		-Wl,-z,defs -Wl,-z,now -lpthread -ldl
+
 $(TOOL): $(TOOL_OBJ) build/.variant
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(LDFLAGS) -lsqlite3 -lzstd -lz -lpthread -lm -lstdc++
 
--include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(MPIW_OBJ:.o=.d)
 
 include tests/tests.mk
 include bench/bench.mk

@@ -23,6 +23,7 @@
 #define NCOMM 64
 
 const char *(*_Atomic ct_watch_name_hook)(uint64_t handle);
+const char *(*_Atomic ct_watch_mpi_name_hook)(uint64_t handle);
 
 struct task {
 	uint64_t h, ctx, seq, func, ts; /* ts 0: only its channels seen so far */

@@ -16,6 +16,8 @@
 /* The text of an NCCL string handle (function names); set by the NCCL
  * source, which owns those handles. */
 extern const char *(*_Atomic ct_watch_name_hook)(uint64_t handle);
+/* The same for the MPI source's string handles (function names). */
+extern const char *(*_Atomic ct_watch_mpi_name_hook)(uint64_t handle);
 
 struct ct_watch_hit {
 	uint64_t task, ctx, seq, func, ts, in_flight; /* func: a string handle */

@@ -56,6 +56,8 @@ static void on_record(void *ctx, const struct ct_rec *r)
 		 * ct_drain_max's release of `consumed` hands the chunk back. */
 		struct ct_rec *w = (struct ct_rec *)r;
 		w->f[F_TS] = ct_tickmap_ns(&ct_wr.map, w->f[F_TS]);
+		if (r->reserved & CT_REC_TICKS_END)
+			w->f[1] = ct_tickmap_ns(&ct_wr.map, w->f[1]);
 	}
 	if (r->kind == CT_K_THREAD) {
 		new_owner(ctx, (int)r->f[0]);

@@ -39,6 +39,16 @@ build/tests/progs/mpi_%: tests/progs/mpi/mpi_%.c
 	@$(if $(Q),echo "  MPICC   $<")
 	$(Q)$(MPICC) $(TEST_CFLAGS) $< -o $@ -ldl
 
+# The same programs built with MPICH's mpicc where it is installed (Debian's
+# mpich package, beside Open MPI): build/tests/progs/mpich/.
+MPICH_CC ?= mpicc.mpich
+MPICH_PROGS := $(if $(shell command -v $(MPICH_CC) 2>/dev/null),$(patsubst tests/progs/mpi/%.c,build/tests/progs/mpich/%,$(MPI_SRC)))
+
+build/tests/progs/mpich/mpi_%: tests/progs/mpi/mpi_%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $< (MPICH)")
+	$(Q)$(MPICH_CC) $(TEST_CFLAGS) $< -o $@ -ldl
+
 # Libraries preloaded ahead of libcuptrace.so by some tests (tests/progs/preload).
 PRELOAD_SRC := $(wildcard tests/progs/preload/*.c)
 PRELOADS := $(patsubst tests/progs/preload/%.c,build/tests/progs/lib%.so,$(PRELOAD_SRC))
@@ -48,7 +58,7 @@ build/tests/progs/lib%.so: tests/progs/preload/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) -shared -fPIC $< -o $@ -ldl
 
-test-progs: $(PROGS) $(MPI_PROGS) $(PRELOADS)
+test-progs: $(PROGS) $(MPI_PROGS) $(MPICH_PROGS) $(PRELOADS)
 
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

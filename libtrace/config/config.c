@@ -91,7 +91,7 @@ static const struct {
 } source_names[] = {
 	{"kernel", CT_SRC_KERNEL}, {"memcpy", CT_SRC_MEMCPY}, {"api", CT_SRC_API},
 	{"sync", CT_SRC_SYNC},	   {"memory", CT_SRC_MEMORY}, {"nvtx", CT_SRC_NVTX},
-	{"nccl", CT_SRC_NCCL},	   {"cuda", CT_SRC_CUDA},
+	{"nccl", CT_SRC_NCCL},	   {"mpi", CT_SRC_MPI},	      {"cuda", CT_SRC_CUDA},
 };
 
 static int parse_sources(const char *v, unsigned *out, char *bad, size_t badlen)
@@ -307,7 +307,7 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 		if (parse_sources(v, &c->sources, bad, sizeof bad))
 			return fail(err, elen, name, v,
 				    "unknown source '%s' (kernel, memcpy, api, sync, memory, nvtx, nccl, "
-				    "cuda, none)",
+				    "mpi, cuda, none)",
 				    bad);
 	} else if (!strcmp(name, "CUPTRACE_RANKS")) {
 		if (parse_ranks(v, &c->ranks, why, sizeof why))
@@ -472,13 +472,13 @@ void ct_config_check_unused(const struct ct_config *c, char *const *env,
 	for (char *const *e = env; e && *e; e++)
 		if (!strncmp(*e, CT_WARNED_VAR "=", sizeof CT_WARNED_VAR))
 			done = *e + sizeof CT_WARNED_VAR;
-	if (c->hang_timeout > 0 && !(c->sources & CT_SRC_NCCL) &&
+	if (c->hang_timeout > 0 && !(c->sources & (CT_SRC_NCCL | CT_SRC_MPI)) &&
 	    !listed(done, "CUPTRACE_HANG_TIMEOUT")) {
 		char src[128], why[256];
 		ct_sources_str(c->sources, src, sizeof src);
 		snprintf(why, sizeof why,
-			 "has no effect: the watchdog watches NCCL operations and the nccl "
-			 "source is off (CUPTRACE_TRACE=%s)",
+			 "has no effect: the watchdog watches NCCL operations and MPI "
+			 "collectives, and the nccl and mpi sources are off (CUPTRACE_TRACE=%s)",
 			 src[0] ? src : "none");
 		warn("CUPTRACE_HANG_TIMEOUT", why);
 	}

@@ -15,6 +15,7 @@ enum ct_source {
 	CT_SRC_MEMORY = 1u << 4,
 	CT_SRC_NVTX = 1u << 5,
 	CT_SRC_NCCL = 1u << 6,
+	CT_SRC_MPI = 1u << 8, /* not in the default set (docs/recording.md, "MPI") */
 };
 #define CT_SRC_CUDA (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC)
 
@@ -82,7 +83,7 @@ void ct_config_defaults(struct ct_config *c);
 void ct_config_check_names(char *const *env, void (*warn)(const char *name, const char *closest));
 
 /* For each setting that is valid but does nothing in this configuration
- * (CUPTRACE_HANG_TIMEOUT without the nccl source), calls warn with its name
+ * (CUPTRACE_HANG_TIMEOUT without the nccl or mpi source), calls warn with its name
  * and why; names listed in CT_WARNED_VAR are skipped as above. */
 void ct_config_check_unused(const struct ct_config *c, char *const *env,
 			    void (*warn)(const char *name, const char *why));

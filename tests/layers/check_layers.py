@@ -33,6 +33,7 @@ FLAG_VARS = {
     "libtrace": "LIB_CPPFLAGS",
     "libtrace/format": "SHARED_CPPFLAGS",
     "libtrace/config": "SHARED_CPPFLAGS",
+    "libtrace/mpi": "MPIW_CPPFLAGS",
     "tools": "TOOL_CPPFLAGS",
     "python_shim": "PY_CPPFLAGS",
 }
@@ -310,6 +311,9 @@ def linked_with(user, definer):
     shared = ("libtrace/format/", "libtrace/config/")
     if user.startswith(shared) or definer.startswith(shared):
         return True
+    # libcuptrace-mpi.so is built from libtrace/mpi/ alone
+    if user.startswith("libtrace/mpi/") != definer.startswith("libtrace/mpi/"):
+        return False
     return user.split("/")[0] == definer.split("/")[0]
 
 

@@ -110,7 +110,7 @@ static void test_sources(void)
 	} one[] = {
 		{"kernel", CT_SRC_KERNEL}, {"memcpy", CT_SRC_MEMCPY}, {"api", CT_SRC_API},
 		{"sync", CT_SRC_SYNC},	   {"memory", CT_SRC_MEMORY}, {"nvtx", CT_SRC_NVTX},
-		{"nccl", CT_SRC_NCCL},	   {"none", 0},
+		{"nccl", CT_SRC_NCCL},	   {"none", 0},		      {"mpi", CT_SRC_MPI},
 		{"cuda", CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC},
 	};
 	for (size_t i = 0; i < sizeof one / sizeof *one; i++) {
@@ -131,12 +131,17 @@ static void test_sources(void)
 	CHECK_EQ(cfg.sources, CT_SRC_NVTX | CT_SRC_MEMORY);
 
 	/* Every mask prints as a list that parses back to it. */
-	for (unsigned m = 0; m < 128; m++) {
+	for (unsigned i = 0; i < 256; i++) {
+		unsigned m = (i & 127) | (i & 128 ? CT_SRC_MPI : 0);
 		char buf[128];
 		ct_sources_str(m, buf, sizeof buf);
 		set_ok("CUPTRACE_TRACE", buf);
 		CHECK_EQ(cfg.sources, m);
 	}
+	/* mpi is not in the default set */
+	struct ct_config d;
+	ct_config_defaults(&d);
+	CHECK(!(d.sources & CT_SRC_MPI));
 }
 
 static void test_ranks(void)

@@ -36,7 +36,7 @@ static const struct {
 	const char *help;
 } opts[] = {
 	{"output", 'o', "CUPTRACE_OUTPUT", "file pattern: %r rank, %l local rank, %w world size, %h host, %p pid, %q{VAR}, %%"},
-	{"trace", 't', "CUPTRACE_TRACE", "sources: kernel,memcpy,api,sync,memory,nvtx,nccl; cuda; none"},
+	{"trace", 't', "CUPTRACE_TRACE", "sources: kernel,memcpy,api,sync,memory,nvtx,nccl,mpi; cuda; none"},
 	{"ranks", 'r', "CUPTRACE_RANKS", "ranks that trace: all, 0,2,8-15, local:0, local:0@0-7"},
 	{"delay", 'y', "CUPTRACE_DELAY", "seconds before capture starts"},
 	{"duration", 'd', "CUPTRACE_DURATION", "seconds capture lasts"},
@@ -46,7 +46,7 @@ static const struct {
 	{"step-range", 0, "CUPTRACE_STEP_RANGE", "NVTX range name that marks a step"},
 	{"buffer-mb", 'b', "CUPTRACE_BUFFER_MB", "in-memory budget per process (MB)"},
 	{"log", 'l', "CUPTRACE_LOG", "quiet, warn, info, debug"},
-	{"hang-timeout", 0, "CUPTRACE_HANG_TIMEOUT", "seconds an NCCL operation may stay in flight before the trace is flushed and one line says so"},
+	{"hang-timeout", 0, "CUPTRACE_HANG_TIMEOUT", "seconds an NCCL operation or MPI collective may stay in flight before the trace is flushed and one line says so"},
 	{"clock", 0, "CUPTRACE_CLOCK", "timestamps read from: auto (the TSC where invariant), tsc, monotonic"},
 };
 #define NOPTS (sizeof opts / sizeof *opts)
@@ -196,6 +196,19 @@ static int check_output(const char *pat, char *why, size_t wlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* lib appended to LD_PRELOAD, unless there already. */
+static void preload(const char *lib)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	if (pre && strstr(pre, lib))
+		return;
+	size_t n = strlen(lib) + (pre ? strlen(pre) : 0) + 2;
+	char *v = xmalloc(n);
+	snprintf(v, n, "%s%s%s", pre ? pre : "", pre && *pre ? ":" : "", lib);
+	setenv("LD_PRELOAD", v, 1);
+	free(v);
 }
 
 static const char *option_set[NOPTS]; /* values given as options */
@@ -389,14 +402,18 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	/* Appended, not prepended: a sanitizer runtime the user preloads
-	 * must stay first. */
-	const char *pre = getenv("LD_PRELOAD");
-	if (!pre || !strstr(pre, lib)) {
-		size_t n = strlen(lib) + (pre ? strlen(pre) : 0) + 2;
-		char *v = xmalloc(n);
-		snprintf(v, n, "%s%s%s", pre ? pre : "", pre && *pre ? ":" : "", lib);
-		setenv("LD_PRELOAD", v, 1);
-		free(v);
+	 * must stay first. The mpi source's wrappers follow the library,
+	 * only when asked for: without them no MPI call is intercepted. */
+	preload(lib);
+	if (cfg.sources & CT_SRC_MPI) {
+		char mpi[PATH_MAX + 32];
+		snprintf(mpi, sizeof mpi, "%.*s/libcuptrace-mpi.so",
+		         (int)(strrchr(lib, '/') ? strrchr(lib, '/') - lib : 1), lib);
+		if (access(mpi, R_OK)) {
+			say_error("-t mpi: cannot find %s next to libcuptrace.so", mpi);
+			return 2;
+		}
+		preload(mpi);
 	}
 	if (stats || report || nsys.export_sqlite)
 		return run_then_stats(argv + optind, &cfg, stats, stats_list, report,

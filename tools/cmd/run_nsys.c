@@ -77,7 +77,8 @@ static const struct nsys_opt {
     {"osrt-backtrace-stack-size", 0, VAL, SAID, NULL, NO_OSRT},
     {"osrt-backtrace-threshold", 0, VAL, SAID, NULL, NO_OSRT},
     {"osrt-file-access", 0, BOOL, SAID, "false", NO_OSRT},
-    {"mpi-impl", 0, VAL, SAID, NULL, "cuptrace does not trace MPI calls"},
+    {"mpi-impl", 0, VAL, SAID, "openmpi,mpich",
+     "cuptrace tells the MPI implementation at run time (-t mpi)"},
     /* forked children are traced anyway, each into its own file */
     {"trace-fork-before-exec", 0, BOOL, SAID, "*", NULL},
     {"wait", 0, VAL, SAID, "primary",
@@ -414,7 +415,6 @@ static const struct {
     {"cudla-verbose", "cuda"},
     {"openacc", "cuda"},
     {"osrt", NULL},
-    {"mpi", NULL},
     {"ucx", NULL},
     {"oshmem", NULL},
     {"openmp", NULL},
@@ -441,7 +441,7 @@ _Static_assert(sizeof tracers / sizeof *tracers <= 64, "said_trace has a bit for
 
 const char *nsys_trace(struct nsys_opts *o, const char *v)
 {
-	static const char *const ours = "kernel,memcpy,api,sync,memory,nvtx,nccl,cuda";
+	static const char *const ours = "kernel,memcpy,api,sync,memory,nvtx,nccl,mpi,cuda";
 	char out[sizeof o->trace] = "", none[256] = "", libs[256] = "";
 	int n_none = 0;
 	for (const char *p = v;;) {
@@ -468,8 +468,8 @@ const char *nsys_trace(struct nsys_opts *o, const char *v)
 				         *to ? ", " : "", one);
 		} else {
 			say_error("CUPTRACE_TRACE=%s: unknown source '%s' (kernel, memcpy, api, "
-			          "sync, memory, nvtx, nccl, cuda, none; or an nsys tracer: osrt, "
-			          "cublas, mpi, ...)",
+			          "sync, memory, nvtx, nccl, mpi, cuda, none; or an nsys tracer: "
+			          "osrt, cublas, ...)",
 			          v, one);
 			return NULL;
 		}

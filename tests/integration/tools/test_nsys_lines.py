@@ -84,12 +84,13 @@ def test_cuda_profiler_api_range_exported_per_rank(tmp_path):
         assert p.returncode == 0 and out == "sim_train window done\n", err
         assert [l for l in err.splitlines() if "wrote" in l] == \
             [f"cuptrace: wrote {tmp_path}/r{r}.sqlite"], err
-        [n] = notes(err)
-        assert "--trace=cuda,nvtx,mpi: mpi left out (tracers cuptrace has not)" in n
+        assert notes(err) == [], err  # mpi is cuptrace's too
     assert sorted(x.name for x in tmp_path.glob("r*")) == ["r0.ctr", "r0.sqlite", "r1.ctr",
                                                             "r1.sqlite"]
     for r in range(2):
         assert settings(tmp_path / f"r{r}.ctr")["CUPTRACE_CAPTURE"] == "api"
+        assert settings(tmp_path / f"r{r}.ctr")["CUPTRACE_TRACE"] == \
+            "kernel,memcpy,api,sync,nvtx,mpi"
         assert kernels(tmp_path / f"r{r}.sqlite") == [(GEMM, 7)]
         with sqlite3.connect(tmp_path / f"r{r}.sqlite") as c:
             assert c.execute("SELECT rank FROM CUPTRACE_RANKS").fetchall() == [(r,)]
@@ -185,7 +186,7 @@ def test_cmd_arguments_that_look_like_options_reach_cmd(tmp_path):
 
 def test_each_note_once_and_env_var(tmp_path):
     p = launch(["--gpu-metrics-devices=all", "--gpu-metrics-devices", "0", "--export=text",
-                "--export", "hdf,sqlite", "-t", "osrt", "-t", "nvtx,cudnn,osrt,mpi", "-e",
+                "--export", "hdf,sqlite", "-t", "osrt", "-t", "nvtx,cudnn,osrt,ucx", "-e",
                 "A_X=1,B_Y=p,q", "-o", "e", "--", "sh", "-c", 'echo "$A_X|$B_Y"'], tmp_path)
     assert p.returncode == 0 and p.stdout == "1|p,q\n", p.stderr
     n = notes(p.stderr)
@@ -193,8 +194,8 @@ def test_each_note_once_and_env_var(tmp_path):
     assert n[0].startswith("cuptrace run: note: --gpu-metrics-devices=all: ignored")
     assert n[1].startswith("cuptrace run: note: --export=text: text left out")
     assert n[2].endswith("--trace=osrt: osrt left out (tracers cuptrace has not)")
-    assert n[3].endswith("--trace=nvtx,cudnn,osrt,mpi: mpi left out (tracers cuptrace has not)")
-    assert "--trace=nvtx,cudnn,osrt,mpi: cudnn: their CUDA work is traced (cuda)" in n[4], n
+    assert n[3].endswith("--trace=nvtx,cudnn,osrt,ucx: ucx left out (tracers cuptrace has not)")
+    assert "--trace=nvtx,cudnn,osrt,ucx: cudnn: their CUDA work is traced (cuda)" in n[4], n
     # sh records nothing: no file, and nothing to export, said
     assert ctr_files(tmp_path) == [] and "--export: no trace file was written" in p.stderr
 

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+"""The mpi source in the injected library: real 4-rank MPI jobs (Open MPI
+and MPICH, each program built with its own mpicc) run under `cuptrace run
+-t mpi`, whose every call is recorded (one mpi_call per call the program
+made, mpi_enter for those that may wait, mpi_done per request completed,
+the communicators); without mpi, no wrapper is in the process."""
+import re
+import subprocess
+
+import pytest
+
+from conftest import LIB, PROGS, TOOL, base_env, ctr_files, launcher_env, run, tool
+from mpi_jobs import NRANKS, impls, mpi_env, prog, run_job, truth
+
+# Calls that may wait for other ranks: recorded as they are entered too.
+ENTERS = {"MPI_Send", "MPI_Recv", "MPI_Sendrecv", "MPI_Probe", "MPI_Wait", "MPI_Waitall",
+          "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Allgather", "MPI_Alltoall",
+          "MPI_Gatherv", "MPI_Scatter", "MPI_Barrier", "MPI_Comm_split", "MPI_Comm_dup",
+          "MPI_Comm_free", "MPI_Finalize"}
+
+
+def counts(path):
+    """{kind name: events} as `cuptrace info` gives them."""
+    p = tool("info", path)
+    assert p.returncode == 0, p.stderr
+    return {m[1]: int(m[2]) for m in re.finditer(r"^  (\w+) +(\d+) +dropped", p.stdout, re.M)}
+
+
+@pytest.mark.parametrize("impl", impls())
+def test_every_call_is_recorded(tmp_path, impl):
+    run_job(impl, tmp_path, ["calls"])
+    t = truth(tmp_path)
+    files = ctr_files(tmp_path / "o")
+    assert [f.name for f in files] == [f"r{r}.ctr" for r in range(NRANKS)]
+    for r, f in enumerate(files):
+        c = counts(f)
+        calls = t[r]
+        assert c.get("mpi_call") == len(calls), (r, c, len(calls))
+        assert c.get("mpi_enter") == sum(x["f"] in ENTERS for x in calls), (r, c)
+        # the requests completed: Waitall 2, Test 1, Wait 1, 2 x Waitall 2 (persistent),
+        # Wait (Iallreduce) 1, Test (Ibarrier) 1
+        assert c.get("mpi_done") == 10, (r, c)
+        # world, self, the split's halves (again once named), the dup
+        assert c.get("mpi_comm") == 5, (r, c)
+        assert c.get("nvtx_push") == 5, (r, c)
+
+
+def test_without_mpi_no_wrapper_is_preloaded(tmp_path):
+    env = launcher_env(CUPTRACE_OUTPUT=f"{tmp_path}/o/")
+    show = ["sh", "-c", 'echo "$LD_PRELOAD"']
+    p = run([TOOL, "run", "-t", "nvtx", "--", *show], env=env, check=True)
+    assert str(LIB) in p.stdout and "libcuptrace-mpi.so" not in p.stdout, p.stdout
+    p = run([TOOL, "run", "-t", "nvtx,mpi", "--", *show], env=env, check=True)
+    pre = p.stdout.strip().split(":")
+    assert pre[-2:] == [str(LIB), str(LIB.parent / "libcuptrace-mpi.so")], pre
+    # nsys's tracer name is cuptrace's source
+    p = run([TOOL, "run", "-t", "cuda,mpi", "--", *show], env=env, check=True)
+    assert "libcuptrace-mpi.so" in p.stdout and "left out" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("impl", impls())
+def test_an_mpi_job_without_mpi_records_no_call(tmp_path, impl):
+    run_job(impl, tmp_path, ["calls"], trace="nvtx")
+    for f in ctr_files(tmp_path / "o"):
+        c = counts(f)
+        assert c.get("nvtx_push") == 5 and not any(k.startswith("mpi_") for k in c), c
+
+
+@pytest.mark.parametrize("impl", impls("openmpi"))
+def test_the_library_alone_says_it_needs_the_wrappers(tmp_path, impl):
+    """CUPTRACE_TRACE=mpi with only libcuptrace.so preloaded (not by
+    `cuptrace run`): said once; the program runs as it would."""
+    env = mpi_env(LD_PRELOAD=str(LIB), CUPTRACE_TRACE="mpi,nvtx",
+                  CUPTRACE_OUTPUT=f"{tmp_path}/o/%p.ctr")
+    p = run([prog(impl), "reuse", "2"], env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("needs libcuptrace-mpi.so") == 1, p.stderr
