@@ -482,20 +482,26 @@ void mpiw_req_done(mh_t h, const void *st, struct cuptrace_mpi_call *r)
 		mpiw.status_read(st, &src, &tg, &got);
 		peer = mpiw_rank(src), tag = tg, b = got;
 	}
-	r->count++;
 	if (q->kind == MR_RECV)
 		r->recv_bytes += b;
 	else
 		r->bytes += b;
-	r->comm = q->comm;
-	r->peer = peer;
-	r->world_peer = peer < 0 ? peer
-	                : q->c && q->c->id == q->comm
-	                    ? mpiw_world_rank(q->c, (int)peer, q->c->remote != 0)
-	                    : CT_MPI_NO_PEER;
-	r->tag = q->kind == MR_COLL ? CT_MPI_NO_TAG : tag;
+	if (r->count++) { /* several: what they share */
+		if (r->comm != q->comm)
+			r->comm = 0;
+		r->peer = r->world_peer = CT_MPI_NO_PEER;
+		r->tag = CT_MPI_NO_TAG;
+	} else {
+		r->comm = q->comm;
+		r->peer = peer;
+		r->world_peer = peer < 0                       ? peer
+		                : q->c && q->c->id == q->comm ? mpiw_world_rank(q->c, (int)peer,
+		                                                                q->c->remote != 0)
+		                                              : CT_MPI_NO_PEER;
+		r->tag = q->kind == MR_COLL ? CT_MPI_NO_TAG : tag;
+	}
 	if (mpiw_capturing())
-		mpiw_api->done(r->end, q->id, peer, r->tag, b);
+		mpiw_api->done(r->end, q->id, peer, q->kind == MR_COLL ? CT_MPI_NO_TAG : tag, b);
 }
 
 void mpiw_req_freed(mh_t h)

@@ -16,7 +16,8 @@ const char *const m_cat_name[MC_N] = {
     [MC_DRIVER] = "driver",      [MC_GPU_MEMORY] = "gpu_memory", [MC_NCCL] = "nccl",
     [MC_NCCL_GROUP] = "nccl_group", [MC_NCCL_GPU] = "nccl_gpu", [MC_DROPS] = "drops",
     [MC_LAUNCH] = "launch",      [MC_NCCL_FLOW] = "nccl_flow", [MC_NONE] = "none",
-    [MC_GPU_ANNOTATION] = "gpu_annotation", [MC_HANG] = "hang_suspected",
+    [MC_GPU_ANNOTATION] = "gpu_annotation", [MC_HANG] = "hang_suspected", [MC_MPI] = "mpi",
+    [MC_MPI_FLOW] = "mpi_flow",  [MC_MPI_COMM] = "mpi_comm",   [MC_MPI_HANG] = "mpi_hang",
 };
 
 /* ---- NVTX spans */
@@ -144,6 +145,7 @@ static void file_end(struct model_run *r)
 	model_annot_end(m);
 	model_gpu_end(m);
 	model_nccl_end(m);
+	model_mpi_end(m, spans_last_ts(m->spans));
 	drops(m, spans_last_ts(m->spans));
 	if (m->c->end_file)
 		m->c->end_file(m->ctx, m->t);
@@ -175,6 +177,8 @@ int model_step(struct model_run *r, uint64_t max)
 		} else if ((ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) ||
 		           ev.kind == CT_EV_HANG) {
 			model_nccl_record(m, &ev);
+		} else if (ev.kind >= CT_EV_MPI_FIRST && ev.kind < CT_EV_MPI_END) {
+			model_mpi_record(m, &ev);
 		} else {
 			spans_event(m->spans, &ev);
 			if (ev.kind == CT_EV_STEP)

@@ -23,6 +23,7 @@ enum m_track_kind {
 	MT_GPU_OTHER,   /* GPU work of no stream (context-wide syncs) */
 	MT_NCCL,        /* a communicator's calls, in the rank's CPU process */
 	MT_NCCL_GPU,    /* where the GPU ran a communicator's operations */
+	MT_MPI,         /* a thread's MPI calls, beside it (model_mpi.c) */
 };
 
 /* A track: a row of slices that nest. It lives in the rank's CPU process
@@ -36,6 +37,7 @@ struct m_track {
 	char *name; /* NUL-terminated; name_len bytes */
 	size_t name_len;
 	const struct nccl_comm *comm; /* MT_NCCL, MT_NCCL_GPU (NULL: unknown) */
+	int64_t thread;               /* MT_MPI: the OS thread whose calls it holds */
 };
 
 enum m_type {
@@ -70,6 +72,10 @@ enum m_cat {
 	                    * name, depth; ts/end: the first start and last end of the
 	                    * work launched inside it) */
 	MC_HANG,       /* instant: the watchdog's hang_suspected, on the communicator's track */
+	MC_MPI,        /* mpi: an MPI call, on its thread's MPI track */
+	MC_MPI_FLOW,   /* flow: a request's call to the call that completed it */
+	MC_MPI_COMM,   /* instant (mpi): a communicator this rank is a member of, as defined */
+	MC_MPI_HANG,   /* instant (mpi): the watchdog's mpi_hang, on the MPI track */
 	MC_NONE,       /* processes and tracks */
 	MC_N
 };
@@ -90,6 +96,26 @@ struct m_gpu {
 	int64_t wait_stream, wait_corr;
 	/* Of the device: SMs and warp size when its record was seen, else 0. */
 	uint64_t sms, warp;
+};
+
+/* An MPI communicator as a file defines it (its latest definition). */
+struct mpi_comm {
+	uint64_t id, handle, size, remote, parent;
+	int64_t rank;
+	char name[64];
+};
+
+/* An MPI call (MC_MPI), a communicator (MC_MPI_COMM: comm alone), the
+ * watchdog's mpi_hang (MC_MPI_HANG: comm, func, seq, req, in_flight).
+ * Fields as the mpi_call record has them (libtrace/format/fields.h). */
+struct m_mpi {
+	const struct mpi_comm *comm; /* NULL: none, or its definition is missing */
+	uint64_t comm_id, seq, count, bytes, recv_bytes, req;
+	int64_t peer, world_peer, tag, status;
+	struct sref func, datatype;
+	uint64_t done;      /* requests this call completed */
+	uint64_t in_flight; /* MC_MPI_HANG: ns */
+	int unfinished;     /* entered, never returned: the file ends inside it */
 };
 
 /* A CUDA runtime or driver call. */
@@ -140,6 +166,7 @@ struct m_event {
 			 * all ones when not asynchronous) */
 			uint64_t op, bytes, address, context, stream, mem_kind, corr;
 		} counter; /* ME_COUNTER */
+		const struct m_mpi *mpi; /* MC_MPI, MC_MPI_COMM, MC_MPI_HANG */
 		uint64_t dropped;     /* MC_DROPS: all kinds (per kind: the file's drops) */
 		struct {              /* MC_HANG */
 			const struct nccl_comm *comm; /* NULL when its definition is missing */

@@ -11,10 +11,12 @@
 
 #define MODEL_MAXDEV 256 /* devices told apart; higher numbers share the last */
 #define NCCL_TID 1000000000 /* tid of the first communicator's track (model_nccl.c) */
+#define MPI_TID 1500000000  /* tid of the first thread's MPI track (model_mpi.c) */
 
 struct model_gpu;
 struct model_nccl;
 struct model_annot;
+struct model_mpi;
 
 struct model {
 	struct tfile *t;
@@ -31,6 +33,7 @@ struct model {
 	struct model_gpu *gpu;   /* NULL until the first CUDA record */
 	struct model_nccl *nccl; /* NULL until the first NCCL record */
 	struct model_annot *annot; /* NULL until the first range with GPU work */
+	struct model_mpi *mpi;     /* NULL until the first MPI record */
 	/* GPU work is projected onto NVTX ranges: the file has launches and
 	 * push/pop ranges (or, cut short, traced CUDA) */
 	int project;
@@ -58,7 +61,8 @@ static inline void model_emit(struct model *m, struct m_event *ev)
  * named, at the end of the file). */
 struct m_track *model_thread(struct model *m, int64_t tid);
 /* The track of (kind, device, tid) on a GPU or of an NCCL communicator,
- * announced (ME_TRACK) at first sight. */
+ * announced (ME_TRACK) at first sight; an MT_MPI track's device is the OS
+ * thread whose calls it holds. */
 struct m_track *model_track(struct model *m, enum m_track_kind kind, uint64_t device, int64_t tid,
                             const struct nccl_comm *comm);
 /* Announces GPU `device`'s process at first sight, and again once its name
@@ -85,6 +89,9 @@ void model_gpu_record(struct model *m, const struct ct_event *ev);
 void model_gpu_end(struct model *m);
 void model_nccl_record(struct model *m, const struct ct_event *ev);
 void model_nccl_end(struct model *m);
+void model_mpi_record(struct model *m, const struct ct_event *ev);
+/* The file ends (last: its last host time, where it has no footer). */
+void model_mpi_end(struct model *m, uint64_t last);
 
 /* The NVTX GPU projection (model_annot.c): GPU work [ts, end] on track tr,
  * launched by a call at call_ts on thread tid; a push/pop range that

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The model's tracks (threads, GPU streams, NCCL communicators, with
+/* The model's tracks (threads, GPU streams, NCCL communicators, threads'
+ * MPI calls, with
  * names and order), GPU processes and flows: what every part of the model
  * announces through, below them all. */
 #include "model/model_int.h"
@@ -76,6 +77,12 @@ struct m_track *model_track(struct model *m, enum m_track_kind kind, uint64_t de
 		break;
 	case MT_GPU_OTHER:
 		snprintf(label, sizeof label, "sync");
+		break;
+	case MT_MPI: /* device: the OS thread (model_mpi.c) */
+		snprintf(label, sizeof label, "MPI (thread %lld)", (long long)device);
+		tr->thread = (int64_t)device;
+		tr->device = 0;
+		tr->sort = 50 + (tid - MPI_TID);
 		break;
 	default: /* NCCL: tid is the communicator's track number (model_nccl.c) */
 		label_comm(label, sizeof label, comm, kind == MT_NCCL_GPU);

@@ -259,11 +259,11 @@ def pf_view(d):
         slices[(p, t, s["name"], s["cat"], s["ts"], s["dur"], tuple(sorted(s["args"].items())))] += 1
     for s in d["instants"]:
         p, t = where(d, s["track"])
-        if s["cat"] not in ("ac2g", "nccl") or not (s["flows"] or s["terms"]):
+        if s["cat"] not in ("ac2g", "nccl", "mpi") or not (s["flows"] or s["terms"]):
             instants[(p, t, s["name"], s["cat"], s["ts"], tuple(sorted(s["args"].items())))] += 1
     for s in d["slices"] + d["instants"]:
         p, t = where(d, s["track"])
-        cat = "nccl" if s["cat"] == "nccl" else "ac2g"
+        cat = s["cat"] if s["cat"] in ("nccl", "mpi") else "ac2g"
         for f in s["flows"]:
             assert f not in src
             src[f] = (p, t, s["ts"])

@@ -109,7 +109,14 @@ static void on_event(void *ctx, const struct m_event *ev)
 		break;
 	case MC_LAUNCH:
 	case MC_NCCL_FLOW:
+	case MC_MPI_FLOW:
 		chrome_flow(c, ev);
+		break;
+	case MC_MPI:
+	case MC_MPI_HANG:
+		chrome_mpi(c, ev);
+		break;
+	case MC_MPI_COMM: /* said in the calls' args */
 		break;
 	case MC_MEMCPY:
 	case MC_MEMSET:

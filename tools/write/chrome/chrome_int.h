@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Internals shared by the Chrome JSON writer's parts: chrome.c (document,
  * files, dispatch of the model's events), chrome_nvtx.c (NVTX spans),
- * chrome_cupti.c (CUDA calls and GPU activity), chrome_nccl.c (NCCL),
+ * chrome_cupti.c (CUDA calls and GPU activity), chrome_nccl.c (NCCL), chrome_mpi.c (MPI),
  * chrome_tracks.c (processes, tracks, flows), on top of chrome_fmt.c
  * (numbers, times, track ids as Chrome writes them). The parts format;
  * every match was made by the model. */
@@ -156,6 +156,8 @@ void chrome_api(struct chrome *c, const struct m_event *ev);
 void chrome_memory(struct chrome *c, const struct m_event *ev);
 void chrome_cupti_free(struct cfile *cf);
 void chrome_nccl(struct chrome *c, const struct m_event *ev);
+/* MC_MPI, MC_MPI_HANG (MC_MPI_COMM is not drawn) */
+void chrome_mpi(struct chrome *c, const struct m_event *ev);
 void chrome_process(struct chrome *c, const struct m_event *ev);
 void chrome_track(struct chrome *c, const struct m_track *tr);
 void chrome_flow(struct chrome *c, const struct m_event *ev);

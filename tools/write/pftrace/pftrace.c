@@ -44,7 +44,7 @@
 static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
 					   "cuda_runtime", "cuda_driver",  "user_annotation",
 					   "nccl",         "cuptrace",     "ac2g",
-					   "gpu_user_annotation"};
+					   "gpu_user_annotation", "mpi"};
 static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 
 /* ---- packets */
@@ -363,7 +363,7 @@ static void drops(struct pft *p, const struct m_event *ev)
 /* One end of a flow: added to the slice just written when it is that
  * slice's, else an instant of its own. */
 static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint64_t id, int term,
-                     int nccl)
+                     enum cat cat)
 {
 	struct out *o = p->o;
 	if (p->open.on && p->open.track == tr && p->open.ts == ts) {
@@ -375,8 +375,8 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 		p->open.te_at += g2;
 		return;
 	}
-	struct need nd = {.cat = nccl ? C_NCCL : C_AC2G};
-	need_name(p, &nd, CT_SREF_INLINE, 0, nccl ? "nccl" : "ac2g", nccl ? 4 : 4);
+	struct need nd = {.cat = cat};
+	need_name(p, &nd, CT_SREF_INLINE, 0, cat_names[cat], strlen(cat_names[cat]));
 	uint64_t uuid = use_track(p, tr, 0);
 	unsigned clock = use_clock(p, &ptrack(p, tr)->flow_clock);
 	size_t pkt, te = event_start(p, clock, ts_of(p, ts), &nd, &pkt);
@@ -388,7 +388,7 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 static void flow(struct pft *p, const struct m_event *ev)
 {
 	uint64_t id = (uint64_t)p->t->index << 36 | (ev->flow.id & ((1ull << 36) - 1));
-	int nccl = ev->cat == MC_NCCL_FLOW;
+	enum cat nccl = ev->cat == MC_NCCL_FLOW ? C_NCCL : ev->cat == MC_MPI_FLOW ? C_MPI : C_AC2G;
 	/* the end that is the slice just written first, while it is open */
 	if (p->open.on && p->open.track == ev->flow.to && p->open.ts == ev->flow.to_ts) {
 		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, nccl);
@@ -554,7 +554,21 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 	}
 	case MC_LAUNCH:
 	case MC_NCCL_FLOW:
+	case MC_MPI_FLOW:
 		flow(p, ev);
+		break;
+	case MC_MPI:
+		nd.cat = C_MPI;
+		need_name(p, &nd, ev->mpi->func.sid, 0, ev->mpi->func.s, ev->mpi->func.len);
+		slice(p, ev, lane, &nd, mpi_args);
+		break;
+	case MC_MPI_HANG:
+		nd.cat = C_MPI;
+		need_name(p, &nd, CT_SREF_INLINE, 0, "hang_suspected", 14);
+		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), ev->ts,
+		        use_track(p, ev->track, 0), &nd, ev, mpi_args);
+		break;
+	case MC_MPI_COMM: /* said in the calls' args */
 		break;
 	case MC_NCCL:
 	case MC_NCCL_GROUP:

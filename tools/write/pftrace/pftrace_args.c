@@ -287,3 +287,49 @@ void nccl_args(struct pft *p, const struct m_event *ev)
 		a_int(o, A_STEP, (int64_t)op->step);
 }
 
+/* An MPI call's arguments (MC_MPI), or the watchdog's mpi_hang's. */
+void mpi_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_mpi *x = ev->mpi;
+	a_str(o, ev->cat == MC_MPI_HANG ? A_OPERATION : A_OP, x->func.s, x->func.len);
+	if (x->comm_id)
+		a_hex(o, A_COMMH, x->comm_id);
+	if (x->comm) {
+		if (x->comm->name[0])
+			a_str(o, A_COMM_NAME, x->comm->name, strlen(x->comm->name));
+		a_int(o, A_NRANKS, (int64_t)x->comm->size);
+		a_int(o, A_RANK, x->comm->rank);
+	}
+	if (x->seq)
+		a_int(o, A_SEQ, (int64_t)x->seq);
+	if (ev->cat == MC_MPI_HANG) {
+		a_int(o, A_IN_FLIGHT, (int64_t)x->in_flight);
+		return;
+	}
+	static const char *const special[] = {"MPI_ANY_SOURCE", "MPI_PROC_NULL", "MPI_ROOT"};
+	if (x->peer >= 0)
+		a_int(o, x->seq ? A_ROOT : A_PEER, x->peer);
+	else if (x->peer >= CT_MPI_ROOT) /* as the JSON names them */
+		a_str(o, x->seq ? A_ROOT : A_PEER, special[-x->peer - 1], strlen(special[-x->peer - 1]));
+	if (x->peer >= 0 && x->world_peer >= 0)
+		a_int(o, x->seq ? A_WORLD_ROOT : A_WORLD_PEER, x->world_peer);
+	if (x->tag != CT_MPI_NO_TAG)
+		a_int(o, A_TAG, x->tag);
+	if (x->count || x->datatype.len)
+		a_int(o, A_COUNT, (int64_t)x->count);
+	if (x->datatype.len)
+		a_str(o, A_DATATYPE, x->datatype.s, x->datatype.len);
+	if (x->bytes)
+		a_int(o, A_BYTES, (int64_t)x->bytes);
+	if (x->recv_bytes)
+		a_int(o, A_RECV_BYTES, (int64_t)x->recv_bytes);
+	if (x->req)
+		a_int(o, A_REQUEST, (int64_t)x->req);
+	if (x->done)
+		a_int(o, A_DONE, (int64_t)x->done);
+	if (x->status)
+		a_int(o, A_RETURN, x->status);
+	if (x->unfinished)
+		a_bool(o, A_UNFINISHED, 1);
+}

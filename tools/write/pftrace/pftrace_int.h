@@ -39,7 +39,7 @@ enum {
 
 /* ---- interned categories and arg names (iid: index + 1) */
 enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_NCCL, C_CUPTRACE,
-	   C_AC2G, C_GPU_USER, C_N };
+	   C_AC2G, C_GPU_USER, C_MPI, C_N };
 
 #define ANNOTATIONS(X)                                                                             \
 	X(A_CORR, "correlation") X(A_DEVICE, "device") X(A_CONTEXT, "context") X(A_STREAM, "stream")  \
@@ -59,7 +59,9 @@ enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_
 	X(A_CALLS, "calls") X(A_OPS, "ops")                                                            \
 	X(A_WAIT_STREAM, "wait_on_stream") X(A_WAIT_CORR, "wait_on_cuda_event_record_corr_id")  \
 	X(A_WAIT_EVENT, "wait_on_cuda_event_id") X(A_OPERATION, "operation")                       \
-	X(A_IN_FLIGHT, "in flight (ns)")
+	X(A_IN_FLIGHT, "in flight (ns)") X(A_WORLD_PEER, "world peer") X(A_TAG, "tag")            \
+	X(A_WORLD_ROOT, "world root")                                                                  \
+	X(A_RECV_BYTES, "recv bytes") X(A_REQUEST, "request") X(A_DONE, "requests completed")
 #define X_ENUM(e, s) e,
 #define X_NAME(e, s) s,
 enum ann { ANNOTATIONS(X_ENUM) A_N };
@@ -214,6 +216,7 @@ void transfer_args(struct pft *p, const struct m_event *ev);
 void sync_args(struct pft *p, const struct m_event *ev);
 void api_args(struct pft *p, const struct m_event *ev);
 void nccl_args(struct pft *p, const struct m_event *ev);
+void mpi_args(struct pft *p, const struct m_event *ev);
 void hang_args(struct pft *p, const struct m_event *ev);
 
 #endif

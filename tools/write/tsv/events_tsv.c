@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const char *const type_name[] = {"process", "track", "slice", "async", "instant", "counter", "flow"};
-static const char *const kind_name[] = {"thread", "stream", "stream_sync", "gpu_other", "nccl", "nccl_gpu"};
+static const char *const kind_name[] = {"thread", "stream", "stream_sync", "gpu_other", "nccl", "nccl_gpu", "mpi"};
 
 /* Whether valid UTF-8 text holds a control character other than tab,
  * newline and return: C0, DEL, or C1 (U+0080..U+009F, bytes C2 80..9F). */
@@ -91,6 +91,23 @@ static void name_of(FILE *f, const struct m_event *ev)
 		if (ev->hang.has_seq)
 			fprintf(f, " #%llu", (unsigned long long)ev->hang.seq);
 		break;
+	case MC_MPI:
+		field(f, ev->mpi->func.s, ev->mpi->func.len);
+		break;
+	case MC_MPI_HANG:
+		fputs("hang_suspected ", f);
+		field(f, ev->mpi->func.s, ev->mpi->func.len);
+		if (ev->mpi->seq)
+			fprintf(f, " #%llu", (unsigned long long)ev->mpi->seq);
+		break;
+	case MC_MPI_COMM: {
+		const struct mpi_comm *c = ev->mpi->comm;
+		if (c->name[0])
+			field(f, c->name, strlen(c->name));
+		fprintf(f, "%s%016llx rank %lld/%llu", c->name[0] ? " " : "", (unsigned long long)c->id,
+		        (long long)c->rank, (unsigned long long)c->size);
+		break;
+	}
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
 			field(f, ev->process.name ? ev->process.name : "",
