@@ -102,6 +102,7 @@ $(TOOL): $(TOOL_OBJ) build/.variant
 include tests/tests.mk
 include bench/bench.mk
 -include bench/nccl.mk
+include bench/mpi.mk
 include bench/cupti.mk
 include python_shim/python.mk
 
