@@ -32,12 +32,15 @@ static const struct report *const reports[] = {
 	&report_steps,
 	&report_nccl_skew,
 	&report_nccl_hang,
+	&report_mpi_sum,
+	&report_mpi_skew,
 };
 
 #define NREPORTS (sizeof reports / sizeof *reports)
 
-/* nsys's older names of the reports cuptrace has, from before nsys renamed
- * its reports (gpukernsum is now cuda_gpu_kern_sum). */
+/* nsys's names of reports cuptrace has under another: its older names, from
+ * before nsys renamed its reports (gpukernsum is now cuda_gpu_kern_sum),
+ * and mpi_event_sum (mpi_sum). */
 static const struct {
 	const char *nsys, *ours;
 } renamed[] = {
@@ -46,6 +49,7 @@ static const struct {
     {"gpukernsum", "cuda_gpu_kern_sum"},
     {"gpumemtimesum", "cuda_gpu_mem_time_sum"},
     {"gpumemsizesum", "cuda_gpu_mem_size_sum"},
+    {"mpi_event_sum", "mpi_sum"},
 };
 
 #define EVENTS "its rows are single events: cuptrace events lists every event"
@@ -79,7 +83,6 @@ static const struct {
     {"osrt_sum", "cuptrace does not trace OS runtime calls"},
     {"osrtsum", "cuptrace does not trace OS runtime calls"},
     {"syscall_sum", "cuptrace does not trace system calls"},
-    {"mpi_event_sum", "cuptrace does not trace MPI calls"},
     {"um_sum", UM},
     {"unifiedmemory", UM},
     {"um_total_sum", UM},

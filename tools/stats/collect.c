@@ -3,7 +3,7 @@
  * file through the model on the driver's workers (job/drive.h), each
  * file's events into report parts of its own, the parts merged in file
  * order, NCCL logs, then the tables. When a report matches across files
- * (report.drain: nccl_skew), the driver reads the files in lockstep and
+ * (report.drain: nccl_skew, mpi_skew), the driver reads the files in lockstep and
  * the parts are drained after each chunk. */
 #include "stats/collect.h"
 #include "stats/nccl_collect.h"
@@ -182,6 +182,7 @@ static void drain_file(void *arg, struct drive_file *f)
 
 /* Whether file t may hold NCCL records: a cleanly closed file's footer
  * counts them; any other file may. */
+/* Whether a file may hold collectives to match: NCCL's, or MPI's. */
 static int may_hold_nccl(const struct tfile *t)
 {
 	if (!t->f.final_footer)
@@ -189,7 +190,7 @@ static int may_hold_nccl(const struct tfile *t)
 	for (int k = CT_EV_NCCL_FIRST; k < CT_EV_NCCL_END; k++)
 		if (t->f.f_events[k])
 			return 1;
-	return 0;
+	return t->f.f_events[CT_EV_MPI_CALL] != 0;
 }
 
 /* Whether the files are read in lockstep: a report matches across them

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* nccl_skew: which rank arrives late at collectives (the straggler view).
- * Collectives are matched across files by (communicator, operation,
- * sequence number) in job/nccl_match.c; for each, the arrival spread
- * is the latest API start minus the earliest, on the job's timeline, and
- * the last rank is the one that started last. Works from NCCL's profiler
- * plugin alone (the API events; the task's start under ABI v4). */
+/* nccl_skew, mpi_skew: which rank arrives late at collectives (the
+ * straggler view). Collectives are matched across files by (communicator,
+ * operation, sequence number) in job/nccl_match.c; for each, the arrival
+ * spread is the latest API start minus the earliest, on the job's
+ * timeline, and the last rank is the one that started last. nccl_skew
+ * works from NCCL's profiler plugin alone (the API events; the task's
+ * start under ABI v4); mpi_skew from the mpi source's calls (each
+ * collective's start; its communicator's id and sequence number are the
+ * same on every member). */
 #include "job/nccl_match.h"
 #include "stats/quant.h"
 #include "stats/stats.h"
@@ -51,6 +54,8 @@ struct arrival {
 
 struct st {
 	const struct stats_opts *opts;
+	const char *name; /* "nccl_skew" or "mpi_skew" */
+	int mpi;
 	struct nm *m; /* NULL in a part */
 	/* a part's: arrivals since the last drain, the file's index */
 	struct arrival *a;
@@ -181,7 +186,16 @@ static void *begin(const struct stats_opts *opts)
 {
 	struct st *s = xcalloc(1, sizeof *s);
 	s->opts = opts;
+	s->name = "nccl_skew";
 	s->m = nm_new(WINDOW, done, s);
+	return s;
+}
+
+static void *begin_mpi(const struct stats_opts *opts)
+{
+	struct st *s = begin(opts);
+	s->name = "mpi_skew";
+	s->mpi = 1;
 	return s;
 }
 
@@ -210,11 +224,37 @@ static const char *func_name(struct st *s, const char *f)
 	return s->funcs[s->nfuncs++] = n;
 }
 
+static void note(struct st *s, const struct arrival *a)
+{
+	if (s->na == s->acap) {
+		s->acap = s->acap ? 2 * s->acap : 256;
+		s->a = xrealloc(s->a, s->acap * sizeof *s->a);
+	}
+	s->a[s->na++] = *a;
+}
+
+/* An MPI collective of an intracommunicator (both groups of an
+ * intercommunicator's collective are not told apart by rank). */
+static void mpi_event(struct st *s, struct tfile *t, const struct m_event *ev)
+{
+	const struct m_mpi *x = ev->mpi;
+	if (!x->seq || !x->comm || x->comm->remote || x->comm->rank < 0 || !x->func.s)
+		return;
+	char f[64];
+	snprintf(f, sizeof f, "%.*s", (int)(x->func.len < 63 ? x->func.len : 63), x->func.s);
+	s->order = t->index;
+	note(s, &(struct arrival){x->comm_id, x->seq, comm_name(s, x->comm_id, x->comm->name),
+	                          func_name(s, f), (int32_t)x->comm->size, (int32_t)x->comm->rank,
+	                          t->shown_rank, -1, (int64_t)ev->ts + t->off_ns});
+}
+
 static void event(void *p, struct tfile *t, const struct m_event *ev)
 {
-	if (ev->cat != MC_NCCL || ev->type != ME_SLICE)
-		return;
 	struct st *s = p;
+	if (s->mpi && ev->cat == MC_MPI && ev->type == ME_SLICE)
+		mpi_event(s, t, ev);
+	if (s->mpi || ev->cat != MC_NCCL || ev->type != ME_SLICE)
+		return;
 	const struct nccl_op *o = ev->nccl.op;
 	const struct nccl_comm *cm = o->comm;
 	if (!cm || o->is_p2p || !o->has_seq)
@@ -224,26 +264,18 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		return;
 	int64_t crank = o->rank >= 0 ? o->rank : cm->rank;
 	uint64_t at = o->api_start ? o->api_start : ev->ts;
-	if (s->na == s->acap) {
-		s->acap = s->acap ? 2 * s->acap : 256;
-		s->a = xrealloc(s->a, s->acap * sizeof *s->a);
-	}
 	s->order = t->index;
-	s->a[s->na++] = (struct arrival){cm->hash,
-	                                 o->seq,
-	                                 comm_name(s, cm->hash, cm->name),
-	                                 func_name(s, o->func),
-	                                 (int32_t)cm->nranks,
-	                                 (int32_t)crank,
-	                                 t->shown_rank,
-	                                 o->step,
-	                                 (int64_t)at + t->off_ns};
+	note(s, &(struct arrival){cm->hash, o->seq, comm_name(s, cm->hash, cm->name),
+	                          func_name(s, o->func), (int32_t)cm->nranks, (int32_t)crank,
+	                          t->shown_rank, o->step, (int64_t)at + t->off_ns});
 }
 
 static void *part(void *p)
 {
 	struct st *s = xcalloc(1, sizeof *s);
 	s->opts = ((struct st *)p)->opts;
+	s->name = ((struct st *)p)->name;
+	s->mpi = ((struct st *)p)->mpi;
 	return s;
 }
 
@@ -293,9 +325,9 @@ static int end(void *p, struct table **out)
 	size_t peak = nm_peak(s->m);
 	size_t incomplete = nm_finish(s->m);
 	if (s->opts->verbose)
-		say_cmd("nccl_skew: %" PRIu64 " collectives matched; the matcher held at most %zu "
+		say_cmd("%s: %" PRIu64 " collectives matched; the matcher held at most %zu "
 		        "at once",
-		        s->matched, peak);
+		        s->name, s->matched, peak);
 	if (!s->matched && !s->opts->explicit_list) { /* not asked for by name: nothing */
 		for (size_t i = 0; i < s->nr; i++)
 			quant_free(&s->r[i].late);
@@ -310,7 +342,9 @@ static int end(void *p, struct table **out)
 	                           "Total Lateness (ns)",
 	                           "Median Lateness (ns)",
 	                           "Wait Imposed (ns)"};
-	struct table *t1 = table_new("nccl_skew: arrival at collectives per rank", 6, c1);
+	char title[96];
+	snprintf(title, sizeof title, "%s: arrival at collectives per rank", s->name);
+	struct table *t1 = table_new(title, 6, c1);
 	if (s->nr > 1)
 		qsort(s->r, s->nr, sizeof *s->r, cmp_rank);
 	for (size_t i = 0; i < s->nr; i++) {
@@ -327,8 +361,8 @@ static int end(void *p, struct table **out)
 	}
 	static const char *c2[] = {"Communicator", "Seq",          "Operation",
 	                           "Step",         "Spread (ns)", "Last Rank"};
-	struct table *t2 =
-	    table_new("nccl_skew: worst collectives by arrival spread (top 20)", 6, c2);
+	snprintf(title, sizeof title, "%s: worst collectives by arrival spread (top 20)", s->name);
+	struct table *t2 = table_new(title, 6, c2);
 	qsort(s->top, s->ntop, sizeof *s->top, cmp_worst);
 	for (size_t i = 0; i < s->ntop; i++) {
 		const struct worst *w = &s->top[i];
@@ -346,8 +380,10 @@ static int end(void *p, struct table **out)
 		table_i64(t2, w->last);
 	}
 	if (!s->matched) {
-		const char *why = "no collective was seen by two ranks or more (give every rank's "
-		                  "file; NCCL traced with the profiler plugin)";
+		const char *why = s->mpi ? "no collective was seen by two ranks or more (give "
+		                           "every rank's file; MPI traced with -t mpi)"
+		                         : "no collective was seen by two ranks or more (give "
+		                           "every rank's file; NCCL traced with the profiler plugin)";
 		table_note(t1, why);
 		table_note(t2, why);
 	} else if (incomplete) {
@@ -370,4 +406,9 @@ const struct report report_nccl_skew = {
 	"nccl_skew",
 	"arrival spread at collectives matched across ranks: who is last, lateness, worst 20",
 	begin, event, end, NULL, 1, merge, part, drain,
+};
+const struct report report_mpi_skew = {
+	"mpi_skew",
+	"arrival spread at MPI collectives matched across ranks: who is last, lateness, worst 20",
+	begin_mpi, event, end, NULL, 1, merge, part, drain,
 };
