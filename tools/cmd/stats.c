@@ -34,6 +34,7 @@ static const struct report *const reports[] = {
 	&report_nccl_hang,
 	&report_mpi_sum,
 	&report_mpi_skew,
+	&report_mpi_hang,
 };
 
 #define NREPORTS (sizeof reports / sizeof *reports)

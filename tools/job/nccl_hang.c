@@ -51,6 +51,13 @@ struct nh *nh_new(void)
 	return h;
 }
 
+struct nh *nh_new_mpi(void)
+{
+	struct nh *h = nh_new();
+	h->mpi = 1;
+	return h;
+}
+
 static void end_file(struct nh *h);
 
 static void begin_file(struct nh *h, struct tfile *t)
@@ -89,51 +96,127 @@ static struct nh_file *file_of(struct nh *h, struct tfile *t)
 	return &h->f[h->cur_file];
 }
 
-static struct nh_rc *rc_of(struct nh *h, struct nh_file *f, const struct nccl_comm *cm)
+/* File f's entry of communicator comm (made at first mention). */
+static struct nh_rc *rc_new(struct nh *h, struct nh_file *f, uint64_t comm, int64_t nranks,
+                            const char *name, size_t len)
 {
 	for (size_t i = f->first_rc; i < h->nrc; i++)
-		if (h->rc[i]->comm == cm->hash)
+		if (h->rc[i]->comm == comm)
 			return h->rc[i];
 	if (h->nrc == h->rccap) {
 		h->rccap = h->rccap ? 2 * h->rccap : 16;
 		h->rc = xrealloc(h->rc, h->rccap * sizeof *h->rc);
 	}
 	struct nh_rc *r = xcalloc(1, sizeof *r);
-	r->comm = cm->hash;
-	r->nranks = cm->nranks;
+	r->comm = comm;
+	r->nranks = nranks;
 	r->last_done_t = INT64_MIN;
-	r->name = nh_str(h, cm->name, strnlen(cm->name, sizeof cm->name));
+	r->name = nh_str(h, name, len);
 	r->file = h->cur_file;
 	h->rc[h->nrc++] = r;
 	return r;
+}
+
+static struct nh_rc *rc_of(struct nh *h, struct nh_file *f, const struct nccl_comm *cm)
+{
+	return rc_new(h, f, cm->hash, cm->nranks, cm->name, strnlen(cm->name, sizeof cm->name));
+}
+
+/* One collective entered by file f on r, as of its entry at t. */
+static struct nh_op *add_op(struct nh *h, struct nh_file *f, struct nh_rc *r, const char *func,
+                            size_t flen, const char *dtype, size_t dlen, uint64_t seq,
+                            uint64_t count, int done, int64_t t, int64_t tid)
+{
+	uint16_t fn = nh_str(h, func, flen);
+	struct nh_op *p = &r->ring[r->n++ % NH_KEEP];
+	p->func = fn;
+	p->dtype = nh_str(h, dtype, dlen);
+	p->done = (uint8_t)(done != 0);
+	p->seq = seq;
+	p->count = count;
+	p->t = t;
+	f->known |= done != 0;
+	if (done && p->t > r->last_done_t)
+		r->last_done_t = p->t;
+	size_t i = 0;
+	while (i < r->nf && r->f[i].func != fn)
+		i++;
+	if (i == r->nf && r->nf < NH_FUNCS)
+		r->f[r->nf++] = (struct nh_max){fn, seq};
+	else if (i < r->nf && seq > r->f[i].max)
+		r->f[i].max = seq;
+	h->nccl_tid = tid;
+	h->colls++;
+	return p;
 }
 
 static void on_op(struct nh *h, struct nh_file *f, struct tfile *t, const struct nccl_op *o)
 {
 	if (!o->comm || o->is_p2p || !o->has_seq)
 		return;
-	struct nh_rc *r = rc_of(h, f, o->comm);
-	uint16_t fn = nh_str(h, o->func, strnlen(o->func, NCCL_NAME));
-	struct nh_op *p = &r->ring[r->n++ % NH_KEEP];
-	p->func = fn;
-	p->dtype = nh_str(h, o->datatype, strnlen(o->datatype, NCCL_NAME));
-	p->done = (uint8_t)(o->gpu_done != 0);
-	p->seq = o->seq;
-	p->count = o->count;
 	uint64_t at = o->api_start ? o->api_start : o->enqueue_start;
-	p->t = (int64_t)at + t->off_ns;
-	f->known |= o->gpu_done != 0;
-	if (o->gpu_done && p->t > r->last_done_t)
-		r->last_done_t = p->t;
-	size_t i = 0;
-	while (i < r->nf && r->f[i].func != fn)
-		i++;
-	if (i == r->nf && r->nf < NH_FUNCS)
-		r->f[r->nf++] = (struct nh_max){fn, o->seq};
-	else if (i < r->nf && o->seq > r->f[i].max)
-		r->f[i].max = o->seq;
-	h->nccl_tid = o->tid;
-	h->colls++;
+	add_op(h, f, rc_of(h, f, o->comm), o->func, strnlen(o->func, NCCL_NAME), o->datatype,
+	       strnlen(o->datatype, NCCL_NAME), o->seq, o->count, o->gpu_done != 0,
+	       (int64_t)at + t->off_ns, o->tid);
+}
+
+/* MPI: a non-blocking collective waits for the arrow from its call to
+ * the call that completed its request (h->pending, by its call's track
+ * and start). */
+struct nh_pend {
+	struct nh_rc *r;
+	uint64_t n; /* its position in r->ring */
+};
+
+static uint64_t pend_key(const struct m_track *tr, uint64_t ts)
+{
+	uint64_t k = ts ^ (uint64_t)tr->id << 48;
+	return k + !k;
+}
+
+static struct nh_rc *mpi_rc(struct nh *h, struct nh_file *f, const struct m_mpi *x)
+{
+	const struct mpi_comm *c = x->comm;
+	return rc_new(h, f, c->id, (int64_t)c->size, c->name, strnlen(c->name, sizeof c->name));
+}
+
+static void mpi_event(struct nh *h, struct nh_file *f, struct tfile *t, const struct m_event *ev)
+{
+	const struct m_mpi *x = ev->type == ME_FLOW ? NULL : ev->mpi;
+	if (ev->type == ME_INSTANT && ev->cat == MC_MPI_COMM) {
+		/* a member, whether it called anything or not (as for NCCL) */
+		if (!t->f.h.forked_from && t->f.h.part <= 1)
+			mpi_rc(h, f, x);
+	} else if (ev->type == ME_SLICE && ev->cat == MC_MPI && x->seq && x->comm &&
+	           !x->comm->remote) {
+		int pending = x->req && !x->unfinished;
+		struct nh_rc *r = mpi_rc(h, f, x);
+		add_op(h, f, r, x->func.s, x->func.len, x->datatype.s ? x->datatype.s : "",
+		       x->datatype.s ? x->datatype.len : 0, x->seq, x->count,
+		       !x->unfinished && !pending, (int64_t)ev->ts + t->off_ns, ev->track->thread);
+		f->known = 1; /* an MPI call's end is always recorded */
+		if (pending) {
+			struct nh_pend *p = xcalloc(1, sizeof *p);
+			*p = (struct nh_pend){r, r->n - 1};
+			free(hmap_get(&h->pending, pend_key(ev->track, ev->ts)));
+			hmap_put(&h->pending, pend_key(ev->track, ev->ts), p);
+		}
+	} else if (ev->type == ME_FLOW && ev->cat == MC_MPI_FLOW) {
+		uint64_t k = pend_key(ev->track, ev->ts);
+		struct nh_pend *p = hmap_get(&h->pending, k);
+		if (!p)
+			return;
+		if (p->r->n - p->n <= NH_KEEP) {
+			struct nh_op *o = &p->r->ring[p->n % NH_KEEP];
+			o->done = 1;
+			if (o->t > p->r->last_done_t)
+				p->r->last_done_t = o->t;
+		}
+		hmap_del(&h->pending, k);
+		free(p);
+	} else if (ev->type == ME_INSTANT && ev->cat == MC_MPI_HANG && x->comm) {
+		mpi_rc(h, f, x)->suspected = 1;
+	}
 }
 
 void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev)
@@ -143,18 +226,25 @@ void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev)
 	 * mapped with an estimated offset and may lie a little later. */
 	uint64_t last = ev->end > ev->ts ? ev->end : ev->ts;
 	if ((ev->type == ME_SLICE || ev->type == ME_INSTANT || ev->type == ME_ASYNC) && ev->track &&
-	    (ev->track->kind == MT_THREAD || ev->track->kind == MT_NCCL) && last > h->last_ts)
+	    (ev->track->kind == MT_THREAD || ev->track->kind == MT_NCCL ||
+	     ev->track->kind == MT_MPI) &&
+	    last > h->last_ts)
 		h->last_ts = last;
-	if (ev->type == ME_TRACK && ev->track->kind == MT_NCCL && ev->track->comm) {
+	if (h->mpi) {
+		if (ev->cat == MC_MPI || ev->cat == MC_MPI_COMM || ev->cat == MC_MPI_FLOW ||
+		    ev->cat == MC_MPI_HANG)
+			mpi_event(h, f, t, ev);
+	} else if (ev->type == ME_TRACK && ev->track->kind == MT_NCCL && ev->track->comm) {
 		/* a member, whether it called anything or not; not a forked child
 		 * or a later part, whose files repeat their process's definitions */
 		if (!t->f.h.forked_from && t->f.h.part <= 1)
 			rc_of(h, f, ev->track->comm);
-	} else if (ev->type == ME_SLICE && ev->cat == MC_NCCL) {
+	} else if (ev->type == ME_SLICE && ev->cat == MC_NCCL) { /* NCCL's, as below */
 		on_op(h, f, t, ev->nccl.op);
 	} else if (ev->type == ME_INSTANT && ev->cat == MC_HANG && ev->hang.comm) {
 		rc_of(h, f, ev->hang.comm)->suspected = 1;
-	} else if (ev->type == ME_INSTANT && ev->cat == MC_CAPTURE) {
+	}
+	if (ev->type == ME_INSTANT && ev->cat == MC_CAPTURE) {
 		f->cap_off = ev->span->id ? INT64_MAX : (int64_t)ev->ts + t->off_ns;
 	} else if (ev->type == ME_SLICE && ev->cat == MC_NVTX && ev->span->at_end) {
 		if (h->nopen == h->opencap) {
@@ -184,9 +274,20 @@ static int cmp_open(const void *x, const void *y)
  * thread that called NCCL when it has any, else of the thread with the
  * most open (ties: the one whose innermost began last). The end is the
  * footer's (a clean exit or a signal) or else the last event's (SIGKILL). */
+/* A file's non-blocking MPI collectives still waiting for their arrow
+ * stay incomplete. */
+static void pending_clear(struct nh *h)
+{
+	for (size_t i = 0; i < h->pending.cap; i++)
+		if (h->pending.keys[i])
+			free(h->pending.vals[i]);
+	hmap_free(&h->pending);
+}
+
 static void end_file(struct nh *h)
 {
 	struct nh_file *f = &h->f[h->cur_file];
+	pending_clear(h);
 	uint64_t end = h->cur_end ? h->cur_end : h->last_ts;
 	f->cut = !h->cur_end;
 	f->end_t = (int64_t)end + h->cur_t->off_ns;
@@ -271,6 +372,7 @@ void nh_free(struct nh *h)
 		free(h->str[i]);
 	free(h->str);
 	hmap_free(&h->sidx);
+	pending_clear(h);
 	free(h);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Hang diagnosis ACROSS trace files (ranks): which collectives did not
+/* Hang diagnosis ACROSS trace files (ranks), of NCCL's or MPI's
+ * collectives: which collectives did not
  * complete on every rank of their communicator, who never arrived, who
  * waited, what each rank was doing when its trace ended (the NVTX ranges
  * still open), and mismatches (ranks of one communicator waiting in
@@ -101,6 +102,12 @@ struct nh_result {
 struct nh;
 
 struct nh *nh_new(void);
+/* The same for MPI collectives (the mpi source's calls: mpi_hang): a
+ * member is a rank whose file defines the communicator, a collective is
+ * entered by a rank whose file holds its call (or its mpi_enter) and
+ * completed when the call returned (a non-blocking one: when the call
+ * that completed its request returned). */
+struct nh *nh_new_mpi(void);
 /* Events of file t, in the model's order, files one after another (a file
  * ends when the next one's first event or nh_finish comes). */
 void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev);

@@ -57,6 +57,8 @@ struct nh_open {
 };
 
 struct nh {
+	int mpi; /* MPI collectives (nh_new_mpi), not NCCL's */
+	struct hmap pending; /* MPI: a non-blocking collective's call -> its op, until done */
 	int64_t min_wait; /* ns: the files' CUPTRACE_HANG_TIMEOUT (the least), else NH_MIN_WAIT_NS */
 	char **str;
 	size_t nstr, strcap;

@@ -171,7 +171,9 @@ static void judge(struct nh *h, const struct ent *g, size_t n, struct nh_rc **p,
 		free(c.entered.v);
 		free(c.stopped.v);
 	}
-	if (n > 1) {
+	/* MPI's counts and datatypes may differ between ranks of one
+	 * collective (MPI_Gatherv, a root's MPI_Scatter): not judged */
+	if (n > 1 && !h->mpi) {
 		size_t m0 = h->res.nm;
 		field_mismatch(h, g, n, 0, mcap);
 		field_mismatch(h, g, n, 1, mcap);
@@ -244,11 +246,12 @@ static void rank_row(struct nh *h, const struct nh_rc *r, struct nh_rank *row)
 	}
 	if (row->state == NH_FINISHED && !n)
 		row->state = NH_IDLE;
-	/* Sequence numbers count per operation: those of the operation of
-	 * its state, else of the last one it entered. */
+	/* NCCL's sequence numbers count per operation: those of the
+	 * operation of its state, else of the last one it entered; MPI's
+	 * (the wrappers') per communicator: all. */
 	const char *fn = row->func ? row->func : n ? h->str[ops[n - 1].func] : NULL;
 	for (size_t i = 0; fn && i < n; i++) {
-		if (strcmp(h->str[ops[i].func], fn))
+		if (!h->mpi && strcmp(h->str[ops[i].func], fn))
 			continue;
 		if ((int64_t)ops[i].seq > row->last_entered)
 			row->last_entered = (int64_t)ops[i].seq;

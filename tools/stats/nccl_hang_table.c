@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* nccl_hang: who never arrived, where every rank was stuck. The analysis
- * (ranks matched, the verdict) is job/nccl_hang.c's; this renders it:
- * the verdict, the collectives not completed on every rank (most recent
- * first), each rank on each communicator, and the mismatches. */
+/* nccl_hang, mpi_hang: who never arrived, where every rank was stuck, at
+ * NCCL's collectives or at MPI's. The analysis (ranks matched, the
+ * verdict) is job/nccl_hang.c's; this renders it: the verdict, the
+ * collectives not completed on every rank (most recent first), each rank
+ * on each communicator, and the mismatches. */
 #include "job/nccl_hang.h"
 #include "stats/stats.h"
 #include "util/xalloc.h"
@@ -14,6 +15,7 @@
 struct st {
 	const struct stats_opts *opts;
 	struct nh *h;
+	const char *name; /* "nccl_hang", "mpi_hang" */
 };
 
 static void *begin(const struct stats_opts *opts)
@@ -21,7 +23,24 @@ static void *begin(const struct stats_opts *opts)
 	struct st *s = xcalloc(1, sizeof *s);
 	s->opts = opts;
 	s->h = nh_new();
+	s->name = "nccl_hang";
 	return s;
+}
+
+static void *begin_mpi(const struct stats_opts *opts)
+{
+	struct st *s = xcalloc(1, sizeof *s);
+	s->opts = opts;
+	s->h = nh_new_mpi();
+	s->name = "mpi_hang";
+	return s;
+}
+
+static struct table *titled(const struct st *s, const char *what, int ncols, const char **cols)
+{
+	char title[96];
+	snprintf(title, sizeof title, "%s: %s", s->name, what);
+	return table_new(title, ncols, cols);
 }
 
 static void event(void *p, struct tfile *t, const struct m_event *ev)
@@ -56,11 +75,11 @@ static void comm_cell(struct table *t, const char *name, uint64_t hash)
 	table_str(t, buf);
 }
 
-static struct table *colls_table(const struct nh_result *r)
+static struct table *colls_table(const struct st *s, const struct nh_result *r)
 {
 	static const char *c[] = {"Communicator",  "Seq",           "Operation",
 	                          "Entered Ranks", "Missing Ranks", "Incomplete Ranks"};
-	struct table *t = table_new("nccl_hang: collectives not completed on every rank", 6, c);
+	struct table *t = titled(s, "collectives not completed on every rank", 6, c);
 	for (size_t i = 0; i < r->nc; i++) {
 		const struct nh_coll *k = &r->c[i];
 		table_row(t);
@@ -74,11 +93,11 @@ static struct table *colls_table(const struct nh_result *r)
 	return t;
 }
 
-static struct table *ranks_table(const struct nh_result *r)
+static struct table *ranks_table(const struct st *s, const struct nh_result *r)
 {
 	static const char *c[] = {"Rank",  "Communicator", "Last Seq Entered", "Last Seq Completed",
 	                          "State", "Open Ranges",  "Open For (ns)"};
-	struct table *t = table_new("nccl_hang: where each rank was", 7, c);
+	struct table *t = titled(s, "where each rank was", 7, c);
 	int cut = 0;
 	for (size_t i = 0; i < r->nr; i++) {
 		const struct nh_rank *k = &r->r[i];
@@ -120,11 +139,11 @@ static struct table *ranks_table(const struct nh_result *r)
 	return t;
 }
 
-static struct table *mismatch_table(const struct nh_result *r)
+static struct table *mismatch_table(const struct st *s, const struct nh_result *r)
 {
 	static const char *c[] = {"Communicator", "Problem", "Ranks",   "Operation",
 	                          "Seq",          "Count",   "Datatype"};
-	struct table *t = table_new("nccl_hang: ranks that disagree", 7, c);
+	struct table *t = titled(s, "ranks that disagree", 7, c);
 	for (size_t i = 0; i < r->nm; i++) {
 		const struct nh_mismatch *m = &r->m[i];
 		table_row(t);
@@ -149,20 +168,22 @@ static int end(void *p, struct table **out)
 	/* Not asked for by name: only where there were collectives. */
 	if (r->colls || s->opts->explicit_list) {
 		static const char *c[] = {"Verdict"};
-		struct table *v = table_new("nccl_hang: verdict", 1, c);
+		struct table *v = titled(s, "verdict", 1, c);
 		table_row(v);
 		table_str(v, r->verdict ? r->verdict
 		             : r->colls ? "no collective left incomplete"
-		                        : "no collective seen (NCCL traced with the profiler plugin?)");
+		             : strcmp(s->name, "mpi_hang")
+		                 ? "no collective seen (NCCL traced with the profiler plugin?)"
+		                 : "no collective seen (MPI traced with -t mpi?)");
 		if (r->partial)
 			table_note(v, r->partial);
 		out[n++] = v;
 		/* Without a hang the default output says so in one line. */
 		if (r->verdict || s->opts->explicit_list) {
-			out[n++] = colls_table(r);
-			out[n++] = ranks_table(r);
+			out[n++] = colls_table(s, r);
+			out[n++] = ranks_table(s, r);
 			if (r->nm)
-				out[n++] = mismatch_table(r);
+				out[n++] = mismatch_table(s, r);
 		}
 	}
 	nh_free(s->h);
@@ -174,4 +195,9 @@ const struct report report_nccl_hang = {
 	"nccl_hang",
 	"hangs: collectives not completed on every rank, who never arrived, where each rank was",
 	begin, event, end, NULL, 1, merge,
+};
+const struct report report_mpi_hang = {
+	"mpi_hang",
+	"MPI hangs: collectives not completed on every rank, who never arrived, where each rank was",
+	begin_mpi, event, end, NULL, 1, merge,
 };

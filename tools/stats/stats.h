@@ -65,6 +65,6 @@ extern const struct report report_nvtx_gpu_proj_sum, report_cuda_gpu_mem_size_su
 	report_breakdown, report_gpu_gaps, report_launch;
 extern const struct report report_steps, report_nccl_skew;
 extern const struct report report_nccl_hang; /* nccl_hang.c: rendering job/nccl_hang.c */
-extern const struct report report_mpi_sum, report_mpi_skew;
+extern const struct report report_mpi_sum, report_mpi_skew, report_mpi_hang;
 
 #endif
