@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The hang watchdog: NCCL operations in flight, as seen in the records the
- * writer encodes (watchdog.h). A task (collective or send/recv) is in
+/* The hang watchdog: NCCL operations and MPI collectives in flight, as
+ * seen in the records the writer encodes (watchdog.h). A task (collective or send/recv) is in
  * flight from its record until every channel it started has reported its
  * GPU end (at least one channel: NCCL reports a channel only once the GPU
  * runs it). Records of one operation come from several threads' rings,
@@ -21,6 +21,7 @@
 #define NTASK 1024
 #define NCH 4096
 #define NCOMM 64
+#define NMPI 256 /* MPI collectives in flight: a few per thread */
 
 const char *(*_Atomic ct_watch_name_hook)(uint64_t handle);
 const char *(*_Atomic ct_watch_mpi_name_hook)(uint64_t handle);
@@ -39,6 +40,21 @@ struct comm {
 	uint64_t ctx, hash;
 	char name[64];
 };
+
+/* An MPI collective in flight: a blocking one from its mpi_enter to the
+ * mpi_call of its thread, a non-blocking one (req) from its mpi_call to
+ * its request's mpi_done. */
+struct mwait {
+	uint64_t ts, func, comm, seq, req;
+	int tid, reported;
+};
+
+static struct {
+	struct mwait m[NMPI];
+	size_t n;
+	struct comm c[NCOMM]; /* ctx: the communicator's id */
+	size_t nc;
+} mw;
 
 static struct {
 	struct task t[NTASK];
@@ -128,9 +144,79 @@ static void comm(const struct ct_rec *r)
 	m->name[len] = 0;
 }
 
+static void mpi_wait(const struct mwait *x)
+{
+	if (mw.n == NMPI) /* full: the oldest is given up */
+		memmove(mw.m, mw.m + 1, --mw.n * sizeof *mw.m);
+	mw.m[mw.n++] = *x;
+}
+
+static void mpi_done(size_t i)
+{
+	memmove(&mw.m[i], &mw.m[i + 1], (mw.n - i - 1) * sizeof *mw.m);
+	mw.n--;
+}
+
+static void mpi_comm(const struct ct_rec *r)
+{
+	struct comm *m = NULL;
+	for (size_t i = 0; i < mw.nc && !m; i++)
+		if (mw.c[i].ctx == r->f[F_MPI_COMM_ID])
+			m = &mw.c[i];
+	if (!m) {
+		if (mw.nc == NCOMM)
+			memmove(mw.c, mw.c + 1, --mw.nc * sizeof *mw.c);
+		m = &mw.c[mw.nc++];
+	}
+	m->ctx = m->hash = r->f[F_MPI_COMM_ID];
+	uint64_t n = r->f[F_MPI_COMM_NAME]; /* the name's bytes follow the fields */
+	size_t len = n < sizeof m->name - 1 ? (size_t)n : sizeof m->name - 1;
+	memcpy(m->name, &r->f[F_MPI_COMM_N], len);
+	m->name[len] = 0;
+}
+
+/* MPI records: collectives entered, returned, their requests done. */
+static void mpi_record(int tid, const struct ct_rec *r)
+{
+	const uint64_t *f = r->f;
+	switch (r->kind) {
+	case CT_EV_MPI_COMM:
+		mpi_comm(r);
+		break;
+	case CT_EV_MPI_ENTER:
+		if (f[F_MPI_ENTER_SEQ])
+			mpi_wait(&(struct mwait){f[F_MPI_ENTER_TS], f[F_MPI_ENTER_FUNC],
+			                         f[F_MPI_ENTER_COMM], f[F_MPI_ENTER_SEQ], 0, tid, 0});
+		break;
+	case CT_EV_MPI_CALL:
+		for (size_t i = mw.n; i-- > 0;) /* its mpi_enter: the thread's latest */
+			if (mw.m[i].tid == tid && !mw.m[i].req && mw.m[i].func == f[F_MPI_CALL_FUNC]) {
+				mpi_done(i);
+				break;
+			}
+		if (f[F_MPI_CALL_REQ] && f[F_MPI_CALL_SEQ] && !f[F_MPI_CALL_STATUS])
+			mpi_wait(&(struct mwait){f[F_MPI_CALL_TS], f[F_MPI_CALL_FUNC], f[F_MPI_CALL_COMM],
+			                         f[F_MPI_CALL_SEQ], f[F_MPI_CALL_REQ], tid, 0});
+		break;
+	case CT_EV_MPI_DONE:
+		for (size_t i = 0; i < mw.n; i++)
+			if (mw.m[i].req && mw.m[i].req == f[F_MPI_DONE_REQ]) {
+				mpi_done(i);
+				break;
+			}
+		break;
+	default:
+		break;
+	}
+}
+
 void ct_watch_record(int tid, const struct ct_rec *r)
 {
 	struct task *t;
+	if (r->kind >= CT_EV_MPI_FIRST && r->kind < CT_EV_MPI_END) {
+		mpi_record(tid, r);
+		return;
+	}
 	switch (r->kind) {
 	case CT_EV_NCCL_COMM:
 		comm(r);
@@ -161,10 +247,54 @@ void ct_watch_record(int tid, const struct ct_rec *r)
 	}
 }
 
+/* "rank 2" or, a process of no known rank, "pid 1234" */
+static void me(char *buf, size_t len)
+{
+	if (ct.rank.rank >= 0)
+		snprintf(buf, len, "rank %ld", ct.rank.rank);
+	else
+		snprintf(buf, len, "pid %d", ct.pid);
+}
+
+/* The oldest MPI collective in flight too long (an MPI call's end is
+ * always recorded: no need to have seen one). */
+static int mpi_due(uint64_t now, uint64_t limit, struct ct_watch_hit *hit)
+{
+	struct mwait *old = NULL;
+	for (size_t i = 0; i < mw.n; i++) {
+		struct mwait *x = &mw.m[i];
+		if (!x->reported && now > x->ts && now - x->ts >= limit && (!old || x->ts < old->ts))
+			old = x;
+	}
+	if (!old)
+		return 0;
+	old->reported = 1;
+	memset(hit, 0, sizeof *hit);
+	hit->mpi = 1;
+	hit->task = old->req, hit->ctx = old->comm, hit->seq = old->seq, hit->func = old->func;
+	hit->ts = old->ts, hit->in_flight = now - old->ts, hit->has_seq = 1, hit->tid = old->tid;
+	const char *(*name)(uint64_t) = ct_watch_mpi_name_hook;
+	const char *fn = name ? name(old->func) : NULL;
+	const struct comm *m = NULL;
+	for (size_t i = 0; i < mw.nc && !m; i++)
+		if (mw.c[i].ctx == old->comm)
+			m = &mw.c[i];
+	char who[96] = "an unknown communicator", rank[48];
+	if (m)
+		snprintf(who, sizeof who, "%s%s%016" PRIx64, m->name, m->name[0] ? " " : "", m->hash);
+	me(rank, sizeof rank);
+	double s = (double)hit->in_flight / 1e9;
+	snprintf(hit->line, sizeof hit->line, "%s: %s #%" PRIu64 " of %s in flight for %.*f s", rank,
+	         fn ? fn : "an MPI collective", old->seq, who, s < 10 ? 1 : 0, s);
+	return 1;
+}
+
 int ct_watch_due(uint64_t now, struct ct_watch_hit *hit)
 {
 	uint64_t limit = (uint64_t)(ct.cfg.hang_timeout * 1e9);
 	struct task *old = NULL;
+	if (mpi_due(now, limit, hit))
+		return 1;
 	if (!w.seen_end) /* no operation ever ended: nothing says "in flight" */
 		return 0;
 	for (size_t i = 0; i < w.nt; i++) {
@@ -192,12 +322,9 @@ int ct_watch_due(uint64_t now, struct ct_watch_hit *hit)
 	if (m)
 		snprintf(who, sizeof who, "%s%s%016" PRIx64, m->name, m->name[0] ? " " : "", m->hash);
 	double s = (double)hit->in_flight / 1e9;
-	char me[48]; /* a process of no known rank says its pid */
-	if (ct.rank.rank >= 0)
-		snprintf(me, sizeof me, "rank %ld", ct.rank.rank);
-	else
-		snprintf(me, sizeof me, "pid %d", ct.pid);
-	snprintf(hit->line, sizeof hit->line, "%s: %s%s of %s in flight for %.*f s", me,
+	char rank[48];
+	me(rank, sizeof rank);
+	snprintf(hit->line, sizeof hit->line, "%s: %s%s of %s in flight for %.*f s", rank,
 	         fn ? fn : "an NCCL operation", seq, who, s < 10 ? 1 : 0, s);
 	return 1;
 }
@@ -206,4 +333,5 @@ void ct_watch_fork_child(void)
 {
 	/* The parent's operations are not the child's. */
 	memset(&w, 0, sizeof w);
+	memset(&mw, 0, sizeof mw);
 }

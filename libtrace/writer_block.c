@@ -92,7 +92,7 @@ static void on_def_handle(void *ctx, uint64_t h, const char *s, uint32_t len)
 static void on_def_record(void *ctx, int tid, const struct ct_rec *r)
 {
 	(void)ctx;
-	if (ct_wr.watch && r->kind == CT_EV_NCCL_COMM)
+	if (ct_wr.watch && (r->kind == CT_EV_NCCL_COMM || r->kind == CT_EV_MPI_COMM))
 		ct_watch_record(tid, r);
 	int64_t cur = ct_wr.enc.tid;
 	ct_enc_thread(&ct_wr.enc, tid);

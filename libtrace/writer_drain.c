@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The writer's pass over the rings: every thread's records into the block,
  * their TSC stamps made nanoseconds, its drops reported, the hang watchdog
- * shown the NCCL records. */
+ * shown the NCCL and MPI records. */
 #include "writer_int.h"
 #include "clock.h"
 #include "defs.h"
@@ -67,7 +67,8 @@ static void on_record(void *ctx, const struct ct_rec *r)
 		ct_defs_drain(&ct_wr_defs_sink);
 	if (r->kind == CT_EV_THREAD_NAME)
 		ct_tnames_keep(ct_wr.enc.tid, r);
-	if (ct_wr.watch && r->kind >= CT_EV_NCCL_FIRST && r->kind < CT_EV_NCCL_END)
+	if (ct_wr.watch && ((r->kind >= CT_EV_NCCL_FIRST && r->kind < CT_EV_NCCL_END) ||
+	                    (r->kind >= CT_EV_MPI_CALL && r->kind <= CT_EV_MPI_DONE)))
 		ct_watch_record((int)ct_wr.enc.tid, r);
 	ct_wr_encode(r);
 }

@@ -12,7 +12,8 @@
 /* A record the writer makes itself (times in ns already), on thread tid. */
 void ct_wr_own_record(unsigned kind, int64_t tid, const uint64_t *f, unsigned n)
 {
-	_Static_assert(F_HANG_N <= 8 && F_CAPTURE_N <= 8, "the kinds it makes fit buf");
+	_Static_assert(F_HANG_N <= 8 && F_CAPTURE_N <= 8 && F_MPI_HANG_N <= 8,
+	               "the kinds it makes fit buf");
 	uint64_t buf[1 + 8];
 	struct ct_rec *r = (struct ct_rec *)buf;
 	r->size = ct_rec_size(n, 0);
@@ -36,6 +37,19 @@ void ct_wr_watch_pass(void)
 	size_t n = 0;
 	uint64_t now = ct_now();
 	while (n < WATCH_LINES && ct_watch_due(now, &hit[n])) {
+		if (hit[n].mpi) {
+			uint64_t m[F_MPI_HANG_N] = {
+			    [F_MPI_HANG_TS] = now,
+			    [F_MPI_HANG_COMM] = hit[n].ctx,
+			    [F_MPI_HANG_SEQ] = hit[n].seq,
+			    [F_MPI_HANG_FUNC] = hit[n].func,
+			    [F_MPI_HANG_REQ] = hit[n].task,
+			    [F_MPI_HANG_IN_FLIGHT] = hit[n].in_flight,
+			};
+			ct_wr_own_record(CT_EV_MPI_HANG, hit[n].tid, m, F_MPI_HANG_N);
+			n++;
+			continue;
+		}
 		uint64_t f[F_HANG_N] = {
 		    [F_HANG_TS] = now,
 		    [F_HANG_CTX] = hit[n].ctx,

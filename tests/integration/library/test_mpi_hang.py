@@ -4,7 +4,9 @@ mode rank 3 stops before an MPI_Allreduce inside the NVTX range "stuck in
 io" while ranks 0-2 wait in it; after a few seconds every rank is killed
 (SIGKILL, no footer). What was recorded is kept: the waiting ranks' call
 shows, unfinished; mpi_hang names rank 3 as the one that never arrived,
-the range it was in, and the ranks that waited. Open MPI and MPICH."""
+the range it was in, and the ranks that waited. With CUPTRACE_HANG_TIMEOUT
+the watchdog of each waiting rank says so once on stderr and records
+mpi_hang. Open MPI and MPICH."""
 import json
 import os
 import signal
@@ -85,3 +87,21 @@ def test_mpi_hang_names_who_never_arrived(tmp_path, impl):
              e["args"].get("unfinished")]
     assert sorted(e["name"] for e in waits) == ["MPI_Allreduce"] * (NRANKS - 1)
     assert all(e["args"]["seq"] == 2 for e in waits)
+
+
+@pytest.mark.parametrize("impl", impls("openmpi"))
+def test_watchdog_flags_the_mpi_collective(tmp_path, impl):
+    err = hang_job(impl, tmp_path, run_args=["--hang-timeout", "1"])
+    lines = sorted(l for l in err.splitlines() if "in flight for" in l)
+    assert len(lines) == NRANKS - 1, err
+    for r, l in zip(range(NRANKS - 1), lines):
+        assert l.startswith(f"cuptrace: rank {r}: MPI_Allreduce #2 of MPI_COMM_WORLD "), l
+        assert l.endswith("; trace flushed"), l
+    files = ctr_files(tmp_path / "o")
+    p = tool("events", *files)
+    hangs = [l.split("\t") for l in p.stdout.splitlines() if "\tmpi_hang\t" in l]
+    assert sorted(int(h[0]) for h in hangs) == list(range(NRANKS - 1)), hangs
+    assert all(h[8] == "hang_suspected MPI_Allreduce #2" for h in hangs)
+    p = tool("stats", "-f", "json", "-r", "mpi_hang", *files)
+    [v] = json.loads(p.stdout)["mpi_hang: verdict"]
+    assert v["Verdict"].startswith("hang: rank 3 never arrived"), v
