@@ -169,29 +169,47 @@ void mpiw_type_gone(mh_t h);
 
 enum { MR_SEND = 1, MR_RECV, MR_COLL, MR_OTHER };
 
-/* What a request was made for, until a call completes it. */
+/* What a request was made for, until a call completes it. `live` is its
+ * id while it is active, else 0: a call completing it clears it only if
+ * it still holds the id it saw before the call (under
+ * MPI_THREAD_MULTIPLE, a request freed inside one thread's MPI_Wait may
+ * come back as another thread's before that wait has returned). */
 struct mreq {
 	_Atomic uint64_t key;
-	uint64_t id, comm, bytes, seq;
+	_Atomic uint64_t live;
+	uint64_t comm, bytes;
 	const struct mcomm *c; /* its communicator while c->id == comm */
 	int32_t peer, tag;
-	uint8_t kind, active, persistent;
+	int32_t tid; /* the thread that made or started it */
+	uint8_t kind, persistent;
+};
+/* A request as a call that may complete it saw it before calling MPI. */
+struct mreq_seen {
+	struct mreq *q; /* NULL: not known, or not active */
+	uint64_t id, comm, bytes;
+	const struct mcomm *c;
+	int32_t peer, tag;
+	uint8_t kind;
 };
 /* Request h made by the call r records (its comm, peer, tag, bytes):
  * returns its id (0 where the table had no room). persistent: made
  * inactive, MPI_Start starts it. */
-uint64_t mpiw_req_made(mh_t h, int kind, const struct mcomm *c, const struct cuptrace_mpi_call *r,
-                       int persistent);
+uint64_t mpiw_req_made(mh_t h, int kind, const struct mcomm *c,
+                       const struct cuptrace_mpi_call *r, int persistent);
 /* Ids for n requests in a row (MPI_Startall's). */
 uint64_t mpiw_req_ids(unsigned n);
 /* MPI_Start: persistent request h started with id; its arguments into r
  * (a first one: comm, peer, tag, bytes). 0 where h is not known. */
 int mpiw_req_start(mh_t h, uint64_t id, struct cuptrace_mpi_call *r);
-/* Request h (its handle before the call) completed with status st (NULL:
- * none) by the call r records, which ends at r->end: its mpi_done recorded
- * (while capturing), r->count counts it, its bytes are added to r's (a
+/* Request h as it stands, before a call that may complete it; one that
+ * none of prev[0..nprev) saw (a handle several outstanding requests
+ * share: their calls' order, the calling thread's first). */
+void mpiw_req_see(mh_t h, struct mreq_seen *s, const struct mreq_seen *prev, size_t nprev);
+/* The request seen as s completed with status st (NULL: none) by the call
+ * r records, which ends at r->end: its mpi_done recorded (while
+ * capturing), r->count counts it, its bytes are added to r's (a
  * receive's to recv_bytes), r's comm, peer and tag become its. */
-void mpiw_req_done(mh_t h, const void *st, struct cuptrace_mpi_call *r);
+void mpiw_req_done(const struct mreq_seen *s, const void *st, struct cuptrace_mpi_call *r);
 void mpiw_req_freed(mh_t h);
 
 /* ---- records ---- */

@@ -20,9 +20,11 @@
 struct batch {
 	int n, free_h, free_st;
 	mh_t *h;
+	struct mreq_seen *seen; /* each request as seen before the call */
 	char *st;      /* the statuses to read (NULL: none) */
 	void *user_st; /* what the call is given: the program's, or ours */
 	mh_t hv[NSTACK];
+	struct mreq_seen seenv[NSTACK];
 	_Alignas(8) char sv[NSTACK * MPIW_STATUS_MAX];
 };
 
@@ -31,10 +33,16 @@ static void batch_in(struct batch *b, int n, const void *reqs, void *statuses)
 	b->n = n > 0 && reqs ? n : 0;
 	b->free_h = b->n > NSTACK;
 	b->h = b->free_h ? malloc((size_t)b->n * sizeof *b->h) : b->hv;
-	if (!b->h)
+	b->seen = b->free_h ? malloc((size_t)b->n * sizeof *b->seen) : b->seenv;
+	if (!b->h || !b->seen) {
+		if (b->free_h)
+			free(b->h), free(b->seen);
 		b->n = 0, b->free_h = 0;
-	for (int i = 0; i < b->n; i++)
+	}
+	for (int i = 0; i < b->n; i++) {
 		b->h[i] = mpiw_at(reqs, (size_t)i);
+		mpiw_req_see(b->h[i], &b->seen[i], b->seen, (size_t)i);
+	}
 	b->user_st = statuses;
 	b->st = statuses;
 	b->free_st = 0;
@@ -56,7 +64,7 @@ static const void *batch_status(const struct batch *b, int k)
 static void batch_out(struct batch *b)
 {
 	if (b->free_h)
-		free(b->h);
+		free(b->h), free(b->seen);
 	if (b->free_st)
 		free(b->st);
 }
@@ -65,7 +73,7 @@ static void batch_out(struct batch *b)
 static void one(struct batch *b, int i, int k, struct cuptrace_mpi_call *r)
 {
 	if (i >= 0 && i < b->n)
-		mpiw_req_done(b->h[i], batch_status(b, k), r);
+		mpiw_req_done(&b->seen[i], batch_status(b, k), r);
 }
 
 static void finish(struct cuptrace_mpi_call *r, uint64_t fn, uint64_t t0, int rc)
@@ -82,13 +90,14 @@ MPIW_API int MPI_Wait(mh_t *req, void *status)
 	FUNC();
 	_Alignas(8) char own[MPIW_STATUS_MAX];
 	void *st = mpiw_status(status, own);
-	mh_t h = req ? mpiw_at(req, 0) : 0;
+	struct mreq_seen seen;
+	mpiw_req_see(req ? mpiw_at(req, 0) : 0, &seen, NULL, 0);
 	uint64_t t0 = mpiw_enter(fn, NULL, 0);
 	int rc = next_(req, st);
 	struct cuptrace_mpi_call r;
 	finish(&r, fn, t0, rc);
 	if (!rc)
-		mpiw_req_done(h, st, &r);
+		mpiw_req_done(&seen, st, &r);
 	mpiw_emit(&r);
 	return rc;
 }
@@ -101,13 +110,14 @@ MPIW_API int MPI_Test(mh_t *req, int *flag, void *status)
 	FUNC();
 	_Alignas(8) char own[MPIW_STATUS_MAX];
 	void *st = mpiw_status(status, own);
-	mh_t h = req ? mpiw_at(req, 0) : 0;
+	struct mreq_seen seen;
+	mpiw_req_see(req ? mpiw_at(req, 0) : 0, &seen, NULL, 0);
 	uint64_t t0 = mpiw_now();
 	int rc = next_(req, flag, st);
 	struct cuptrace_mpi_call r;
 	finish(&r, fn, t0, rc);
 	if (!rc && flag && *flag)
-		mpiw_req_done(h, st, &r);
+		mpiw_req_done(&seen, st, &r);
 	mpiw_emit(&r);
 	return rc;
 }
@@ -127,7 +137,7 @@ MPIW_API int MPI_Waitany(int n, mh_t *reqs, int *index, void *status)
 	struct cuptrace_mpi_call r;
 	finish(&r, fn, t0, rc);
 	if (!rc && index && *index != UNDEFINED && *index >= 0 && *index < b.n)
-		mpiw_req_done(b.h[*index], st, &r);
+		mpiw_req_done(&b.seen[*index], st, &r);
 	batch_out(&b);
 	mpiw_emit(&r);
 	return rc;
@@ -148,7 +158,7 @@ MPIW_API int MPI_Testany(int n, mh_t *reqs, int *index, int *flag, void *status)
 	struct cuptrace_mpi_call r;
 	finish(&r, fn, t0, rc);
 	if (!rc && flag && *flag && index && *index != UNDEFINED && *index >= 0 && *index < b.n)
-		mpiw_req_done(b.h[*index], st, &r);
+		mpiw_req_done(&b.seen[*index], st, &r);
 	batch_out(&b);
 	mpiw_emit(&r);
 	return rc;
