@@ -66,9 +66,12 @@ def test_mpi_skew_names_the_late_rank(late_job):
     for r in per:
         # every collective of the world, of its half and of the dup, matched
         assert r["Collectives"] == colls + 2, r
+    # the sleep shows in rank 2's lateness over every other rank's (on a loaded
+    # machine MPICH's polling ranks each run tens of ms late at some collective)
     late = {r["Rank"]: r["Total Lateness (ns)"] for r in per}
-    assert late[LATE_RANK] >= LATE_MS * 0.8e6 and \
-        all(v < LATE_MS * 0.5e6 for k, v in late.items() if k != LATE_RANK), late
+    others = max(v for k, v in late.items() if k != LATE_RANK)
+    assert late[LATE_RANK] >= LATE_MS * 0.8e6 and late[LATE_RANK] - others >= LATE_MS * 0.5e6, \
+        late
 
 
 def test_same_tables_whatever_the_workers(late_job):
