@@ -3,7 +3,7 @@
 # Installs the Debian packages cuptrace builds and tests with, if missing.
 # Run by `make test`, `make demo` and CI; does nothing when all are there.
 set -e
-PKGS="build-essential libzstd-dev zlib1g-dev libsqlite3-dev sqlite3 zstd python3 python3-pytest python3-venv python3-pip python3-torch libtorch-dev python3-dev python3-setuptools python3-wheel openmpi-bin libopenmpi-dev mpich libmpich-dev clang"
+PKGS="build-essential libzstd-dev zlib1g-dev libsqlite3-dev sqlite3 zstd python3 python3-pytest python3-venv python3-pip python3-torch libtorch-dev python3-dev python3-setuptools python3-wheel openmpi-bin libopenmpi-dev mpich libmpich-dev python3-mpi4py clang"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
 # The packages of the list $1 that are not installed yet.

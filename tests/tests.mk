@@ -39,6 +39,21 @@ build/tests/progs/mpi_%: tests/progs/mpi/mpi_%.c
 	@$(if $(Q),echo "  MPICC   $<")
 	$(Q)$(MPICC) $(TEST_CFLAGS) $< -o $@ -ldl
 
+# An MPI program in a plugin loaded with dlopen(RTLD_LOCAL), as mpi4py is
+# (tests/progs/mpi/plugin): the loader built without MPI, the plugin with
+# mpicc.
+MPI_PLUGIN := $(if $(MPI_PROGS),build/tests/progs/mpi_dlopen build/tests/progs/libmpi_plugin.so)
+
+build/tests/progs/mpi_dlopen: tests/progs/mpi/plugin/mpi_dlopen.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -ldl
+
+build/tests/progs/libmpi_plugin.so: tests/progs/mpi/plugin/mpi_plugin.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  MPICC   $<")
+	$(Q)$(MPICC) $(TEST_CFLAGS) -shared -fPIC $< -o $@
+
 # The same programs built with MPICH's mpicc where it is installed (Debian's
 # mpich package, beside Open MPI): build/tests/progs/mpich/.
 MPICH_CC ?= mpicc.mpich
@@ -58,7 +73,7 @@ build/tests/progs/lib%.so: tests/progs/preload/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) -shared -fPIC $< -o $@ -ldl
 
-test-progs: $(PROGS) $(MPI_PROGS) $(MPICH_PROGS) $(PRELOADS)
+test-progs: $(PROGS) $(MPI_PROGS) $(MPI_PLUGIN) $(MPICH_PROGS) $(PRELOADS)
 
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

@@ -3,13 +3,17 @@
 and MPICH, each program built with its own mpicc) run under `cuptrace run
 -t mpi`, whose every call is recorded (one mpi_call per call the program
 made, mpi_enter for those that may wait, mpi_done per request completed,
-the communicators); without mpi, no wrapper is in the process."""
+the communicators); without mpi, no wrapper is in the process; an MPI
+program in a plugin loaded with dlopen(RTLD_LOCAL), its MPI in no global
+scope, and Python's mpi4py are traced too."""
+import json
 import re
+import shutil
 import subprocess
 
 import pytest
 
-from conftest import LIB, PROGS, TOOL, base_env, ctr_files, launcher_env, run, tool
+from conftest import LIB, PROGS, PYTHON, TOOL, ctr_files, launcher_env, run, tool
 from mpi_jobs import NRANKS, impls, mpi_env, prog, run_job, truth
 
 # Calls that may wait for other ranks: recorded as they are entered too.
@@ -75,3 +79,56 @@ def test_the_library_alone_says_it_needs_the_wrappers(tmp_path, impl):
     p = run([prog(impl), "reuse", "2"], env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stderr.count("needs libcuptrace-mpi.so") == 1, p.stderr
+
+
+def job_sum(d):
+    """{function: (calls, bytes, recv bytes)} of mpi_sum over d/o."""
+    p = tool("stats", "-f", "json", "-r", "mpi_sum", *ctr_files(d / "o"))
+    assert p.returncode == 0, p.stderr
+    [rows] = json.loads(p.stdout).values()
+    return {r["Function"]: (r["Calls"], r["Total Bytes"], r["Recv Bytes"]) for r in rows}
+
+
+def test_an_mpi_loaded_in_no_global_scope(tmp_path):
+    """mpi_dlopen loads libmpi_plugin.so (built with mpicc) with
+    dlopen(RTLD_LOCAL): the plugin's calls reach the wrappers, which find
+    the MPI library among the loaded objects (dlsym(RTLD_NEXT) sees no
+    PMPI_Init there; without the search every call failed)."""
+    if not (PROGS / "libmpi_plugin.so").exists() or not shutil.which("mpiexec.openmpi"):
+        pytest.skip("Open MPI's mpicc and mpiexec not installed")
+    p = subprocess.run([shutil.which("mpiexec.openmpi"), "--oversubscribe", "-n", "2", TOOL, "run",
+                        "-t", "mpi", "-o", f"{tmp_path}/o/r%r.ctr", "--", PROGS / "mpi_dlopen",
+                        PROGS / "libmpi_plugin.so"],
+                       env=mpi_env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout == "ranks 2 sum 2\n", p.stderr
+    got = job_sum(tmp_path)
+    assert got["MPI_Allreduce"] == (2, 8, 8) and got["MPI_Barrier"][0] == 2, got
+
+
+MPI4PY = """
+from mpi4py import MPI
+c = MPI.COMM_WORLD
+r, n = c.Get_rank(), c.Get_size()
+c.Barrier()
+req = c.Isend(bytearray(40), dest=(r + 1) % n, tag=3)
+buf = bytearray(40)
+c.Recv(buf, source=(r - 1) % n, tag=3)
+req.Wait()
+"""
+
+
+def test_mpi4py_loads_its_mpi_privately(tmp_path):
+    if subprocess.run([PYTHON, "-c", "import mpi4py"], capture_output=True).returncode or \
+            not shutil.which("mpiexec.openmpi"):
+        pytest.skip("python3-mpi4py (Debian's, over Open MPI) not installed")
+    script = tmp_path / "job.py"
+    script.write_text(MPI4PY)
+    p = subprocess.run([shutil.which("mpiexec.openmpi"), "--oversubscribe", "-n", "2", TOOL, "run",
+                        "-t", "mpi", "-o", f"{tmp_path}/o/r%r.ctr", "--", PYTHON, script],
+                       env=mpi_env(), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    got = job_sum(tmp_path)
+    assert got["MPI_Barrier"][0] == got["MPI_Init_thread"][0] == 2
+    # a bytearray is MPI_UNSIGNED_CHAR to mpi4py: 40 bytes a rank
+    assert (got["MPI_Isend"], got["MPI_Recv"], got["MPI_Wait"]) == ((2, 80, 0), (2, 0, 80),
+                                                                      (2, 80, 0))
