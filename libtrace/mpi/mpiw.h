@@ -194,8 +194,8 @@ struct mreq_seen {
 /* Request h made by the call r records (its comm, peer, tag, bytes):
  * returns its id (0 where the table had no room). persistent: made
  * inactive, MPI_Start starts it. */
-uint64_t mpiw_req_made(mh_t h, int kind, const struct mcomm *c,
-                       const struct cuptrace_mpi_call *r, int persistent);
+uint64_t mpiw_req_made(mh_t h, int kind, const struct mcomm *c, const struct cuptrace_mpi_call *r,
+                       int persistent);
 /* Ids for n requests in a row (MPI_Startall's). */
 uint64_t mpiw_req_ids(unsigned n);
 /* MPI_Start: persistent request h started with id; its arguments into r

@@ -490,8 +490,8 @@ uint64_t mpiw_req_ids(unsigned n)
 	return new_ids(n ? n : 1);
 }
 
-uint64_t mpiw_req_made(mh_t h, int kind, const struct mcomm *c,
-                       const struct cuptrace_mpi_call *r, int persistent)
+uint64_t mpiw_req_made(mh_t h, int kind, const struct mcomm *c, const struct cuptrace_mpi_call *r,
+                       int persistent)
 {
 	h = mpiw_h(h);
 	struct mreq *q = h && h != mpiw.request_null ? req_claim(h) : NULL;
@@ -520,10 +520,10 @@ int mpiw_req_start(mh_t h, uint64_t id, struct cuptrace_mpi_call *r)
 	if (!r->comm) {
 		r->comm = q->comm;
 		r->peer = q->peer;
-		r->world_peer = q->peer < 0                      ? q->peer
-		                : q->c && q->c->id == q->comm ? mpiw_world_rank(q->c, q->peer,
-		                                                                q->c->remote != 0)
-		                                              : CT_MPI_NO_PEER;
+		r->world_peer = q->peer < 0 ? q->peer
+		                : q->c && q->c->id == q->comm
+		                    ? mpiw_world_rank(q->c, q->peer, q->c->remote != 0)
+		                    : CT_MPI_NO_PEER;
 		r->tag = q->tag;
 	}
 	if (q->kind == MR_RECV)
@@ -571,10 +571,10 @@ void mpiw_req_done(const struct mreq_seen *s, const void *st, struct cuptrace_mp
 	} else {
 		r->comm = s->comm;
 		r->peer = peer;
-		r->world_peer = peer < 0                       ? peer
-		                : s->c && s->c->id == s->comm ? mpiw_world_rank(s->c, (int)peer,
-		                                                                s->c->remote != 0)
-		                                              : CT_MPI_NO_PEER;
+		r->world_peer = peer < 0 ? peer
+		                : s->c && s->c->id == s->comm
+		                    ? mpiw_world_rank(s->c, (int)peer, s->c->remote != 0)
+		                    : CT_MPI_NO_PEER;
 		r->tag = tag;
 	}
 	if (mpiw_capturing())

@@ -21,8 +21,8 @@ struct batch {
 	int n, free_h, free_st;
 	mh_t *h;
 	struct mreq_seen *seen; /* each request as seen before the call */
-	char *st;      /* the statuses to read (NULL: none) */
-	void *user_st; /* what the call is given: the program's, or ours */
+	char *st;               /* the statuses to read (NULL: none) */
+	void *user_st;          /* what the call is given: the program's, or ours */
 	mh_t hv[NSTACK];
 	struct mreq_seen seenv[NSTACK];
 	_Alignas(8) char sv[NSTACK * MPIW_STATUS_MAX];

@@ -239,9 +239,9 @@ void model_mpi_record(struct model *m, const struct ct_event *ev)
 		t = thread_of(x, ev->tid);
 		if (t->nopen == NENTER) /* absurdly deep: the outermost gives way */
 			memmove(t->open, t->open + 1, --t->nopen * sizeof *t->open);
-		t->open[t->nopen++] = (struct enter){
-		    ts, ev->v[F_MPI_ENTER_COMM], ev->v[F_MPI_ENTER_SEQ],
-		    intern(x, ev->s[F_MPI_ENTER_FUNC], ev->sl[F_MPI_ENTER_FUNC])};
+		t->open[t->nopen++] =
+		    (struct enter){ts, ev->v[F_MPI_ENTER_COMM], ev->v[F_MPI_ENTER_SEQ],
+		                   intern(x, ev->s[F_MPI_ENTER_FUNC], ev->sl[F_MPI_ENTER_FUNC])};
 		track_of(x, t);
 		break;
 	case CT_EV_MPI_DONE:
@@ -250,9 +250,9 @@ void model_mpi_record(struct model *m, const struct ct_event *ev)
 			t->dncap = t->dncap ? 2 * t->dncap : 16;
 			t->dn = xrealloc(t->dn, t->dncap * sizeof *t->dn);
 		}
-		t->dn[t->ndn++] = (struct done){ev->v[F_MPI_DONE_REQ], ts, ev->v[F_MPI_DONE_BYTES],
-		                                (int64_t)ev->v[F_MPI_DONE_PEER],
-		                                (int64_t)ev->v[F_MPI_DONE_TAG]};
+		t->dn[t->ndn++] =
+		    (struct done){ev->v[F_MPI_DONE_REQ], ts, ev->v[F_MPI_DONE_BYTES],
+		                  (int64_t)ev->v[F_MPI_DONE_PEER], (int64_t)ev->v[F_MPI_DONE_TAG]};
 		break;
 	case CT_EV_MPI_HANG: {
 		t = thread_of(x, ev->tid);
@@ -262,7 +262,8 @@ void model_mpi_record(struct model *m, const struct ct_event *ev)
 		    .seq = ev->v[F_MPI_HANG_SEQ],
 		    .req = ev->v[F_MPI_HANG_REQ],
 		    .in_flight = ev->v[F_MPI_HANG_IN_FLIGHT],
-		    .func = {ev->v[F_MPI_HANG_FUNC], ev->s[F_MPI_HANG_FUNC], ev->sl[F_MPI_HANG_FUNC]},
+		    .func = {ev->v[F_MPI_HANG_FUNC], ev->s[F_MPI_HANG_FUNC],
+		             ev->sl[F_MPI_HANG_FUNC]},
 		    .peer = CT_MPI_NO_PEER,
 		    .world_peer = CT_MPI_NO_PEER,
 		    .tag = CT_MPI_NO_TAG,
@@ -284,7 +285,9 @@ void model_mpi_end(struct model *m, uint64_t last)
 	if (!x)
 		return;
 	const struct ct_file *f = &m->t->f;
-	uint64_t end = f->final_footer && f->mono_end ? f->mono_end : last > x->last ? last : x->last;
+	uint64_t end = f->final_footer && f->mono_end ? f->mono_end
+	               : last > x->last               ? last
+	                                              : x->last;
 	for (size_t i = 0; i < x->nthr; i++) {
 		struct mthread *t = x->thr[i];
 		for (unsigned k = 0; k < t->nopen; k++) { /* outermost first */
@@ -300,8 +303,8 @@ void model_mpi_end(struct model *m, uint64_t last)
 			    .unfinished = 1,
 			};
 			struct m_event e;
-			model_head(&e, ME_SLICE, MC_MPI, track_of(x, t), o->ts, end > o->ts ? end : o->ts,
-			           NULL);
+			model_head(&e, ME_SLICE, MC_MPI, track_of(x, t), o->ts,
+			           end > o->ts ? end : o->ts, NULL);
 			e.mpi = &mp;
 			model_emit(m, &e);
 		}

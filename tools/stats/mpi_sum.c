@@ -99,8 +99,9 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		return;
 	}
 	uint64_t d = ev->end > ev->ts ? ev->end - ev->ts : 0;
-	struct row *r = row_of(s, x->func.s ? x->func.s : "", x->func.s ? x->func.len : 0,
-	                       x->datatype.s ? x->datatype.s : "", x->datatype.s ? x->datatype.len : 0);
+	struct row *r =
+	    row_of(s, x->func.s ? x->func.s : "", x->func.s ? x->func.len : 0,
+	           x->datatype.s ? x->datatype.s : "", x->datatype.s ? x->datatype.len : 0);
 	r->calls++, r->bytes += x->bytes, r->recv += x->recv_bytes, r->time_ns += d;
 	r->min_ns = d < r->min_ns ? d : r->min_ns;
 	r->max_ns = d > r->max_ns ? d : r->max_ns;
@@ -150,10 +151,9 @@ static int end(void *p, struct table **out)
 	uint64_t total = 0;
 	for (size_t i = 0; i < s->n; i++)
 		total += s->v[i].time_ns;
-	static const char *cols[] = {"Time (%)",       "Total Time (ns)", "Calls",
-	                             "Avg (ns)",       "Min (ns)",        "Max (ns)",
-	                             "Function",       "Datatype",        "Total Bytes",
-	                             "Avg Bytes",      "Recv Bytes"};
+	static const char *cols[] = {"Time (%)",    "Total Time (ns)", "Calls",     "Avg (ns)",
+	                             "Min (ns)",    "Max (ns)",        "Function",  "Datatype",
+	                             "Total Bytes", "Avg Bytes",       "Recv Bytes"};
 	struct table *t = table_new("mpi_sum: MPI calls by function and datatype", 11, cols);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct row *r = &s->v[i];
@@ -187,7 +187,8 @@ static int end(void *p, struct table **out)
 
 const struct report report_mpi_sum = {
     "mpi_sum", "MPI calls per function and datatype: calls, time, bytes sent and received",
-    begin,     event,      end,
-    NULL,      0,          merge,
+    begin,     event,
+    end,       NULL,
+    0,         merge,
     part,
 };

@@ -54,7 +54,8 @@ static void truth_open(void)
 	if (p && snprintf(path, sizeof path, "%s.%d", p, rank) < (int)sizeof path)
 		truth_f = fopen(path, "w");
 	if (truth_f) {
-		fprintf(truth_f, "{\"rank\": %d, \"pid\": %d, \"size\": %d}\n", rank, (int)getpid(), size);
+		fprintf(truth_f, "{\"rank\": %d, \"pid\": %d, \"size\": %d}\n", rank, (int)getpid(),
+		        size);
 		fflush(truth_f);
 	}
 }
@@ -72,7 +73,8 @@ static void p2p(void)
 				MPI_Send(buf, n, MPI_INT, right, i, MPI_COMM_WORLD);
 				T("MPI_Send", 4L * n, 0, right, "world", 0);
 			} else {
-				MPI_Recv(in, n, MPI_INT, left, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Recv(in, n, MPI_INT, left, i, MPI_COMM_WORLD,
+				         MPI_STATUS_IGNORE);
 				T("MPI_Recv", 0, 4L * n, left, "world", 0);
 			}
 		}
@@ -150,10 +152,12 @@ static void colls(int late, int ms)
 	int two[2] = {rank, rank}, all[2 * 64];
 	MPI_Allgather(two, 2, MPI_INT, all, 2, MPI_INT, MPI_COMM_WORLD);
 	T("MPI_Allgather", 8, 8L * size, -1, "world", ++wseq);
-	int *a2a = calloc((size_t)(3 * size), sizeof *a2a), *a2b = calloc((size_t)(3 * size), sizeof *a2b);
+	int *a2a = calloc((size_t)(3 * size), sizeof *a2a),
+	    *a2b = calloc((size_t)(3 * size), sizeof *a2b);
 	MPI_Alltoall(a2a, 3, MPI_INT, a2b, 3, MPI_INT, MPI_COMM_WORLD);
 	T("MPI_Alltoall", 12L * size, 12L * size, -1, "world", ++wseq);
-	int *counts = calloc((size_t)size, sizeof *counts), *displs = calloc((size_t)size, sizeof *displs);
+	int *counts = calloc((size_t)size, sizeof *counts),
+	    *displs = calloc((size_t)size, sizeof *displs);
 	long tot = 0;
 	for (int i = 0; i < size; i++)
 		counts[i] = i + 1, displs[i] = (int)tot, tot += i + 1;
