@@ -10,7 +10,8 @@
  * width in arrays, constants, MPI_Status's layout) is looked up at the
  * first call (mpiw_core.c). The parts, each using those below it:
  *   mpiw_p2p.c mpiw_wait.c mpiw_coll.c mpiw_icoll.c mpiw_comm.c  the wrappers
- *   mpiw_tab.c   communicators (their job-wide ids), datatypes, requests
+ *   mpiw_req.c   requests outstanding, and the calls that made them
+ *   mpiw_tab.c   communicators (their job-wide ids), datatypes
  *   mpiw_core.c  finding PMPI, the implementation, libcuptrace.so's table */
 #ifndef CT_MPIW_H
 #define CT_MPIW_H
@@ -121,7 +122,7 @@ static inline void *mpiw_status(void *st, void *own)
 }
 #define MPIW_STATUS_MAX 32 /* bytes: room for either implementation's */
 
-/* ---- tables (mpiw_tab.c) ---- */
+/* ---- tables (mpiw_tab.c; requests: mpiw_req.c) ---- */
 
 struct mcomm {
 	_Atomic uint64_t key; /* the handle; 0 free */
