@@ -6,7 +6,8 @@ order the program made them, with the bytes, peers (as ranks of
 MPI_COMM_WORLD too), sequence numbers and communicators it logged; each
 request's call has an arrow to the call that completed it; communicator
 ids agree across ranks; the .pftrace holds the same events as the JSON;
-`cuptrace events` lists each rank's communicators."""
+`cuptrace events` lists each rank's communicators; `cuptrace export` writes
+nsys's MPI tables, which nsys's own MPI query reads."""
 from collections import Counter, defaultdict
 
 import pytest
@@ -119,3 +120,50 @@ def test_events_list_each_ranks_communicators(calls_job):
         assert len(names) == 4, names  # world, self, the split's half, the dup
         assert names[0].startswith("MPI_COMM_WORLD ") and names[0].endswith(f"rank {r}/4")
         assert names[1].startswith("MPI_COMM_SELF ") and names[1].endswith("rank 0/1")
+
+
+# nsys's own MPI event trace (its report's SQL, the point-to-point,
+# start/wait and collective tables joined with MPI_RANKS).
+NSYS_MPI_TRACE = """
+WITH evts AS (
+    SELECT 'p2p' AS source, start, end, globalTid, textId, size, NULL AS collSendSize,
+           NULL AS collRecvSize, tag, remoteRank, NULL AS rootRank FROM MPI_P2P_EVENTS
+    UNION ALL
+    SELECT 'startwait', start, end, globalTid, textId, NULL, NULL, NULL, NULL, NULL, NULL
+    FROM MPI_START_WAIT_EVENTS
+    UNION ALL
+    SELECT 'coll', start, end, globalTid, textId, size, collSendSize, collRecvSize, NULL, NULL,
+           rootRank FROM MPI_COLLECTIVES_EVENTS)
+SELECT e.source, s.value, r.rank, e.remoteRank, e.size, e.collSendSize, e.collRecvSize
+FROM evts AS e LEFT JOIN StringIds AS s ON e.textId == s.id
+LEFT JOIN MPI_RANKS AS r ON e.globalTid == r.globalTid
+"""
+
+
+def test_sqlite_export_holds_nsys_mpi_tables(calls_job, tmp_path):
+    """`cuptrace export`: nsys's MPI tables, which nsys's own MPI event
+    trace query reads: every call of each rank in the table of its kind,
+    with the rank, peer and sizes the program logged."""
+    import sqlite3
+    d, files, t = calls_job
+    p = tool("export", "-o", tmp_path / "m.sqlite", *files)
+    assert p.returncode == 0, p.stderr
+    db = sqlite3.connect(tmp_path / "m.sqlite")
+    rows = db.execute(NSYS_MPI_TRACE).fetchall()
+    got = Counter()
+    for table in ("MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS",
+                  "MPI_OTHER_EVENTS"):
+        got += Counter(db.execute(f"SELECT r.rank, s.value FROM {table} m JOIN StringIds s ON "
+                                  "s.id = m.textId JOIN MPI_RANKS r ON r.globalTid = m.globalTid"
+                                  ).fetchall())
+    assert got == Counter((r, x["f"]) for r in t for x in t[r])
+    kinds = {r[1]: r[0] for r in rows}
+    assert (kinds["MPI_Send"], kinds["MPI_Waitall"], kinds["MPI_Allreduce"],
+            kinds["MPI_Iallreduce"]) == ("p2p", "startwait", "coll", "coll")
+    sends = sorted((r[2], r[3], r[4]) for r in rows if r[1] == "MPI_Send")
+    assert sends == sorted((r, x["peer"], x["bytes"]) for r in t for x in t[r]
+                           if x["f"] == "MPI_Send")
+    ar = [(r[5], r[6]) for r in rows if r[1] == "MPI_Allreduce" and r[4] == 256]
+    assert ar == [(256, 256)] * (5 * NRANKS)
+    assert db.execute("SELECT count(DISTINCT globalTid), count(DISTINCT rank) FROM MPI_RANKS"
+                      ).fetchone() == (NRANKS, NRANKS)

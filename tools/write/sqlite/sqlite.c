@@ -99,6 +99,10 @@ static void on_event(void *ctx, const struct m_event *ev)
 	case MC_HANG:
 		sq_hang(q, ev);
 		break;
+	case MC_MPI:
+		if (ev->type == ME_SLICE)
+			sq_mpi(q, ev);
+		break;
 	case MC_DROPS:
 		q->dropped += ev->dropped;
 		break;
@@ -218,6 +222,7 @@ static void free_file(struct sq *q)
 	hmap_free(&q->cats);
 	hmap_free(&q->threads);
 	hmap_free(&q->streams);
+	hmap_free(&q->mpi_tids);
 	for (unsigned i = 0; i < q->ngpus; i++)
 		free(q->gpus[i].name);
 	q->ngpus = 0;

@@ -41,6 +41,11 @@ static const char *const table_name[T_N] = {
 	"CUPTRACE_STEPS",
 	"CUPTRACE_NCCL_OPERATIONS",
 	"CUPTRACE_HANG_SUSPECTED",
+	"MPI_P2P_EVENTS",
+	"MPI_COLLECTIVES_EVENTS",
+	"MPI_START_WAIT_EVENTS",
+	"MPI_OTHER_EVENTS",
+	"MPI_RANKS",
 };
 
 #define GPU_COMMON                                                                                 \
@@ -137,6 +142,22 @@ static const char *const table_cols[T_N] = {
 	"start INTEGER NOT NULL, globalPid INTEGER NOT NULL, rank INTEGER NOT NULL, "
 	"nameId INTEGER NOT NULL REFERENCES StringIds(id), commHash INTEGER, commName TEXT, "
 	"seq INTEGER, inFlight INTEGER NOT NULL",
+	/* MPI_P2P_EVENTS */
+	"start INTEGER NOT NULL, end INTEGER, globalTid INTEGER NOT NULL, "
+	"textId INTEGER NOT NULL REFERENCES StringIds(id), commHandle INTEGER, tag INTEGER, "
+	"remoteRank INTEGER, size INTEGER",
+	/* MPI_COLLECTIVES_EVENTS */
+	"start INTEGER NOT NULL, end INTEGER, globalTid INTEGER NOT NULL, "
+	"textId INTEGER NOT NULL REFERENCES StringIds(id), commHandle INTEGER, rootRank INTEGER, "
+	"size INTEGER, collSendSize INTEGER, collRecvSize INTEGER, seq INTEGER",
+	/* MPI_START_WAIT_EVENTS */
+	"start INTEGER NOT NULL, end INTEGER, globalTid INTEGER NOT NULL, "
+	"textId INTEGER NOT NULL REFERENCES StringIds(id), requests INTEGER, size INTEGER",
+	/* MPI_OTHER_EVENTS */
+	"start INTEGER NOT NULL, end INTEGER, globalTid INTEGER NOT NULL, "
+	"textId INTEGER NOT NULL REFERENCES StringIds(id), commHandle INTEGER",
+	/* MPI_RANKS */
+	"rank INTEGER NOT NULL, globalTid INTEGER NOT NULL",
 };
 
 const char *sdb_table_name(enum sdb_table t)

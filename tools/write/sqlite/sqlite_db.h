@@ -34,6 +34,11 @@ enum sdb_table {
 	T_STEPS,
 	T_NCCL,
 	T_HANG,
+	T_MPI_P2P,   /* nsys's MPI tables */
+	T_MPI_COLL,
+	T_MPI_WAIT,
+	T_MPI_OTHER,
+	T_MPI_RANKS,
 	T_N
 };
 

@@ -2,7 +2,8 @@
 /* Internals of the SQLite export. sqlite.c is the model consumer (files,
  * processes, ranks, the dispatch); the rows of each kind of event are
  * formatted in sqlite_gpu.c (CUPTI tables, API calls), sqlite_nvtx.c (NVTX,
- * steps) and sqlite_nccl.c (NCCL operations, the watchdog's hang). */
+ * steps), sqlite_nccl.c (NCCL operations, the watchdog's hang) and
+ * sqlite_mpi.c (MPI calls). */
 #ifndef CT_SQLITE_INT_H
 #define CT_SQLITE_INT_H
 
@@ -35,6 +36,7 @@ struct sq {
 	struct hmap cats;    /* domainId << 32 | category + 1: category row written */
 	struct hmap threads; /* tid + 1: ThreadNames row written */
 	struct hmap streams; /* (context << 32 | stream) + 1: a TARGET_INFO_CUDA_STREAM row due */
+	struct hmap mpi_tids; /* tid + 1: its MPI_RANKS row written */
 	int64_t ndomains;
 	struct gpu_info gpus[MAXGPU];
 	unsigned ngpus;
@@ -128,5 +130,6 @@ void sq_nvtx(struct sq *q, const struct m_event *ev);
 void sq_step(struct sq *q, const struct m_event *ev);
 void sq_nccl(struct sq *q, const struct m_event *ev);
 void sq_hang(struct sq *q, const struct m_event *ev);
+void sq_mpi(struct sq *q, const struct m_event *ev); /* sqlite_mpi.c */
 
 #endif
