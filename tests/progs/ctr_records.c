@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* ctr_records FILE [KIND...]: every event of a .ctr file as one JSON
  * line, read by the format's own decoder (libtrace/format/dec.c), each
- * field under its schema name, after the thread the event belongs to:
- * {"kind":"torch_op","thread":12,"ts":...,"name":"aten::mm",...}. Only
- * the kinds named, when some are. Tests use it for records that no
- * output of the tools shows yet, field by field; the last line is
- * {"status":"clean"} (or how the file ended). */
+ * field under its schema name, after its kind and its thread under keys
+ * that no field has: {"_kind":"torch_op","_thread":12,"ts":...,
+ * "name":"aten::mm",...}. Only the kinds named, when some are. Tests use
+ * it for records that no output of the tools shows yet, field by field;
+ * the last line is {"status":"clean"} (or how the file ended). */
 #include "dec.h"
 
 #include <stdio.h>
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 		const struct ct_schema *s = ct_schema_of(ev.kind);
 		if (!s || !wanted(s->name, argv + 2, argc - 2))
 			continue;
-		printf("{\"kind\":\"%s\",\"thread\":%lld", s->name, (long long)ev.tid);
+		printf("{\"_kind\":\"%s\",\"_thread\":%lld", s->name, (long long)ev.tid);
 		for (unsigned i = 0; i < s->nfields; i++) {
 			printf(",\"%s\":", s->field[i]);
 			if (s->type[i] == CT_F_STR || s->type[i] == CT_F_SID)

@@ -81,17 +81,17 @@ def test_every_op_and_memory_event_as_the_observer_gave_it(tmp_path, clock):
     assert f"CUPTRACE_CLOCK={clock}" in text and "CUPTRACE_TORCH=shapes,memory" in text, text
 
     recs = records(f, "torch_op", "torch_mem")
-    ops = {r["id"]: r for r in recs if r["kind"] == "torch_op"}
+    ops = {r["id"]: r for r in recs if r["_kind"] == "torch_op"}
     want = of_kind(truth, "op")
     assert len(want) == done["ops"] == len(ops) == 4 * 14 + 1  # every id once
     for w in want:
         r = ops[w["id"]]
         assert {k: r[k] for k in OP_FIELDS} == {k: w[k] for k in OP_FIELDS}, (r, w)
-        assert r["thread"] == w["rec_tid"]  # in the ring of the thread that ended it
+        assert r["_thread"] == w["rec_tid"]  # in the ring of the thread that ended it
         # start and end on the trace's clock, both mapped to nanoseconds
         assert w["a"] - EPS <= r["ts"] <= r["end"] <= w["b"] + EPS, (r, w)
-    mems = [r for r in recs if r["kind"] == "torch_mem"]
-    assert sorted((r["thread"], *(r[k] for k in MEM_FIELDS)) for r in mems) == \
+    mems = [r for r in recs if r["_kind"] == "torch_mem"]
+    assert sorted((r["_thread"], *(r[k] for k in MEM_FIELDS)) for r in mems) == \
         sorted((w["rec_tid"], *(w[k] for k in MEM_FIELDS)) for w in of_kind(truth, "mem"))
 
     # What the program played, as the file has it: its steps, the forward
@@ -101,8 +101,8 @@ def test_every_op_and_memory_event_as_the_observer_gave_it(tmp_path, clock):
     names = [r["name"] for r in ops.values()]
     assert sorted(n for n in names if n.startswith("ProfilerStep#")) == \
         [f"ProfilerStep#{i}" for i in range(4)]
-    main = {r["thread"] for r in ops.values() if r["name"] == "## forward ##"}
-    grad = {r["thread"] for r in ops.values() if r["scope"] == SCOPE_BACKWARD}
+    main = {r["_thread"] for r in ops.values() if r["name"] == "## forward ##"}
+    grad = {r["_thread"] for r in ops.values() if r["scope"] == SCOPE_BACKWARD}
     assert len(main) == len(grad) == 1 and main != grad
     fwd = {r["seq"]: r for r in ops.values() if r["seq"] and r["scope"] == SCOPE_OP}
     assert sorted(r["name"] for r in fwd.values()) == ["aten::addmm"] * 4 + ["aten::relu"] * 4
@@ -114,7 +114,7 @@ def test_every_op_and_memory_event_as_the_observer_gave_it(tmp_path, clock):
         assert a["name"].split("::")[1].capitalize() in b["name"]  # ReluBackward0, AddmmBackward0
         assert a["end"] <= b["ts"]
     async_ = [r for r in ops.values() if r["name"] == "## async ##"]
-    assert len(async_) == 4 and all(r["tid"] in main and r["thread"] in grad for r in async_)
+    assert len(async_) == 4 and all(r["tid"] in main and r["_thread"] in grad for r in async_)
     # Ops of one torch thread nest (the writer mapped every end as it
     # mapped every start: an end left in ticks would stick out of its parent).
     by_rf = defaultdict(list)
@@ -132,7 +132,7 @@ def test_every_op_and_memory_event_as_the_observer_gave_it(tmp_path, clock):
     for m in mems:
         if m["op"]:
             r = ops[m["op"]]
-            assert r["ts"] <= m["ts"] <= r["end"] and r["thread"] == m["thread"]
+            assert r["ts"] <= m["ts"] <= r["end"] and r["_thread"] == m["_thread"]
     assert sum(1 for m in mems if m["device"] == -1) == 8 and \
         sum(1 for m in mems if m["op"] == 0) == 4 * 3
 
