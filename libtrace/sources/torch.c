@@ -11,10 +11,13 @@
  * copied in. Its times are the observer's cuptrace_torch_now() readings,
  * ct_stamp(): raw TSC ticks where the record clock is the TSC, flagged
  * as such, and the writer maps both of them (ts and end) to nanoseconds
- * as it maps every record's. */
+ * as it maps every record's. cuptrace_torch_enter/exit hand the
+ * operator's id to CUPTI (the CUPTI source's functions, cupti_int.h), so
+ * that the CUDA calls it makes, and their GPU work, carry it. */
 #include "cuptrace/torch_abi.h"
 
 #include "capture.h"
+#include "cupti_int.h"
 #include "lifecycle.h"
 #include "record.h"
 #include "thread.h"
@@ -70,13 +73,28 @@ CT_API uint64_t cuptrace_torch_now(void)
 	return ct_stamp();
 }
 
+/* Operator ids go to CUPTI's external correlation stack (kind CUSTOM0,
+ * as Kineto pushes them) while the CUPTI source has it (cupti.c sets
+ * ct_cupti_ext_on), never from a forked child (its CUPTI is the
+ * parent's). Without CUPTI: one load and one predictable branch. A pop
+ * CUPTI refuses (its stack empty: CUPTI started inside the operator and
+ * never saw its push) is no failure. */
+static inline int ext_on(void)
+{
+	return __builtin_expect(atomic_load_explicit(&ct_cupti_ext_on, memory_order_acquire), 0) &&
+	       ct.pid == ct_cupti_pid;
+}
+
 CT_API void cuptrace_torch_enter(uint64_t id)
 {
-	(void)id;
+	if (ext_on())
+		ct_cu.push_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id);
 }
 
 CT_API void cuptrace_torch_exit(void)
 {
+	if (ext_on())
+		ct_cu.pop_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL);
 }
 
 static inline char *put_text(char *o, const char *s, uint32_t n)

@@ -18,7 +18,7 @@
  *       > aten::threshold_backward             sequence number of aten::relu's
  *     autograd::engine::evaluate_function: AddmmBackward0 > AddmmBackward0
  *       > aten::mm, aten::mm                   sequence number of aten::addmm's
- * Before the loop, one aten::to.
+ * Before the loop, one aten::to (where a CUDA program initialises CUDA).
  * Input sizes and types go with each aten op where the config has SHAPES,
  * Python frames with the forward ops where it has STACK; where it has
  * MEMORY, the ops allocate (device 0) and their outputs are freed at the
@@ -35,12 +35,22 @@
  * truth line of their own (the counts at the end say them): faster than
  * the writer can take them from a small buffer.
  *
+ * Built a second time with -DTORCH_SIM (build/tests/cupti_sim/torch_ops_sim,
+ * linked with the CUPTI simulator): aten::to initialises CUDA, and the
+ * ops with GPU work launch a kernel each (addmm, relu, threshold_backward,
+ * each mm) on the simulated GPU, from the thread that runs them.
+ *
  * Everything it hands the library goes to $CT_TEST_TRUTH (truth.h), one
  * JSON line per op (as recorded, with CLOCK_MONOTONIC readings a before
- * its start and b after its end), per memory event, and a last "done"
- * line with the counts. */
+ * its start and b after its end), per memory event, per kernel (its
+ * correlation id and the op that launched it), and a last "done" line
+ * with the counts. */
 #include "cuptrace/torch_abi.h"
 #include "truth.h"
+
+#ifdef TORCH_SIM
+#include "../cupti_sim/cupti_sim.h"
+#endif
 
 #include <dlfcn.h>
 #include <semaphore.h>
@@ -89,6 +99,10 @@ struct rf_thread {
 static __thread struct rf_thread *self;
 static _Atomic uint64_t next_id = 1;
 static _Atomic unsigned long n_ops, n_mems;
+#ifdef TORCH_SIM
+static uint32_t stream;
+static _Atomic unsigned long n_kernels;
+#endif
 
 static void thread_begin(struct rf_thread *t, uint64_t rf_tid)
 {
@@ -207,6 +221,26 @@ static uint64_t alloc(int64_t bytes, int64_t dev)
 	return p;
 }
 
+/* ---- GPU work of an op (the simulated GPU only) */
+
+static void kernel(const char *name)
+{
+#ifdef TORCH_SIM
+	uint64_t op = self->depth ? self->open[self->depth - 1].id : 0;
+	uint32_t corr = sim_launch(stream, name, (struct sim_dim){32, 1, 1},
+	                           (struct sim_dim){256, 1, 1}, 32, 0, 0, 5000);
+	atomic_fetch_add(&n_kernels, 1);
+	truth("{\"k\":\"kernel\",\"name\":\"%s\",\"corr\":%u,\"op\":%llu}", name, corr,
+	      (unsigned long long)op);
+#else
+	(void)name;
+#endif
+}
+
+#define K_GEMM "_Z4gemmPKfS0_Pfi"
+#define K_RELU "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13clamp_min_opEEvi"
+#define K_THRB "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_18threshold_bwd_opEEvi"
+
 /* ---- one iteration */
 
 #define STACK_FWD "train.py(21): forward;train.py(40): <module>"
@@ -233,11 +267,13 @@ static void forward(uint64_t *outs)
 	op_begin("aten::addmm", CUPTRACE_TORCH_SCOPE_OP, seq_addmm, 0, "32;8,16;16,32;;",
 	         "float;float;float;Scalar;Scalar", STACK_FWD);
 	outs[0] = alloc(1024, 0);
+	kernel(K_GEMM);
 	op_end();
 	op_end(); /* aten::linear */
 	seq_relu = ++seq_next;
 	op_begin("aten::relu", CUPTRACE_TORCH_SCOPE_OP, seq_relu, 0, "8,32", "float", STACK_FWD);
 	outs[1] = alloc(1024, 0);
+	kernel(K_RELU);
 	op_end();
 	mem_event(cpu, -4096, -1);
 	op_end(); /* ## forward ## */
@@ -250,6 +286,7 @@ static void backward(void)
 	op_begin("aten::threshold_backward", CUPTRACE_TORCH_SCOPE_OP, 0, 0, "8,32;8,32;",
 	         "float;float;Scalar", "");
 	grads[0] = alloc(1024, 0);
+	kernel(K_THRB);
 	op_end();
 	op_end();
 	op_end();
@@ -259,6 +296,7 @@ static void backward(void)
 		op_begin("aten::mm", CUPTRACE_TORCH_SCOPE_OP, 0, 0, i ? "32,8;8,16" : "8,32;32,16",
 		         "float;float", "");
 		grads[1 + i] = alloc(i ? 2048 : 512, 0);
+		kernel(K_GEMM);
 		op_end();
 	}
 	op_end();
@@ -333,6 +371,10 @@ int main(int argc, char **argv)
 	pthread_create(&autograd, NULL, autograd_main, NULL);
 	op_begin("aten::to", CUPTRACE_TORCH_SCOPE_OP, 0, 0, "8,16;;;;",
 	         "float;Device;ScalarType;bool;bool", "train.py(35): <module>");
+#ifdef TORCH_SIM
+	sim_init(1); /* as torch initialises CUDA on its first CUDA tensor */
+	stream = sim_stream_create(0);
+#endif
 	op_end();
 	if (flood) {
 		static char stack[4001];
@@ -357,7 +399,13 @@ int main(int argc, char **argv)
 	stopping = 1;
 	sem_post(&go);
 	pthread_join(autograd, NULL);
-	truth("{\"k\":\"done\",\"ops\":%lu,\"mems\":%lu}", atomic_load(&n_ops),
-	      atomic_load(&n_mems));
+	truth("{\"k\":\"done\",\"ops\":%lu,\"mems\":%lu,\"kernels\":%lu}", atomic_load(&n_ops),
+	      atomic_load(&n_mems),
+#ifdef TORCH_SIM
+	      atomic_load(&n_kernels)
+#else
+	      0ul
+#endif
+	);
 	return 0;
 }

@@ -6,7 +6,9 @@ event it handed over; the file, read record by record with the format's
 own decoder (tests/progs/ctr_records), holds exactly those, field by
 field, at the times the program read around each call. The source is off
 unless CUPTRACE_TRACE names it, CUPTRACE_TORCH says what it adds, and a
-bad value is refused as every setting's is."""
+bad value is refused as every setting's is. torch_ops_sim launches kernels
+inside its ops on the CUPTI simulator: each is tied to its op by CUPTI's
+external correlation (the simulator's, the only CUPTI these tests have)."""
 import json
 import os
 import platform
@@ -16,8 +18,10 @@ import pytest
 
 from conftest import (PROGS, TOOL, ctr_files, launcher_env, one_line_error, read_truth, run,
                       tool, traced_env)
+from programs import SIM
 
 TORCH_OPS = PROGS / "torch_ops"
+TORCH_OPS_SIM = SIM / "torch_ops_sim"
 RECORDS = PROGS / "ctr_records"
 # The library's clock against the program's CLOCK_MONOTONIC readings
 # around each call: exact in monotonic mode, within the TSC map's error
@@ -227,3 +231,65 @@ def test_torch_settings_without_the_source_are_warned_once(tmp_path):
     assert p.returncode == 0 and p.stderr.count(want) == 1, p.stderr
     p, out, truth = traced_run(tmp_path / "c", "-t", "torch", "--torch", "shapes", args=["1"])
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+# ---- operators and their GPU work: CUPTI's external correlation
+
+def sim_run(tmp_path, *opts, args=("3",)):
+    """torch_ops_sim (kernels launched inside ops on the CUPTI
+    simulator) under `cuptrace run OPTS`: the process, its file's
+    records, the program's truth and the simulator's."""
+    out = tmp_path / "o"
+    p = run([TOOL, "run", *opts, "-o", f"{out}/", "--", TORCH_OPS_SIM, *args],
+            env=launcher_env(CT_TEST_TRUTH=tmp_path / "t.jsonl",
+                             CUPTI_SIM_TRUTH=tmp_path / "sim.jsonl"))
+    files = ctr_files(out)
+    recs = records(files[0], "torch_op", "ext_corr", "kernel") if files else []
+    return p, recs, read_truth(tmp_path / "t.jsonl"), read_truth(tmp_path / "sim.jsonl")
+
+
+def test_each_kernel_carries_the_id_of_the_op_that_launched_it(tmp_path):
+    """Only the CUPTI simulator has seen this (no GPU here): it implements
+    cuptiActivityPushExternalCorrelationId/Pop as CUPTI documents them (a
+    stack per thread and kind; each CUDA call made while an id is pushed
+    gets an EXTERNAL_CORRELATION record with it, ahead of the call's
+    records). With the torch source and CUPTI on, the library pushes each
+    op's id around it, so every kernel's launch is paired in an ext_corr
+    record with the innermost op open on the launching thread (forward
+    ops on the main thread, backward ones on the autograd thread), and
+    no other call is. CUDA starts inside aten::to: its pop finds CUPTI's
+    stack empty, which is no failure."""
+    p, recs, truth, sim = sim_run(tmp_path, "-t", "cuda,torch")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    [done] = of_kind(truth, "done")
+    kernels = of_kind(truth, "kernel")
+    assert len(kernels) == done["kernels"] == 3 * 5
+    launched_by = {k["corr"]: k["op"] for k in kernels}
+    ops = {r["id"]: r for r in recs if r["_kind"] == "torch_op"}
+    ext = [r for r in recs if r["_kind"] == "ext_corr"]
+    assert all(r["kind"] == 3 for r in ext)  # CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0
+    assert sorted((r["correlation"], r["external"]) for r in ext) == sorted(launched_by.items())
+    gpu = [r for r in recs if r["_kind"] == "kernel"]
+    assert sorted(r["correlation"] for r in gpu) == sorted(launched_by)
+    by_corr = {r["correlation"]: r["external"] for r in ext}
+    names = sorted(ops[by_corr[r["correlation"]]]["name"] for r in gpu)
+    assert names == sorted(["aten::addmm", "aten::relu", "aten::threshold_backward"] * 3 +
+                           ["aten::mm"] * 6)
+    # as the simulator saw it: the records CUPTI made, each ahead of its
+    # kernel's, and one refused pop (aten::to's, CUDA started inside it)
+    order = [(s["k"], s["corr"]) for s in sim if s["k"] in ("ext_corr", "kernel")]
+    assert all(order.index(("ext_corr", c)) < order.index(("kernel", c)) for c in launched_by)
+    assert [s for s in sim if s["k"] == "ext_pop_empty"] == [{"k": "ext_pop_empty", "kind": 3}]
+    assert not [s for s in sim if s["k"] in ("failed", "child_call")]
+
+
+def test_no_id_goes_to_cupti_without_the_torch_source(tmp_path):
+    """A caller that ignores the config, with CUPTI tracing but the torch
+    source off: the library pushes nothing, CUPTI records no external
+    correlation, the kernels are there. (CUPTI simulator only.)"""
+    p, recs, truth, sim = sim_run(tmp_path, "-t", "cuda", args=("2", "ignore-config"))
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert of_kind(truth, "config") == [{"k": "config", "bits": 0}]
+    assert not [s for s in sim if s["k"] in ("ext_corr", "ext_pop_empty", "failed")]
+    assert {r["_kind"] for r in recs} == {"kernel"}
+    assert len(recs) == len(of_kind(truth, "kernel")) == 2 * 5
