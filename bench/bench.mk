@@ -4,7 +4,7 @@
 # with target and PASS/MISS, and their table replaces bench/RESULTS.md.
 # BENCH_RUNS=N sets the runs per figure (default 5).
 
-BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
+BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude -isystem $(CUDA_HOME)/include -D_GNU_SOURCE
 BENCH_PROGS := $(patsubst bench/progs/%.c,build/bench/%,$(wildcard bench/progs/bench_*.c))
 
 build/bench/%: bench/progs/%.c bench/progs/bench_common.h

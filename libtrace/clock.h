@@ -20,9 +20,6 @@
 #endif
 
 #define CT_REC_TICKS 1u /* ct_rec.reserved: f[0] holds raw TSC ticks */
-/* ct_rec.reserved: f[1] holds raw ticks too (a record with its start and
- * end, both ct_stamp(): mpi_call), set with CT_REC_TICKS. */
-#define CT_REC_TICKS_END 2u
 
 /* CT_REC_TICKS when records are stamped with the TSC, else 0. Set once by
  * ct_clock_setup (before the first record) and kept across fork. */

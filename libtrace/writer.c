@@ -160,6 +160,7 @@ void ct_writer_ensure(void)
 			uint64_t tick, ns, rate;
 			ct_clock_start(&tick, &ns, &rate);
 			ct_tickmap_init(&ct_wr.map, tick, ns, rate);
+			ct_wr_ts_fields();
 		}
 		ct_wr.watch = ct_watch_on();
 		ZSTD_CCtx_setParameter(ct_wr.cctx, ZSTD_c_checksumFlag, 1);

@@ -56,8 +56,10 @@ static void on_record(void *ctx, const struct ct_rec *r)
 		 * ct_drain_max's release of `consumed` hands the chunk back. */
 		struct ct_rec *w = (struct ct_rec *)r;
 		w->f[F_TS] = ct_tickmap_ns(&ct_wr.map, w->f[F_TS]);
-		if (r->reserved & CT_REC_TICKS_END)
-			w->f[1] = ct_tickmap_ns(&ct_wr.map, w->f[1]);
+		for (uint32_t m = r->kind < CT_NKINDS ? ct_wr.more_ts[r->kind] : 0; m; m &= m - 1) {
+			unsigned i = (unsigned)__builtin_ctz(m);
+			w->f[i] = ct_tickmap_ns(&ct_wr.map, w->f[i]);
+		}
 	}
 	if (r->kind == CT_K_THREAD) {
 		new_owner(ctx, (int)r->f[0]);
@@ -71,6 +73,17 @@ static void on_record(void *ctx, const struct ct_rec *r)
 	                    (r->kind >= CT_EV_MPI_CALL && r->kind <= CT_EV_MPI_DONE)))
 		ct_watch_record((int)ct_wr.enc.tid, r);
 	ct_wr_encode(r);
+}
+
+void ct_wr_ts_fields(void)
+{
+	for (unsigned k = 0; k < CT_NKINDS; k++) {
+		const struct ct_schema *s = ct_schema_of(k);
+		ct_wr.more_ts[k] = 0;
+		for (unsigned i = 1; s && i < s->nfields; i++)
+			if (s->type[i] == CT_F_TS)
+				ct_wr.more_ts[k] |= 1u << i;
+	}
 }
 
 /* A (tick, ns) anchor for the map before a pass: the records this pass

@@ -60,6 +60,10 @@ struct ct_wr_state {
 	 * the map is anchored before a pass every ANCHOR_NS, or at once
 	 * where the clocks parted (ct_tickmap_due). */
 	struct ct_tickmap map;
+	/* Per kind, its TS fields after the first (bit i: field i; a
+	 * torch_op's end): in a record stamped with the TSC they hold ticks
+	 * too, and are mapped with f[0] (ct_wr_ts_fields fills it). */
+	uint32_t more_ts[CT_NKINDS];
 };
 
 extern struct ct_wr_state ct_wr;
@@ -77,6 +81,8 @@ extern const struct ct_defs_sink ct_wr_defs_sink;
  * TSC map's anchor (now when force, else when due). */
 size_t ct_wr_cycle(void);
 void ct_wr_anchor(int force);
+/* Fills ct_wr.more_ts from the schemas, before the writer starts. */
+void ct_wr_ts_fields(void);
 
 /* The file: its footer (end: how << 32 | detail, enum ct_end), fsync,
  * close, and a rotation (cuptrace_rotate) to a new file. */

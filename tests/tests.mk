@@ -29,6 +29,14 @@ $(LINKS_LIB): build/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h) $
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -Lbuild/lib -lcuptrace -Wl,-rpath,'$$ORIGIN/../../lib' -ldl -lm
 
+# Every record of a .ctr file as JSON lines, through the format's decoder:
+# tests read the fields of kinds that no output shows yet.
+CTR_DEC_SRC := libtrace/format/dec.c libtrace/format/dec_block.c libtrace/format/peek.c $(SCHEMA_SRC)
+build/tests/progs/ctr_records: tests/progs/ctr_records.c $(CTR_DEC_SRC) $(wildcard libtrace/format/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) $< $(CTR_DEC_SRC) -o $@ -lzstd
+
 # MPI programs (tests/progs/mpi), built with mpicc when it is there.
 MPICC ?= mpicc
 MPI_SRC := $(wildcard tests/progs/mpi/*.c)

@@ -12,10 +12,11 @@
 #include <string.h>
 
 const char *const ct_config_vars[] = {
-	"CUPTRACE_OUTPUT",   "CUPTRACE_TRACE",		"CUPTRACE_RANKS", "CUPTRACE_DELAY",
-	"CUPTRACE_DURATION", "CUPTRACE_CAPTURE",	"CUPTRACE_CAPTURE_REPEAT",
-	"CUPTRACE_STEPS",    "CUPTRACE_STEP_RANGE", "CUPTRACE_BUFFER_MB", "CUPTRACE_LOG",
-	"CUPTRACE_HANG_TIMEOUT", "CUPTRACE_CLOCK", NULL,
+	"CUPTRACE_OUTPUT",	 "CUPTRACE_TRACE",	    "CUPTRACE_TORCH",
+	"CUPTRACE_RANKS",	 "CUPTRACE_DELAY",	    "CUPTRACE_DURATION",
+	"CUPTRACE_CAPTURE",	 "CUPTRACE_CAPTURE_REPEAT", "CUPTRACE_STEPS",
+	"CUPTRACE_STEP_RANGE",	 "CUPTRACE_BUFFER_MB",	    "CUPTRACE_LOG",
+	"CUPTRACE_HANG_TIMEOUT", "CUPTRACE_CLOCK",	    NULL,
 };
 
 static int fail(char *err, size_t len, const char *name, const char *value, const char *fmt, ...)
@@ -91,7 +92,8 @@ static const struct {
 } source_names[] = {
 	{"kernel", CT_SRC_KERNEL}, {"memcpy", CT_SRC_MEMCPY}, {"api", CT_SRC_API},
 	{"sync", CT_SRC_SYNC},	   {"memory", CT_SRC_MEMORY}, {"nvtx", CT_SRC_NVTX},
-	{"nccl", CT_SRC_NCCL},	   {"mpi", CT_SRC_MPI},	      {"cuda", CT_SRC_CUDA},
+	{"nccl", CT_SRC_NCCL},	   {"torch", CT_SRC_TORCH},   {"mpi", CT_SRC_MPI},
+	{"cuda", CT_SRC_CUDA},
 };
 
 static int parse_sources(const char *v, unsigned *out, char *bad, size_t badlen)
@@ -130,6 +132,52 @@ void ct_sources_str(unsigned mask, char *buf, size_t len)
 			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
 					      source_names[i].name);
 	if (!mask)
+		snprintf(buf, len, "none");
+}
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} torch_names[] = {
+	{"shapes", CT_TORCH_SHAPES}, {"memory", CT_TORCH_MEMORY}, {"stack", CT_TORCH_STACK},
+};
+#define NTORCH (sizeof torch_names / sizeof *torch_names)
+
+/* shapes,memory,stack in any order, or none alone. */
+static int parse_torch(const char *v, unsigned *out, char *bad, size_t badlen)
+{
+	if (!strcmp(v, "none")) {
+		*out = 0;
+		return 0;
+	}
+	unsigned bits = 0;
+	for (const char *p = v;;) {
+		size_t n = strcspn(p, ","), i;
+		for (i = 0; i < NTORCH; i++)
+			if (strlen(torch_names[i].name) == n && !strncmp(p, torch_names[i].name, n))
+				break;
+		if (i == NTORCH) {
+			snprintf(bad, badlen, "%.*s", (int)(n < 64 ? n : 64), p);
+			return -1;
+		}
+		bits |= torch_names[i].bit;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*out = bits;
+	return 0;
+}
+
+void ct_torch_str(unsigned bits, char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < NTORCH; i++)
+		if (bits & torch_names[i].bit)
+			o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%s", o ? "," : "",
+					      torch_names[i].name);
+	if (!bits)
 		snprintf(buf, len, "none");
 }
 
@@ -307,8 +355,13 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 		if (parse_sources(v, &c->sources, bad, sizeof bad))
 			return fail(err, elen, name, v,
 				    "unknown source '%s' (kernel, memcpy, api, sync, memory, nvtx, nccl, "
-				    "mpi, cuda, none)",
+				    "torch, mpi, cuda, none)",
 				    bad);
+	} else if (!strcmp(name, "CUPTRACE_TORCH")) {
+		char bad[80];
+		if (parse_torch(v, &c->torch, bad, sizeof bad))
+			return fail(err, elen, name, v,
+				    "unknown word '%s' (shapes, memory, stack; or none alone)", bad);
 	} else if (!strcmp(name, "CUPTRACE_RANKS")) {
 		if (parse_ranks(v, &c->ranks, why, sizeof why))
 			return fail(err, elen, name, v, "%s", why);
@@ -482,6 +535,15 @@ void ct_config_check_unused(const struct ct_config *c, char *const *env,
 			 src[0] ? src : "none");
 		warn("CUPTRACE_HANG_TIMEOUT", why);
 	}
+	if (c->torch && !(c->sources & CT_SRC_TORCH) && !listed(done, "CUPTRACE_TORCH")) {
+		char src[128], why[256];
+		ct_sources_str(c->sources, src, sizeof src);
+		snprintf(why, sizeof why,
+			 "has no effect: it adds to the torch source's operators and the torch "
+			 "source is off (CUPTRACE_TRACE=%s)",
+			 src[0] ? src : "none");
+		warn("CUPTRACE_TORCH", why);
+	}
 }
 
 /* A rank list as parse_list reads it, at buf + o. */
@@ -523,6 +585,11 @@ size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 	static const char *clk[] = {"auto", "tsc", "monotonic"};
 	if (c->clock != CT_CLOCK_AUTO && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_CLOCK=%s\n", clk[c->clock]);
+	if (c->torch && o < len) {
+		char tb[64];
+		ct_torch_str(c->torch, tb, sizeof tb);
+		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_TORCH=%s\n", tb);
+	}
 	if (c->step_range[0] && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_STEP_RANGE=%s\n", c->step_range);
 	if (!c->ranks.all && o < len) {

@@ -15,9 +15,18 @@ enum ct_source {
 	CT_SRC_MEMORY = 1u << 4,
 	CT_SRC_NVTX = 1u << 5,
 	CT_SRC_NCCL = 1u << 6,
+	CT_SRC_TORCH = 1u << 7, /* PyTorch operators, through the Python package's observer */
 	CT_SRC_MPI = 1u << 8, /* not in the default set (docs/recording.md, "MPI") */
 };
 #define CT_SRC_CUDA (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC)
+
+/* CUPTRACE_TORCH: what the torch source adds to each operator. The values
+ * are cuptrace_torch_config()'s bits (include/cuptrace/torch_abi.h). */
+enum ct_torch_detail {
+	CT_TORCH_SHAPES = 1u << 1, /* input sizes and types */
+	CT_TORCH_MEMORY = 1u << 2, /* allocations and frees */
+	CT_TORCH_STACK = 1u << 3,  /* Python frames */
+};
 
 enum ct_capture_mode { CT_CAPTURE_ALWAYS, CT_CAPTURE_API, CT_CAPTURE_NVTX };
 /* CUPTRACE_CLOCK: what the rings' records are stamped with (libtrace/clock.c). */
@@ -57,6 +66,7 @@ struct ct_config {
 	enum ct_log_level log;
 	double hang_timeout; /* seconds; 0 = off (CUPTRACE_HANG_TIMEOUT) */
 	enum ct_clock_mode clock; /* the library puts the mode it chose here */
+	unsigned torch;		  /* enum ct_torch_detail bits (CUPTRACE_TORCH) */
 };
 
 #define CT_DEFAULT_OUTPUT "cuptrace/%h-%p.ctr"
@@ -83,7 +93,8 @@ void ct_config_defaults(struct ct_config *c);
 void ct_config_check_names(char *const *env, void (*warn)(const char *name, const char *closest));
 
 /* For each setting that is valid but does nothing in this configuration
- * (CUPTRACE_HANG_TIMEOUT without the nccl or mpi source), calls warn with its name
+ * (CUPTRACE_HANG_TIMEOUT without the nccl or mpi source, CUPTRACE_TORCH
+ * without the torch source), calls warn with its name
  * and why; names listed in CT_WARNED_VAR are skipped as above. */
 void ct_config_check_unused(const struct ct_config *c, char *const *env,
 			    void (*warn)(const char *name, const char *why));
@@ -94,6 +105,8 @@ void ct_config_check_unused(const struct ct_config *c, char *const *env,
 
 /* "kernel,memcpy,nvtx"-style text of a source mask. */
 void ct_sources_str(unsigned mask, char *buf, size_t len);
+/* "shapes,memory"-style text of CUPTRACE_TORCH's bits ("none" for 0). */
+void ct_torch_str(unsigned bits, char *buf, size_t len);
 
 /* Whether a process of this rank and local rank traces. -1: unknown, which
  * no range holds (the caller decides what an unknown value means). */

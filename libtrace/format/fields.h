@@ -496,9 +496,6 @@ _Static_assert(F_TORCH_OP_TS == F_TS && F_TORCH_MEM_TS == F_TS,
 _Static_assert(F_MPI_COMM_TS == F_TS && F_MPI_CALL_TS == F_TS && F_MPI_ENTER_TS == F_TS &&
 		   F_MPI_DONE_TS == F_TS && F_MPI_HANG_TS == F_TS,
 	       "an MPI kind does not start with ts");
-/* The writer turns a record's f[1] from ticks too where it says so
- * (CT_REC_TICKS_END): mpi_call's end. */
-_Static_assert(F_MPI_CALL_END == 1, "mpi_call's end is not its second field");
 _Static_assert(F_NCCL_COMM_TS == F_TS && F_NCCL_FINI_TS == F_TS && F_NCCL_START_TS == F_TS &&
 		   F_NCCL_STOP_TS == F_TS && F_NCCL_STATE_TS == F_TS,
 	       "an NCCL kind does not start with ts");

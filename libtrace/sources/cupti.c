@@ -70,6 +70,9 @@ static const struct {
     {CT_SRC_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, 0},
     {CT_SRC_API, CUPTI_ACTIVITY_KIND_RUNTIME, 0},
     {CT_SRC_API, CUPTI_ACTIVITY_KIND_DRIVER, 0},
+    /* which PyTorch operator made each CUDA call (the ids the torch
+     * source pushes, ct_cupti_ext_on) */
+    {CT_SRC_TORCH, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, 1},
 };
 #define NKINDS       (sizeof kinds / sizeof *kinds)
 #define CUDA_SOURCES (CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC | CT_SRC_MEMORY)
@@ -171,6 +174,7 @@ static void undo_setup(void)
 {
 	if (atomic_exchange(&cupti_st.cleaned, 1))
 		return;
+	atomic_store(&ct_cupti_ext_on, 0);
 	atomic_store(&ct_capture_hook, NULL);
 	if (!cupti_st.subscribed)
 		return; /* nothing was set up */
@@ -385,6 +389,17 @@ static int setup(void)
 	if (!CALL(register_callbacks, ct_cupti_buffer_requested, ct_cupti_buffer_completed) ||
 	    !CALL(enable, CUPTI_ACTIVITY_KIND_DEVICE) || !CALL(enable, CUPTI_ACTIVITY_KIND_CONTEXT))
 		return -1;
+	/* The torch source's operator ids, pushed around each operator:
+	 * every CUDA call made inside one gets an EXTERNAL_CORRELATION record
+	 * with the id of the innermost. Pushed whether capture is on or not,
+	 * so that pushes and pops always pair. */
+	if (ct.cfg.sources & CT_SRC_TORCH) {
+		if (ct_cu.push_ext && ct_cu.pop_ext)
+			atomic_store_explicit(&ct_cupti_ext_on, 1, memory_order_release);
+		else
+			ct_info("PyTorch operators are not tied to their GPU work: this CUPTI has no "
+			        "external correlation");
+	}
 	atomic_store(&ct_capture_hook, on_capture_switch);
 	sync_enabled();
 	if (!atomic_load(&ct_cupti_on))

@@ -3,7 +3,8 @@
  * and CUDA API calls. The library never links libcupti; it resolves the
  * functions below when the driver calls InitializeInjection (cupti_load.c),
  * preferring the CUPTI the process already holds. The parts, each using
- * only those below it:
+ * only those below it (and the torch source, sources/torch.c, pushes its
+ * operator ids through ct_cu while ct_cupti_ext_on says so):
  *   cupti.c        injection, subscription, enabling per capture window,
  *                  the flush thread, exit handling
  *   cupti_buf.c    CUPTI's buffers: taken from the ring pool, given back
@@ -45,6 +46,8 @@ struct ct_cupti_fns {
 	CUptiResult (*dropped)(CUcontext, uint32_t, size_t *);
 	CUptiResult (*result_string)(CUptiResult, const char **);
 	CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
+	CUptiResult (*push_ext)(CUpti_ExternalCorrelationKind, uint64_t);  /* optional */
+	CUptiResult (*pop_ext)(CUpti_ExternalCorrelationKind, uint64_t *); /* optional */
 };
 
 extern struct ct_cupti_fns ct_cu;
@@ -60,6 +63,12 @@ extern int ct_cupti_pid;            /* the process that set CUPTI up */
 /* CUPTI's clock minus the tracer clock, when no timestamp callback could
  * be registered (0 otherwise). */
 extern int64_t ct_cupti_clock_offset;
+/* Set (release) once CUPTI is set up with the torch source on and has
+ * external correlation (ct_cu.push_ext, pop_ext): the torch source's
+ * cuptrace_torch_enter/exit push and pop its operator ids (kind CUSTOM0)
+ * while it is set, in the process that set CUPTI up. Cleared when the
+ * GPU part gives up. */
+extern _Atomic int ct_cupti_ext_on;
 /* An unexpected CUPTI error: switches the GPU part off (once, with one
  * message); the program goes on. Safe on any thread, in any callback. */
 void ct_cupti_fail(const char *call, CUptiResult r);

@@ -71,6 +71,8 @@ static const char *fill(void *h)
 	SYM(h, dropped, "cuptiActivityGetNumDroppedRecords", 1);
 	SYM(h, result_string, "cuptiGetResultString", 1);
 	SYM(h, callback_name, "cuptiGetCallbackName", 1);
+	SYM(h, push_ext, "cuptiActivityPushExternalCorrelationId", 0);
+	SYM(h, pop_ext, "cuptiActivityPopExternalCorrelationId", 0);
 	/* Without our own clock in CUPTI we must be able to map its clock. */
 	if (!ct_cu.register_timestamp && !ct_cu.get_timestamp)
 		missing = "cuptiGetTimestamp";

@@ -199,6 +199,18 @@ static void put_cuda_event(struct ct_thread *t, const CUpti_ActivityCudaEvent2 *
 	ct_rec_simple(t, CT_EV_CUDA_EVENT, f, F_CUDA_EVENT_N);
 }
 
+/* The id the program pushed on its thread around a CUDA call (the torch
+ * source's operator id, kind CUSTOM0), and the call's correlation id. */
+static void put_ext_corr(struct ct_thread *t, const CUpti_ActivityExternalCorrelation *e)
+{
+	uint64_t f[F_EXT_CORR_N] = {
+	    [F_EXT_CORR_CORRELATION] = e->correlationId,
+	    [F_EXT_CORR_EXTERNAL] = e->externalId,
+	    [F_EXT_CORR_KIND] = (uint64_t)e->externalKind,
+	};
+	ct_rec_simple(t, CT_EV_EXT_CORR, f, F_EXT_CORR_N);
+}
+
 static void put_api(struct ct_thread *t, const CUpti_ActivityAPI *a, CUpti_CallbackDomain domain)
 {
 	uint64_t e = api_entry(domain, a->cbid);
@@ -396,6 +408,9 @@ size_t ct_cupti_translate(struct ct_thread *t, uint8_t *buf, size_t valid, CUpti
 			break;
 		case CUPTI_ACTIVITY_KIND_CUDA_EVENT:
 			put_cuda_event(t, (const CUpti_ActivityCudaEvent2 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+			put_ext_corr(t, (const CUpti_ActivityExternalCorrelation *)a);
 			break;
 		case CUPTI_ACTIVITY_KIND_RUNTIME:
 			put_api(t, (const CUpti_ActivityAPI *)a, CUPTI_CB_DOMAIN_RUNTIME_API);

@@ -78,8 +78,8 @@ static void call(const struct cuptrace_mpi_call *c)
 	struct ct_rec *r;
 	if (!t || !c || !(r = ct_rec_begin(t, CT_EV_MPI_CALL, F_MPI_CALL_N, 0)))
 		return;
-	/* both stamps are ct_stamp()'s: the writer makes both nanoseconds */
-	r->reserved = ct_tick_flag ? CT_REC_TICKS | CT_REC_TICKS_END : 0;
+	/* both stamps are ct_stamp()'s: the writer maps every TS field */
+	r->reserved = ct_tick_flag;
 	uint64_t *f = r->f;
 	f[F_MPI_CALL_TS] = c->start;
 	f[F_MPI_CALL_END] = c->end >= c->start ? c->end : c->start;

@@ -52,7 +52,8 @@ __all__ = ["activate", "enabled", "start", "stop", "step", "push", "pop", "mark"
            "program_path", "OptionTypeError"]
 
 _OPTIONS = {
-    "output": "CUPTRACE_OUTPUT", "trace": "CUPTRACE_TRACE", "ranks": "CUPTRACE_RANKS",
+    "output": "CUPTRACE_OUTPUT", "trace": "CUPTRACE_TRACE", "torch": "CUPTRACE_TORCH",
+    "ranks": "CUPTRACE_RANKS",
     "delay": "CUPTRACE_DELAY", "duration": "CUPTRACE_DURATION", "capture": "CUPTRACE_CAPTURE",
     "capture_repeat": "CUPTRACE_CAPTURE_REPEAT", "steps": "CUPTRACE_STEPS",
     "step_range": "CUPTRACE_STEP_RANGE", "buffer_mb": "CUPTRACE_BUFFER_MB", "log": "CUPTRACE_LOG",

@@ -463,9 +463,73 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
 	return CUPTI_SUCCESS;
 }
 
+/* ---- external correlation: a stack of ids per kind and thread, as CUPTI
+ * keeps them; a CUDA call made while one is pushed gets, when its API
+ * record is made, one EXTERNAL_CORRELATION record per kind with an id,
+ * ahead of every record of the call (sim_ext_corr). */
+
+#define EXT_DEPTH 64
+static __thread struct {
+	uint64_t id[EXT_DEPTH];
+	unsigned n; /* may exceed EXT_DEPTH: the ids beyond are not kept */
+} ext[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+
+EXPORT CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                          uint64_t id)
+{
+	ENTER();
+	if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+	    kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (ext[kind].n < EXT_DEPTH)
+		ext[kind].id[ext[kind].n] = id;
+	ext[kind].n++;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                         uint64_t *last)
+{
+	ENTER();
+	if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+	    kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (!ext[kind].n) {
+		sim_truth("{\"k\":\"ext_pop_empty\",\"kind\":%d}", (int)kind);
+		return CUPTI_ERROR_QUEUE_EMPTY;
+	}
+	ext[kind].n--;
+	if (last)
+		*last = ext[kind].n < EXT_DEPTH ? ext[kind].id[ext[kind].n] : 0;
+	return CUPTI_SUCCESS;
+}
+
+void sim_ext_corr(int runtime, uint32_t cbid, uint32_t corr)
+{
+	if (!sim_kind_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) || !sim_api_on(runtime, cbid))
+		return;
+	for (int k = CUPTI_EXTERNAL_CORRELATION_KIND_UNKNOWN; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE;
+	     k++) {
+		unsigned n = ext[k].n;
+		if (!n)
+			continue;
+		CUpti_ActivityExternalCorrelation e;
+		memset(&e, 0, sizeof e);
+		e.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+		e.externalKind = (CUpti_ExternalCorrelationKind)k;
+		e.externalId = n <= EXT_DEPTH ? ext[k].id[n - 1] : 0;
+		e.correlationId = corr;
+		int lost = sim_append(&e, sizeof e, NULL) != 0;
+		sim_truth("{\"k\":\"ext_corr\",\"corr\":%u,\"kind\":%d,\"id\":%llu,\"lost\":%d}",
+		          corr, k, (unsigned long long)e.externalId, lost);
+	}
+}
+
 static size_t record_size(CUpti_ActivityKind k)
 {
 	switch (k) {
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		return sizeof(CUpti_ActivityExternalCorrelation);
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 		return sizeof(CUpti_ActivityKernel10);

@@ -148,6 +148,8 @@ void call_begin(struct call *c, int runtime, uint32_t cbid, int dev, const char 
 	c->cd.contextUid = D.dev[dev].context;
 	c->cd.correlationData = &c->cdata;
 	c->cd.correlationId = c->corr;
+	/* As CUPTI: the ids pushed on this thread, ahead of the call's records */
+	sim_ext_corr(runtime, cbid, c->corr);
 	sim_callback(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid,
 	             &c->cd);
 	c->start = sim_now();

@@ -88,6 +88,10 @@ void sim_callback(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *d
 int sim_kind_on(CUpti_ActivityKind k);
 int sim_api_on(int runtime, uint32_t cbid);
 void sim_truth(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A CUDA call (its correlation id) made now on this thread: its
+ * EXTERNAL_CORRELATION records, one per kind with an id pushed, when
+ * that kind and the call's API record are on (cupti_api.c). */
+void sim_ext_corr(int runtime, uint32_t cbid, uint32_t corr);
 
 /* names.c */
 const char *sim_cbid_name(CUpti_CallbackDomain dom, uint32_t cbid);

@@ -9,7 +9,7 @@ SIM_LIB := $(SIM_OUT)/libcupti_sim.so
 # The same without what CUPTI before 12.4/13 lacks (timestamp callback,
 # cuptiSubscribe_v2, per-call enabling); preloaded in place of the above.
 SIM_OLD := $(SIM_OUT)/old/libcupti_sim.so
-SIM_PROGS := $(SIM_OUT)/sim_train $(SIM_OUT)/nccl_harness_sim
+SIM_PROGS := $(SIM_OUT)/sim_train $(SIM_OUT)/nccl_harness_sim $(SIM_OUT)/torch_ops_sim
 
 $(SIM_LIB): $(SIM_SRC) $(SIM_HDR)
 	@mkdir -p $(dir $@)
@@ -33,6 +33,12 @@ $(SIM_OUT)/nccl_harness_sim: tests/progs/nccl_harness.c $(SIM_LIB) $(wildcard te
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) $(TEST_CFLAGS) -DHARNESS_SIM $< -o $@ -L$(SIM_OUT) -lcupti_sim -Wl,-rpath,'$$ORIGIN' -ldl -lm
+
+# torch_ops launching kernels inside its operators on the simulated GPU.
+$(SIM_OUT)/torch_ops_sim: tests/progs/torch_ops.c $(SIM_LIB) $(wildcard tests/progs/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(TEST_CFLAGS) -DTORCH_SIM $< -o $@ -L$(SIM_OUT) -lcupti_sim -Wl,-rpath,'$$ORIGIN' -ldl -lm
 
 test-progs: $(SIM_LIB) $(SIM_OLD) $(SIM_PROGS)
 

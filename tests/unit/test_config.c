@@ -110,7 +110,8 @@ static void test_sources(void)
 	} one[] = {
 		{"kernel", CT_SRC_KERNEL}, {"memcpy", CT_SRC_MEMCPY}, {"api", CT_SRC_API},
 		{"sync", CT_SRC_SYNC},	   {"memory", CT_SRC_MEMORY}, {"nvtx", CT_SRC_NVTX},
-		{"nccl", CT_SRC_NCCL},	   {"none", 0},		      {"mpi", CT_SRC_MPI},
+		{"nccl", CT_SRC_NCCL},	   {"torch", CT_SRC_TORCH},   {"none", 0},
+		{"mpi", CT_SRC_MPI},
 		{"cuda", CT_SRC_KERNEL | CT_SRC_MEMCPY | CT_SRC_API | CT_SRC_SYNC},
 	};
 	for (size_t i = 0; i < sizeof one / sizeof *one; i++) {
@@ -131,8 +132,7 @@ static void test_sources(void)
 	CHECK_EQ(cfg.sources, CT_SRC_NVTX | CT_SRC_MEMORY);
 
 	/* Every mask prints as a list that parses back to it. */
-	for (unsigned i = 0; i < 256; i++) {
-		unsigned m = (i & 127) | (i & 128 ? CT_SRC_MPI : 0);
+	for (unsigned m = 0; m < 512; m++) { /* every source's bit, mpi's (8) too */
 		char buf[128];
 		ct_sources_str(m, buf, sizeof buf);
 		set_ok("CUPTRACE_TRACE", buf);
@@ -142,6 +142,68 @@ static void test_sources(void)
 	struct ct_config d;
 	ct_config_defaults(&d);
 	CHECK(!(d.sources & CT_SRC_MPI));
+}
+
+/* CUPTRACE_TORCH: shapes, memory, stack in any order, or none; not a
+ * source of its own (the torch source is not among the defaults). */
+static void test_torch(void)
+{
+	ct_config_defaults(&cfg);
+	CHECK_EQ(cfg.torch, 0);
+	CHECK(!(cfg.sources & CT_SRC_TORCH));
+	set_ok("CUPTRACE_TORCH", "shapes");
+	CHECK_EQ(cfg.torch, CT_TORCH_SHAPES);
+	set_ok("CUPTRACE_TORCH", "stack,memory");
+	CHECK_EQ(cfg.torch, CT_TORCH_STACK | CT_TORCH_MEMORY);
+	set_ok("CUPTRACE_TORCH", "shapes,memory,stack,shapes");
+	CHECK_EQ(cfg.torch, CT_TORCH_SHAPES | CT_TORCH_MEMORY | CT_TORCH_STACK);
+	set_ok("CUPTRACE_TORCH", "none");
+	CHECK_EQ(cfg.torch, 0);
+	set_bad("CUPTRACE_TORCH", "shape", "unknown word 'shape'");
+	set_bad("CUPTRACE_TORCH", "shapes,gpu", "unknown word 'gpu'");
+	set_bad("CUPTRACE_TORCH", "", "unknown word ''");
+	set_bad("CUPTRACE_TORCH", "memory,", "unknown word ''");
+	set_bad("CUPTRACE_TORCH", "none,stack", "unknown word 'none'");
+	set_bad("CUPTRACE_TORCH", "Shapes", "unknown word 'Shapes'");
+	CHECK_EQ(cfg.torch, 0); /* refused: the previous setting stays */
+	for (unsigned m = 0; m < 16; m += 2) {
+		char buf[64];
+		ct_torch_str(m, buf, sizeof buf);
+		set_ok("CUPTRACE_TORCH", buf);
+		CHECK_EQ(cfg.torch, m);
+	}
+}
+
+static char unused_name[4][64], unused_why[4][256];
+static int nunused;
+
+static void on_unused(const char *name, const char *why)
+{
+	CHECK(nunused < 4);
+	snprintf(unused_name[nunused], sizeof unused_name[0], "%s", name);
+	snprintf(unused_why[nunused], sizeof unused_why[0], "%s", why);
+	nunused++;
+}
+
+/* CUPTRACE_TORCH without the torch source does nothing, and is said. */
+static void test_torch_unused(void)
+{
+	char *env[] = {"CUPTRACE_TORCH=shapes", NULL};
+	ct_config_defaults(&cfg);
+	set_ok("CUPTRACE_TORCH", "shapes");
+	nunused = 0;
+	ct_config_check_unused(&cfg, env, on_unused);
+	CHECK_EQ(nunused, 1);
+	CHECK_STR(unused_name[0], "CUPTRACE_TORCH");
+	CHECK(strstr(unused_why[0], "has no effect") && strstr(unused_why[0], "torch source is off"));
+	set_ok("CUPTRACE_TRACE", "cuda,torch");
+	nunused = 0;
+	ct_config_check_unused(&cfg, env, on_unused);
+	CHECK_EQ(nunused, 0);
+	char *warned_env[] = {"CUPTRACE_TORCH=shapes", CT_WARNED_VAR "=CUPTRACE_TORCH", NULL};
+	set_ok("CUPTRACE_TRACE", "nvtx");
+	ct_config_check_unused(&cfg, warned_env, on_unused);
+	CHECK_EQ(nunused, 0);
 }
 
 static void test_ranks(void)
@@ -402,6 +464,7 @@ static void test_dump(void)
 	set_ok("CUPTRACE_STEPS", "wait=1,warmup=2,active=3,repeat=4");
 	set_ok("CUPTRACE_STEP_RANGE", "iter");
 	set_ok("CUPTRACE_CLOCK", "tsc");
+	set_ok("CUPTRACE_TORCH", "memory,shapes");
 	char a[4096], b[4096];
 	size_t n = ct_config_dump(&cfg, a, sizeof a);
 	CHECK_EQ(n, strlen(a));
@@ -418,12 +481,13 @@ static void test_dump(void)
 		set_ok(line, eq + 1);
 		lines++;
 	}
-	CHECK_EQ(lines, 11);
+	CHECK_EQ(lines, 12);
+	CHECK(strstr(a, "\nCUPTRACE_TORCH=shapes,memory\n") != NULL);
 	CHECK_EQ(ct_config_dump(&cfg, b, sizeof b), n);
 	CHECK_STR(a, b);
 	CHECK(cfg.sources == saved.sources && cfg.capture == saved.capture &&
 	      cfg.buffer_mb == saved.buffer_mb && cfg.steps.repeat == saved.steps.repeat &&
-	      cfg.clock == CT_CLOCK_TSC);
+	      cfg.clock == CT_CLOCK_TSC && cfg.torch == (CT_TORCH_SHAPES | CT_TORCH_MEMORY));
 	/* A short buffer: cut, never overrun, the return value within it. */
 	char small[40];
 	memset(small, 'Z', sizeof small);
@@ -476,7 +540,7 @@ static void test_check_names(void)
 		snprintf(known[n], sizeof known[n], "%s=1", ct_config_vars[n]);
 		kenv[n] = known[n];
 	}
-	CHECK_EQ(n, 13);
+	CHECK_EQ(n, 14);
 	ct_config_check_names(kenv, on_warn);
 	CHECK_EQ(nwarned, 0);
 	ct_config_check_names(NULL, on_warn);
@@ -603,6 +667,8 @@ int main(void)
 	test_parse_env();
 	ct_config_defaults(&cfg);
 	test_sources();
+	test_torch();
+	test_torch_unused();
 	test_ranks();
 	test_steps();
 	test_capture();

@@ -267,6 +267,12 @@ int main(void)
 	ce.kind = CUPTI_ACTIVITY_KIND_CUDA_EVENT;
 	ce.correlationId = 15, ce.contextId = 2, ce.streamId = 9, ce.eventId = 6, ce.deviceId = 1;
 	add(&ce, sizeof ce);
+	CUpti_ActivityExternalCorrelation x;
+	memset(&x, 0, sizeof x);
+	x.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+	x.externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+	x.externalId = 0x123456789ull, x.correlationId = 16;
+	add(&x, sizeof x);
 	CUpti_ActivityMemory4 mm;
 	memset(&mm, 0, sizeof mm);
 	mm.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
@@ -364,6 +370,9 @@ int main(void)
 	CHECK_EQ(field(i, "context"), 2);
 	CHECK_EQ(field(i, "stream"), 9);
 	CHECK_EQ(field(i, "event"), 6);
+	i = find(CT_EV_EXT_CORR, 16, 0); /* a torch operator's id around a CUDA call */
+	CHECK_EQ(field(i, "external"), 0x123456789ull);
+	CHECK_EQ(field(i, "kind"), CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
 	i = find(CT_EV_GPU_MEMORY, 14, 0);
 	CHECK_EQ(field(i, "op"), CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION);
 	CHECK_EQ(field(i, "bytes"), 1 << 30);

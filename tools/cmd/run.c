@@ -36,7 +36,8 @@ static const struct {
 	const char *help;
 } opts[] = {
 	{"output", 'o', "CUPTRACE_OUTPUT", "file pattern: %r rank, %l local rank, %w world size, %h host, %p pid, %q{VAR}, %%"},
-	{"trace", 't', "CUPTRACE_TRACE", "sources: kernel,memcpy,api,sync,memory,nvtx,nccl,mpi; cuda; none"},
+	{"trace", 't', "CUPTRACE_TRACE", "sources: kernel,memcpy,api,sync,memory,nvtx,nccl,torch,mpi; cuda; none"},
+	{"torch", 0, "CUPTRACE_TORCH", "what the torch source adds to operators: shapes,memory,stack; none"},
 	{"ranks", 'r', "CUPTRACE_RANKS", "ranks that trace: all, 0,2,8-15, local:0, local:0@0-7"},
 	{"delay", 'y', "CUPTRACE_DELAY", "seconds before capture starts"},
 	{"duration", 'd', "CUPTRACE_DURATION", "seconds capture lasts"},
@@ -122,6 +123,8 @@ static void warn_unused(const char *name, const char *why)
 	char v[64] = "";
 	if (!strcmp(name, "CUPTRACE_HANG_TIMEOUT"))
 		snprintf(v, sizeof v, "%.9g", run_cfg->hang_timeout);
+	else if (!strcmp(name, "CUPTRACE_TORCH"))
+		ct_torch_str(run_cfg->torch, v, sizeof v);
 	say_warning("%s=%s %s", name, v, why);
 	add_warned(name);
 }

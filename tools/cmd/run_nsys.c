@@ -441,7 +441,7 @@ _Static_assert(sizeof tracers / sizeof *tracers <= 64, "said_trace has a bit for
 
 const char *nsys_trace(struct nsys_opts *o, const char *v)
 {
-	static const char *const ours = "kernel,memcpy,api,sync,memory,nvtx,nccl,mpi,cuda";
+	static const char *const ours = "kernel,memcpy,api,sync,memory,nvtx,nccl,torch,mpi,cuda";
 	char out[sizeof o->trace] = "", none[256] = "", libs[256] = "";
 	int n_none = 0;
 	for (const char *p = v;;) {
@@ -468,8 +468,8 @@ const char *nsys_trace(struct nsys_opts *o, const char *v)
 				         *to ? ", " : "", one);
 		} else {
 			say_error("CUPTRACE_TRACE=%s: unknown source '%s' (kernel, memcpy, api, "
-			          "sync, memory, nvtx, nccl, mpi, cuda, none; or an nsys tracer: "
-			          "osrt, cublas, ...)",
+			          "sync, memory, nvtx, nccl, torch, mpi, cuda, none; or an nsys "
+			          "tracer: osrt, cublas, ...)",
 			          v, one);
 			return NULL;
 		}

@@ -113,6 +113,52 @@ static int64_t median(int64_t *v, size_t n)
 	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
+static int cmp_sample(const void *x, const void *y)
+{
+	const struct sample *a = x, *b = y;
+	if (a->host != b->host)
+		return a->host < b->host ? -1 : 1;
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/* A first guess at each host's offset: the median over the collectives
+ * that host 0 and host h both saw of the difference of their ranks'
+ * median ends. It moves exactly with a host's clock, so the refinement
+ * below starts from the same place whatever the shift, and gives the
+ * same answer for the same ends. */
+static void first_guess(struct est *e, size_t nh, int64_t *off, int64_t *tmp, int64_t *res,
+			const size_t *count)
+{
+	size_t *n = xcalloc(nh, sizeof *n);
+	struct sample *by = xrealloc(NULL, (e->ns ? e->ns : 1) * sizeof *by);
+	for (size_t k = 0; k < e->ncoll; k++) {
+		size_t a = e->coll[k], len = e->coll[k + 1] - a;
+		memcpy(by, e->s + a, len * sizeof *by);
+		qsort(by, len, sizeof *by, cmp_sample);
+		int have0 = 0;
+		int64_t m0 = 0;
+		for (size_t i = 0; i < len;) {
+			size_t j = i;
+			while (j < len && by[j].host == by[i].host)
+				j++;
+			for (size_t q = i; q < j; q++)
+				tmp[q - i] = by[q].t;
+			int64_t med = median(tmp, j - i);
+			uint32_t h = by[i].host;
+			if (h == 0)
+				m0 = med, have0 = 1;
+			else if (have0)
+				res[count[h] + n[h]++] = med - m0;
+			i = j;
+		}
+	}
+	for (size_t h = 1; h < nh; h++)
+		if (n[h])
+			off[h] = median(res + count[h], n[h]);
+	free(n);
+	free(by);
+}
+
 /* Each host's offset from the samples: the median of its ranks' ends
  * minus their collectives' median end, with the offsets found so far
  * taken out, until nothing moves. */
@@ -128,6 +174,8 @@ static void estimate(struct est *e, struct clocks *c)
 		count[e->s[j].host + 1]++;
 	for (size_t h = 0; h < nh; h++)
 		count[h + 1] += count[h]; /* host h's residuals: res[count[h] .. count[h+1]) */
+	if (nh > 1)
+		first_guess(e, nh, off, tmp, res, count);
 	for (int it = 0; it < ITERATIONS; it++) {
 		memcpy(at, count, nh * sizeof *at);
 		for (size_t k = 0; k < e->ncoll; k++) {

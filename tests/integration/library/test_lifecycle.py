@@ -169,8 +169,9 @@ def test_exit_from_another_thread(tmp_path):
     assert tool("export", "-o", tmp_path / "t.sqlite", f).returncode == 0
     db = sqlite3.connect(tmp_path / "t.sqlite")
     assert db.execute("SELECT end FROM NVTX_EVENTS WHERE text = 'main waits'").fetchall() == [(None,)]
+    # (a range a few instructions long may start and end in the same ns)
     assert db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE text = 'short 0' "
-                      "AND end > start").fetchone()[0] == 5
+                      "AND end >= start").fetchone()[0] == 5
 
 
 def test_flood_with_a_large_buffer_keeps_blocks_small_and_the_file_clean(tmp_path):
