@@ -130,6 +130,10 @@ static void on_event(void *ctx, const struct m_event *ev)
 	case MC_HANG:
 		hang_event(c, ev);
 		break;
+	case MC_TORCH_OP:
+	case MC_TORCH_SCOPE:
+	case MC_TORCH_MEM:
+		break; /* not in the JSON yet */
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
 			chrome_process(c, ev);

@@ -579,6 +579,10 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 		else
 			named(p, ev->track);
 		break;
+	case MC_TORCH_OP:
+	case MC_TORCH_SCOPE:
+	case MC_TORCH_MEM:
+		break; /* not in .pftrace yet */
 	default:
 		span_event(p, ev, lane);
 		break;
