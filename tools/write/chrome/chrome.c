@@ -133,7 +133,8 @@ static void on_event(void *ctx, const struct m_event *ev)
 	case MC_TORCH_OP:
 	case MC_TORCH_SCOPE:
 	case MC_TORCH_MEM:
-		break; /* not in the JSON yet */
+		chrome_torch(c, ev);
+		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)
 			chrome_process(c, ev);

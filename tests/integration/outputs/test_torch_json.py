@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: MIT
+"""PyTorch operators in the Kineto JSON, as torch.profiler writes them, and
+read by the programs that read torch.profiler's traces: Holistic Trace
+Analysis and TensorBoard's profiler plugin (torch-tb-profiler), both run
+on our --split-ranks output (each skipped, saying why, when build/venv
+lacks it).
+
+The trace is the one tests/unit/tool_test_torch.c writes with the real
+encoder in the library's order (CUPTI buffers apart from the threads'
+rings, operators as they end, a backward op and a scope ended on another
+thread, an allocation, a name and dims no output may trust), so that
+every value is known."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import BUILD, tool, venv_python
+
+WRITER = BUILD / "tests" / "unit" / "tool_test_torch"
+HOSTILE = b'evil "q" \\ \x01\xff\xfe'.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    assert WRITER.exists(), f"{WRITER} is built by make test-unit"
+    d = tmp_path_factory.mktemp("torch_json")
+    ctr = d / "torch.ctr"
+    subprocess.run([str(WRITER), str(ctr)], check=True)
+    split = d / "split"
+    p = tool("convert", "--split-ranks", split, ctr)
+    assert p.returncode == 0, p.stderr
+    raw = (split / "rank0.json").read_bytes()
+    return d, split, json.loads(raw), raw
+
+
+def by_name(doc, cat):
+    return {e["name"]: e for e in doc["traceEvents"] if e.get("cat") == cat}
+
+
+def test_operators_as_kineto_writes_them(trace):
+    doc = trace[2]
+    ops = by_name(doc, "cpu_op")
+    assert set(ops) == {"aten::mm", "aten::add", "MmBackward0", HOSTILE}
+    mm = ops["aten::mm"]
+    assert mm["ph"] == "X" and mm["dur"] == 0.5
+    assert mm["args"] == {"External id": 2, "Sequence number": 5, "Fwd thread id": 0,
+                          "Input Dims": [[2, 3], [3, 4]], "Input type": ["float", "float"],
+                          "Call stack": "train.py(12): forward;train.py(30): <module>"}
+    # a non-tensor input has no sizes; no sequence number, none written
+    assert ops["aten::add"]["args"] == {"External id": 3, "Input Dims": [[2], [], [3]],
+                                       "Input type": ["float", "int", ""]}
+    bw = ops["MmBackward0"]
+    assert bw["tid"] == 200 and bw["args"]["Fwd thread id"] == 1
+    assert bw["args"]["Sequence number"] == mm["args"]["Sequence number"]
+    assert mm["tid"] == ops["aten::add"]["tid"] == 100
+    scopes = by_name(doc, "user_annotation")
+    assert scopes["my_scope"]["args"] == {"External id": 1}
+    # begun on thread 100, ended on 200: drawn where it began
+    assert scopes["handoff"]["tid"] == 100 and scopes["handoff"]["args"]["ended on thread"] == 200
+
+
+def test_cuda_work_carries_its_operator(trace):
+    """A call and its kernel carry the External id of the operator they
+    were made in (CUPTI's external correlation): HTA's and TensorBoard's
+    join from an operator to its kernels."""
+    doc = trace[2]
+    ext = {}
+    for e in doc["traceEvents"]:
+        if e.get("cat") in ("cuda_runtime", "kernel"):
+            ext.setdefault(e["args"]["correlation"], set()).add(e["args"].get("External id"))
+    assert ext == {10: {2}, 11: {3}, 12: {None}, 20: {5}}
+
+
+def test_memory_events(trace):
+    doc = trace[2]
+    [m] = [e for e in doc["traceEvents"] if e.get("name") == "[memory]"]
+    assert m["ph"] == "i" and m["s"] == "t" and m["tid"] == 100
+    assert m["args"] == {"Device Type": 1, "Device Id": 0, "Addr": 0x7f00, "Bytes": 512,
+                         "Total Allocated": 4608, "Total Reserved": 1 << 20, "External id": 2}
+    [c] = [e for e in doc["traceEvents"] if e.get("name") == "torch allocated"]
+    assert c["ph"] == "C" and c["pid"] == 0 and c["args"] == {"bytes": 4608}
+
+
+def test_scopes_gpu_work(trace):
+    doc = trace[2]
+    g = by_name(doc, "gpu_user_annotation")
+    assert set(g) == {"my_scope", "handoff"}
+    assert g["my_scope"]["pid"] == 0 and g["my_scope"]["tid"] == 7
+
+
+def test_hostile_text(trace):
+    """Names, types and stacks are escaped (invalid UTF-8 as U+FFFD, as
+    everywhere in the JSON); dims that are not all digits are left out
+    rather than written as numbers."""
+    raw = trace[3]
+    raw.decode("utf-8")  # strict: every byte valid
+    json.loads(raw, strict=True)
+    e = by_name(trace[2], "cpu_op")[HOSTILE]
+    assert "Input Dims" not in e["args"]
+    assert e["args"]["Input type"] == ['fl"oat', "\ufffd"]
+    assert e["args"]["Call stack"] == "f\n\x7f\\"
+
+
+HTA_SCRIPT = r"""
+import json, sys
+from hta.trace_analysis import TraceAnalysis
+ta = TraceAnalysis(trace_dir=sys.argv[1], include_last_profiler_step=True)
+ops = ta.get_aten_op_kernels_and_delay(ranks=[0])[0]
+ann = ta.get_gpu_user_annotation_breakdown(visualize=False)
+t = ta.t.get_trace(0)
+sym = ta.t.symbol_table.get_sym_table()
+ext = {int(r.correlation): int(r.external_id) for r in t.itertuples()
+       if r.correlation > 0 and sym[r.cat] == "kernel"}
+ops_ext = {sym[r.name]: int(r.external_id) for r in t.itertuples() if sym[r.cat] == "cpu_op"}
+print(json.dumps({"ops": sorted(zip(ops.aten_op_name, ops.kernel_sequence)),
+                  "ann": sorted(ann.name), "ext": ext, "ops_ext": ops_ext}))
+"""
+
+
+def test_hta_reads_operators(trace):
+    """HTA's operator analyses take our cpu_op events: each aten op finds
+    the kernels its calls launched, scopes' GPU work is broken down, and
+    kernels' external ids are the operators'."""
+    py = venv_python("hta")
+    p = subprocess.run([str(py), "-c", HTA_SCRIPT, str(trace[1])], capture_output=True,
+                       text=True, timeout=300, env={"HTA_DISABLE_NS_ROUNDING": "1", "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["ops"] == [["aten::add", "gemm(float*)"], ["aten::mm", "gemm(float*)"]]
+    assert got["ann"] == ["handoff", "my_scope"]
+    assert got["ext"] == {"10": 2, "11": 3, "12": -1, "20": 5}
+    assert got["ops_ext"]["aten::mm"] == 2 and got["ops_ext"]["aten::add"] == 3
+
+
+TB_SCRIPT = r"""
+import json, sys
+from torch_tb_profiler.profiler.data import RunProfileData
+from torch_tb_profiler.profiler.run_generator import RunGenerator
+prof = RunProfileData.parse("rank0", None, sys.argv[1], sys.argv[2])
+run = RunGenerator("rank0", None, prof).generate_run_profile()
+perf = {c["name"]: c["value"] for c in run.overview["performance"][0]["children"]}
+mem = run.get_memory_stats()["rows"]
+print(json.dumps({"views": [v.name for v in run.views],
+                  "ops": sorted(r["name"] for r in run.operation_table_by_name["data"]),
+                  "perf": perf, "mem": mem}))
+"""
+
+
+def test_tensorboard_plugin_reads_operators(trace, tmp_path):
+    """TensorBoard's profiler plugin, loading our JSON in-process as its
+    RunLoader does: the operator table lists our operators, the overview
+    counts their CPU time (not all of it Other), and the memory view has
+    our allocation under its operator."""
+    py = venv_python("torch_tb_profiler")
+    p = subprocess.run([str(py), "-c", TB_SCRIPT, str(trace[1] / "rank0.json"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert {"overall", "operator", "kernel", "memory"} <= set(got["views"])
+    assert got["ops"] == sorted(["aten::mm", "aten::add", "MmBackward0", HOSTILE])
+    assert got["perf"]["CPU Exec"] > 0
+    assert got["perf"]["Other"] < sum(got["perf"].values())
+    assert got["mem"] == {"GPU0": [["aten::mm", 1, 0.5, 0.5, 1, 1, 0.5, 0.5]]}
