@@ -51,7 +51,7 @@ static void header(void)
 	p = ct_tlv_u(p, CT_H_RANK, ct_zigzag(0));
 	p = ct_tlv_u(p, CT_H_WORLD_SIZE, ct_zigzag(1));
 	p = ct_tlv_u(p, CT_H_RT_ANCHOR, 1700000000000000000ull);
-	p = ct_tlv_u(p, CT_H_MONO_ANCHOR, 1000);
+	p = ct_tlv_u(p, CT_H_MONO_ANCHOR, 500);
 	p = ct_tlv_str(p, CT_H_CONFIG, cfg, sizeof cfg - 1);
 	put(hdr, ct_header_seal(hdr, p));
 	CHECK(!ct_enc_init(&enc, 1 << 20));

@@ -44,7 +44,7 @@
 static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
 					   "cuda_runtime", "cuda_driver",  "user_annotation",
 					   "nccl",         "cuptrace",     "ac2g",
-					   "gpu_user_annotation"};
+					   "gpu_user_annotation", "cpu_op", "cpu_instant_event"};
 static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 
 /* ---- packets */
@@ -229,7 +229,7 @@ static size_t event_start(struct pft *p, unsigned clock, uint64_t ts, const stru
 {
 	struct out *o = p->o;
 	*pkt = packet(p, clock, 1, ts);
-	uint64_t anns = ANN_ALL & ~p->anns_done; /* all at the first event */
+	int anns = !p->anns_done; /* all at the first event */
 	int cat = nd->cat < C_N && !(p->cats_done & BIT(nd->cat));
 	if (nd->new_name || anns || cat) {
 		size_t id = pb_open(o, TP_INTERNED);
@@ -238,12 +238,10 @@ static size_t event_start(struct pft *p, unsigned clock, uint64_t ts, const stru
 			               strlen(cat_names[nd->cat]));
 		if (nd->new_name)
 			interned_entry(o, ID_NAMES, nd->name_iid, nd->name, nd->name_len);
-		for (unsigned a = 0; a < A_N; a++)
-			if (anns & BIT(a))
-				interned_entry(o, ID_ANNOTATION_NAMES, a + 1, ann_names[a],
-				               strlen(ann_names[a]));
+		for (unsigned a = 0; anns && a < A_N; a++)
+			interned_entry(o, ID_ANNOTATION_NAMES, a + 1, ann_names[a], strlen(ann_names[a]));
 		pb_close(o, id);
-		p->anns_done |= anns;
+		p->anns_done = 1;
 		if (cat)
 			p->cats_done |= BIT(nd->cat);
 	}
@@ -580,9 +578,19 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 			named(p, ev->track);
 		break;
 	case MC_TORCH_OP:
-	case MC_TORCH_SCOPE:
-	case MC_TORCH_MEM:
-		break; /* not in .pftrace yet */
+	case MC_TORCH_SCOPE: /* as in the JSON: cpu_op, user_annotation */
+		nd.cat = ev->cat == MC_TORCH_OP ? C_CPU_OP : C_USER;
+		need_name(p, &nd, ev->torch.name.sid, 0, ev->torch.name.s, ev->torch.name.len);
+		slice(p, ev, lane, &nd, torch_args);
+		break;
+	case MC_TORCH_MEM: /* [memory] instants; the counter is the JSON's alone */
+		if (ev->type != ME_INSTANT)
+			break;
+		nd.cat = C_INSTANT;
+		need_name(p, &nd, CT_SREF_INLINE, 0, "[memory]", 8);
+		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), ev->ts,
+		        use_track(p, ev->track, 0), &nd, ev, tmem_args);
+		break;
 	default:
 		span_event(p, ev, lane);
 		break;
