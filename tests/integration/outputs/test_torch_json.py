@@ -5,17 +5,21 @@ Analysis and TensorBoard's profiler plugin (torch-tb-profiler), both run
 on our --split-ranks output (each skipped, saying why, when build/venv
 lacks it).
 
-The trace is the one tests/unit/tool_test_torch.c writes with the real
+Two traces: the one tests/unit/tool_test_torch.c writes with the real
 encoder in the library's order (CUPTI buffers apart from the threads'
 rings, operators as they end, a backward op and a scope ended on another
 thread, an allocation, a name and dims no output may trust), so that
-every value is known."""
+every value is known; and torch_ops_sim's (tests/progs/torch_ops.c, the
+observer played through the library's exports, kernels launched inside
+its ops on the CUPTI simulator: the only CUPTI these tests have), checked
+against what the program says it did."""
 import json
 import subprocess
 
 import pytest
 
-from conftest import BUILD, tool, venv_python
+from conftest import BUILD, TOOL, ctr_files, launcher_env, read_truth, run, tool, venv_python
+from programs import SIM
 
 WRITER = BUILD / "tests" / "unit" / "tool_test_torch"
 HOSTILE = b'evil "q" \\ \x01\xff\xfe'.decode("utf-8", "replace")
@@ -102,6 +106,66 @@ def test_hostile_text(trace):
     assert e["args"]["Call stack"] == "f\n\x7f\\"
 
 
+@pytest.fixture(scope="module")
+def observer(tmp_path_factory):
+    """torch_ops_sim, 3 iterations in ProfilerStep#N scopes, everything
+    the torch source records (shapes, memory, stack), converted with
+    --split-ranks: (split directory, JSON, the program's truth)."""
+    d = tmp_path_factory.mktemp("torch_observer")
+    out = d / "o"
+    p = run([TOOL, "run", "-t", "cuda,torch", "--torch", "shapes,memory,stack", "-o", f"{out}/",
+             "--", SIM / "torch_ops_sim", "3", "steps"],
+            env=launcher_env(CT_TEST_TRUTH=d / "t.jsonl", CUPTI_SIM_TRUTH=d / "sim.jsonl"))
+    assert p.returncode == 0, p.stderr
+    split = d / "split"
+    p = tool("convert", "--split-ranks", split, *ctr_files(out))
+    assert p.returncode == 0, p.stderr
+    return split, json.loads((split / "rank0.json").read_text()), read_truth(d / "t.jsonl")
+
+
+def dims_json(text):
+    return [[int(x) for x in i.split(",")] if i else [] for i in text.split(";")]
+
+
+def test_the_observer_program_as_torch_profiler_writes_it(observer):
+    """Every op the program handed over is one cpu_op or user_annotation
+    event, on the thread it began on, with its id, sequence number,
+    forward thread, dims, types and stack; each launch and kernel carries
+    the id of the op the program launched it from; each allocation is a
+    [memory] event. (Kernels: CUPTI simulator only.)"""
+    _, doc, truth = observer
+    ev = doc["traceEvents"]
+    got = {e["args"]["External id"]: e for e in ev
+           if e.get("cat") in ("cpu_op", "user_annotation")}
+    ops = [t for t in truth if t["k"] == "op"]
+    assert len(got) == len(ops) > 30
+    for t in ops:
+        e = got[t["id"]]
+        assert e["name"] == t["name"] and e["tid"] == (t["tid"] or t["rec_tid"])
+        assert e["cat"] == ("user_annotation" if t["scope"] == 2 else "cpu_op")
+        a = e["args"]
+        assert a.get("Sequence number") == (t["seq"] - 1 if t["seq"] else None)
+        assert a.get("Fwd thread id") == (t["fwd_tid"] if t["seq"] else None)
+        assert a.get("Input Dims") == (dims_json(t["dims"]) if t["dims"] else None)
+        assert a.get("Input type") == (t["types"].split(";") if t["types"] else None)
+        assert a.get("Call stack") == (t["stack"] or None)
+        if t["tid"] and t["tid"] != t["rec_tid"]:
+            assert a["ended on thread"] == t["rec_tid"]
+    launched = {t["corr"]: t["op"] for t in truth if t["k"] == "kernel"}
+    assert len(launched) == 15
+    for cat in ("kernel", "cuda_runtime"):
+        carried = {e["args"]["correlation"]: e["args"].get("External id") for e in ev
+                   if e.get("cat") == cat and e["args"]["correlation"] in launched}
+        assert carried == launched, cat
+    mems = [t for t in truth if t["k"] == "mem"]
+    got = sorted((e["args"]["Addr"], e["args"]["Bytes"], e["args"]["Device Id"],
+                  e["args"]["Total Allocated"], e["args"].get("External id", 0), e["tid"])
+                 for e in ev if e.get("name") == "[memory]")
+    assert got == sorted((t["ptr"], t["bytes"], t["device"], t["allocated"], t["op"],
+                          t["rec_tid"]) for t in mems)
+    assert len(got) > 10
+
+
 HTA_SCRIPT = r"""
 import json, sys
 from hta.trace_analysis import TraceAnalysis
@@ -116,6 +180,37 @@ ops_ext = {sym[r.name]: int(r.external_id) for r in t.itertuples() if sym[r.cat]
 print(json.dumps({"ops": sorted(zip(ops.aten_op_name, ops.kernel_sequence)),
                   "ann": sorted(ann.name), "ext": ext, "ops_ext": ops_ext}))
 """
+
+
+HTA_OBSERVER = r"""
+import json, sys
+from hta.trace_analysis import TraceAnalysis
+ta = TraceAnalysis(trace_dir=sys.argv[1], include_last_profiler_step=True)
+ops = ta.get_aten_op_kernels_and_delay(ranks=[0])[0]
+ann = ta.get_gpu_user_annotation_breakdown(visualize=False)
+print(json.dumps({"steps": [int(s) for s in ta.get_profiler_steps()],
+                  "ops": {n: [k, int(c)] for n, k, c in zip(ops.aten_op_name, ops.kernel_sequence,
+                                                            ops.occurrence_count)},
+                  "ann": sorted(ann.name)}))
+"""
+
+
+def test_hta_on_the_observer_program(observer):
+    """HTA on torch_ops_sim's trace: its ProfilerStep#N scopes are the
+    steps, each aten op that launched a kernel finds it, the scopes' GPU
+    work is broken down. (Kernels: CUPTI simulator only.)"""
+    py = venv_python("hta")
+    p = subprocess.run([str(py), "-c", HTA_OBSERVER, str(observer[0])], capture_output=True,
+                       text=True, timeout=300, env={"HTA_DISABLE_NS_ROUNDING": "1", "PATH": "/usr/bin:/bin"})
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["steps"] == [0, 1, 2]
+    gemm = "gemm(float const*, float const*, float*, int)"
+    assert got["ops"]["aten::addmm"] == [gemm, 3] and got["ops"]["aten::mm"] == [gemm, 6]
+    relu, n = got["ops"]["aten::relu"]  # (a name __cxa_demangle leaves as it is)
+    assert "vectorized_elementwise_kernel" in relu and "clamp_min_op" in relu and n == 3
+    assert set(got["ops"]) == {"aten::addmm", "aten::mm", "aten::relu", "aten::threshold_backward"}
+    assert got["ann"] == ["## forward ##", "ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"]
 
 
 def test_hta_reads_operators(trace):
@@ -133,6 +228,14 @@ def test_hta_reads_operators(trace):
     assert got["ops_ext"]["aten::mm"] == 2 and got["ops_ext"]["aten::add"] == 3
 
 
+def tensorboard(path, tmp):
+    py = venv_python("torch_tb_profiler")
+    p = subprocess.run([str(py), "-c", TB_SCRIPT, str(path), str(tmp)], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
 TB_SCRIPT = r"""
 import json, sys
 from torch_tb_profiler.profiler.data import RunProfileData
@@ -142,8 +245,9 @@ run = RunGenerator("rank0", None, prof).generate_run_profile()
 perf = {c["name"]: c["value"] for c in run.overview["performance"][0]["children"]}
 mem = run.get_memory_stats()["rows"]
 print(json.dumps({"views": [v.name for v in run.views],
+                  "steps": [r[0] for r in run.overview["steps"]["rows"]],
                   "ops": sorted(r["name"] for r in run.operation_table_by_name["data"]),
-                  "perf": perf, "mem": mem}))
+                  "perf": perf, "mem": mem, "curve": sorted(run.get_memory_curve()["rows"])}))
 """
 
 
@@ -152,13 +256,31 @@ def test_tensorboard_plugin_reads_operators(trace, tmp_path):
     RunLoader does: the operator table lists our operators, the overview
     counts their CPU time (not all of it Other), and the memory view has
     our allocation under its operator."""
-    py = venv_python("torch_tb_profiler")
-    p = subprocess.run([str(py), "-c", TB_SCRIPT, str(trace[1] / "rank0.json"), str(tmp_path)],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    got = json.loads(p.stdout.strip().splitlines()[-1])
+    got = tensorboard(trace[1] / "rank0.json", tmp_path)
     assert {"overall", "operator", "kernel", "memory"} <= set(got["views"])
     assert got["ops"] == sorted(["aten::mm", "aten::add", "MmBackward0", HOSTILE])
     assert got["perf"]["CPU Exec"] > 0
     assert got["perf"]["Other"] < sum(got["perf"].values())
     assert got["mem"] == {"GPU0": [["aten::mm", 1, 0.5, 0.5, 1, 1, 0.5, 0.5]]}
+
+
+def test_tensorboard_on_the_observer_program(observer, tmp_path):
+    """TensorBoard's plugin on torch_ops_sim's trace: the ProfilerStep#N
+    steps in the overview, with kernel and CPU time; every op in the
+    operator table; the memory view's curves of the GPU and the CPU, and
+    the GPU's allocations under the ops that made them. (Kernels: CUPTI simulator only.) The
+    plugin takes a step's GPU projection (gpu_user_annotation, which
+    torch.profiler writes for ProfilerStep#N as for every scope) for a
+    step too: each comes twice."""
+    got = tensorboard(observer[0] / "rank0.json", tmp_path)
+    assert {"overall", "operator", "kernel", "memory"} <= set(got["views"])
+    assert got["steps"] == ["0", "0", "1", "1", "2", "2"]
+    assert got["perf"]["Kernel"] > 0 and got["perf"]["CPU Exec"] > 0
+    names = {t["name"] for t in read_truth_ops(observer)}
+    assert set(got["ops"]) == {n for n in names if not n.startswith(("##", "ProfilerStep"))}
+    assert {r[0] for r in got["mem"]["GPU0"]} >= {"aten::addmm", "aten::relu", "aten::mm"}
+    assert got["curve"] == ["CPU", "GPU0"]
+
+
+def read_truth_ops(observer):
+    return [t for t in observer[2] if t["k"] == "op"]
