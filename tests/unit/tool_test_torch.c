@@ -14,7 +14,9 @@
  *   - allocations are instants on their thread and counters of their
  *     device;
  *   - a scope's GPU work (gpu_user_annotation), from calls that came
- *     before the scope in the file and calls that came after it.
+ *     before the scope in the file and calls that came after it;
+ *   - a forward op joined to the backward op of its sequence number by
+ *     a flow, though the backward op's thread comes first in the file.
  * With an argument, writes the trace to that path and exits. */
 #include "check.h"
 #include "cuptrace/torch_abi.h"
@@ -152,6 +154,14 @@ static void write_trace(const char *path)
 	api(12, 100, 2600);
 	kernel(12, 2700);
 	end_block();
+	/* the autograd thread's ring first: a backward op (its forward op,
+	 * aten::mm, comes later in the file) and its outer function, which
+	 * started before it and so gets the link */
+	ct_enc_thread(&enc, 200);
+	op(7, CUPTRACE_TORCH_SCOPE_BACKWARD, "MmBackward0", 4000, 4500, 6, 2, 1, 0, "", "", "");
+	op(4, CUPTRACE_TORCH_SCOPE_BACKWARD, "evaluate_function: MmBackward0", 3990, 4510, 6, 2, 1, 0,
+	   "", "", "");
+	end_block();
 	/* thread 100's ring: operators as they end, the scope around them last */
 	ct_enc_thread(&enc, 100);
 	op(2, CUPTRACE_TORCH_SCOPE_OP, "aten::mm", 1000, 1500, 6, 1, 0, 0, "2,3;3,4", "float;float",
@@ -168,9 +178,8 @@ static void write_trace(const char *path)
 	   "f\n\x7f\\");
 	op(1, CUPTRACE_TORCH_SCOPE_USER, "my_scope", 900, 3000, 0, 1, 0, 0, "", "", "");
 	end_block();
-	/* the autograd thread: a backward op, and a scope begun on thread 100 */
+	/* the autograd thread again: a scope begun on thread 100 */
 	ct_enc_thread(&enc, 200);
-	op(4, CUPTRACE_TORCH_SCOPE_BACKWARD, "MmBackward0", 4000, 4500, 6, 2, 1, 0, "", "", "");
 	op(5, CUPTRACE_TORCH_SCOPE_USER, "handoff", 3500, 5000, 0, 1, 0, 100, "", "", "");
 	end_block();
 	/* CUPTI's next buffer: a call of thread 100 inside "handoff", after it */
@@ -201,6 +210,11 @@ struct seen {
 
 static struct seen ev[256];
 static int nev;
+static struct { /* MC_FWDBWD flows */
+	int64_t from, to;
+	uint64_t ts, to_ts;
+} links[8];
+static int nlinks;
 
 static void copy(char *d, size_t cap, const struct sref *r)
 {
@@ -212,6 +226,8 @@ static void copy(char *d, size_t cap, const struct sref *r)
 static void on_event(void *ctx, const struct m_event *e)
 {
 	(void)ctx;
+	if (e->type == ME_FLOW && e->cat == MC_FWDBWD && nlinks < 8)
+		links[nlinks++] = (typeof(links[0])){e->track->tid, e->flow.to->tid, e->ts, e->flow.to_ts};
 	if (e->type == ME_TRACK || e->type == ME_PROCESS || e->type == ME_FLOW)
 		return;
 	CHECK(nev < 256);
@@ -290,6 +306,9 @@ int main(int argc, char **argv)
 	const struct seen *bw = find(MC_TORCH_OP, "MmBackward0", 0);
 	CHECK(bw && bw->tid == 200 && bw->t.scope == CUPTRACE_TORCH_SCOPE_BACKWARD);
 	CHECK(bw->t.seq == 6 && bw->t.fwd_tid == 1 && bw->t.rf_tid == 2);
+	/* aten::mm -> the backward op of its sequence number that began first */
+	CHECK(nlinks == 1 && links[0].from == 100 && links[0].ts == 1000);
+	CHECK(links[0].to == 200 && links[0].to_ts == 3990);
 	const struct seen *ad = find(MC_TORCH_OP, "aten::add", 0);
 	CHECK(ad && !strcmp(ad->dims, "2;;3") && !strcmp(ad->types, "float;int;") && !ad->t.seq);
 	const struct seen *ev6 = find(MC_TORCH_OP, HOSTILE, 0); /* passed on as bytes */

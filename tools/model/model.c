@@ -18,6 +18,7 @@ const char *const m_cat_name[MC_N] = {
     [MC_LAUNCH] = "launch",      [MC_NCCL_FLOW] = "nccl_flow", [MC_NONE] = "none",
     [MC_GPU_ANNOTATION] = "gpu_annotation", [MC_HANG] = "hang_suspected",
     [MC_TORCH_OP] = "torch_op",  [MC_TORCH_SCOPE] = "torch_scope", [MC_TORCH_MEM] = "torch_mem",
+    [MC_FWDBWD] = "fwdbwd",
 };
 
 /* ---- NVTX spans */

@@ -74,6 +74,7 @@ enum m_cat {
 	MC_TORCH_SCOPE, /* torch: a record_function scope */
 	MC_TORCH_MEM,   /* tmem: an allocation or free by torch (instant on the thread), and
 	                 * the allocator's total on that device after it (counter) */
+	MC_FWDBWD,      /* flow: a forward operator to the backward one of its sequence number */
 	MC_NONE,       /* processes and tracks */
 	MC_N
 };

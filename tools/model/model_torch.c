@@ -14,22 +14,37 @@
  *     id read (model_gpu.c): CUPTI writes the record just before the
  *     call's own API record, in the same buffer, so the call and its GPU
  *     work find it there. GPU work handed out in an earlier buffer than
- *     its call (rare) carries no operator, as in Kineto. */
+ *     its call (rare) carries no operator, as in Kineto;
+ *   - a forward operator and the backward one torch gave its sequence
+ *     number (fwd_tid: the forward's thread) are joined by a flow, as
+ *     torch.profiler joins them: of the forward ops of a (thread, sequence
+ *     number) the one that started last, of the backward ops the one
+ *     that started first. Records come as ops end, so a pair waits in a
+ *     bounded table until the file ends or its slot is wanted. */
 #include "cuptrace/torch_abi.h"
 #include "model/model_int.h"
+#include "util/hmap.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
 
 #define EXT_SLOTS (1u << 16) /* correlation ids kept: 64K calls back */
 #define EXT_KIND_CUSTOM0 3   /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: the operators' ids */
+#define LINK_SLOTS (1u << 14) /* forward ops waiting for their backward op */
 
 struct ext_slot {
 	uint64_t corr, ext;
 };
 
+struct link_slot { /* a forward op (thread number, sequence number) and its backward op */
+	uint64_t rf_tid, seq; /* seq 0: empty */
+	const struct m_track *fwd, *bwd; /* NULL: none yet */
+	uint64_t fwd_ts, bwd_ts;
+};
+
 struct model_torch {
-	struct ext_slot *ext; /* by correlation id; NULL until the first ext_corr */
+	struct ext_slot *ext;   /* by correlation id; NULL until the first ext_corr */
+	struct link_slot *link; /* NULL until the first op with a sequence number */
 };
 
 static struct model_torch *state(struct model *m)
@@ -39,12 +54,47 @@ static struct model_torch *state(struct model *m)
 	return m->torch;
 }
 
+/* A pair's flow, once no better one can come (its slot is wanted, or the
+ * file ended). */
+static void link_out(struct model *m, struct link_slot *l)
+{
+	if (l->seq && l->fwd && l->bwd)
+		model_flow(m, MC_FWDBWD, l->fwd, l->fwd_ts, l->bwd, l->bwd_ts);
+	l->seq = 0;
+}
+
+static void link_op(struct model *m, const struct m_event *e)
+{
+	const struct m_torch *o = &e->torch;
+	struct model_torch *t = state(m);
+	if (!t->link)
+		t->link = xcalloc(LINK_SLOTS, sizeof *t->link);
+	uint64_t rf_tid = o->fwd_tid ? o->fwd_tid : o->rf_tid; /* the forward op's thread */
+	struct link_slot *l = &t->link[hmap_mix(rf_tid * 0x9e3779b97f4a7c15ull ^ o->seq) &
+	                               (LINK_SLOTS - 1)];
+	if (l->seq != o->seq || l->rf_tid != rf_tid) {
+		link_out(m, l);
+		*l = (struct link_slot){rf_tid, o->seq, NULL, NULL, 0, 0};
+	}
+	/* either may come first: the threads' records lie apart in the file */
+	if (!o->fwd_tid) { /* a forward op: the one that started last */
+		if (!l->fwd || e->ts >= l->fwd_ts)
+			l->fwd = e->track, l->fwd_ts = e->ts;
+	} else if (!l->bwd || e->ts < l->bwd_ts) { /* the backward op that started first */
+		l->bwd = e->track, l->bwd_ts = e->ts;
+	}
+}
+
 void model_torch_end(struct model *m)
 {
-	if (!m->torch)
+	struct model_torch *t = m->torch;
+	if (!t)
 		return;
-	free(m->torch->ext);
-	free(m->torch);
+	for (size_t i = 0; t->link && i < LINK_SLOTS; i++)
+		link_out(m, &t->link[i]);
+	free(t->link);
+	free(t->ext);
+	free(t);
 	m->torch = NULL;
 }
 
@@ -100,6 +150,8 @@ static void op_rec(struct model *m, const struct ct_event *ev)
 	o->stack = text(ev, F_TORCH_OP_STACK);
 	o->end_track = tid != ev->tid && ev->tid > 0 ? model_thread(m, ev->tid) : NULL;
 	model_emit(m, &e);
+	if (o->seq && scope != CUPTRACE_TORCH_SCOPE_USER)
+		link_op(m, &e);
 	if (scope == CUPTRACE_TORCH_SCOPE_USER && m->project_torch)
 		model_annot_scope(m, tid, ts, end, &o->name);
 }

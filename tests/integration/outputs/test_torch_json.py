@@ -45,7 +45,8 @@ def by_name(doc, cat):
 def test_operators_as_kineto_writes_them(trace):
     doc = trace[2]
     ops = by_name(doc, "cpu_op")
-    assert set(ops) == {"aten::mm", "aten::add", "MmBackward0", HOSTILE}
+    assert set(ops) == {"aten::mm", "aten::add", "MmBackward0", "evaluate_function: MmBackward0",
+                        HOSTILE}
     mm = ops["aten::mm"]
     assert mm["ph"] == "X" and mm["dur"] == 0.5
     assert mm["args"] == {"External id": 2, "Sequence number": 5, "Fwd thread id": 0,
@@ -58,6 +59,16 @@ def test_operators_as_kineto_writes_them(trace):
     assert bw["tid"] == 200 and bw["args"]["Fwd thread id"] == 1
     assert bw["args"]["Sequence number"] == mm["args"]["Sequence number"]
     assert mm["tid"] == ops["aten::add"]["tid"] == 100
+    # torch.profiler's forward-backward link: from the forward op to the
+    # backward op of its sequence number that started first
+    flows = {}
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "fwdbwd":
+            flows.setdefault(e["id"], {})[e["ph"]] = e
+    [f] = flows.values()
+    outer = ops["evaluate_function: MmBackward0"]
+    assert (f["s"]["tid"], f["s"]["ts"]) == (mm["tid"], mm["ts"])
+    assert (f["f"]["tid"], f["f"]["ts"], f["f"]["bp"]) == (outer["tid"], outer["ts"], "e")
     scopes = by_name(doc, "user_annotation")
     assert scopes["my_scope"]["args"] == {"External id": 1}
     # begun on thread 100, ended on 200: drawn where it began
@@ -164,6 +175,16 @@ def test_the_observer_program_as_torch_profiler_writes_it(observer):
     assert got == sorted((t["ptr"], t["bytes"], t["device"], t["allocated"], t["op"],
                           t["rec_tid"]) for t in mems)
     assert len(got) > 10
+    # each forward op with a sequence number linked to the backward op of
+    # that number that began first, as torch.profiler links them
+    x = {(e["tid"], e["ts"]): e["name"] for e in ev if e.get("cat") == "cpu_op"}
+    flows = {}
+    for e in ev:
+        if e.get("cat") == "fwdbwd":
+            flows.setdefault(e["id"], {})[e["ph"]] = x[(e["tid"], e["ts"])]
+    assert sorted((f["s"], f["f"]) for f in flows.values()) == sorted(
+        [("aten::addmm", "autograd::engine::evaluate_function: AddmmBackward0"),
+         ("aten::relu", "autograd::engine::evaluate_function: ReluBackward0")] * 3)
 
 
 HTA_SCRIPT = r"""
@@ -258,7 +279,8 @@ def test_tensorboard_plugin_reads_operators(trace, tmp_path):
     our allocation under its operator."""
     got = tensorboard(trace[1] / "rank0.json", tmp_path)
     assert {"overall", "operator", "kernel", "memory"} <= set(got["views"])
-    assert got["ops"] == sorted(["aten::mm", "aten::add", "MmBackward0", HOSTILE])
+    assert got["ops"] == sorted(["aten::mm", "aten::add", "MmBackward0",
+                                 "evaluate_function: MmBackward0", HOSTILE])
     assert got["perf"]["CPU Exec"] > 0
     assert got["perf"]["Other"] < sum(got["perf"].values())
     assert got["mem"] == {"GPU0": [["aten::mm", 1, 0.5, 0.5, 1, 1, 0.5, 0.5]]}

@@ -39,7 +39,7 @@ def test_sqlite_operators(db):
     by = {r[0]: r[1:] for r in rows}
     assert by["aten::mm"] == ("op", 5, 1, None, "2,3;3,4", "float;float",
                               "train.py(12): forward;train.py(30): <module>", 500, 100, None, 2)
-    assert by["MmBackward0"] == ("backward", 5, 2, 1, None, None, None, 500, 200, None, 4)
+    assert by["MmBackward0"] == ("backward", 5, 2, 1, None, None, None, 500, 200, None, 7)
     assert by["handoff"][0] == "user" and by["handoff"][8:] == (100, 200, 5)
     # text as recorded, made valid UTF-8
     assert by[HOSTILE][:1] == ("other",) and by[HOSTILE][4:7] == ("1,x;2", 'fl"oat;\ufffd',

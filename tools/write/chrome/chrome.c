@@ -109,6 +109,7 @@ static void on_event(void *ctx, const struct m_event *ev)
 		break;
 	case MC_LAUNCH:
 	case MC_NCCL_FLOW:
+	case MC_FWDBWD:
 		chrome_flow(c, ev);
 		break;
 	case MC_MEMCPY:

@@ -53,7 +53,8 @@ void chrome_track(struct chrome *c, const struct m_track *tr)
 	out_lit(o, "}}");
 }
 
-static inline __attribute__((always_inline)) void flow_half(struct chrome *c, char ph, int nccl,
+/* kind: the flow's category (MC_LAUNCH, MC_NCCL_FLOW, MC_FWDBWD) */
+static inline __attribute__((always_inline)) void flow_half(struct chrome *c, char ph, int kind,
                                                              uint64_t id, const struct m_track *tr,
                                                              uint64_t ts)
 {
@@ -78,8 +79,10 @@ static inline __attribute__((always_inline)) void flow_half(struct chrome *c, ch
 	} else {
 		p += chrome_fmt_ts(c, p, ts);
 	}
-	if (nccl)
+	if (kind == MC_NCCL_FLOW)
 		PUT_LIT(p, ",\"cat\":\"nccl\",\"name\":\"nccl\"");
+	else if (kind == MC_FWDBWD) /* torch.profiler's forward-backward link */
+		PUT_LIT(p, ",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"");
 	else
 		PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
 	if (ph == 'f')
@@ -94,7 +97,6 @@ void chrome_flow(struct chrome *c, const struct m_event *ev)
 	/* Unique in the document and below 2^53 (JSON readers use doubles):
 	 * the file's index above the model's id, unique in the file. */
 	uint64_t id = (uint64_t)c->t->index << 36 | (ev->flow.id & ((1ull << 36) - 1));
-	int nccl = ev->cat == MC_NCCL_FLOW;
-	flow_half(c, 's', nccl, id, ev->track, ev->ts);
-	flow_half(c, 'f', nccl, id, ev->flow.to, ev->flow.to_ts);
+	flow_half(c, 's', ev->cat, id, ev->track, ev->ts);
+	flow_half(c, 'f', ev->cat, id, ev->flow.to, ev->flow.to_ts);
 }

@@ -44,7 +44,7 @@
 static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
 					   "cuda_runtime", "cuda_driver",  "user_annotation",
 					   "nccl",         "cuptrace",     "ac2g",
-					   "gpu_user_annotation", "cpu_op", "cpu_instant_event"};
+					   "gpu_user_annotation", "cpu_op", "cpu_instant_event", "fwdbwd"};
 static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 
 /* ---- packets */
@@ -361,7 +361,7 @@ static void drops(struct pft *p, const struct m_event *ev)
 /* One end of a flow: added to the slice just written when it is that
  * slice's, else an instant of its own. */
 static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint64_t id, int term,
-                     int nccl)
+                     unsigned kind)
 {
 	struct out *o = p->o;
 	if (p->open.on && p->open.track == tr && p->open.ts == ts) {
@@ -373,8 +373,9 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 		p->open.te_at += g2;
 		return;
 	}
-	struct need nd = {.cat = nccl ? C_NCCL : C_AC2G};
-	need_name(p, &nd, CT_SREF_INLINE, 0, nccl ? "nccl" : "ac2g", nccl ? 4 : 4);
+	struct need nd = {.cat = kind == MC_NCCL_FLOW ? C_NCCL : kind == MC_FWDBWD ? C_FWDBWD : C_AC2G};
+	const char *name = cat_names[nd.cat];
+	need_name(p, &nd, CT_SREF_INLINE, 0, name, strlen(name));
 	uint64_t uuid = use_track(p, tr, 0);
 	unsigned clock = use_clock(p, &ptrack(p, tr)->flow_clock);
 	size_t pkt, te = event_start(p, clock, ts_of(p, ts), &nd, &pkt);
@@ -386,14 +387,14 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 static void flow(struct pft *p, const struct m_event *ev)
 {
 	uint64_t id = (uint64_t)p->t->index << 36 | (ev->flow.id & ((1ull << 36) - 1));
-	int nccl = ev->cat == MC_NCCL_FLOW;
+	unsigned kind = ev->cat;
 	/* the end that is the slice just written first, while it is open */
 	if (p->open.on && p->open.track == ev->flow.to && p->open.ts == ev->flow.to_ts) {
-		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, nccl);
-		flow_end(p, ev->track, ev->ts, id, 0, nccl);
+		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, kind);
+		flow_end(p, ev->track, ev->ts, id, 0, kind);
 	} else {
-		flow_end(p, ev->track, ev->ts, id, 0, nccl);
-		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, nccl);
+		flow_end(p, ev->track, ev->ts, id, 0, kind);
+		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, kind);
 	}
 }
 
@@ -552,6 +553,7 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 	}
 	case MC_LAUNCH:
 	case MC_NCCL_FLOW:
+	case MC_FWDBWD:
 		flow(p, ev);
 		break;
 	case MC_NCCL:

@@ -39,7 +39,7 @@ enum {
 
 /* ---- interned categories and arg names (iid: index + 1) */
 enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_NCCL, C_CUPTRACE,
-	   C_AC2G, C_GPU_USER, C_CPU_OP, C_INSTANT, C_N };
+	   C_AC2G, C_GPU_USER, C_CPU_OP, C_INSTANT, C_FWDBWD, C_N };
 
 #define ANNOTATIONS(X)                                                                             \
 	X(A_CORR, "correlation") X(A_DEVICE, "device") X(A_CONTEXT, "context") X(A_STREAM, "stream")  \
