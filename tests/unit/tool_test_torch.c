@@ -174,7 +174,7 @@ static void write_trace(const char *path)
 	op(3, CUPTRACE_TORCH_SCOPE_OP, "aten::add", 2000, 2500, 0, 1, 0, 0, "2;;3", "float;int;", "");
 	/* text no output may trust: quotes, controls, invalid UTF-8, dims
 	 * that are not numbers */
-	op(6, CUPTRACE_TORCH_SCOPE_OTHER, HOSTILE, 2550, 2580, 0, 1, 0, 0, "1,x;2", "fl\"oat;\xc3",
+	op(6, CUPTRACE_TORCH_SCOPE_OTHER, HOSTILE, 2550, 2580, 0, 1, 0, 0, "0,1;07", "fl\"oat;\xc3",
 	   "f\n\x7f\\");
 	op(1, CUPTRACE_TORCH_SCOPE_USER, "my_scope", 900, 3000, 0, 1, 0, 0, "", "", "");
 	end_block();
@@ -312,7 +312,7 @@ int main(int argc, char **argv)
 	const struct seen *ad = find(MC_TORCH_OP, "aten::add", 0);
 	CHECK(ad && !strcmp(ad->dims, "2;;3") && !strcmp(ad->types, "float;int;") && !ad->t.seq);
 	const struct seen *ev6 = find(MC_TORCH_OP, HOSTILE, 0); /* passed on as bytes */
-	CHECK(ev6 && ev6->t.scope == CUPTRACE_TORCH_SCOPE_OTHER && !strcmp(ev6->dims, "1,x;2"));
+	CHECK(ev6 && ev6->t.scope == CUPTRACE_TORCH_SCOPE_OTHER && !strcmp(ev6->dims, "0,1;07"));
 	const struct seen *ho = find(MC_TORCH_SCOPE, "handoff", 0);
 	CHECK(ho && ho->tid == 100 && ho->end_tid == 200 && ho->ts == 3500 && ho->end == 5000);
 

@@ -106,8 +106,8 @@ def test_scopes_gpu_work(trace):
 
 def test_hostile_text(trace):
     """Names, types and stacks are escaped (invalid UTF-8 as U+FFFD, as
-    everywhere in the JSON); dims that are not all digits are left out
-    rather than written as numbers."""
+    everywhere in the JSON); dims that are not all JSON numbers (here a
+    size with a leading zero) are left out rather than written as such."""
     raw = trace[3]
     raw.decode("utf-8")  # strict: every byte valid
     json.loads(raw, strict=True)

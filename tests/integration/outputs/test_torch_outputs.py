@@ -42,7 +42,7 @@ def test_sqlite_operators(db):
     assert by["MmBackward0"] == ("backward", 5, 2, 1, None, None, None, 500, 200, None, 7)
     assert by["handoff"][0] == "user" and by["handoff"][8:] == (100, 200, 5)
     # text as recorded, made valid UTF-8
-    assert by[HOSTILE][:1] == ("other",) and by[HOSTILE][4:7] == ("1,x;2", 'fl"oat;\ufffd',
+    assert by[HOSTILE][:1] == ("other",) and by[HOSTILE][4:7] == ("0,1;07", 'fl"oat;\ufffd',
                                                                    "f\n\x7f\\")
 
 

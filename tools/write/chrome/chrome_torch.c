@@ -13,31 +13,34 @@
  *     "Total Allocated", "Total Reserved"; and the allocator's total as a
  *     counter ("torch allocated") of the CPU's or the GPU's process.
  * Every string is escaped; the sizes of dims are written as JSON numbers
- * only when all of them are digits (else "Input Dims" is left out). */
+ * only when all of them are (digits, no leading zero; else "Input Dims"
+ * is left out). */
 #include "cuptrace/torch_abi.h"
 #include "write/chrome/chrome_int.h"
 
 #define DIM_DIGITS 19 /* a size longer than this is not a size */
 
-/* Whether text is inputs by ';', each of sizes by ',' that are digits. */
+/* Whether text is inputs by ';', each of sizes by ',' that are JSON
+ * numbers: digits, no leading zero. */
 static int dims_valid(const char *s, size_t n)
 {
 	size_t digits = 0;
-	int need = 0; /* a size must follow (after a ',') */
+	int need = 0, zero = 0; /* need: a size must follow (after a ','); zero: it began with 0 */
 	for (size_t i = 0; i < n; i++) {
 		char ch = s[i];
 		if (ch >= '0' && ch <= '9') {
-			if (++digits > DIM_DIGITS)
+			if (zero || ++digits > DIM_DIGITS)
 				return 0;
+			zero = digits == 1 && ch == '0';
 			need = 0;
 		} else if (ch == ',') {
 			if (!digits)
 				return 0;
-			digits = 0, need = 1;
+			digits = 0, need = 1, zero = 0;
 		} else if (ch == ';') {
 			if (need)
 				return 0;
-			digits = 0;
+			digits = 0, zero = 0;
 		} else {
 			return 0;
 		}
