@@ -34,8 +34,9 @@ if [ ! -d /usr/local/cuda/include/nvtx3 ] && [ ! -d "${CUDA_HOME:-/usr/local/cud
 fi
 
 # Python packages for the tests: NVIDIA's nvtx annotations, Holistic Trace
-# Analysis (HTA 0.5 needs pandas < 3) and perfetto (its generated protobuf
-# classes decode .pftrace files), in a venv that also sees Debian's packages
+# Analysis (HTA 0.5 needs pandas < 3), TensorBoard's profiler plugin
+# (torch-tb-profiler, which reads the PyTorch operators of our Kineto JSON)
+# and perfetto (its generated protobuf classes decode .pftrace files), in a venv that also sees Debian's packages
 # (pytest, torch). Best effort: without network the tests that need them say
 # they are skipped.
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,4 +49,8 @@ fi
 if [ -x "$root/build/venv/bin/python" ] && ! "$root/build/venv/bin/python" -c "import hta" 2>/dev/null; then
 	"$root/build/venv/bin/pip" install -q holistictraceanalysis 'pandas<3' ||
 		echo "warning: could not install holistictraceanalysis; the HTA tests will be skipped" >&2
+fi
+if [ -x "$root/build/venv/bin/python" ] && ! "$root/build/venv/bin/python" -c "import torch_tb_profiler" 2>/dev/null; then
+	"$root/build/venv/bin/pip" install -q torch-tb-profiler tensorboard ||
+		echo "warning: could not install torch-tb-profiler; the TensorBoard plugin tests will be skipped" >&2
 fi

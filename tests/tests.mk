@@ -118,10 +118,10 @@ build/tests/unit/test_ring: tests/unit/test_ring.c $(RING_UNIT_OBJ) tests/unit/c
 		-lzstd -lpthread -ldl -lm
 
 # ---- unit tests of the tools (tests/unit/tool_test_*.c), linked with the
-# tool's objects but its main
+# tool's objects but its main, and the encoder (tests that write a trace)
 TOOL_UNIT_SRC := $(wildcard tests/unit/tool_test_*.c)
 TOOL_UNITS := $(patsubst tests/unit/%.c,build/tests/unit/%,$(TOOL_UNIT_SRC))
-TOOL_UNIT_OBJ := $(filter-out $(OBJ)/tools/main.o,$(TOOL_OBJ))
+TOOL_UNIT_OBJ := $(filter-out $(OBJ)/tools/main.o,$(TOOL_OBJ)) $(OBJ)/libtrace/format/enc.o
 
 build/tests/unit/tool_test_%: tests/unit/tool_test_%.c $(TOOL_UNIT_OBJ) tests/unit/check.h
 	@mkdir -p $(dir $@)

@@ -84,7 +84,10 @@ ASAN_FORK = pytest.mark.skipif("address" in SAN, reason="ASan's allocator deadlo
 
 VENV_WHY = {"hta": "holistictraceanalysis not installed in build/venv (tests/install-deps.sh "
                    "installs it: pip install holistictraceanalysis 'pandas<3')",
-            "perfetto": "perfetto not installed in build/venv (tests/install-deps.sh)"}
+            "perfetto": "perfetto not installed in build/venv (tests/install-deps.sh)",
+            "torch_tb_profiler": "torch-tb-profiler not installed in build/venv "
+                                 "(tests/install-deps.sh installs it: pip install "
+                                 "torch-tb-profiler tensorboard)"}
 
 
 def venv_python(module):

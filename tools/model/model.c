@@ -16,8 +16,11 @@ const char *const m_cat_name[MC_N] = {
     [MC_DRIVER] = "driver",      [MC_GPU_MEMORY] = "gpu_memory", [MC_NCCL] = "nccl",
     [MC_NCCL_GROUP] = "nccl_group", [MC_NCCL_GPU] = "nccl_gpu", [MC_DROPS] = "drops",
     [MC_LAUNCH] = "launch",      [MC_NCCL_FLOW] = "nccl_flow", [MC_NONE] = "none",
-    [MC_GPU_ANNOTATION] = "gpu_annotation", [MC_HANG] = "hang_suspected", [MC_MPI] = "mpi",
-    [MC_MPI_FLOW] = "mpi_flow",  [MC_MPI_COMM] = "mpi_comm",   [MC_MPI_HANG] = "mpi_hang",
+    [MC_GPU_ANNOTATION] = "gpu_annotation", [MC_HANG] = "hang_suspected",
+    [MC_TORCH_OP] = "torch_op",  [MC_TORCH_SCOPE] = "torch_scope", [MC_TORCH_MEM] = "torch_mem",
+    [MC_FWDBWD] = "fwdbwd",
+    [MC_MPI] = "mpi",          [MC_MPI_FLOW] = "mpi_flow",  [MC_MPI_COMM] = "mpi_comm",
+    [MC_MPI_HANG] = "mpi_hang",
 };
 
 /* ---- NVTX spans */
@@ -98,13 +101,13 @@ static void step_range(struct model *m)
 /* A cleanly closed file's footer, read at open, tells whether any GPU work
  * was launched at all: without it the NVTX GPU projection (which keeps
  * every closed range a while) has nothing to do. */
-static int no_launches(const struct ct_file *f)
+static int no_launches(const struct ct_file *f, unsigned ranges)
 {
 	if (!f->final_footer)
 		return 0;
 	return !f->f_events[CT_EV_CUDA_API] ||
 	       !(f->f_events[CT_EV_KERNEL] + f->f_events[CT_EV_MEMCPY] + f->f_events[CT_EV_MEMSET]) ||
-	       !f->f_events[CT_EV_NVTX_PUSH]; /* no push/pop range to project onto */
+	       !f->f_events[ranges]; /* no range to project onto */
 }
 
 /* One file being read (model.h): the model and where the reading stands. */
@@ -125,7 +128,9 @@ struct model_run *model_open(struct tfile *t, const struct m_consumer *c, void *
 	m->t = t, m->c = c, m->ctx = ctx;
 	m->spans = spans_new(on_span, m);
 	step_range(m);
-	m->project = gpu_file_traces_cuda(&t->f.h) && !no_launches(&t->f);
+	int cuda = gpu_file_traces_cuda(&t->f.h);
+	m->project = cuda && !no_launches(&t->f, CT_EV_NVTX_PUSH);
+	m->project_torch = cuda && gpu_file_traces_torch(&t->f.h) && !no_launches(&t->f, CT_EV_TORCH_OP);
 	if (c->begin_file)
 		c->begin_file(ctx, t);
 	if (w) {
@@ -144,6 +149,7 @@ static void file_end(struct model_run *r)
 	spans_finish(m->spans);
 	model_annot_end(m);
 	model_gpu_end(m);
+	model_torch_end(m);
 	model_nccl_end(m);
 	model_mpi_end(m, spans_last_ts(m->spans));
 	drops(m, spans_last_ts(m->spans));
@@ -174,6 +180,8 @@ int model_step(struct model_run *r, uint64_t max)
 			model_gpu_record(m, &ev);
 			if (ev.kind == CT_EV_KERNEL)
 				model_nccl_record(m, &ev); /* NCCL kernels join their operations */
+		} else if (ev.kind >= CT_EV_TORCH_FIRST && ev.kind < CT_EV_TORCH_END) {
+			model_torch_record(m, &ev);
 		} else if ((ev.kind >= CT_EV_NCCL_FIRST && ev.kind < CT_EV_NCCL_END) ||
 		           ev.kind == CT_EV_HANG) {
 			model_nccl_record(m, &ev);

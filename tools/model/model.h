@@ -72,6 +72,11 @@ enum m_cat {
 	                    * name, depth; ts/end: the first start and last end of the
 	                    * work launched inside it) */
 	MC_HANG,       /* instant: the watchdog's hang_suspected, on the communicator's track */
+	MC_TORCH_OP,    /* torch: a PyTorch operator (aten, custom, backward, TorchScript) */
+	MC_TORCH_SCOPE, /* torch: a record_function scope */
+	MC_TORCH_MEM,   /* tmem: an allocation or free by torch (instant on the thread), and
+	                 * the allocator's total on that device after it (counter) */
+	MC_FWDBWD,      /* flow: a forward operator to the backward one of its sequence number */
 	MC_MPI,        /* mpi: an MPI call, on its thread's MPI track */
 	MC_MPI_FLOW,   /* flow: a request's call to the call that completed it */
 	MC_MPI_COMM,   /* instant (mpi): a communicator this rank is a member of, as defined */
@@ -96,6 +101,9 @@ struct m_gpu {
 	int64_t wait_stream, wait_corr;
 	/* Of the device: SMs and warp size when its record was seen, else 0. */
 	uint64_t sms, warp;
+	/* The id of the PyTorch operator that launched it (its call's
+	 * external correlation), 0 none. */
+	uint64_t ext;
 };
 
 /* An MPI communicator as a file defines it (its latest definition). */
@@ -122,6 +130,31 @@ struct m_mpi {
 struct m_api {
 	uint64_t corr, cbid, status;
 	struct sref name;
+	uint64_t ext; /* the PyTorch operator it was made in (external correlation), 0 none */
+};
+
+/* A PyTorch operator or record_function scope (MC_TORCH_OP, MC_TORCH_SCOPE),
+ * on the track of the thread it began on. */
+struct m_torch {
+	uint64_t id;      /* from 1 in the process; what its CUDA work carries as ext */
+	uint64_t seq;     /* torch's sequence number + 1; 0: none */
+	uint64_t rf_tid;  /* torch's number of the thread that ran it */
+	uint64_t fwd_tid; /* of a backward op: that number of its forward op's thread; 0 none */
+	uint32_t scope;   /* CUPTRACE_TORCH_SCOPE_* (include/cuptrace/torch_abi.h) */
+	/* Text as the file gave it (any bytes; empty when not recorded):
+	 * dims "2,3;3" (inputs by ';', sizes by ','), types "float;float",
+	 * stack: Python frames, innermost first, by ';'. */
+	struct sref name, dims, types, stack;
+	const struct m_track *end_track; /* the thread that ended it, when another; else NULL */
+};
+
+/* A torch allocation (bytes > 0) or free (bytes < 0) (MC_TORCH_MEM). */
+struct m_tmem {
+	uint64_t ptr;
+	int64_t bytes;
+	int64_t device; /* -1: the CPU, else the CUDA device */
+	uint64_t allocated, reserved; /* the allocator's totals on the device after it */
+	uint64_t op;                  /* the innermost operator open on the thread, 0 none */
 };
 
 struct m_event {
@@ -153,7 +186,11 @@ struct m_event {
 			uint64_t range_ts, range_end; /* the NVTX range on its thread */
 			uint64_t ops;                 /* GPU operations in this part */
 			uint32_t part, nparts;        /* parts (streams) handed out in a row */
+			uint8_t torch;                /* of a record_function scope, not NVTX */
 		} annot;
+		struct m_torch torch; /* MC_TORCH_OP, MC_TORCH_SCOPE */
+		struct m_tmem tmem;   /* MC_TORCH_MEM: ME_INSTANT on the thread's track, or
+		                       * ME_COUNTER (track NULL) of the device's process */
 		struct {
 			uint64_t device;
 			const char *name; /* the GPU's name, or NULL while unknown */

@@ -13,7 +13,14 @@
  * closed range is handed out once the file's NVTX clock has moved
  * HORIZON_NS past its end (or its thread keeps too many), so memory holds
  * a window of the trace, not all of it; work paired later than that is
- * not projected. */
+ * not projected.
+ *
+ * PyTorch's record_function scopes project the same way (the part marked
+ * torch), but the file tells of a scope only when it ends: no stack says
+ * which are open. So each thread keeps its last RECENT calls, which a scope
+ * takes in when it comes, and the scopes that ended lately, which a call
+ * that comes after its scope joins; a scope is handed out HORIZON_NS after
+ * its end by the scopes' own clock (the latest scope end or call start). */
 #include "model/model_int.h"
 #include "util/xalloc.h"
 
@@ -24,6 +31,10 @@
 #define MAX_CLOSED  65536 /* closed ranges a thread keeps */
 #define MAX_WAITING 65536 /* calls a thread keeps waiting for its NVTX */
 #define MAX_SCAN    4096  /* closed ranges looked at per call */
+#define RECENT      65536 /* calls a thread keeps for the scopes that end after them */
+#define SLACK       64    /* calls out of order around a scope's edges */
+#define MAX_SCOPES  65536 /* scopes kept, all threads together */
+#define NAME_MAX_COPY 1024 /* bytes of a scope's name kept when the file gave it inline */
 
 struct ext { /* one stream's part of a range's projection */
 	const struct m_track *tr;
@@ -51,12 +62,22 @@ struct athread {
 	size_t head, nclosed, capclosed;
 	struct launch *wait; /* in arrival order */
 	size_t nwait, capwait;
+	/* record_function scopes: they come when they end, after or before
+	 * the calls inside them. The last RECENT calls (a ring, in arrival
+	 * order: about that of their start), and the scopes that ended
+	 * lately (in arrival order: about that of their end). */
+	struct launch *recent; /* [rhead, rn) */
+	size_t rhead, rn, rcap;
+	struct arange *scopes;
+	size_t shead, sn, scap;
 };
 
 struct model_annot {
 	struct hmap threads; /* tid + 1 -> struct athread */
 	struct athread **all;
 	size_t nall;
+	uint64_t torch_now; /* the latest scope end or call start seen (scopes' clock) */
+	size_t nscopes;     /* scopes kept, all threads */
 };
 
 static struct model_annot *state(struct model *m)
@@ -135,7 +156,7 @@ static void place(struct model *m, struct athread *t, const struct launch *l)
 	spans_open_at(m->spans, t->tid, l->call_ts, on_open, &c);
 }
 
-static void hand_out(struct model *m, struct athread *t, struct arange *r)
+static void hand_out(struct model *m, struct athread *t, struct arange *r, int torch)
 {
 	for (unsigned i = 0; i < r->nx; i++) {
 		struct span s;
@@ -151,6 +172,7 @@ static void hand_out(struct model *m, struct athread *t, struct arange *r)
 		ev.annot.range_ts = r->ts, ev.annot.range_end = r->end;
 		ev.annot.ops = r->x[i].ops;
 		ev.annot.part = i, ev.annot.nparts = r->nx;
+		ev.annot.torch = (uint8_t)torch;
 		model_emit(m, &ev);
 	}
 	free(r->x);
@@ -163,7 +185,7 @@ static void expire(struct model *m, struct athread *t, uint64_t now, int all)
 {
 	while (t->head < t->nclosed &&
 	       (all || t->nclosed - t->head > MAX_CLOSED || t->closed[t->head].end + HORIZON_NS < now))
-		hand_out(m, t, &t->closed[t->head++]);
+		hand_out(m, t, &t->closed[t->head++], 0);
 	if (t->head == t->nclosed) {
 		t->head = t->nclosed = 0;
 	} else if (t->head > t->nclosed / 2 && t->head > 64) {
@@ -186,16 +208,139 @@ static void release(struct model *m, struct athread *t, uint64_t known, int all)
 	t->nwait = w;
 }
 
+/* ---- record_function scopes */
+
+static struct launch *recent_at(struct athread *t, size_t i)
+{
+	return &t->recent[t->rhead + i];
+}
+
+/* Keeps l among the thread's last RECENT calls (grown as needed: a
+ * damaged file may name many threads). */
+static void recent_add(struct athread *t, const struct launch *l)
+{
+	if (t->rn == t->rcap) {
+		if (t->rhead >= t->rn / 2 && t->rhead) {
+			memmove(t->recent, t->recent + t->rhead, (t->rn - t->rhead) * sizeof *t->recent);
+			t->rn -= t->rhead;
+			t->rhead = 0;
+		} else {
+			t->rcap = t->rcap ? 2 * t->rcap : 64;
+			t->recent = xrealloc(t->recent, t->rcap * sizeof *t->recent);
+		}
+	}
+	t->recent[t->rn++] = *l;
+	if (t->rn - t->rhead > RECENT)
+		t->rhead++;
+}
+
+/* Hands out the scopes of t that no call can reach any more. */
+static void expire_scopes(struct model *m, struct athread *t, uint64_t now, int all)
+{
+	while (t->shead < t->sn &&
+	       (all || t->sn - t->shead > MAX_CLOSED || t->scopes[t->shead].end + HORIZON_NS < now)) {
+		hand_out(m, t, &t->scopes[t->shead++], 1);
+		m->annot->nscopes--;
+	}
+	if (t->shead == t->sn) {
+		t->shead = t->sn = 0;
+	} else if (t->shead > t->sn / 2 && t->shead > 64) {
+		memmove(t->scopes, t->scopes + t->shead, (t->sn - t->shead) * sizeof *t->scopes);
+		t->sn -= t->shead;
+		t->shead = 0;
+	}
+}
+
+/* A call after the scopes around it: into those that hold its start. */
+static void place_scopes(struct athread *t, const struct launch *l)
+{
+	size_t lo = t->shead, hi = t->sn; /* first scope ending at or after the call */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->scopes[mid].end < l->call_ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	lo = lo > t->shead + SLACK ? lo - SLACK : t->shead;
+	for (size_t i = lo, n = 0; i < t->sn && n < MAX_SCAN; i++, n++)
+		if (t->scopes[i].ts <= l->call_ts && l->call_ts <= t->scopes[i].end)
+			extend(&t->scopes[i], l);
+}
+
+static void launch_scopes(struct model *m, struct athread *t, const struct launch *l)
+{
+	struct model_annot *a = m->annot;
+	if (l->call_ts > a->torch_now)
+		a->torch_now = l->call_ts;
+	if (t->sn > t->shead)
+		place_scopes(t, l);
+	recent_add(t, l);
+	if (t->shead < t->sn && t->scopes[t->shead].end + HORIZON_NS < a->torch_now)
+		expire_scopes(m, t, a->torch_now, 0);
+}
+
+void model_annot_scope(struct model *m, int64_t tid, uint64_t ts, uint64_t end,
+                       const struct sref *name)
+{
+	struct model_annot *a = state(m);
+	struct athread *t = athread(a, tid);
+	struct arange r;
+	memset(&r, 0, sizeof r);
+	r.ts = ts, r.end = end;
+	/* the calls that came before it */
+	size_t n = t->rn - t->rhead, lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (recent_at(t, mid)->call_ts < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t past = 0;
+	for (size_t i = lo > SLACK ? lo - SLACK : 0; i < n && past < SLACK; i++) {
+		const struct launch *l = recent_at(t, i);
+		if (l->call_ts > end)
+			past++;
+		else if (l->call_ts >= ts)
+			extend(&r, l);
+	}
+	r.name = *name;
+	if (name->sid < CT_SID_FIRST) { /* inline: its bytes go with the block */
+		uint32_t len = name->len < NAME_MAX_COPY ? name->len : NAME_MAX_COPY;
+		char *c = xrealloc(NULL, len + 1u);
+		memcpy(c, name->s, len);
+		c[len] = 0;
+		r.name = (struct sref){CT_SREF_INLINE, c, len};
+	}
+	if (t->sn == t->scap) {
+		t->scap = t->scap ? t->scap * 2 : 64;
+		t->scopes = xrealloc(t->scopes, t->scap * sizeof *t->scopes);
+	}
+	t->scopes[t->sn++] = r;
+	a->nscopes++;
+	if (end > a->torch_now)
+		a->torch_now = end;
+	/* too many kept (a damaged file's many threads): this thread's go */
+	expire_scopes(m, t, a->torch_now, a->nscopes > MAX_SCOPES);
+}
+
+/* ---- calls */
+
 void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const struct m_track *tr,
                         uint64_t ts, uint64_t end)
 {
+	struct athread *t = athread(state(m), tid);
+	struct launch l = {call_ts, ts, end, tr};
+	if (m->project_torch)
+		launch_scopes(m, t, &l);
+	if (!m->project)
+		return;
 	/* known 0: no NVTX of that thread read yet. Its ranges may still come:
 	 * CUPTI's buffers often lie in the file before the thread's NVTX
 	 * chunks, so the calls wait for them (dropping them would project 0 of
 	 * the 15 forward ranges of 15 iterations of sim_train). */
 	uint64_t known = spans_open_at(m->spans, tid, 0, NULL, NULL);
-	struct athread *t = athread(state(m), tid);
-	struct launch l = {call_ts, ts, end, tr};
 	if (!known || call_ts > known) {
 		if (t->nwait == MAX_WAITING) { /* the older half waited too long: placed as things are */
 			for (size_t i = 0; i < MAX_WAITING / 2; i++)
@@ -253,9 +398,11 @@ void model_annot_end(struct model *m)
 		struct athread *t = a->all[i];
 		release(m, t, 0, 1);
 		expire(m, t, 0, 1);
+		expire_scopes(m, t, 0, 1);
 		for (size_t k = 0; k < t->nopen; k++)
 			free(t->open[k].x); /* never closed: the file ended inside */
 		free(t->open), free(t->closed), free(t->wait);
+		free(t->recent), free(t->scopes);
 		free(t);
 	}
 	free(a->all);

@@ -121,7 +121,7 @@ static void flow_to(struct model *m, struct model_gpu *g, uint64_t corr, const s
 	struct api_slot *a = &g->api[corr & (API_SLOTS - 1)];
 	if (a->corr == corr) {
 		model_launch_flow(m, a->track, a->ts, a->end, tr, ts, end, cat, name);
-		if (proj && m->project)
+		if (proj && (m->project || m->project_torch))
 			model_annot_launch(m, a->track->tid, a->ts, tr, ts, end);
 		return;
 	}
@@ -162,7 +162,7 @@ static void call_seen(struct model *m, struct model_gpu *g, uint64_t corr,
 			struct sref name = {dn ? e->sid : 0, dn ? dn->s : "", dn ? (uint32_t)dn->n : 0};
 			model_launch_flow(m, tr, ts, end, e->track, e->ts, e->end, (enum m_cat)e->cat,
 			                  &name);
-			if (e->proj && m->project)
+			if (e->proj && (m->project || m->project_torch))
 				model_annot_launch(m, tr->tid, ts, e->track, e->ts, e->end);
 			g->pend_corr[i] = 0;
 			g->npend--;
@@ -200,6 +200,7 @@ static void kernel(struct model *m, struct model_gpu *g, const struct ct_event *
 	k->context = v[F_KERNEL_CONTEXT];
 	k->stream = v[F_KERNEL_STREAM];
 	k->corr = v[F_KERNEL_CORRELATION];
+	k->ext = model_torch_ext(m, k->corr);
 	k->grid[0] = v[F_KERNEL_GRID_X];
 	k->grid[1] = v[F_KERNEL_GRID_Y];
 	k->grid[2] = v[F_KERNEL_GRID_Z];
@@ -235,6 +236,7 @@ static void memcpy_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	c->context = v[F_MEMCPY_CONTEXT];
 	c->stream = v[F_MEMCPY_STREAM];
 	c->corr = v[F_MEMCPY_CORRELATION];
+	c->ext = model_torch_ext(m, c->corr);
 	c->bytes = v[F_MEMCPY_BYTES];
 	c->kind = v[F_MEMCPY_COPY_KIND];
 	c->src_kind = v[F_MEMCPY_SRC_KIND];
@@ -258,6 +260,7 @@ static void memset_rec(struct model *m, struct model_gpu *g, const struct ct_eve
 	s->context = v[F_MEMSET_CONTEXT];
 	s->stream = v[F_MEMSET_STREAM];
 	s->corr = v[F_MEMSET_CORRELATION];
+	s->ext = model_torch_ext(m, s->corr);
 	s->bytes = v[F_MEMSET_BYTES];
 	s->value = v[F_MEMSET_VALUE];
 	s->mem_kind = v[F_MEMSET_MEMORY_KIND];
@@ -285,6 +288,7 @@ static void sync_rec(struct model *m, struct model_gpu *g, const struct ct_event
 	y->context = v[F_SYNC_CONTEXT];
 	y->stream = v[F_SYNC_STREAM];
 	y->corr = v[F_SYNC_CORRELATION];
+	y->ext = model_torch_ext(m, y->corr);
 	y->sync_type = v[F_SYNC_TYPE];
 	y->event = v[F_SYNC_EVENT];
 	y->device = device_of_context(g, y->context);
@@ -312,6 +316,7 @@ static void api_rec(struct model *m, struct model_gpu *g, const struct ct_event 
 	e.api.corr = v[F_CUDA_API_CORRELATION];
 	e.api.cbid = v[F_CUDA_API_CBID];
 	e.api.status = v[F_CUDA_API_STATUS];
+	e.api.ext = model_torch_ext(m, e.api.corr);
 	e.api.name =
 	    (struct sref){v[F_CUDA_API_NAME], ev->s[F_CUDA_API_NAME], ev->sl[F_CUDA_API_NAME]};
 	e.track = model_thread(m, (int64_t)v[F_CUDA_API_TID]);
@@ -388,6 +393,9 @@ void model_gpu_record(struct model *m, const struct ct_event *ev)
 		cuda_events_record(g->events, ev->v[F_CUDA_EVENT_CONTEXT],
 		                   ev->v[F_CUDA_EVENT_EVENT], ev->v[F_CUDA_EVENT_CORRELATION],
 		                   ev->v[F_CUDA_EVENT_STREAM]);
+		break;
+	case CT_EV_EXT_CORR:
+		model_torch_record(m, ev);
 		break;
 	case CT_EV_GPU_CONTEXT:
 		if (g->nctx < sizeof g->ctxmap / sizeof *g->ctxmap) {

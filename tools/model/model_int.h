@@ -16,6 +16,7 @@
 struct model_gpu;
 struct model_nccl;
 struct model_annot;
+struct model_torch;
 struct model_mpi;
 
 struct model {
@@ -33,10 +34,14 @@ struct model {
 	struct model_gpu *gpu;   /* NULL until the first CUDA record */
 	struct model_nccl *nccl; /* NULL until the first NCCL record */
 	struct model_annot *annot; /* NULL until the first range with GPU work */
+	struct model_torch *torch; /* NULL until the first PyTorch or ext_corr record */
 	struct model_mpi *mpi;     /* NULL until the first MPI record */
 	/* GPU work is projected onto NVTX ranges: the file has launches and
 	 * push/pop ranges (or, cut short, traced CUDA) */
 	int project;
+	/* ... and onto record_function scopes: the file has launches and
+	 * PyTorch operators (or, cut short, traced CUDA and torch) */
+	int project_torch;
 };
 
 /* The common part of an event. The union is left as it is: it is large
@@ -100,5 +105,20 @@ void model_annot_launch(struct model *m, int64_t tid, uint64_t call_ts, const st
                         uint64_t ts, uint64_t end);
 void model_annot_range(struct model *m, const struct span *s);
 void model_annot_end(struct model *m);
+/* A record_function scope [ts, end] that began on thread tid: its GPU
+ * work is what calls on tid made inside it, whether they come before or
+ * after it in the file (m->project_torch). */
+void model_annot_scope(struct model *m, int64_t tid, uint64_t ts, uint64_t end,
+                       const struct sref *name);
+
+/* PyTorch (model_torch.c): torch_op, torch_mem and ext_corr records; the
+ * operator id a CUDA call's correlation id was made in (0: none known). */
+void model_torch_record(struct model *m, const struct ct_event *ev);
+uint64_t model_torch_ext_slow(struct model *m, uint64_t corr);
+static inline uint64_t model_torch_ext(struct model *m, uint64_t corr)
+{
+	return m->torch ? model_torch_ext_slow(m, corr) : 0;
+}
+void model_torch_end(struct model *m);
 
 #endif

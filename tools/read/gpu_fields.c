@@ -89,6 +89,12 @@ int gpu_file_traces_cuda(const struct ct_header *h)
 	return traces_any(h, src, sizeof src / sizeof *src, 0);
 }
 
+int gpu_file_traces_torch(const struct ct_header *h)
+{
+	static const char *const src[] = {"torch"};
+	return traces_any(h, src, 1, 0);
+}
+
 int gpu_file_records_kernels(const struct ct_file *file)
 {
 	if (file->final_footer)

@@ -27,6 +27,8 @@ char *gpu_demangle(const char *s, size_t n, size_t *outlen);
 
 /* Did this file's configuration ask for a CUDA source? */
 int gpu_file_traces_cuda(const struct ct_header *h);
+/* Whether the file's configuration traces PyTorch (the torch source). */
+int gpu_file_traces_torch(const struct ct_header *h);
 /* 1 when the file's GPU kernels come from CUPTI: its footer counts
  * kernels, or, cut short (no footer), it was set to record them
  * (CUPTRACE_TRACE). breakdown and gpu_gaps then take NCCL's GPU time from

@@ -40,7 +40,8 @@ static void event(void *ctx, struct tfile *t, const struct m_event *ev)
 	struct np *p = ctx;
 	/* An unfinished range (no end of its own) is left out, as nvtx_sum
 	 * leaves it out. */
-	if (ev->type != ME_SLICE || ev->cat != MC_GPU_ANNOTATION || ev->span->unfinished)
+	if (ev->type != ME_SLICE || ev->cat != MC_GPU_ANNOTATION || ev->span->unfinished ||
+	    ev->annot.torch) /* a record_function scope's: not NVTX */
 		return;
 	if (ev->annot.part == 0 || ev->ts < p->ts)
 		p->ts = ev->ts;

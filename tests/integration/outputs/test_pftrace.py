@@ -511,3 +511,47 @@ def nccl_sim_job(tmp_path_factory):
 
 if __name__ == "__main__":
     subprocess.run(["pytest", __file__])
+
+
+def test_torch_operators(tmp_path):
+    """PyTorch operators and scopes (tests/unit/tool_test_torch.c's trace):
+    the JSON's cpu_op and user_annotation slices, [memory] instants and
+    gpu_user_annotation slices, at the same times with the same args, but
+    dims and types as the file's text ("2,3;3,4") where the JSON has
+    arrays; calls and kernels with their operator's External id."""
+    from conftest import BUILD
+    ctr = tmp_path / "torch.ctr"
+    subprocess.run([str(BUILD / "tests" / "unit" / "tool_test_torch"), str(ctr)], check=True)
+    doc = convert([ctr], tmp_path / "t.json")
+    p = tool("convert", "-o", tmp_path / "t.pftrace", ctr)
+    assert p.returncode == 0, p.stderr
+    d = decode(tmp_path / "t.pftrace")
+    nests(d)
+
+    def text_args(args):
+        a = dict(args)
+        if "Input Dims" in a:
+            a["Input Dims"] = ";".join(",".join(map(str, x)) for x in a["Input Dims"])
+        if "Input type" in a:
+            a["Input type"] = ";".join(a["Input type"])
+        return tuple(sorted((k, json_value(v)) for k, v in a.items()))
+
+    cats = ("cpu_op", "user_annotation", "gpu_user_annotation", "kernel", "cuda_runtime")
+    ns = lambda us: round(us * 1000)  # noqa: E731
+    js = Counter((e["name"], e["cat"], ns(e["ts"]), ns(e["dur"]), text_args(e.get("args", {})))
+                 for e in doc["traceEvents"] if e.get("ph") == "X" and e["cat"] in cats)
+    ps = Counter((s["name"], s["cat"], s["ts"], s["dur"], tuple(sorted(s["args"].items())))
+                 for s in d["slices"] if s["cat"] in cats)
+    # the hostile op's dims: the JSON leaves them out, the text is kept here
+    hostile = [k for k in ps if k[0].startswith("evil")]
+    assert len(hostile) == 1 and ("Input Dims", "0,1;07") in hostile[0][4]
+    ps[hostile[0]] -= 1
+    ps[hostile[0][:4] + (tuple(a for a in hostile[0][4] if a[0] != "Input Dims"),)] += 1
+    assert +ps == +js
+    assert sum(1 for k in js if k[1] == "cpu_op") == 5
+    assert sum(1 for k in js for a in k[4] if a[0] == "External id" and k[1] == "kernel") == 3
+    jm = Counter((e["name"], e["cat"], ns(e["ts"]), text_args(e["args"])) for e in doc["traceEvents"]
+                 if e.get("name") == "[memory]")
+    pm = Counter((s["name"], s["cat"], s["ts"], tuple(sorted(s["args"].items())))
+                 for s in d["instants"] if s["name"] == "[memory]")
+    assert pm == jm and len(jm) == 1

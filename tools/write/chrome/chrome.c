@@ -109,6 +109,7 @@ static void on_event(void *ctx, const struct m_event *ev)
 		break;
 	case MC_LAUNCH:
 	case MC_NCCL_FLOW:
+	case MC_FWDBWD:
 	case MC_MPI_FLOW:
 		chrome_flow(c, ev);
 		break;
@@ -136,6 +137,11 @@ static void on_event(void *ctx, const struct m_event *ev)
 		break;
 	case MC_HANG:
 		hang_event(c, ev);
+		break;
+	case MC_TORCH_OP:
+	case MC_TORCH_SCOPE:
+	case MC_TORCH_MEM:
+		chrome_torch(c, ev);
 		break;
 	case MC_NONE:
 		if (ev->type == ME_PROCESS)

@@ -150,7 +150,7 @@ void chrome_kernel(struct chrome *c, const struct m_event *ev)
 	}
 	if (chrome_sep(c)) {
 		struct out *o = c->o;
-		char *p = BEGIN(o, sh->head_len + sh->tail_len + 64 + 4 * NUM_MAX);
+		char *p = BEGIN(o, sh->head_len + sh->tail_len + 96 + 6 * NUM_MAX);
 		/* its flow ends at this time: keep it as written */
 		cf->gpu_ts = ev->ts;
 		cf->gpu_ts_len = (uint8_t)chrome_fmt_ts(c, cf->gpu_ts_text, ev->ts);
@@ -158,6 +158,10 @@ void chrome_kernel(struct chrome *c, const struct m_event *ev)
 		              cf->gpu_ts_len);
 		PUT_LIT(p, ",\"args\":{\"correlation\":");
 		p = out_put_u64(p, k->corr);
+		if (k->ext) { /* the PyTorch operator that launched it */
+			PUT_LIT(p, ",\"External id\":");
+			p = out_put_u64(p, k->ext);
+		}
 		memcpy(p, sh->tail, sh->tail_len);
 		p += sh->tail_len;
 		if (k->graph) {
@@ -190,6 +194,10 @@ static void transfer_tail(struct chrome *c, const struct m_event *ev)
 	out_u64(o, g->stream);
 	out_lit(o, ",\"correlation\":");
 	out_u64(o, g->corr);
+	if (g->ext) {
+		out_lit(o, ",\"External id\":");
+		out_u64(o, g->ext);
+	}
 	out_lit(o, ",\"bytes\":");
 	out_u64(o, g->bytes);
 	out_lit(o, ",\"memory bandwidth (GB/s)\":");
@@ -260,6 +268,10 @@ static void sync_slice(struct chrome *c, const struct m_event *ev)
 	}
 	out_lit(o, ",\"correlation\":");
 	out_u64(o, y->corr);
+	if (y->ext) {
+		out_lit(o, ",\"External id\":");
+		out_u64(o, y->ext);
+	}
 	if (y->event < 0xffffffffull) {
 		out_lit(o, ",\"cuda event\":");
 		out_u64(o, y->event);
@@ -334,11 +346,15 @@ void chrome_api(struct chrome *c, const struct m_event *ev)
 	}
 	if (chrome_sep(c)) {
 		struct out *o = c->o;
-		char *p = BEGIN(o, h->len + h->mid_len + 64 + 4 * NUM_MAX);
+		char *p = BEGIN(o, h->len + h->mid_len + 96 + 6 * NUM_MAX);
 		p = put_slice(c, p, h->text, h->len, ev->ts, ev->end, NULL, 0);
 		memcpy(p, h->mid, h->mid_len);
 		p += h->mid_len;
 		p = out_put_u64(p, a->corr);
+		if (a->ext) {
+			PUT_LIT(p, ",\"External id\":");
+			p = out_put_u64(p, a->ext);
+		}
 		if (a->status) {
 			PUT_LIT(p, ",\"return\":");
 			p = out_put_u64(p, a->status);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Internals shared by the Chrome JSON writer's parts: chrome.c (document,
  * files, dispatch of the model's events), chrome_nvtx.c (NVTX spans),
- * chrome_cupti.c (CUDA calls and GPU activity), chrome_nccl.c (NCCL), chrome_mpi.c (MPI),
+ * chrome_cupti.c (CUDA calls and GPU activity), chrome_nccl.c (NCCL),
+ * chrome_torch.c (PyTorch's operators, scopes and memory), chrome_mpi.c (MPI),
  * chrome_tracks.c (processes, tracks, flows), on top of chrome_fmt.c
  * (numbers, times, track ids as Chrome writes them). The parts format;
  * every match was made by the model. */
@@ -156,6 +157,7 @@ void chrome_api(struct chrome *c, const struct m_event *ev);
 void chrome_memory(struct chrome *c, const struct m_event *ev);
 void chrome_cupti_free(struct cfile *cf);
 void chrome_nccl(struct chrome *c, const struct m_event *ev);
+void chrome_torch(struct chrome *c, const struct m_event *ev); /* chrome_torch.c */
 /* MC_MPI, MC_MPI_HANG (MC_MPI_COMM is not drawn) */
 void chrome_mpi(struct chrome *c, const struct m_event *ev);
 void chrome_process(struct chrome *c, const struct m_event *ev);

@@ -53,7 +53,7 @@ void chrome_track(struct chrome *c, const struct m_track *tr)
 	out_lit(o, "}}");
 }
 
-/* kind: 0 a launch (ac2g), 1 NCCL, 2 MPI (a request to its completion) */
+/* kind: the flow's category (MC_LAUNCH, MC_NCCL_FLOW, MC_FWDBWD, MC_MPI_FLOW) */
 static inline __attribute__((always_inline)) void flow_half(struct chrome *c, char ph, int kind,
                                                              uint64_t id, const struct m_track *tr,
                                                              uint64_t ts)
@@ -79,9 +79,11 @@ static inline __attribute__((always_inline)) void flow_half(struct chrome *c, ch
 	} else {
 		p += chrome_fmt_ts(c, p, ts);
 	}
-	if (kind == 1)
+	if (kind == MC_NCCL_FLOW)
 		PUT_LIT(p, ",\"cat\":\"nccl\",\"name\":\"nccl\"");
-	else if (kind == 2)
+	else if (kind == MC_FWDBWD) /* torch.profiler's forward-backward link */
+		PUT_LIT(p, ",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"");
+	else if (kind == MC_MPI_FLOW) /* a request's call to the call that completed it */
 		PUT_LIT(p, ",\"cat\":\"mpi\",\"name\":\"mpi\"");
 	else
 		PUT_LIT(p, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
@@ -97,7 +99,6 @@ void chrome_flow(struct chrome *c, const struct m_event *ev)
 	/* Unique in the document and below 2^53 (JSON readers use doubles):
 	 * the file's index above the model's id, unique in the file. */
 	uint64_t id = (uint64_t)c->t->index << 36 | (ev->flow.id & ((1ull << 36) - 1));
-	int kind = ev->cat == MC_NCCL_FLOW ? 1 : ev->cat == MC_MPI_FLOW ? 2 : 0;
-	flow_half(c, 's', kind, id, ev->track, ev->ts);
-	flow_half(c, 'f', kind, id, ev->flow.to, ev->flow.to_ts);
+	flow_half(c, 's', ev->cat, id, ev->track, ev->ts);
+	flow_half(c, 'f', ev->cat, id, ev->flow.to, ev->flow.to_ts);
 }

@@ -44,7 +44,7 @@
 static const char *const cat_names[C_N] = {"kernel",       "gpu_memcpy",   "gpu_memset", "cuda_sync",
 					   "cuda_runtime", "cuda_driver",  "user_annotation",
 					   "nccl",         "cuptrace",     "ac2g",
-					   "gpu_user_annotation", "mpi"};
+					   "gpu_user_annotation", "cpu_op", "cpu_instant_event", "fwdbwd", "mpi"};
 static const char *const ann_names[A_N] = {ANNOTATIONS(X_NAME)};
 
 /* ---- packets */
@@ -229,7 +229,7 @@ static size_t event_start(struct pft *p, unsigned clock, uint64_t ts, const stru
 {
 	struct out *o = p->o;
 	*pkt = packet(p, clock, 1, ts);
-	uint64_t anns = ANN_ALL & ~p->anns_done; /* all at the first event */
+	int anns = !p->anns_done; /* all at the first event */
 	int cat = nd->cat < C_N && !(p->cats_done & BIT(nd->cat));
 	if (nd->new_name || anns || cat) {
 		size_t id = pb_open(o, TP_INTERNED);
@@ -238,12 +238,10 @@ static size_t event_start(struct pft *p, unsigned clock, uint64_t ts, const stru
 			               strlen(cat_names[nd->cat]));
 		if (nd->new_name)
 			interned_entry(o, ID_NAMES, nd->name_iid, nd->name, nd->name_len);
-		for (unsigned a = 0; a < A_N; a++)
-			if (anns & BIT(a))
-				interned_entry(o, ID_ANNOTATION_NAMES, a + 1, ann_names[a],
-				               strlen(ann_names[a]));
+		for (unsigned a = 0; anns && a < A_N; a++)
+			interned_entry(o, ID_ANNOTATION_NAMES, a + 1, ann_names[a], strlen(ann_names[a]));
 		pb_close(o, id);
-		p->anns_done |= anns;
+		p->anns_done = 1;
 		if (cat)
 			p->cats_done |= BIT(nd->cat);
 	}
@@ -363,7 +361,7 @@ static void drops(struct pft *p, const struct m_event *ev)
 /* One end of a flow: added to the slice just written when it is that
  * slice's, else an instant of its own. */
 static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint64_t id, int term,
-                     enum cat cat)
+                     unsigned kind)
 {
 	struct out *o = p->o;
 	if (p->open.on && p->open.track == tr && p->open.ts == ts) {
@@ -375,8 +373,12 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 		p->open.te_at += g2;
 		return;
 	}
-	struct need nd = {.cat = cat};
-	need_name(p, &nd, CT_SREF_INLINE, 0, cat_names[cat], strlen(cat_names[cat]));
+	struct need nd = {.cat = kind == MC_NCCL_FLOW ? C_NCCL
+	                          : kind == MC_FWDBWD ? C_FWDBWD
+	                          : kind == MC_MPI_FLOW ? C_MPI
+	                                                : C_AC2G};
+	const char *name = cat_names[nd.cat];
+	need_name(p, &nd, CT_SREF_INLINE, 0, name, strlen(name));
 	uint64_t uuid = use_track(p, tr, 0);
 	unsigned clock = use_clock(p, &ptrack(p, tr)->flow_clock);
 	size_t pkt, te = event_start(p, clock, ts_of(p, ts), &nd, &pkt);
@@ -388,14 +390,14 @@ static void flow_end(struct pft *p, const struct m_track *tr, uint64_t ts, uint6
 static void flow(struct pft *p, const struct m_event *ev)
 {
 	uint64_t id = (uint64_t)p->t->index << 36 | (ev->flow.id & ((1ull << 36) - 1));
-	enum cat nccl = ev->cat == MC_NCCL_FLOW ? C_NCCL : ev->cat == MC_MPI_FLOW ? C_MPI : C_AC2G;
+	unsigned kind = ev->cat;
 	/* the end that is the slice just written first, while it is open */
 	if (p->open.on && p->open.track == ev->flow.to && p->open.ts == ev->flow.to_ts) {
-		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, nccl);
-		flow_end(p, ev->track, ev->ts, id, 0, nccl);
+		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, kind);
+		flow_end(p, ev->track, ev->ts, id, 0, kind);
 	} else {
-		flow_end(p, ev->track, ev->ts, id, 0, nccl);
-		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, nccl);
+		flow_end(p, ev->track, ev->ts, id, 0, kind);
+		flow_end(p, ev->flow.to, ev->flow.to_ts, id, 1, kind);
 	}
 }
 
@@ -554,6 +556,7 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 	}
 	case MC_LAUNCH:
 	case MC_NCCL_FLOW:
+	case MC_FWDBWD:
 	case MC_MPI_FLOW:
 		flow(p, ev);
 		break;
@@ -592,6 +595,20 @@ void pftrace_event(void *ctx, const struct m_event *ev)
 			gpu_process(p, ev);
 		else
 			named(p, ev->track);
+		break;
+	case MC_TORCH_OP:
+	case MC_TORCH_SCOPE: /* as in the JSON: cpu_op, user_annotation */
+		nd.cat = ev->cat == MC_TORCH_OP ? C_CPU_OP : C_USER;
+		need_name(p, &nd, ev->torch.name.sid, 0, ev->torch.name.s, ev->torch.name.len);
+		slice(p, ev, lane, &nd, torch_args);
+		break;
+	case MC_TORCH_MEM: /* [memory] instants; the counter is the JSON's alone */
+		if (ev->type != ME_INSTANT)
+			break;
+		nd.cat = C_INSTANT;
+		need_name(p, &nd, CT_SREF_INLINE, 0, "[memory]", 8);
+		instant(p, use_clock(p, &ptrack(p, ev->track)->clock), ev->ts,
+		        use_track(p, ev->track, 0), &nd, ev, tmem_args);
 		break;
 	default:
 		span_event(p, ev, lane);

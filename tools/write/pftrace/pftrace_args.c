@@ -160,6 +160,8 @@ void kernel_args(struct pft *p, const struct m_event *ev)
 		a_uint(o, A_GRAPH, k->graph);
 		a_uint(o, A_NODE, k->node);
 	}
+	if (k->ext)
+		a_uint(o, A_EXT, k->ext);
 }
 
 void transfer_args(struct pft *p, const struct m_event *ev)
@@ -171,6 +173,8 @@ void transfer_args(struct pft *p, const struct m_event *ev)
 	a_uint(o, A_CONTEXT, g->context);
 	a_uint(o, A_STREAM, g->stream);
 	a_uint(o, A_CORR, g->corr);
+	if (g->ext)
+		a_uint(o, A_EXT, g->ext);
 	a_uint(o, A_BYTES, g->bytes);
 	a_milli(o, A_BW, dur ? (int64_t)((double)g->bytes * 1000.0 / (double)dur) : 0);
 	if (ev->cat == MC_MEMSET) {
@@ -194,6 +198,8 @@ void sync_args(struct pft *p, const struct m_event *ev)
 	if (y->stream < 0xffffffffull)
 		a_uint(o, A_STREAM, y->stream);
 	a_uint(o, A_CORR, y->corr);
+	if (y->ext)
+		a_uint(o, A_EXT, y->ext);
 	if (y->event < 0xffffffffull)
 		a_uint(o, A_EVENT, y->event);
 	if (gpu_sync_on_event(y->sync_type)) {
@@ -207,8 +213,46 @@ void api_args(struct pft *p, const struct m_event *ev)
 {
 	a_uint(p->o, A_CBID, ev->api.cbid);
 	a_uint(p->o, A_CORR, ev->api.corr);
+	if (ev->api.ext)
+		a_uint(p->o, A_EXT, ev->api.ext);
 	if (ev->api.status)
 		a_uint(p->o, A_RETURN, ev->api.status);
+}
+
+/* A PyTorch operator or scope: the JSON's args, dims and types as the
+ * file has them (text: "2,3;3", "float;float"). */
+void torch_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_torch *t = &ev->torch;
+	a_uint(o, A_EXT, t->id);
+	if (t->seq) {
+		a_uint(o, A_SEQNUM, t->seq - 1);
+		a_uint(o, A_FWD_TID, t->fwd_tid);
+	}
+	if (t->dims.len)
+		a_str(o, A_DIMS, t->dims.s, t->dims.len);
+	if (t->types.len)
+		a_str(o, A_TYPES, t->types.s, t->types.len);
+	if (t->stack.len)
+		a_str(o, A_STACK, t->stack.s, t->stack.len);
+	if (t->end_track)
+		a_int(o, A_ENDED, t->end_track->tid);
+}
+
+/* A torch allocation or free: Kineto's [memory] args. */
+void tmem_args(struct pft *p, const struct m_event *ev)
+{
+	struct out *o = p->o;
+	const struct m_tmem *a = &ev->tmem;
+	a_uint(o, A_DEV_TYPE, a->device < 0 ? 0 : 1);
+	a_int(o, A_DEV_ID, a->device);
+	a_uint(o, A_ADDR, a->ptr);
+	a_int(o, A_MBYTES, a->bytes);
+	a_uint(o, A_TOTAL_ALLOC, a->allocated);
+	a_uint(o, A_TOTAL_RES, a->reserved);
+	if (a->op)
+		a_uint(o, A_EXT, a->op);
 }
 
 void hang_args(struct pft *p, const struct m_event *ev)

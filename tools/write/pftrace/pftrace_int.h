@@ -39,7 +39,7 @@ enum {
 
 /* ---- interned categories and arg names (iid: index + 1) */
 enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_NCCL, C_CUPTRACE,
-	   C_AC2G, C_GPU_USER, C_MPI, C_N };
+	   C_AC2G, C_GPU_USER, C_CPU_OP, C_INSTANT, C_FWDBWD, C_MPI, C_N };
 
 #define ANNOTATIONS(X)                                                                             \
 	X(A_CORR, "correlation") X(A_DEVICE, "device") X(A_CONTEXT, "context") X(A_STREAM, "stream")  \
@@ -59,16 +59,18 @@ enum cat { C_KERNEL, C_MEMCPY, C_MEMSET, C_SYNC, C_RUNTIME, C_DRIVER, C_USER, C_
 	X(A_CALLS, "calls") X(A_OPS, "ops")                                                            \
 	X(A_WAIT_STREAM, "wait_on_stream") X(A_WAIT_CORR, "wait_on_cuda_event_record_corr_id")  \
 	X(A_WAIT_EVENT, "wait_on_cuda_event_id") X(A_OPERATION, "operation")                       \
-	X(A_IN_FLIGHT, "in flight (ns)") X(A_WORLD_PEER, "world peer") X(A_TAG, "tag")            \
-	X(A_WORLD_ROOT, "world root")                                                                  \
+	X(A_IN_FLIGHT, "in flight (ns)") X(A_EXT, "External id") X(A_SEQNUM, "Sequence number")      \
+	X(A_FWD_TID, "Fwd thread id") X(A_DIMS, "Input Dims") X(A_TYPES, "Input type")              \
+	X(A_STACK, "Call stack") X(A_ENDED, "ended on thread") X(A_DEV_TYPE, "Device Type")          \
+	X(A_DEV_ID, "Device Id") X(A_ADDR, "Addr") X(A_MBYTES, "Bytes")                              \
+	X(A_TOTAL_ALLOC, "Total Allocated") X(A_TOTAL_RES, "Total Reserved")             \
+	X(A_WORLD_PEER, "world peer") X(A_WORLD_ROOT, "world root") X(A_TAG, "tag")            \
 	X(A_RECV_BYTES, "recv bytes") X(A_REQUEST, "request") X(A_DONE, "requests completed")
 #define X_ENUM(e, s) e,
 #define X_NAME(e, s) s,
 enum ann { ANNOTATIONS(X_ENUM) A_N };
 #define BIT(a) (1ull << (a))
 
-#define ANN_ALL (~0ull >> (64 - A_N))
-_Static_assert(A_N <= 64, "the annotation names interned are bits of a uint64_t");
 
 /* ---- tracks and lanes */
 #define STACK 8  /* recent outermost slices of a track, to find overlaps */
@@ -107,7 +109,8 @@ struct pft {
 	uint64_t clock_last[CLOCK_SEQ_END - CLOCK_SEQ_DELTA];
 	uint32_t next_clock;
 	uint8_t async_clock, counter_clock;
-	uint64_t cats_done, anns_done, devs_done; /* interned / counter tracks written */
+	uint64_t cats_done, devs_done; /* interned / counter tracks written */
+	int anns_done;                 /* the annotation names are interned (all at once) */
 	struct hmap by_sid, by_text;
 	uint64_t next_iid;
 	struct ptrack *tr;
@@ -218,5 +221,7 @@ void api_args(struct pft *p, const struct m_event *ev);
 void nccl_args(struct pft *p, const struct m_event *ev);
 void mpi_args(struct pft *p, const struct m_event *ev);
 void hang_args(struct pft *p, const struct m_event *ev);
+void torch_args(struct pft *p, const struct m_event *ev);
+void tmem_args(struct pft *p, const struct m_event *ev);
 
 #endif

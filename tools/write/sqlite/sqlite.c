@@ -91,6 +91,16 @@ static void on_event(void *ctx, const struct m_event *ev)
 	case MC_RUNTIME:
 	case MC_DRIVER:
 		sq_api(q, ev);
+		if (ev->api.ext && ev->api.corr)
+			sq_torch_corr(q, ev->api.corr, ev->api.ext);
+		break;
+	case MC_TORCH_OP:
+	case MC_TORCH_SCOPE:
+		sq_torch_op(q, ev);
+		break;
+	case MC_TORCH_MEM:
+		if (ev->type == ME_INSTANT)
+			sq_torch_mem(q, ev);
 		break;
 	case MC_NCCL:
 		if (ev->nccl.op)

@@ -41,6 +41,9 @@ static const char *const table_name[T_N] = {
 	"CUPTRACE_STEPS",
 	"CUPTRACE_NCCL_OPERATIONS",
 	"CUPTRACE_HANG_SUSPECTED",
+	"CUPTRACE_TORCH_OPS",
+	"CUPTRACE_TORCH_CORRELATION",
+	"CUPTRACE_TORCH_MEMORY",
 	"MPI_P2P_EVENTS",
 	"MPI_COLLECTIVES_EVENTS",
 	"MPI_START_WAIT_EVENTS",
@@ -142,6 +145,18 @@ static const char *const table_cols[T_N] = {
 	"start INTEGER NOT NULL, globalPid INTEGER NOT NULL, rank INTEGER NOT NULL, "
 	"nameId INTEGER NOT NULL REFERENCES StringIds(id), commHash INTEGER, commName TEXT, "
 	"seq INTEGER, inFlight INTEGER NOT NULL",
+	/* CUPTRACE_TORCH_OPS */
+	"start INTEGER NOT NULL, end INTEGER NOT NULL, globalPid INTEGER NOT NULL, globalTid INTEGER, "
+	"endGlobalTid INTEGER, rank INTEGER NOT NULL, nameId INTEGER NOT NULL REFERENCES StringIds(id), "
+	"externalId INTEGER NOT NULL, scope TEXT NOT NULL, sequenceNumber INTEGER, "
+	"threadNumber INTEGER NOT NULL, fwdThreadNumber INTEGER, inputDims TEXT, inputTypes TEXT, "
+	"stack TEXT",
+	/* CUPTRACE_TORCH_CORRELATION */
+	"correlationId INTEGER NOT NULL, externalId INTEGER NOT NULL",
+	/* CUPTRACE_TORCH_MEMORY */
+	"start INTEGER NOT NULL, globalPid INTEGER NOT NULL, globalTid INTEGER, deviceId INTEGER NOT NULL, "
+	"address INTEGER NOT NULL, bytes INTEGER NOT NULL, totalAllocated INTEGER NOT NULL, "
+	"totalReserved INTEGER NOT NULL, externalId INTEGER",
 	/* MPI_P2P_EVENTS */
 	"start INTEGER NOT NULL, end INTEGER, globalTid INTEGER NOT NULL, "
 	"textId INTEGER NOT NULL REFERENCES StringIds(id), commHandle INTEGER, tag INTEGER, "

@@ -2,7 +2,8 @@
 /* Internals of the SQLite export. sqlite.c is the model consumer (files,
  * processes, ranks, the dispatch); the rows of each kind of event are
  * formatted in sqlite_gpu.c (CUPTI tables, API calls), sqlite_nvtx.c (NVTX,
- * steps), sqlite_nccl.c (NCCL operations, the watchdog's hang) and
+ * steps), sqlite_nccl.c (NCCL operations, the watchdog's hang),
+ * sqlite_torch.c (PyTorch's operators, external ids and memory) and
  * sqlite_mpi.c (MPI calls). */
 #ifndef CT_SQLITE_INT_H
 #define CT_SQLITE_INT_H
@@ -130,6 +131,9 @@ void sq_nvtx(struct sq *q, const struct m_event *ev);
 void sq_step(struct sq *q, const struct m_event *ev);
 void sq_nccl(struct sq *q, const struct m_event *ev);
 void sq_hang(struct sq *q, const struct m_event *ev);
+void sq_torch_op(struct sq *q, const struct m_event *ev);            /* sqlite_torch.c */
+void sq_torch_corr(struct sq *q, uint64_t corr, uint64_t ext);
+void sq_torch_mem(struct sq *q, const struct m_event *ev);
 void sq_mpi(struct sq *q, const struct m_event *ev); /* sqlite_mpi.c */
 
 #endif

@@ -85,6 +85,14 @@ static void name_of(FILE *f, const struct m_event *ev)
 		fputs(m_nccl_name(ev, buf, sizeof buf), f);
 		break;
 	}
+	case MC_TORCH_OP:
+	case MC_TORCH_SCOPE:
+		field(f, ev->torch.name.s, ev->torch.name.len);
+		break;
+	case MC_TORCH_MEM:
+		fprintf(f, "%s %lld B", ev->tmem.bytes < 0 ? "free" : "alloc",
+		        (long long)(ev->tmem.bytes < 0 ? -(uint64_t)ev->tmem.bytes : (uint64_t)ev->tmem.bytes));
+		break;
 	case MC_HANG:
 		fputs("hang_suspected ", f);
 		field(f, ev->hang.func.s ? ev->hang.func.s : "", ev->hang.func.s ? ev->hang.func.len : 0);
