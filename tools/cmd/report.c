@@ -24,6 +24,16 @@ static int hang_found(const struct tabs *own)
 	return html_hang_verdict(own) != NULL;
 }
 
+/* Sections of what not every trace holds (PyTorch operators and memory)
+ * are there when their tables have rows. */
+static int has_rows(const struct tabs *own)
+{
+	for (size_t i = 0; i < own->n; i++)
+		if (table_nrows(own->v[i]))
+			return 1;
+	return 0;
+}
+
 /* The page's sections in order. A section draws its report's tables (and
  * may look at every other's); NULL draw: its tables as they are, so one
  * line adds a report to the page. */
@@ -39,6 +49,8 @@ static const struct section {
 	{"GPU utilisation over time", NULL, html_draw_util},
 	{"Top kernels", &report_cuda_gpu_kern_sum, html_draw_top_kernels},
 	{"Top NVTX ranges", &report_nvtx_sum, html_draw_top},
+	{"PyTorch operators", &report_torch_op_sum, html_draw_top, has_rows},
+	{"PyTorch memory", &report_torch_mem, NULL, has_rows},
 	{"NCCL operations", &report_nccl_sum, html_draw_nccl_sum},
 	{"NCCL message sizes", &report_nccl_sizes, html_draw_nccl_sizes},
 	{"NCCL skew: who arrives late", &report_nccl_skew, html_draw_nccl_skew},
@@ -54,10 +66,12 @@ static void help(FILE *f)
 	      "from elsewhere) with the job's picture: header (command, hosts, ranks, GPUs,\n"
 	      "window, events, drops, truncated files), breakdown per rank with the slowest\n"
 	      "rank marked, step times per rank, GPU utilisation over time, top kernels and\n"
-	      "NVTX ranges, NCCL operations, message sizes, bus bandwidth and arrival skew;\n"
+	      "NVTX ranges, PyTorch operators and memory (when traced), NCCL operations,\n"
+	      "message sizes, bus bandwidth and arrival skew;\n"
 	      "first, when a collective was left incomplete, the nccl_hang verdict and tables.\n"
 	      "Every figure is a cell of `cuptrace stats --by step,time --report\n"
-	      "breakdown,steps,cuda_gpu_kern_sum,nvtx_sum,nccl_sum,nccl_sizes,nccl_skew`\n"
+	      "breakdown,steps,cuda_gpu_kern_sum,nvtx_sum,torch_op_sum,torch_mem,nccl_sum,\n"
+	      "nccl_sizes,nccl_skew`\n"
 	      "on the same inputs; hover a mark for its exact values. INPUT is a .ctr\n"
 	      "file, a directory of them, or an NCCL_DEBUG=INFO log. --steps, --align,\n"
 	      "-j and --strict as in cuptrace stats.\n"

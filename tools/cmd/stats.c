@@ -35,6 +35,8 @@ static const struct report *const reports[] = {
 	&report_mpi_sum,
 	&report_mpi_skew,
 	&report_mpi_hang,
+	&report_torch_op_sum,
+	&report_torch_mem,
 };
 
 #define NREPORTS (sizeof reports / sizeof *reports)
@@ -382,8 +384,10 @@ int cmd_stats(int argc, char **argv)
 					run.opts.by_step = 1;
 				else if (n == 4 && !strncmp(p, "time", 4))
 					run.opts.by_time = 1;
+				else if (n == 5 && !strncmp(p, "shape", 5))
+					run.opts.by_shape = 1;
 				else {
-					say_cmd("--by %s: expected step, time or step,time",
+					say_cmd("--by %s: expected step, time, shape or a list of them",
 					        optarg);
 					return 2;
 				}

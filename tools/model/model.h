@@ -146,6 +146,14 @@ struct m_torch {
 	 * stack: Python frames, innermost first, by ';'. */
 	struct sref name, dims, types, stack;
 	const struct m_track *end_track; /* the thread that ended it, when another; else NULL */
+	/* The operators and scopes directly inside it on its thread (they
+	 * came before it: each is written when it ends): their ids (valid
+	 * during the call) and durations' sum, so self time = end - ts -
+	 * child_ns; and what it allocated itself (torch_mem with its id). */
+	const uint64_t *kids;
+	size_t nkids;
+	uint64_t child_ns;
+	uint64_t allocs, alloc_bytes;
 };
 
 /* A torch allocation (bytes > 0) or free (bytes < 0) (MC_TORCH_MEM). */

@@ -23,12 +23,14 @@
  *     bounded table until the file ends or its slot is wanted. */
 #include "cuptrace/torch_abi.h"
 #include "model/model_int.h"
+#include "model/torch_tree.h"
 #include "util/hmap.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
 
 #define EXT_SLOTS (1u << 16) /* correlation ids kept: 64K calls back */
+#define MEM_SLOTS (1u << 14) /* operators whose allocations wait for their record */
 #define EXT_KIND_CUSTOM0 3   /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: the operators' ids */
 #define LINK_SLOTS (1u << 14) /* forward ops waiting for their backward op */
 
@@ -42,9 +44,17 @@ struct link_slot { /* a forward op (thread number, sequence number) and its back
 	uint64_t fwd_ts, bwd_ts;
 };
 
+/* Allocations made inside an operator, by its id, until its record comes
+ * (after them: it is written when the operator ends). */
+struct mem_slot {
+	uint64_t op, n, bytes;
+};
+
 struct model_torch {
 	struct ext_slot *ext;   /* by correlation id; NULL until the first ext_corr */
 	struct link_slot *link; /* NULL until the first op with a sequence number */
+	struct mem_slot *mem;   /* by operator id; NULL until the first torch_mem */
+	struct torch_tree tree;
 };
 
 static struct model_torch *state(struct model *m)
@@ -94,6 +104,8 @@ void model_torch_end(struct model *m)
 		link_out(m, &t->link[i]);
 	free(t->link);
 	free(t->ext);
+	free(t->mem);
+	torch_tree_free(&t->tree);
 	free(t);
 	m->torch = NULL;
 }
@@ -149,6 +161,17 @@ static void op_rec(struct model *m, const struct ct_event *ev)
 	o->types = text(ev, F_TORCH_OP_TYPES);
 	o->stack = text(ev, F_TORCH_OP_STACK);
 	o->end_track = tid != ev->tid && ev->tid > 0 ? model_thread(m, ev->tid) : NULL;
+	struct model_torch *t = state(m);
+	torch_tree_add(&t->tree, tid, ts, end, o);
+	o->allocs = o->alloc_bytes = 0;
+	if (t->mem && o->id) {
+		struct mem_slot *ms = &t->mem[o->id & (MEM_SLOTS - 1)];
+		if (ms->op == o->id) {
+			o->allocs = ms->n;
+			o->alloc_bytes = ms->bytes;
+			ms->op = 0;
+		}
+	}
 	model_emit(m, &e);
 	if (o->seq && scope != CUPTRACE_TORCH_SCOPE_USER)
 		link_op(m, &e);
@@ -173,6 +196,16 @@ static void mem_rec(struct model *m, const struct ct_event *ev)
 	a->op = v[F_TORCH_MEM_OP];
 	if (a->device >= 0)
 		model_process(m, (uint64_t)a->device); /* the counter lives there */
+	if (a->op && a->bytes > 0) {
+		struct model_torch *t = state(m);
+		if (!t->mem)
+			t->mem = xcalloc(MEM_SLOTS, sizeof *t->mem);
+		struct mem_slot *ms = &t->mem[a->op & (MEM_SLOTS - 1)];
+		if (ms->op != a->op)
+			*ms = (struct mem_slot){a->op, 0, 0};
+		ms->n++;
+		ms->bytes += (uint64_t)a->bytes;
+	}
 	model_emit(m, &e);
 	e.type = ME_COUNTER;
 	e.track = NULL;

@@ -21,6 +21,7 @@ struct stats_opts {
 	const char *log_step_pattern;
 	int by_step;	  /* --by step (breakdown, steps) */
 	int by_time;	  /* --by time (breakdown: busy per time bucket) */
+	int by_shape;	  /* --by shape (torch_op_sum: per input shapes) */
 	uint64_t min_gap; /* --min-gap, ns (gpu_gaps) */
 	double flops_per_step; /* --flops-per-step N (0: not given) */
 	int verbose;           /* --verbose: reports say how they ran, on stderr */
@@ -66,5 +67,6 @@ extern const struct report report_nvtx_gpu_proj_sum, report_cuda_gpu_mem_size_su
 extern const struct report report_steps, report_nccl_skew;
 extern const struct report report_nccl_hang; /* nccl_hang.c: rendering job/nccl_hang.c */
 extern const struct report report_mpi_sum, report_mpi_skew, report_mpi_hang;
+extern const struct report report_torch_op_sum, report_torch_mem;
 
 #endif
