@@ -19,6 +19,11 @@ const char *const ct_config_vars[] = {
 	"CUPTRACE_HANG_TIMEOUT", "CUPTRACE_CLOCK",	    NULL,
 };
 
+/* Variables of the Python package that the library does not read, known
+ * all the same (no "unknown variable" warning): where the package builds
+ * its C++ modules for torch (python_shim/cuptrace/_torchbuild.py). */
+static const char *const package_vars[] = {"CUPTRACE_TORCH_CACHE", NULL};
+
 static int fail(char *err, size_t len, const char *name, const char *value, const char *fmt, ...)
 {
 	char why[256];
@@ -513,6 +518,8 @@ void ct_config_check_names(char *const *env, void (*warn)(const char *, const ch
 			if (d < bestd)
 				bestd = d, best = ct_config_vars[i];
 		}
+		for (int i = 0; !known && package_vars[i]; i++)
+			known = !strcmp(name, package_vars[i]);
 		if (!known)
 			warn(name, best);
 	}

@@ -543,6 +543,12 @@ static void test_check_names(void)
 	CHECK_EQ(n, 14);
 	ct_config_check_names(kenv, on_warn);
 	CHECK_EQ(nwarned, 0);
+	/* The Python package's own variable is known too, not a close miss. */
+	char *penv[] = {"CUPTRACE_TORCH_CACHE=/tmp/c", "CUPTRACE_TORCH_CACH=1", NULL};
+	ct_config_check_names(penv, on_warn);
+	CHECK_EQ(nwarned, 1);
+	CHECK_STR(warned[0], "CUPTRACE_TORCH_CACH");
+	nwarned = 0;
 	ct_config_check_names(NULL, on_warn);
 	CHECK_EQ(nwarned, 0);
 	/* Names the launcher warned about (CT_WARNED_VAR) are not warned again;
