@@ -7,9 +7,10 @@ PY_EXT_SUFFIX := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_con
 PY_INCLUDE := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
 PY_EXT := python_shim/cuptrace/_cuptrace$(PY_EXT_SUFFIX)
 PY_EXT_SRC := python_shim/cuptrace/_cuptrace.c python_shim/cuptrace/_torch.c libtrace/config/config.c libtrace/config/pattern.c
-# The extension sees the configuration parser and nothing else of the tree
+# The extension sees the configuration parser and the public headers (the
+# C++ torch modules: include/cuptrace/torch_abi.h), nothing else of the tree
 # (docs/LAYOUT.md; tests/layers/check_layers.py reads these flags).
-PY_CPPFLAGS := -D_GNU_SOURCE -Ilibtrace/config
+PY_CPPFLAGS := -D_GNU_SOURCE -Ilibtrace/config -Iinclude
 
 # SAN=...: the extension with the sanitizers too (make test-san runs the
 # Python tests with it; the interpreter then needs the sanitizer's runtime
@@ -21,25 +22,29 @@ $(PY_EXT): $(PY_EXT_SRC) python_shim/cuptrace/_cuptrace.h libtrace/config/config
 		-Wno-cast-function-type -fvisibility=hidden $(PY_CPPFLAGS) -isystem $(PY_INCLUDE) \
 		$(SANFLAGS) $(PY_EXT_SRC) -o $@ -ldl -lm
 
-# cuptrace._torchhooks (C++): the backward ranges' hooks on autograd nodes,
-# built against the headers of the torch $(PYTHON) imports
-# (python_shim/torch_flags.py); where there is none, nothing is built and
-# cuptrace.torch hooks tensors from _torch.c alone. The stamp keeps make
-# from importing torch on every run.
-PY_TORCHHOOKS := python_shim/cuptrace/_torchhooks$(PY_EXT_SUFFIX)
-PY_TORCHHOOKS_STAMP := build/torchhooks.stamp
+# The C++ modules for torch, cuptrace._torchops (the torch source's operator
+# observer) and cuptrace._torchhooks (the backward ranges' hooks on autograd
+# nodes), built in place against the headers of the torch $(PYTHON) imports
+# by python_shim/cuptrace/_torchbuild.py, the builder the package uses at
+# run time for another torch (python_shim/README.md); where that torch has
+# none, nothing is built here and the package builds them at first use. The
+# stamp keeps make from importing torch on every run.
+PY_TORCH_MODS := _torchops _torchhooks
+PY_TORCH_SRC := $(wildcard python_shim/cuptrace/_torchops*.cpp python_shim/cuptrace/_torchops*.c python_shim/cuptrace/_torchops.h \
+	python_shim/cuptrace/_torchhooks.cpp python_shim/cuptrace/_torchhooks.h) \
+	python_shim/cuptrace/_torchbuild.py include/cuptrace/torch_abi.h
+PY_TORCH_STAMP := build/torchext.stamp
 
-$(PY_TORCHHOOKS_STAMP): python_shim/cuptrace/_torchhooks.cpp python_shim/cuptrace/_torchhooks.h python_shim/torch_flags.py build/.variant
-	@$(if $(Q),echo "  PYEXT   $(PY_TORCHHOOKS)")
-	$(Q)rm -f $(PY_TORCHHOOKS) python_shim/cuptrace/_torchhooks.version; mkdir -p build
-	$(Q)if flags=$$($(PYTHON) python_shim/torch_flags.py --write-version python_shim/cuptrace); then \
-		$(CXX) -shared -fPIC -std=c++20 -O2 -Wall -Wextra -Werror -fvisibility=hidden \
-			-isystem $(PY_INCLUDE) $(SANFLAGS) python_shim/cuptrace/_torchhooks.cpp \
-			-o $(PY_TORCHHOOKS) $$flags; \
-	else echo "  (no torch C++ headers for $(PYTHON): cuptrace.torch without _torchhooks)"; fi
+$(PY_TORCH_STAMP): $(PY_TORCH_SRC) build/.variant
+	@$(if $(Q),echo "  PYEXT   $(PY_TORCH_MODS:%=python_shim/cuptrace/%$(PY_EXT_SUFFIX))")
+	$(Q)mkdir -p build
+	$(Q)$(PYTHON) python_shim/cuptrace/_torchbuild.py --prebuild python_shim/cuptrace \
+		--cflags "-Wall -Wextra -Werror $(SANFLAGS)"; rc=$$?; \
+	if [ $$rc = 1 ]; then echo "  (no torch C++ headers for $(PYTHON): the package builds them at first use)"; \
+	elif [ $$rc != 0 ]; then exit $$rc; fi
 	$(Q)touch $@
 
-pyext: $(PY_EXT) $(PY_TORCHHOOKS_STAMP)
+pyext: $(PY_EXT) $(PY_TORCH_STAMP)
 
 test-progs: pyext
 
@@ -61,6 +66,8 @@ bench: pyext
 
 clean: clean-python
 clean-python:
-	rm -rf $(PY_EXT) $(PY_TORCHHOOKS) python_shim/cuptrace/_torchhooks.version $(PY_TORCHHOOKS_STAMP) python_shim/build python_shim/cuptrace.egg-info
+	rm -rf $(PY_EXT) $(PY_TORCH_MODS:%=python_shim/cuptrace/%$(PY_EXT_SUFFIX)) \
+		$(PY_TORCH_MODS:%=python_shim/cuptrace/%.version) $(PY_TORCH_STAMP) build/torchhooks.stamp \
+		python_shim/build python_shim/cuptrace.egg-info
 
 .PHONY: clean-python

@@ -1,19 +1,33 @@
 # SPDX-License-Identifier: MIT
 """pip install ./python_shim: builds the C extension and, with the project's
 own Makefile, libcuptrace.so and the cuptrace program, which the package
-carries (cuptrace/lib, cuptrace/bin). Needs only what tests/install-deps.sh
-installs (build-essential, python3-dev, libzstd-dev, zlib1g-dev,
-libsqlite3-dev, the CUDA headers for NVTX); with a torch that has its C++
-headers in the same environment (libtorch-dev on Debian; pip's torch has
-them; pip needs --no-build-isolation to see it) also cuptrace._torchhooks."""
-import glob
+carries (cuptrace/lib, cuptrace/bin).
+
+pip installs no system packages: the build needs make, a C and C++
+compiler, the headers of Python, zstd, zlib and SQLite, and the CUDA
+toolkit's NVTX and CUPTI headers (CUDA_HOME, default /usr/local/cuda);
+check_prerequisites() names what is missing before make runs. On Debian:
+apt install build-essential python3-dev libzstd-dev zlib1g-dev
+libsqlite3-dev (tests/install-deps.sh installs these and what the tests
+use).
+
+The C++ modules for torch (cuptrace._torchops, the torch source's operator
+observer, and cuptrace._torchhooks, the backward ranges' node hooks) are
+built here only where this Python imports a torch with its C++ headers
+(pip's torch has them; Debian's needs libtorch-dev), which pip's build
+isolation hides: `pip install --no-build-isolation ./python_shim` (that
+route also needs the `wheel` package where setuptools is older than 70.1:
+python3-wheel). Otherwise the package builds them when torch is first
+imported in a traced process, into a cache (cuptrace/_torchbuild.py)."""
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
+import tempfile
 
 from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,15 +46,48 @@ def project_version():
 VERSION = project_version()
 
 
+# What the Makefile's build includes, and the Debian package that has it.
+HEADERS = [("zstd.h", "libzstd-dev"), ("zlib.h", "zlib1g-dev"), ("sqlite3.h", "libsqlite3-dev"),
+           ("nvtx3/nvToolsExt.h", "the CUDA toolkit (CUDA_HOME)"),
+           ("cupti.h", "the CUDA toolkit (CUDA_HOME)")]
+
+
+def check_prerequisites():
+    """SystemExit naming every missing tool and header, before make runs."""
+    missing = [f"`{t}`" for t in ("make", os.environ.get("CC", "cc")) if not shutil.which(t)]
+    cuda = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "include")
+    cc = os.environ.get("CC", "cc")
+    if shutil.which(cc):
+        with tempfile.TemporaryDirectory() as d:
+            for header, pkg in HEADERS:
+                src = os.path.join(d, "t.c")
+                with open(src, "w") as f:
+                    f.write(f"#include <{header}>\n")
+                p = subprocess.run([cc, "-E", "-isystem", cuda, src, "-o", os.devnull],
+                                   capture_output=True)
+                if p.returncode != 0:
+                    missing.append(f"{header} ({pkg})")
+    if missing:
+        raise SystemExit(
+            "cuptrace: cannot build: missing " + ", ".join(missing) + ". pip installs no "
+            "system packages; on Debian or Ubuntu: apt install build-essential python3-dev "
+            "libzstd-dev zlib1g-dev libsqlite3-dev, and the CUDA toolkit's headers under "
+            f"CUDA_HOME (now {os.path.dirname(cuda)}); tests/install-deps.sh in the checkout "
+            "installs all of these")
+
+
 class build_with_make(build_py):
     """Runs the project's Makefile, copies the library and the program into
-    the package, and puts cuptrace-auto.pth beside it."""
+    the package, puts cuptrace-auto.pth beside it, the header the torch
+    modules are built with inside it, and the torch modules themselves
+    where this Python's torch has its headers."""
 
     def run(self):
         super().run()
         if not os.path.exists(os.path.join(ROOT, "Makefile")):
             raise SystemExit("cuptrace: build from a checkout of the project "
                              "(python_shim/ inside it): its Makefile builds the library")
+        check_prerequisites()
         out = os.path.join(os.path.abspath(self.build_lib), "cuptrace")
         lib = os.path.join(out, "lib", "libcuptrace.so")
         prog = os.path.join(out, "bin", "cuptrace")
@@ -51,80 +98,57 @@ class build_with_make(build_py):
         subprocess.check_call(["make", "-C", ROOT, f"-j{jobs}", "SAN=", "DEBUG=",
                                f"LIB={lib}", f"TOOL={prog}", lib, prog])
         shutil.copy(os.path.join(HERE, "cuptrace-auto.pth"), self.build_lib)
-
-
-class build_ext_torch(build_ext):
-    """_torchhooks is built every time (setuptools' build directory is named
-    by the Python, not by the torch the module is built against: a build for
-    another environment's torch would otherwise be taken as up to date), is
-    optional (a compiler or a torch that cannot build it leaves the package
-    without it), and gets its version file beside it."""
-
-    def run(self):
-        # What an earlier build for another torch (or with one) left in the
-        # shared build directory must not go into this package.
-        for f in glob.glob(os.path.join(self.build_lib, "cuptrace", "_torchhooks*")):
-            os.remove(f)
-        super().run()
-
-    def build_extension(self, ext):
-        if ext.name != "cuptrace._torchhooks":
-            return super().build_extension(ext)
-        force = self.force
-        self.force = True
-        try:
-            super().build_extension(ext)
-        except Exception as e:  # noqa: BLE001 - optional: the package works without it
-            print("cuptrace: warning: cuptrace._torchhooks not built (%s); cuptrace.torch "
-                  "hooks tensors instead" % e)
-            return
-        finally:
-            self.force = force
-        from torch_flags import write_version
-        write_version(os.path.dirname(self.get_ext_fullpath(ext.name)))
+        inc = os.path.join(out, "include", "cuptrace")
+        os.makedirs(inc, exist_ok=True)
+        shutil.copy(os.path.join(ROOT, "include", "cuptrace", "torch_abi.h"), inc)
+        # Against this Python's torch, or none (a module an earlier build
+        # left in the shared build directory would be for another torch:
+        # removed first). Optional: the package builds them at first use.
+        rc = subprocess.call([sys.executable, os.path.join(out, "_torchbuild.py"), "--prebuild",
+                              out])
+        if rc == 2:
+            print("cuptrace: warning: the torch modules did not build against this torch; "
+                  "the package builds them when torch is first imported")
 
 
 ext = Extension(
     "cuptrace._cuptrace",
     sources=["cuptrace/_cuptrace.c", "cuptrace/_torch.c", "../libtrace/config/config.c", "../libtrace/config/pattern.c"],
-    include_dirs=[os.path.join(ROOT, "libtrace", "config")],
+    include_dirs=[os.path.join(ROOT, "libtrace", "config"), os.path.join(ROOT, "include")],
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=["-std=gnu11", "-fvisibility=hidden", "-Wno-missing-field-initializers"],
     libraries=["dl", "m"],
 )
 
 
-def torchhooks():
-    """cuptrace._torchhooks (C++ backward hooks), built against the torch
-    this interpreter imports (torch_flags.py), or nothing where it has no
-    torch with C++ headers: cuptrace.torch then hooks tensors from C."""
-    import sys
-    sys.path.insert(0, HERE)
-    from torch_flags import flags
-    f = flags()
-    if f is None:
-        return []
-    return [Extension(
-        "cuptrace._torchhooks",
-        sources=["cuptrace/_torchhooks.cpp"],
-        language="c++",
-        define_macros=f["macros"],
-        library_dirs=f["library_dirs"],
-        runtime_library_dirs=f["library_dirs"],
-        libraries=f["libraries"],
-        # C++20: what torch 2.x's headers need (1.13's take it too).
-        extra_compile_args=["-std=c++20", "-fvisibility=hidden"] +
-        [a for d in f["include_dirs"] for a in ("-isystem", d)],
-    )]
+def wheel_command_check():
+    """pip --no-build-isolation builds with this environment's setuptools,
+    whose bdist_wheel command (before 70.1) is the `wheel` package's: said
+    plainly instead of setuptools' "invalid command 'bdist_wheel'"."""
+    def have(name):
+        try:
+            return importlib.util.find_spec(name) is not None
+        except ImportError:
+            return False
+    if "bdist_wheel" not in sys.argv or have("wheel") or have("setuptools.command.bdist_wheel"):
+        return
+    raise SystemExit("cuptrace: building a wheel needs the `wheel` package in this environment "
+                     "(pip install --no-build-isolation uses its setuptools, older than 70.1): "
+                     "pip install wheel, or apt install python3-wheel")
 
 
+wheel_command_check()
 setup(
     name="cuptrace",
     version=VERSION,
     description="Lightweight GPU tracer: annotations, capture control and PyTorch helpers",
     packages=["cuptrace"],
-    ext_modules=[ext] + torchhooks(),
-    cmdclass={"build_py": build_with_make, "build_ext": build_ext_torch},
+    ext_modules=[ext],
+    # The torch modules' sources: built at first use for the torch in use
+    # (cuptrace/_torchbuild.py), where the package has none for it.
+    package_data={"cuptrace": ["_torchops*.cpp", "_torchops*.c", "_torchops.h", "_torchhooks.cpp",
+                               "_torchhooks.h"]},
+    cmdclass={"build_py": build_with_make},
     entry_points={"console_scripts": ["cuptrace = cuptrace.__main__:main"]},
     # The C code uses 3.10's API (Py_NewRef) and 3.9's (the vectorcall
     # calls); tests/integration/python/test_python_install.py checks that

@@ -24,6 +24,8 @@ def child(mode, traced):
     d = tmpdir("py") if traced else None
     env = traced_env(d, 512) if traced else plain_env()
     env["PYTHONPATH"] = PATH
+    # The node hooks for build/venv's torch, built once there (not in ~/.cache).
+    env["CUPTRACE_TORCH_CACHE"] = os.path.join(ROOT, "build", "torch-cache")
     try:
         p = subprocess.run([PY, os.path.join(ROOT, "bench", "figures", "python_child.py"), mode,
                             "traced" if traced else "untraced"], env=env, capture_output=True,

@@ -198,6 +198,7 @@ def activate(trace_children=True, **options):
                 os.environ["LD_PRELOAD"] = ":".join(p for p in (preload, os.path.abspath(path)) if p)
     if on:
         _finish_at_os_exit()
+        _auto.setup()  # the torch source (trace="...,torch"), now or once torch is imported
     if not trace_children:
         _untrace_children()
     return on
@@ -286,4 +287,4 @@ def annotate(name=None):
 
 # Traced by a launcher or LD_PRELOAD: the library is in the process already.
 _c._bind(None)
-from . import _auto  # noqa: E402,F401 (CUPTRACE_STEPS: steps from torch optimizers)
+from . import _auto  # noqa: E402 (steps from torch optimizers, the torch source)

@@ -1,17 +1,16 @@
 # SPDX-License-Identifier: MIT
-"""Steps from torch optimizers without a line of code: when a process traces
-with CUPTRACE_STEPS set (cuptrace run --steps ...), every optimizer step
-ends a step. The installed package's cuptrace-auto.pth imports this module
-at interpreter start; it costs one look at the environment when tracing is
-off, and imports nothing else unless the script imports torch.optim."""
+"""What a traced torch script gets without a line of code: with
+CUPTRACE_STEPS set (cuptrace run --steps ...), every optimizer step ends a
+step; with the library's torch source on (cuptrace run -t torch), the
+operator observer is installed as torch is imported (_torchsrc.py). The
+installed package's cuptrace-auto.pth imports this module at interpreter
+start when either is asked for; it costs one look at the environment
+otherwise, and imports nothing else unless the script imports torch."""
 import os
 import sys
 import weakref
 
 from . import _cuptrace as _c
-
-_WATCHED = "torch.optim"
-
 
 def _traced():
     return bool(os.environ.get("CUPTRACE_STEPS")) and \
@@ -104,33 +103,66 @@ def _install():
         sys.stderr.write(f"cuptrace: warning: steps from torch optimizers not set up: {e}\n")
 
 
+_after = {}  # module name -> functions to run once it is imported
+
+
 class _Finder:
-    """Runs _install() right after torch.optim is imported."""
+    """Runs the functions of _after right after their module is imported
+    (its code run, before the import returns); leaves sys.meta_path when
+    none is left."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != _WATCHED:
+        fns = _after.pop(name, None)
+        if fns is None:
             return None
-        sys.meta_path.remove(self)
+        if not _after and self in sys.meta_path:
+            sys.meta_path.remove(self)
         import importlib.util
-        spec = importlib.util.find_spec(name)
+        spec = importlib.util.find_spec(name)  # this finder answers None now
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module
 
         def exec_module(module):
             run(module)
-            _install()
+            for fn in fns:
+                fn()
         spec.loader.exec_module = exec_module
         return spec
 
 
-def setup():
-    if not _traced():
+def after_import(name, fn):
+    """fn() once module name is imported: now if it is, else right after
+    its import (once, however many times this is asked)."""
+    if name in sys.modules:
+        fn()
         return
-    if _WATCHED in sys.modules:
-        _install()
-    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
+    fns = _after.setdefault(name, [])
+    if fn not in fns:
+        fns.append(fn)
+    if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
+
+
+_torch_done = False
+
+
+def _torch_source():
+    """The torch source's observer, once (torch is imported)."""
+    global _torch_done
+    if not _torch_done:
+        _torch_done = True
+        from . import _torchsrc
+        _torchsrc.install()
+
+
+def setup():
+    """Arms what the process's tracing asks for (again after activate()
+    loaded the library)."""
+    if _traced():
+        after_import("torch.optim", _install)
+    if _c._torch_config() & 1:  # the library's torch source is on
+        after_import("torch", _torch_source)
 
 
 setup()

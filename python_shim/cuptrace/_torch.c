@@ -21,6 +21,7 @@
 #include "_cuptrace.h"
 #include "_torchhooks.h"
 
+#include <dlfcn.h>
 #include <stddef.h>
 
 /* Set by _torch_setup(Tensor, OrderedDict, first_grad_tensor, api): api is
@@ -493,8 +494,22 @@ static PyObject *torch_setup(PyObject *m, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+/* _torch_config() -> the library's cuptrace_torch_config() bits
+ * (include/cuptrace/torch_abi.h: the torch source on, shapes, memory,
+ * stack); 0 where the process does not trace (the library says so, or
+ * is not in the process) or its library has no torch source. Not through
+ * _bind's pointers: cuptrace._auto asks before the package binds. */
+static PyObject *torch_config(PyObject *m, PyObject *unused)
+{
+	(void)m, (void)unused;
+	unsigned (*config)(void);
+	*(void **)&config = dlsym(RTLD_DEFAULT, "cuptrace_torch_config");
+	return PyLong_FromUnsignedLong(config ? config() : 0);
+}
+
 static PyMethodDef torch_methods[] = {
     {"_torch_setup", torch_setup, METH_VARARGS, NULL},
+    {"_torch_config", torch_config, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,7 +13,6 @@ tensor hooks, also in C (_torch.c).
 Works with torch 1.13 (Debian) and 2.x.
 """
 import functools as _functools
-import os as _os
 import warnings as _warnings
 import weakref as _weakref
 from collections import OrderedDict as _OrderedDict
@@ -64,22 +63,14 @@ def _first_grad_tensor(out):
 
 
 def _node_hooks_api():
-    """cuptrace._torchhooks' interface, when that module was built for this
-    very torch (its C++ classes have no stable ABI; the version file beside
-    it is read first: the module links that torch's libraries); else None."""
-    try:
-        with open(_os.path.join(_os.path.dirname(__file__), "_torchhooks.version")) as f:
-            if f.read().strip() != torch.__version__:
-                return None
-    except OSError:
+    """cuptrace._torchhooks' interface, built for this very torch (its C++
+    classes have no stable ABI): the package's, or one built for this torch
+    into the cache, now if need be (_torchbuild.py); else None."""
+    from . import _torchbuild
+    mod = _torchbuild.load("_torchhooks")
+    if mod is None or mod.torch_version != torch.__version__:
         return None
-    try:
-        from . import _torchhooks
-    except ImportError:
-        return None
-    if _torchhooks.torch_version != torch.__version__:
-        return None
-    return _torchhooks.api
+    return mod.api
 
 
 def set_backward_hooks(kind):

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Which `cuptrace` Python package the tests use: by default the source tree
-(PYTHONPATH=python_shim, its extension built in place by `make pyext`);
+(PYTHONPATH=python_shim, its extensions built in place by `make pyext`, its
+cuptrace-auto.pth in a user site of build/);
 with CT_TEST_PY=/venv/bin/python the package pip installed into that venv
 (test_python_install.py runs the Python tests that way)."""
 import os
@@ -17,13 +18,37 @@ def python():
     return INSTALLED or PYTHON
 
 
+# Where the package builds its C++ modules for a torch it has none for
+# (cuptrace/_torchbuild.py): under build/, kept between runs, never ~/.cache.
+TORCH_CACHE = ROOT / "build" / "torch-cache"
+
+
+def user_site():
+    """A user base whose site-packages (every Python 3 minor) holds the
+    package's cuptrace-auto.pth, as an installed package's has: a traced
+    script that never imports cuptrace gets its steps and its torch source
+    from the source tree too."""
+    base = ROOT / "build" / "pyshim-user"
+    for minor in range(10, 16):
+        site = base / "lib" / f"python3.{minor}" / "site-packages"
+        site.mkdir(parents=True, exist_ok=True)
+        pth = site / "cuptrace-auto.pth"
+        text = (SHIM / "cuptrace-auto.pth").read_text()
+        if not pth.exists() or pth.read_text() != text:
+            pth.write_text(text)
+    return base
+
+
 def env_for(env):
-    """env with the package importable (source tree: PYTHONPATH). In
-    sanitizer builds (make test-san) the source tree's extension is built
-    with the sanitizer: its runtime must be loaded first, traced or not."""
+    """env with the package importable (source tree: PYTHONPATH, and its
+    .pth through the user site). In sanitizer builds (make test-san) the
+    source tree's extension is built with the sanitizer: its runtime must
+    be loaded first, traced or not."""
     env = dict(env)
+    env.setdefault("CUPTRACE_TORCH_CACHE", str(TORCH_CACHE))
     if not INSTALLED:
         env["PYTHONPATH"] = str(SHIM)
+        env["PYTHONUSERBASE"] = str(user_site())
         if "address" in SAN or "thread" in SAN:
             rt = preload().split(":")[0]
             have = env.get("LD_PRELOAD", "")

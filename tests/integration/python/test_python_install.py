@@ -80,7 +80,8 @@ def test_installed_package_passes_the_python_tests(venv):
     env.pop("PYTHONPATH", None)
     tests = ROOT / "tests" / "integration" / "python"
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        str(tests / "test_python.py"), str(tests / "test_python_torch.py")],
+                        str(tests / "test_python.py"), str(tests / "test_python_torch.py"),
+                        str(tests / "test_python_torch_ops.py")],
                        env=env, capture_output=True, text=True, timeout=1200, cwd=tests)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
     assert " passed" in p.stdout and " failed" not in p.stdout
@@ -92,22 +93,33 @@ def test_wheel_holds_what_the_package_needs(wheel):
         names = z.namelist()
         entry = [n for n in names if n.endswith("entry_points.txt")]
         assert entry and "cuptrace = cuptrace.__main__:main" in z.read(entry[0]).decode()
+    # The sources of the torch modules and the header they include, for a
+    # build at first use under another torch.
     for want in ("cuptrace/lib/libcuptrace.so", "cuptrace/bin/cuptrace", "cuptrace-auto.pth",
-                 "cuptrace/torch.py", "cuptrace/__main__.py"):
+                 "cuptrace/torch.py", "cuptrace/__main__.py", "cuptrace/_torchbuild.py",
+                 "cuptrace/_torchops.cpp", "cuptrace/_torchops_text.cpp",
+                 "cuptrace/_torchops_mem.cpp", "cuptrace/_torchops_frames.c",
+                 "cuptrace/_torchops.h", "cuptrace/_torchhooks.cpp", "cuptrace/_torchhooks.h",
+                 "cuptrace/include/cuptrace/torch_abi.h"):
         assert want in names, (want, names)
     assert any(n.startswith("cuptrace/_cuptrace") and n.endswith(".so") for n in names)
-    # The C++ backward hooks, where this Python's torch has its headers.
-    has_torch = run([PYTHON, SHIM / "torch_flags.py"], env=env).returncode == 0
-    assert any(n.startswith("cuptrace/_torchhooks") and n.endswith(".so")
-               for n in names) == has_torch, names
+    # The C++ modules for torch, built with the package where this Python's
+    # torch has its headers, each with the torch it is for.
+    has_torch = run([PYTHON, SHIM / "cuptrace" / "_torchbuild.py", "--check"],
+                    env=env).returncode == 0
+    for mod in ("_torchhooks", "_torchops"):
+        assert any(n.startswith(f"cuptrace/{mod}.") and n.endswith(".so")
+                   for n in names) == has_torch, names
+        assert (f"cuptrace/{mod}.version" in names) == has_torch, names
 
 
-def test_wheel_built_without_torch_carries_no_torch_hooks(wheel, tmp_path):
+def test_wheel_built_without_torch_carries_no_torch_modules(wheel, tmp_path):
     """A build that sees no torch (pip's build isolation does that) packs no
-    _torchhooks, even when an earlier build with torch (the `wheel`
-    fixture's, just before) left one in the shared build directory (it
-    would be a module for another torch)."""
-    if run([PYTHON, SHIM / "torch_flags.py"], env=base_env()).returncode != 0:
+    compiled torch module, even when an earlier build with torch (the
+    `wheel` fixture's, just before) left them in the shared build directory
+    (they would be modules for another torch); their sources it packs."""
+    if run([PYTHON, SHIM / "cuptrace" / "_torchbuild.py", "--check"],
+           env=base_env()).returncode != 0:
         pytest.skip("no torch C++ headers here: no earlier build with _torchhooks to leave one")
     env = base_env()
     # A torch that cannot be imported, first on the path of the build.
@@ -119,8 +131,9 @@ def test_wheel_built_without_torch_carries_no_torch_hooks(wheel, tmp_path):
     names = {}
     for kind, whl in (("with", wheel), ("without", without)):
         with zipfile.ZipFile(whl) as z:
-            names[kind] = [n for n in z.namelist() if "_torchhooks" in n]
-    assert len(names["with"]) == 2 and names["without"] == [], names
+            names[kind] = [n for n in z.namelist() if "/_torch" in n and
+                           n.endswith((".so", ".version"))]
+    assert len(names["with"]) == 4 and names["without"] == [], names
 
 
 def test_steps_from_optimizers_of_a_script_that_never_imports_cuptrace(venv, tmp_path):
@@ -155,12 +168,13 @@ for i in range(8):
     assert steps == ["ProfilerStep#3", "ProfilerStep#4"]
 
 
-@pytest.mark.parametrize("missing", ["package", "extension"])
-def test_a_half_removed_package_costs_one_line(tmp_path, missing):
+@pytest.mark.parametrize("missing,asks", [("package", "steps"), ("extension", "steps"),
+                                          ("package", "torch")])
+def test_a_half_removed_package_costs_one_line(tmp_path, missing, asks):
     """With the package gone (or its compiled extension), a Python started
-    under the library with CUPTRACE_STEPS runs as it would, and one line
-    says what is missing: one, though a venv's site-packages is seen twice
-    (again through lib64), and no traceback."""
+    under the library with CUPTRACE_STEPS (or the torch source) runs as it
+    would, and one line says what is missing: one, though a venv's
+    site-packages is seen twice (again through lib64), and no traceback."""
     import shutil
     d = tmp_path / "venv"
     p = run([PYTHON, "-m", "venv", "--without-pip", d], timeout=120)
@@ -173,18 +187,21 @@ def test_a_half_removed_package_costs_one_line(tmp_path, missing):
     if missing == "extension":
         shutil.copytree(SHIM / "cuptrace", site / "cuptrace",
                         ignore=shutil.ignore_patterns("__pycache__", "_cuptrace*.so"))
-    env = base_env(CUPTRACE_STEPS="wait=1,active=1", LD_PRELOAD=ROOT / "build" / "lib" /
-                   "libcuptrace.so", CUPTRACE_OUTPUT=f"{tmp_path}/o/%p.ctr")
+    var, value = ("CUPTRACE_STEPS", "wait=1,active=1") if asks == "steps" else \
+        ("CUPTRACE_TRACE", "nvtx,torch")
+    env = base_env(LD_PRELOAD=ROOT / "build" / "lib" / "libcuptrace.so",
+                   CUPTRACE_OUTPUT=f"{tmp_path}/o/%p.ctr", **{var: value})
     env.pop("PYTHONPATH", None)
     p = run([py, "-c", "print('the program runs')"], env=env, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == "the program runs\n", p.stderr
     lines = p.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("cuptrace: warning: CUPTRACE_STEPS is set but "
-                                                   "cuptrace-auto.pth cannot import"), p.stderr
+    assert len(lines) == 1 and lines[0].startswith(
+        "cuptrace: warning: the process traces torch (CUPTRACE_STEPS or CUPTRACE_TRACE=torch) "
+        "but cuptrace-auto.pth cannot import"), p.stderr
     assert ("No module named 'cuptrace'" if missing == "package" else
             "its compiled extension is missing") in lines[0], lines[0]
-    # Without CUPTRACE_STEPS the line does not even look.
-    env.pop("CUPTRACE_STEPS")
+    # Without either the line does not even look.
+    env.pop(var)
     p = run([py, "-c", "print('the program runs')"], env=env, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == "the program runs\n" and p.stderr == "", p.stderr
 

@@ -478,23 +478,29 @@ torch.jit.script(m)
     assert q.returncode == 0 and q.stdout == p.stdout, q.stderr
 
 
-TORCH_FLAGS = ROOT / "python_shim" / "torch_flags.py"
+TORCH_BUILD = ROOT / "python_shim" / "cuptrace" / "_torchbuild.py"
 
 
-def test_node_hooks_where_torch_has_its_headers():
+def test_node_hooks_where_torch_has_its_headers(tmp_path):
     """Where the interpreter's torch has its C++ headers (Debian: libtorch-dev,
-    which tests/install-deps.sh installs; pip's torch always), the package
-    is built with _torchhooks and annotate_modules uses it; a torch of
-    another version than the one it was built for gets the tensor hooks."""
-    has = run([python(), TORCH_FLAGS], env=env_for(base_env()), timeout=120).returncode == 0
+    which tests/install-deps.sh installs; pip's torch always), annotate_modules
+    uses _torchhooks, built with the package or into the cache for this torch;
+    where it cannot be had for this torch (here: another version, and no
+    compiler to build one) it gets the tensor hooks, and one line says so."""
+    has = run([python(), TORCH_BUILD, "--check"], env=env_for(base_env()),
+              timeout=120).returncode == 0
     code = "import cuptrace.torch as t; print(t.backward_hooks)"
-    p = run([python(), "-c", code], env=env_for(base_env()), timeout=120)
+    p = run([python(), "-c", code], env=env_for(base_env()), timeout=600)
     assert p.returncode == 0 and p.stdout.split() == ["node" if has else "tensor"], p.stderr
     if not has:
         pytest.skip("no torch C++ headers for this interpreter: tensor hooks only")
     other = "import torch; torch.__version__ = '0.0.0'\n" + code
-    p = run([python(), "-c", other], env=env_for(base_env()), timeout=120)
+    env = env_for(base_env(CXX="/nonexistent/c++"))
+    env["CUPTRACE_TORCH_CACHE"] = str(tmp_path / "cache")
+    p = run([python(), "-c", other], env=env, timeout=120)
     assert p.returncode == 0 and p.stdout.split() == ["tensor"], p.stderr
+    assert p.stderr.startswith("cuptrace: warning: backward ranges use tensor hooks instead"), \
+        p.stderr
     p = run([python(), "-c", "import cuptrace.torch as t; t.set_backward_hooks('nodes')"],
             env=env_for(base_env()), timeout=120)
     assert p.returncode != 0 and "ValueError" in p.stderr and "'nodes'" in p.stderr
