@@ -60,9 +60,13 @@ wheel: all
 bench-python: all pyext bench-progs
 	$(Q)$(PYTHON) bench/figures/python.py
 
+# The torch source's figures alone (bench/figures/torch_ops.py).
+bench-torch-ops: all pyext
+	$(Q)$(PYTHON) bench/figures/torch_ops.py
+
 bench: pyext
 
-.PHONY: bench-python
+.PHONY: bench-python bench-torch-ops
 
 clean: clean-python
 clean-python:
