@@ -54,6 +54,8 @@ static const struct section {
 	{"NCCL operations", &report_nccl_sum, html_draw_nccl_sum},
 	{"NCCL message sizes", &report_nccl_sizes, html_draw_nccl_sizes},
 	{"NCCL skew: who arrives late", &report_nccl_skew, html_draw_nccl_skew},
+	{"MPI calls", &report_mpi_sum, html_draw_top, has_rows},
+	{"MPI skew: who arrives late", &report_mpi_skew, NULL, has_rows},
 };
 
 #define NSECTIONS (sizeof sections / sizeof *sections)
@@ -67,11 +69,12 @@ static void help(FILE *f)
 	      "window, events, drops, truncated files), breakdown per rank with the slowest\n"
 	      "rank marked, step times per rank, GPU utilisation over time, top kernels and\n"
 	      "NVTX ranges, PyTorch operators and memory (when traced), NCCL operations,\n"
-	      "message sizes, bus bandwidth and arrival skew;\n"
+	      "message sizes, bus bandwidth and arrival skew, MPI calls and skew (when\n"
+	      "traced);\n"
 	      "first, when a collective was left incomplete, the nccl_hang verdict and tables.\n"
 	      "Every figure is a cell of `cuptrace stats --by step,time --report\n"
 	      "breakdown,steps,cuda_gpu_kern_sum,nvtx_sum,torch_op_sum,torch_mem,nccl_sum,\n"
-	      "nccl_sizes,nccl_skew`\n"
+	      "nccl_sizes,nccl_skew,mpi_sum,mpi_skew`\n"
 	      "on the same inputs; hover a mark for its exact values. INPUT is a .ctr\n"
 	      "file, a directory of them, or an NCCL_DEBUG=INFO log. --steps, --align,\n"
 	      "-j and --strict as in cuptrace stats.\n"

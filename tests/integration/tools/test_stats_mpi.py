@@ -81,3 +81,17 @@ def test_same_tables_whatever_the_workers(late_job):
     for j in (2, 4):
         p = tool("stats", "-j", str(j), "-r", "mpi_sum,mpi_skew", *files)
         assert (p.returncode, p.stdout, p.stderr) == (0, one.stdout, one.stderr), j
+
+
+def test_html_report_has_the_mpi_sections(late_job, tmp_path):
+    """`cuptrace report` on the job: the MPI calls and the skew, drawn from
+    the same mpi_sum and mpi_skew tables; a trace without MPI has neither
+    section."""
+    files, t = late_job
+    p = tool("report", "-o", str(tmp_path / "r.html"), *files)
+    assert p.returncode == 0, p.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "MPI calls" in page and "MPI skew: who arrives late" in page
+    assert 'data-t="mpi_sum: MPI calls by function and datatype"' in page
+    assert 'data-t="mpi_skew: arrival at collectives per rank"' in page
+    assert "MPI_Allreduce" in page
