@@ -12,6 +12,7 @@
  * that holds them is known (steps are handed out when they end). */
 #include "read/gpu_fields.h"
 #include "stats/busy.h"
+#include "stats/mpi_wait.h"
 #include "stats/stats.h"
 #include "stats/tbuckets.h"
 #include "util/xalloc.h"
@@ -75,6 +76,7 @@ struct bd {
 	struct trow *trows; /* --by time */
 	size_t ntrows, captrows;
 	struct busy_late late; /* work the sweep had passed, all files */
+	struct mpi_wait mpi;   /* the CPU's time in MPI calls per rank */
 };
 
 static void add(struct acc *a, uint64_t len, unsigned mask)
@@ -271,6 +273,7 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		bd->t = t;
 		bd->kernels = gpu_file_records_kernels(&t->f);
 	}
+	mpi_wait_event(&bd->mpi, t->shown_rank, ev);
 	if (ev->type != ME_SLICE)
 		return;
 	if (ev->cat == MC_STEP) {
@@ -303,6 +306,7 @@ static void merge(void *p, void *part)
 {
 	struct bd *bd = p, *q = part;
 	end_file(q);
+	mpi_wait_merge(&bd->mpi, &q->mpi);
 	for (size_t i = 0; i < q->nrows; i++) {
 		if (bd->nrows == bd->caprows) {
 			bd->caprows = bd->caprows ? bd->caprows * 2 : 64;
@@ -400,7 +404,8 @@ static int end(void *p, struct table **out)
 	struct bd *bd = p;
 	end_file(bd);
 	int n = 0;
-	if (!bd->nrows && !bd->opts->explicit_list) { /* the report does not apply */
+	struct table *mpi = mpi_wait_table(&bd->mpi);
+	if (!bd->nrows && !mpi && !bd->opts->explicit_list) { /* the report does not apply */
 		free(bd);
 		return 0;
 	}
@@ -479,6 +484,8 @@ static int end(void *p, struct table **out)
 	out[n++] = s;
 	if (bd->opts->by_time)
 		out[n++] = time_table(bd);
+	if (mpi)
+		out[n++] = mpi;
 	free(bd->rows);
 	free(bd->trows);
 	free(bd);

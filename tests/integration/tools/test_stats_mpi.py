@@ -95,3 +95,18 @@ def test_html_report_has_the_mpi_sections(late_job, tmp_path):
     assert 'data-t="mpi_sum: MPI calls by function and datatype"' in page
     assert 'data-t="mpi_skew: arrival at collectives per rank"' in page
     assert "MPI_Allreduce" in page
+
+
+def test_breakdown_counts_the_time_ranks_wait_in_mpi(late_job):
+    """breakdown's CPU side: every call each rank logged, and the time in
+    them; the ranks that waited for rank 2 at the late MPI_Allreduce spent
+    about its 300 ms sleep more in MPI than rank 2 did."""
+    files, t = late_job
+    out = tables("-r", "breakdown", *files)
+    rows = {r["Rank"]: r for r in out["breakdown: CPU time in MPI calls per rank"]}
+    assert sorted(rows) == list(range(NRANKS))
+    for r in range(NRANKS):
+        assert rows[r]["MPI Calls"] == len(t[r]), (r, rows[r])
+        assert 0 < rows[r]["In MPI (ns)"] <= rows[r]["Window (ns)"], rows[r]
+    for r in set(range(NRANKS)) - {LATE_RANK}:
+        assert rows[r]["In MPI (ns)"] - rows[LATE_RANK]["In MPI (ns)"] >= LATE_MS * 0.5e6, rows
