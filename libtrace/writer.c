@@ -34,6 +34,7 @@
 #define TICK_MS 50
 #define ORPHAN_TICKS 4 /* ct_program_gone every 200 ms */
 #define FINISH_MS 10000 /* the most exit waits for the writer's last pass */
+#define JOIN_MS 1000    /* then for its thread to end */
 #define STRTAB_MAX (4u << 20)
 /* zstd level 1: the blocks are mostly timestamp planes (the items
  * compress to almost nothing), where level 6's lazy search costs the writer
@@ -205,9 +206,14 @@ void ct_writer_finish(uint32_t detail)
 	 * leaving holds (a signal handler that calls exit() interrupted it
 	 * inside an NVTX call); the process then leaves without its footer
 	 * rather than never. */
-	if (ct_flushreq_wait_flag(&ct_wr.fr, &ct_wr.gone, FINISH_MS))
-		pthread_join(ct_wr.th, NULL);
-	else
+	if (ct_flushreq_wait_flag(&ct_wr.fr, &ct_wr.gone, FINISH_MS)) {
+		/* The file is finished. The writer thread's own end (freeing its
+		 * thread-local storage) may still need the allocator's lock that
+		 * the leaving thread held when the signal came inside malloc:
+		 * the join is bounded too, and the process leaves without it. */
+		struct timespec ts = ct_deadline(JOIN_MS);
+		pthread_clockjoin_np(ct_wr.th, NULL, CLOCK_MONOTONIC, &ts);
+	} else
 		ct_log_error("the writer did not finish within %d s; the trace ends without footer",
 			     FINISH_MS / 1000);
 	atomic_store(&ct_wr.started, 0);
