@@ -7,8 +7,8 @@
  * thread, m_torch.allocs/alloc_bytes). The totals are the allocator's own
  * (allocated and reserved after each event), not sums of ours: events
  * before the capture started are in them. */
+#include "stats/named.h"
 #include "stats/stats.h"
-#include "util/hmap.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -32,8 +32,7 @@ struct step {
 	uint64_t id, ts, end;
 };
 
-struct opmem {
-	char *name;
+struct opmem { /* of an operator's name (struct named) */
 	uint64_t calls, allocs, bytes;
 };
 
@@ -49,15 +48,14 @@ struct tm {
 	/* cuptrace's steps, and torch.profiler's ProfilerStep#N scopes: the
 	 * first when there are any */
 	struct steps st, pst;
-	struct opmem *ops;
-	size_t nops;
-	struct hmap op_index; /* name hash -> ops + 1 */
+	struct named ops;
 };
 
 static void *begin(const struct stats_opts *opts)
 {
 	struct tm *m = xcalloc(1, sizeof *m);
 	m->named = opts->explicit_list;
+	named_init(&m->ops, sizeof(struct opmem));
 	return m;
 }
 
@@ -72,34 +70,6 @@ static struct dev *dev_of(struct tm *m, int64_t rank, int64_t device)
 	d->rank = rank;
 	d->device = device;
 	return d;
-}
-
-static uint64_t hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h ? h : 1;
-}
-
-static struct opmem *op_of(struct tm *m, const char *name, size_t len)
-{
-	uint64_t h = hash(name, len);
-	for (;; h = h + 1 ? h + 1 : 1) {
-		uintptr_t at = (uintptr_t)hmap_get(&m->op_index, h);
-		if (!at)
-			break;
-		struct opmem *o = &m->ops[at - 1];
-		if (strlen(o->name) == len && !memcmp(o->name, name, len))
-			return o;
-	}
-	m->ops = xrealloc(m->ops, (m->nops + 1) * sizeof *m->ops);
-	struct opmem *o = &m->ops[m->nops];
-	memset(o, 0, sizeof *o);
-	o->name = xstrndup(name, len);
-	hmap_put(&m->op_index, h, (void *)(uintptr_t)(m->nops + 1));
-	m->nops++;
-	return o;
 }
 
 static void step_add(struct steps *s, int64_t rank, uint64_t id, uint64_t ts, uint64_t end)
@@ -154,12 +124,21 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		}
 	}
 	if ((ev->cat == MC_TORCH_OP || ev->cat == MC_TORCH_SCOPE) && ev->torch.allocs) {
-		struct opmem *o = op_of(m, ev->torch.name.s ? ev->torch.name.s : "",
-		                        ev->torch.name.len);
+		struct opmem *o = named_get(&m->ops, ev->torch.name.s ? ev->torch.name.s : "",
+		                            ev->torch.name.len);
 		o->calls++;
 		o->allocs += ev->torch.allocs;
 		o->bytes += ev->torch.alloc_bytes;
 	}
+}
+
+static void add_op(void *into, void *from)
+{
+	struct opmem *d = into;
+	const struct opmem *s = from;
+	d->calls += s->calls;
+	d->allocs += s->allocs;
+	d->bytes += s->bytes;
 }
 
 static void merge(void *p, void *part)
@@ -186,18 +165,10 @@ static void merge(void *p, void *part)
 		step_add(&m->st, o->st.v[i].rank, o->st.v[i].id, o->st.v[i].ts, o->st.v[i].end);
 	for (size_t i = 0; i < o->pst.n; i++)
 		step_add(&m->pst, o->pst.v[i].rank, o->pst.v[i].id, o->pst.v[i].ts, o->pst.v[i].end);
-	for (size_t i = 0; i < o->nops; i++) {
-		struct opmem *s = &o->ops[i], *d = op_of(m, s->name, strlen(s->name));
-		d->calls += s->calls;
-		d->allocs += s->allocs;
-		d->bytes += s->bytes;
-		free(s->name);
-	}
+	named_merge(&m->ops, &o->ops, add_op);
 	free(o->d);
 	free(o->st.v);
 	free(o->pst.v);
-	free(o->ops);
-	hmap_free(&o->op_index);
 	free(o);
 }
 
@@ -223,11 +194,16 @@ static int cmp_step(const void *x, const void *y)
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
+struct top {
+	const char *name;
+	const struct opmem *o;
+};
+
 static int cmp_op(const void *x, const void *y)
 {
-	const struct opmem *a = x, *b = y;
-	if (a->bytes != b->bytes)
-		return a->bytes < b->bytes ? 1 : -1;
+	const struct top *a = x, *b = y;
+	if (a->o->bytes != b->o->bytes)
+		return a->o->bytes < b->o->bytes ? 1 : -1;
 	return strcmp(a->name, b->name);
 }
 
@@ -286,6 +262,7 @@ static int end(void *p, struct table **out)
 	if (!m->nd && !m->named) { /* not asked for by name: nothing */
 		free(m->st.v);
 		free(m->pst.v);
+		named_free(&m->ops);
 		free(m);
 		return 0;
 	}
@@ -313,29 +290,30 @@ static int end(void *p, struct table **out)
 	out[n++] = t;
 	if (m->nd)
 		out[n++] = per_step(m);
-	qsort(m->ops, m->nops, sizeof *m->ops, cmp_op);
+	struct top *top = xcalloc(m->ops.n + 1, sizeof *top);
+	for (size_t i = 0; i < m->ops.n; i++)
+		top[i] = (struct top){m->ops.keys[i], m->ops.v[i]};
+	qsort(top, m->ops.n, sizeof *top, cmp_op);
 	static const char *const c3[] = {"Allocated (B)", "Allocations", "Calls", "Name"};
 	struct table *t3 = table_new("torch_mem: operators that allocated the most", 4, c3);
-	for (size_t i = 0; i < m->nops && i < TOP; i++) {
+	for (size_t i = 0; i < m->ops.n && i < TOP; i++) {
 		table_row(t3);
-		table_u64(t3, m->ops[i].bytes);
-		table_u64(t3, m->ops[i].allocs);
-		table_u64(t3, m->ops[i].calls);
-		table_str(t3, m->ops[i].name);
+		table_u64(t3, top[i].o->bytes);
+		table_u64(t3, top[i].o->allocs);
+		table_u64(t3, top[i].o->calls);
+		table_str(t3, top[i].name);
 	}
+	free(top);
 	if (m->nd)
 		out[n++] = t3;
 	else
 		table_free(t3);
 	for (size_t i = 0; i < m->nd; i++)
 		free(m->d[i].s);
-	for (size_t i = 0; i < m->nops; i++)
-		free(m->ops[i].name);
 	free(m->d);
 	free(m->st.v);
 	free(m->pst.v);
-	free(m->ops);
-	hmap_free(&m->op_index);
+	named_free(&m->ops);
 	free(m);
 	return n;
 }

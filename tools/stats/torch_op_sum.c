@@ -8,6 +8,7 @@
  * it). The model says which operators are inside which (m_torch.kids)
  * and which operator each piece of GPU work came from (m_gpu.ext); this
  * report adds them up. Rows by CPU total, largest first. */
+#include "stats/named.h"
 #include "stats/stats.h"
 #include "stats/torch_dims.h"
 #include "util/hmap.h"
@@ -16,23 +17,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A row's figures; its name is its key in struct named: the input dims
+ * (--by shape; digits and punctuation only), SEP, the operator's name. */
 struct row {
-	char *name, *dims; /* dims: "" unless --by shape */
 	uint64_t calls, self_cpu, cpu, self_gpu, gpu;
 };
+
+#define SEP '\x1f'
 
 /* An operator of the file being read: its row, and the operator it is
  * directly inside (0: none). */
 struct op {
 	uint64_t id, parent;
-	size_t row;
+	struct row *row; /* NULL until its own record came */
 };
 
 struct tos {
 	int by_shape, named;
-	struct row *rows;
-	size_t nrows, rcap;
-	struct hmap index; /* key's hash -> row + 1 (collisions checked by key) */
+	struct named rows;
 	/* of the file being read (a part holds one file) */
 	struct op *ops;
 	size_t nops, ocap;
@@ -45,43 +47,8 @@ static void *begin(const struct stats_opts *opts)
 	struct tos *st = xcalloc(1, sizeof *st);
 	st->by_shape = opts->by_shape;
 	st->named = opts->explicit_list;
+	named_init(&st->rows, sizeof(struct row));
 	return st;
-}
-
-static uint64_t key_hash(const char *name, size_t nl, const char *dims, size_t dl)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < nl; i++)
-		h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
-	h = (h ^ 0xff) * 1099511628211ull;
-	for (size_t i = 0; i < dl; i++)
-		h = (h ^ (unsigned char)dims[i]) * 1099511628211ull;
-	return h ? h : 1;
-}
-
-/* The row of (name, dims), made when new. */
-static size_t row_of(struct tos *st, const char *name, size_t nl, const char *dims, size_t dl)
-{
-	uint64_t h = key_hash(name, nl, dims, dl);
-	for (;; h = h + 1 ? h + 1 : 1) {
-		uintptr_t at = (uintptr_t)hmap_get(&st->index, h);
-		if (!at)
-			break;
-		const struct row *r = &st->rows[at - 1];
-		if (strlen(r->name) == nl && !memcmp(r->name, name, nl) && strlen(r->dims) == dl &&
-		    !memcmp(r->dims, dims, dl))
-			return at - 1;
-	}
-	if (st->nrows == st->rcap) {
-		st->rcap = st->rcap ? 2 * st->rcap : 64;
-		st->rows = xrealloc(st->rows, st->rcap * sizeof *st->rows);
-	}
-	struct row *r = &st->rows[st->nrows];
-	memset(r, 0, sizeof *r);
-	r->name = xstrndup(name, nl);
-	r->dims = xstrndup(dims, dl);
-	hmap_put(&st->index, h, (void *)(uintptr_t)(st->nrows + 1));
-	return st->nrows++;
 }
 
 static struct op *op_get(struct tos *st, uint64_t id)
@@ -100,7 +67,7 @@ static struct op *op_add(struct tos *st, uint64_t id)
 		st->ops = xrealloc(st->ops, st->ocap * sizeof *st->ops);
 	}
 	o = &st->ops[st->nops];
-	*o = (struct op){id, 0, SIZE_MAX};
+	*o = (struct op){id, 0, NULL};
 	hmap_put(&st->op_index, id, (void *)(uintptr_t)(st->nops + 1));
 	st->nops++;
 	return o;
@@ -109,19 +76,22 @@ static struct op *op_add(struct tos *st, uint64_t id)
 static void on_op(struct tos *st, const struct m_event *ev)
 {
 	const struct m_torch *o = &ev->torch;
-	char dims[1024];
-	size_t dl = 0;
+	char key[4096];
+	size_t kl = 0;
 	if (st->by_shape)
-		dl = torch_dims_text(o->dims.s, o->dims.len, dims, sizeof dims);
-	size_t r = row_of(st, o->name.s ? o->name.s : "", o->name.len, dims, dl);
-	struct row *row = &st->rows[r];
+		kl = torch_dims_text(o->dims.s, o->dims.len, key, sizeof key - 1);
+	key[kl++] = SEP;
+	size_t nl = o->name.len < sizeof key - kl ? o->name.len : sizeof key - kl;
+	if (nl)
+		memcpy(key + kl, o->name.s, nl);
+	struct row *row = named_get(&st->rows, key, kl + nl);
 	uint64_t dur = ev->end - ev->ts;
 	row->calls++;
 	row->cpu += dur;
 	row->self_cpu += dur > o->child_ns ? dur - o->child_ns : 0;
 	if (!o->id)
 		return;
-	op_add(st, o->id)->row = r;
+	op_add(st, o->id)->row = row;
 	for (size_t i = 0; i < o->nkids; i++)
 		if (o->kids[i])
 			op_add(st, o->kids[i])->parent = o->id;
@@ -155,11 +125,11 @@ static void settle(struct tos *st)
 			continue;
 		uint64_t *ns = st->gpu.vals[i];
 		const struct op *o = op_get(st, st->gpu.keys[i]);
-		if (o && o->row != SIZE_MAX)
-			st->rows[o->row].self_gpu += *ns;
+		if (o && o->row)
+			o->row->self_gpu += *ns;
 		for (size_t depth = 0; o && depth < 4096; depth++) {
-			if (o->row != SIZE_MAX)
-				st->rows[o->row].gpu += *ns;
+			if (o->row)
+				o->row->gpu += *ns;
 			o = o->parent ? op_get(st, o->parent) : NULL;
 		}
 		free(ns);
@@ -171,41 +141,36 @@ static void settle(struct tos *st)
 	st->nops = st->ocap = 0;
 }
 
-static void free_rows(struct tos *st)
+static void add_row(void *into, void *from)
 {
-	for (size_t i = 0; i < st->nrows; i++) {
-		free(st->rows[i].name);
-		free(st->rows[i].dims);
-	}
-	free(st->rows);
-	hmap_free(&st->index);
+	struct row *d = into;
+	const struct row *s = from;
+	d->calls += s->calls;
+	d->self_cpu += s->self_cpu;
+	d->cpu += s->cpu;
+	d->self_gpu += s->self_gpu;
+	d->gpu += s->gpu;
 }
 
 static void merge(void *p, void *part)
 {
 	struct tos *st = p, *o = part;
 	settle(o);
-	for (size_t i = 0; i < o->nrows; i++) {
-		const struct row *s = &o->rows[i];
-		size_t at = row_of(st, s->name, strlen(s->name), s->dims, strlen(s->dims));
-		struct row *d = &st->rows[at]; /* after row_of: it may move the rows */
-		d->calls += s->calls;
-		d->self_cpu += s->self_cpu;
-		d->cpu += s->cpu;
-		d->self_gpu += s->self_gpu;
-		d->gpu += s->gpu;
-	}
-	free_rows(o);
+	named_merge(&st->rows, &o->rows, add_row);
 	free(o);
 }
 
+struct line {
+	const char *key;
+	const struct row *r;
+};
+
 static int by_cpu(const void *x, const void *y)
 {
-	const struct row *a = x, *b = y;
-	if (a->cpu != b->cpu)
-		return a->cpu < b->cpu ? 1 : -1;
-	int c = strcmp(a->name, b->name);
-	return c ? c : strcmp(a->dims, b->dims);
+	const struct line *a = x, *b = y;
+	if (a->r->cpu != b->r->cpu)
+		return a->r->cpu < b->r->cpu ? 1 : -1;
+	return strcmp(a->key, b->key);
 }
 
 static void pct(struct table *t, uint64_t v, uint64_t total)
@@ -220,31 +185,34 @@ static int end(void *p, struct table **out)
 {
 	struct tos *st = p;
 	settle(st);
-	if (!st->nrows && !st->named) { /* not asked for by name: nothing */
-		free_rows(st);
+	size_t n = st->rows.n;
+	if (!n && !st->named) { /* not asked for by name: nothing */
+		named_free(&st->rows);
 		free(st);
 		return 0;
 	}
-	qsort(st->rows, st->nrows, sizeof *st->rows, by_cpu);
+	struct line *v = xcalloc(n + 1, sizeof *v);
 	uint64_t self_cpu = 0, self_gpu = 0, any_gpu = 0;
-	for (size_t i = 0; i < st->nrows; i++) {
-		self_cpu += st->rows[i].self_cpu;
-		self_gpu += st->rows[i].self_gpu;
-		any_gpu |= st->rows[i].gpu;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = (struct line){st->rows.keys[i], st->rows.v[i]};
+		self_cpu += v[i].r->self_cpu;
+		self_gpu += v[i].r->self_gpu;
+		any_gpu |= v[i].r->gpu;
 	}
+	qsort(v, n, sizeof *v, by_cpu);
 	static const char *const cols[] = {
 	    "Self CPU (%)", "Self CPU (ns)", "CPU Total (ns)", "CPU Avg (ns)", "Self GPU (%)",
 	    "Self GPU (ns)", "GPU Total (ns)", "GPU Avg (ns)", "Calls", "Input Dims", "Name"};
-	int nc = st->by_shape ? 11 : 10;
 	const char *names[11];
 	memcpy(names, cols, sizeof names);
 	if (!st->by_shape)
 		names[9] = "Name";
 	struct table *t = table_new(st->by_shape ? "torch_op_sum: PyTorch operators by input shapes"
 	                                         : "torch_op_sum: PyTorch operators",
-	                            nc, names);
-	for (size_t i = 0; i < st->nrows; i++) {
-		const struct row *r = &st->rows[i];
+	                            st->by_shape ? 11 : 10, names);
+	for (size_t i = 0; i < n; i++) {
+		const struct row *r = v[i].r;
+		const char *name = strchr(v[i].key, SEP);
 		table_row(t);
 		pct(t, r->self_cpu, self_cpu);
 		table_u64(t, r->self_cpu);
@@ -260,17 +228,23 @@ static int end(void *p, struct table **out)
 				table_null(t);
 		}
 		table_u64(t, r->calls);
-		if (st->by_shape)
-			table_str(t, r->dims);
-		table_str(t, r->name);
+		if (st->by_shape) {
+			char dims[4096];
+			size_t dl = (size_t)(name - v[i].key);
+			memcpy(dims, v[i].key, dl);
+			dims[dl] = 0;
+			table_str(t, dims);
+		}
+		table_str(t, name + 1);
 	}
-	if (!st->nrows)
+	if (!n)
 		table_note(t, "no PyTorch operators in the inputs (trace them with "
 		              "`cuptrace run -t cuda,nvtx,torch`; CUPTRACE_TRACE)");
 	else if (!any_gpu)
 		table_note(t, "no GPU work tied to an operator (no CUDA traced, or a CPU-only run): "
 		              "GPU columns empty");
-	free_rows(st);
+	free(v);
+	named_free(&st->rows);
 	free(st);
 	out[0] = t;
 	return 1;
