@@ -60,9 +60,10 @@ wheel: all
 bench-python: all pyext bench-progs
 	$(Q)$(PYTHON) bench/figures/python.py
 
-# The torch source's figures alone (bench/figures/torch_ops.py).
-bench-torch-ops: all pyext
+# The torch source's figures alone (bench/figures/torch_ops.py, torch_train.py).
+bench-torch-ops: all pyext build/bench/bench_torch
 	$(Q)$(PYTHON) bench/figures/torch_ops.py
+	$(Q)$(PYTHON) bench/figures/torch_train.py
 
 bench: pyext
 

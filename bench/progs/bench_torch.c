@@ -10,7 +10,11 @@
  * figure is the best run's time per call. An empty call through a pointer
  * and one clock_gettime are measured for scale.
  *
- * usage: bench_torch   (prints "  NAME   NS" lines, then ops=COUNT) */
+ * usage: bench_torch   (prints "  NAME   NS" lines, then ops=COUNT)
+ *        bench_torch rate OPS_PER_S SECONDS
+ * The second form: whole ops (enter + 2 now + op + exit, no shapes) paced
+ * to OPS_PER_S on one thread (busy-waiting on the clock between ops) for
+ * SECONDS; prints ops_s= (the rate achieved) and ops=. */
 #include "cuptrace/torch_abi.h"
 
 #include <dlfcn.h>
@@ -137,7 +141,38 @@ static double run(int which)
 	return ns;
 }
 
-int main(void)
+/* Ops at the given rate for ns nanoseconds, as the observer records them. */
+static int paced(double ops_s, double seconds)
+{
+	struct cuptrace_torch_op r;
+	memset(&r, 0, sizeof r);
+	r.rf_tid = 1;
+	uint32_t len[8];
+	for (int k = 0; k < 8; k++)
+		len[k] = (uint32_t)strlen(names[k]);
+	double period = 1e9 / ops_s;
+	uint64_t ns = (uint64_t)(seconds * 1e9), id = 1, t0 = mono(), t = t0;
+	unsigned long i = 0;
+	for (;;) {
+		t = mono();
+		if (t - t0 >= ns)
+			break;
+		if ((double)(t - t0) < (double)i * period)
+			continue;
+		r.id = id++;
+		lib.enter(r.id);
+		r.start = lib.now();
+		r.name = names[i & 7], r.name_len = len[i & 7];
+		r.end = lib.now();
+		lib.exit();
+		lib.op(&r);
+		i++;
+	}
+	printf("ops_s=%.0f\nops=%lu\n", (double)i * 1e9 / (double)(t - t0), i);
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	*(void **)&lib.config = dlsym(RTLD_DEFAULT, "cuptrace_torch_config");
 	*(void **)&lib.now = dlsym(RTLD_DEFAULT, "cuptrace_torch_now");
@@ -151,6 +186,8 @@ int main(void)
 		return 2;
 	}
 	unsigned cfg = lib.config();
+	if (argc == 4 && !strcmp(argv[1], "rate") && (cfg & CUPTRACE_TORCH_ON))
+		return paced(atof(argv[2]), atof(argv[3]));
 	if (!(cfg & CUPTRACE_TORCH_ON) || !(cfg & CUPTRACE_TORCH_MEMORY)) {
 		fprintf(stderr, "bench_torch: the torch source is off (CUPTRACE_TRACE=torch, "
 		                "CUPTRACE_TORCH=memory)\n");
