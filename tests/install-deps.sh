@@ -36,9 +36,9 @@ fi
 # Python packages for the tests: NVIDIA's nvtx annotations, Holistic Trace
 # Analysis (HTA 0.5 needs pandas < 3), TensorBoard's profiler plugin
 # (torch-tb-profiler, which reads the PyTorch operators of our Kineto JSON)
-# and perfetto (its generated protobuf classes decode .pftrace files), in a venv that also sees Debian's packages
-# (pytest, torch). Best effort: without network the tests that need them say
-# they are skipped.
+# and perfetto (its generated protobuf classes decode .pftrace files), in a
+# venv that also sees Debian's packages (pytest; its own torch below). Best
+# effort: without network the tests that need them say they are skipped.
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ ! -x "$root/build/venv/bin/python" ] || ! "$root/build/venv/bin/python" -c "import nvtx, perfetto" 2>/dev/null; then
 	mkdir -p "$root/build"
@@ -53,4 +53,13 @@ fi
 if [ -x "$root/build/venv/bin/python" ] && ! "$root/build/venv/bin/python" -c "import torch_tb_profiler" 2>/dev/null; then
 	"$root/build/venv/bin/pip" install -q torch-tb-profiler tensorboard ||
 		echo "warning: could not install torch-tb-profiler; the TensorBoard plugin tests will be skipped" >&2
+fi
+# PyPI's torch 2.x (its CUDA build: about 4.6 GB with NVIDIA's wheels, a few
+# minutes) in the same venv, where it shadows Debian's 1.13: that venv's
+# Python is torch 2.x, /usr/bin/python3 keeps 1.13, and `make test` runs the
+# Python tests under both (tests/tests.mk).
+if [ -x "$root/build/venv/bin/python" ] && ! "$root/build/venv/bin/python" -c \
+	'import sys, torch; sys.exit(int(torch.__version__.split(".")[0]) < 2)' 2>/dev/null; then
+	"$root/build/venv/bin/pip" install -q 'torch>=2' ||
+		echo "warning: could not install torch 2.x into build/venv; the Python tests under it will be skipped" >&2
 fi

@@ -132,7 +132,22 @@ test-unit: $(UNITS) $(TOOL_UNITS)
 	@set -e; for t in $(UNITS) $(TOOL_UNITS); do echo "  UNIT    $$t"; $$t; done
 
 # ---- integration tests
+# First the Python package under build/venv's Python, whose torch is PyPI's
+# 2.x (tests/install-deps.sh): the wheel built and installed for it, and the
+# Python tests that use torch run against it (test_python_install.py with
+# CT_TEST_PYTHON); then everything under $(PYTHON) (Debian's torch 1.13),
+# where test_python_torch_ops.py runs under build/venv's Python too (so not
+# here). Not under a sanitizer: pip builds the package without it.
+TORCH2_PY := build/venv/bin/python
+TORCH2_CHECK := import sys, torch; sys.exit(int(torch.__version__.split(".")[0]) < 2)
+
 test-integration: all test-progs
+	$(Q)if [ -n "$(SAN)" ]; then :; \
+	elif $(TORCH2_PY) -c '$(TORCH2_CHECK)' 2>/dev/null; then \
+		echo "  PYTEST  tests/integration/python/test_python_install.py under $(TORCH2_PY)"; \
+		CT_TEST_PYTHON=$(CURDIR)/$(TORCH2_PY) $(TORCH2_PY) -m pytest -q -p no:cacheprovider \
+			tests/integration/python/test_python_install.py; \
+	else echo "  (no torch 2.x in $(TORCH2_PY), tests/install-deps.sh: the Python tests under torch 2.x skipped)"; fi
 	$(Q)CT_TEST_SAN=$(SAN) $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
 # ---- fuzzing (clang/libFuzzer); the corpus is replayed in every test run

@@ -1,9 +1,17 @@
 # SPDX-License-Identifier: MIT
-"""Which `cuptrace` Python package the tests use: by default the source tree
-(PYTHONPATH=python_shim, its extensions built in place by `make pyext`, its
-cuptrace-auto.pth in a user site of build/);
-with CT_TEST_PY=/venv/bin/python the package pip installed into that venv
-(test_python_install.py runs the Python tests that way)."""
+"""Which `cuptrace` Python package the tests use, under which Python (and
+so which torch): by default the source tree (PYTHONPATH=python_shim, its
+extensions built in place by `make pyext`, its cuptrace-auto.pth in a user
+site of build/) under /usr/bin/python3 (Debian's torch 1.13); with
+CT_TEST_PY=/venv/bin/python the package pip installed into that venv
+(test_python_install.py runs the Python tests that way).
+CT_TEST_PYTHON=PATH: the interpreter for the source tree's package, and the
+one test_python_install.py builds the wheel with and installs it for
+(`make test` runs that file first with build/venv's Python, PyPI's torch
+2.x: tests/tests.mk). Under another torch than the one `make pyext` built
+for, the package builds its C++ modules for that torch into TORCH_CACHE
+(cuptrace/_torchbuild.py), as it does for a user. test_python_torch_ops.py
+picks its interpreters itself (Debian's and build/venv's)."""
 import os
 from pathlib import Path
 
@@ -11,11 +19,12 @@ from conftest import PYTHON, ROOT, SAN, preload
 
 SHIM = ROOT / "python_shim"
 INSTALLED = os.environ.get("CT_TEST_PY", "")
+BUILD_PYTHON = os.environ.get("CT_TEST_PYTHON", "") or PYTHON
 
 
 def python():
     """The interpreter that imports the package under test."""
-    return INSTALLED or PYTHON
+    return INSTALLED or BUILD_PYTHON
 
 
 # Where the package builds its C++ modules for a torch it has none for

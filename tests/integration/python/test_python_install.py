@@ -3,16 +3,25 @@
 ./python_shim` builds (`pip wheel`, once for this file) installed into a
 clean venv (--system-site-packages for Debian's torch and setuptools; no
 network: --no-index --no-build-isolation), then the Python tests run against
-the installed package (CT_TEST_PY), its `cuptrace` program included."""
+the installed package (CT_TEST_PY), its `cuptrace` program included.
+CT_TEST_PYTHON=build/venv/bin/python (tests/tests.mk does this first): the
+same with that venv's Python and its torch (PyPI's 2.x), as a user of that
+torch installs the package; of the Python tests, those that use torch."""
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, ROOT, SAN, base_env, run
+from conftest import PYTHON as SYSTEM_PYTHON
+from conftest import ROOT, SAN, base_env, run
+from pyshim import BUILD_PYTHON as PYTHON
+
+# CT_TEST_PYTHON names another Python than the suite's (build/venv's: the
+# same CPython, another torch): there the tests that depend on torch run,
+# the others have run under the suite's Python already.
+ANOTHER = PYTHON != SYSTEM_PYTHON
 
 SHIM = ROOT / "python_shim"
 
@@ -47,12 +56,25 @@ def venv(tmp_path_factory, wheel):
     p = run([PYTHON, "-m", "venv", "--system-site-packages", d], timeout=300)
     if p.returncode != 0:
         pytest.skip(f"python3 -m venv failed (python3-venv missing?): {p.stderr}")
+    see_the_packages_of(PYTHON, d)
     env = base_env()
     env.pop("PYTHONPATH", None)
     p = run([d / "bin" / "pip", "install", "-q", "--no-index", "--no-deps", wheel],
             env=env, timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     return d
+
+
+def see_the_packages_of(python, venv):
+    """A venv made by a venv's Python sees the system's packages, not that
+    venv's: a .pth file adds the building venv's (its torch), after the new
+    venv's own and before the system's."""
+    code = ("import sys, sysconfig; "
+            "print(sys.prefix != sys.base_prefix, sysconfig.get_paths()['purelib'])")
+    inner, purelib = run([python, "-c", code], check=True).stdout.split()
+    if inner == "True":
+        mine = run([venv / "bin" / "python", "-c", code], check=True).stdout.split()[1]
+        (Path(mine) / "building-venv.pth").write_text(purelib + "\n")
 
 
 def test_installed_package_carries_library_and_program(venv, tmp_path):
@@ -79,9 +101,19 @@ def test_installed_package_passes_the_python_tests(venv):
     env = dict(os.environ, CT_TEST_PY=str(venv / "bin" / "python"))
     env.pop("PYTHONPATH", None)
     tests = ROOT / "tests" / "integration" / "python"
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        str(tests / "test_python.py"), str(tests / "test_python_torch.py"),
-                        str(tests / "test_python_torch_ops.py")],
+    # pytest under the same Python: the tests compare with its torch. From
+    # tests/: nothing of the checkout's root on the path; --confcutdir: a
+    # pytest >= 8 (a venv's) reads tests/integration/conftest.py only so.
+    files = [str(tests / "test_python_torch.py")]
+    # Under another Python, test_python.py's own tests depend on Python
+    # alone (but for its training loop), and test_python_torch_ops.py runs
+    # under build/venv's torch already (its interpreters).
+    if ANOTHER:
+        files.append(str(tests / "test_python.py") + "::test_pytorch_training_loop")
+    else:
+        files += [str(tests / "test_python.py"), str(tests / "test_python_torch_ops.py")]
+    p = subprocess.run([PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confcutdir",
+                        str(tests.parent), *files],
                        env=env, capture_output=True, text=True, timeout=1200, cwd=tests)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
     assert " passed" in p.stdout and " failed" not in p.stdout
@@ -118,6 +150,8 @@ def test_wheel_built_without_torch_carries_no_torch_modules(wheel, tmp_path):
     compiled torch module, even when an earlier build with torch (the
     `wheel` fixture's, just before) left them in the shared build directory
     (they would be modules for another torch); their sources it packs."""
+    if ANOTHER:
+        pytest.skip(f"the same build for any torch: tested under {SYSTEM_PYTHON}")
     if run([PYTHON, SHIM / "cuptrace" / "_torchbuild.py", "--check"],
            env=base_env()).returncode != 0:
         pytest.skip("no torch C++ headers here: no earlier build with _torchhooks to leave one")
