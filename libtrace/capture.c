@@ -81,6 +81,13 @@ static int update_locked(void)
 		atomic_store(shown, (uint32_t)on);
 	ct_debug("capture %s", on ? "on" : "off");
 	control_record(CT_EV_CAPTURE, (uint64_t)on);
+	/* A window opens inside a step: its mark opens that step's slice here
+	 * (ProfilerStep#N from the window's start, as torch.profiler's from
+	 * its start), not at the next step's mark. Not in a child that follows
+	 * its parent (it has no steps of its own), nor before the first step
+	 * of CUPTRACE_STEP_RANGE. */
+	if (on && !capture_st.follow && capture_st.step >= 0)
+		control_record(CT_EV_STEP, (uint64_t)capture_st.step);
 	void (*hook)(int) = atomic_load(&ct_capture_hook);
 	if (hook)
 		hook(on);
@@ -161,19 +168,17 @@ void ct_capture_step(void)
 	if (!ct.active)
 		return;
 	/* A step record closes the step before it (when that one was
-	 * captured) and opens the new one (when this one is). */
+	 * captured); the new one opens with it, or with the window that opens
+	 * here (update_locked). */
 	pthread_mutex_lock(&capture_st.lock);
 	capture_st.step++;
-	int was_on = ct_capturing();
-	if (was_on)
+	if (ct_capturing())
 		control_record(CT_EV_STEP, (uint64_t)capture_st.step);
 	if (ct.cfg.steps.on) {
 		own_control_locked();
 		capture_st.step_on = step_active(capture_st.step);
 		update_locked();
 	}
-	if (!was_on && ct_capturing())
-		control_record(CT_EV_STEP, (uint64_t)capture_st.step);
 	pthread_mutex_unlock(&capture_st.lock);
 }
 

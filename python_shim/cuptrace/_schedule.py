@@ -135,12 +135,15 @@ class profile:
         self._transit(prev, self.current_action)
 
     def _transit(self, prev, cur):
-        # The step record goes in while capture is on: before a window
-        # closes, after one opens (the library drops records outside).
+        # The step first: its mark closes the step before it in a window
+        # that goes on or closes here. A window that opens here opens with
+        # the mark of the step it opens in (the library records it as
+        # capture comes on), so that its first step has its ProfilerStep#N
+        # slice, step 0 too, as torch.profiler's windows have.
         at_step = cur is not None and prev is not None
         ends = prev == ProfilerAction.RECORD_AND_SAVE or (prev in _RECORDING and cur not in _RECORDING)
         starts = cur in _RECORDING and (prev not in _RECORDING or ends)
-        if at_step and (ends or not starts):
+        if at_step:
             _c.step()
         if ends:
             last = self.step_num - 1 if cur is not None else self.step_num
@@ -151,8 +154,6 @@ class profile:
         if starts:
             _c.start()
             self._first = self.step_num
-            if at_step and not ends:
-                _c.step()
 
     def _trace_ready(self, last):
         path = _c.rotate()

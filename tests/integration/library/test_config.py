@@ -159,6 +159,11 @@ def test_capture_api_windows(tmp_path):
     steps = sorted(n for n in names if n.startswith("step "))
     assert steps == ["step 2", "step 3", "step 4", "step 8"]
     assert names.count("work") == 4
+    # Each window opens inside a step, whose slice opens with it: step 2
+    # and step 8 are ProfilerStep ranges too, not only the steps that
+    # began inside a window.
+    assert sorted(n for n in names if n.startswith("ProfilerStep#")) == \
+        ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4", "ProfilerStep#8"]
     # One window only by default.
     names, _ = trace_names(tmp_path, {"CUPTRACE_CAPTURE": "api"}, [PROGS / "control_api", 12], "one")
     assert sorted(n for n in names if n.startswith("step ")) == ["step 2", "step 3", "step 4"]

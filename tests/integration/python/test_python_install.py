@@ -104,7 +104,7 @@ def test_installed_package_passes_the_python_tests(venv):
     # pytest under the same Python: the tests compare with its torch. From
     # tests/: nothing of the checkout's root on the path; --confcutdir: a
     # pytest >= 8 (a venv's) reads tests/integration/conftest.py only so.
-    files = [str(tests / "test_python_torch.py")]
+    files = [str(tests / "test_python_torch.py"), str(tests / "test_python_profiler.py")]
     # Under another Python, test_python.py's own tests depend on Python
     # alone (but for its training loop), and test_python_torch_ops.py runs
     # under build/venv's torch already (its interpreters).
