@@ -5,9 +5,9 @@
     handle = cuptrace.torch.annotate_modules(model)   # a range per module call
     cuptrace.torch.steps_from(optimizer)              # a step per optimizer step
 
-Module ranges are named by the module's path in the model
-(`encoder.layers.3.attn`; the model itself by its class name); backward
-ranges add " backward". A forward range is the C extension's wrapper
+Module ranges are named by the module's path in the model and its class
+(`encoder.layers.3.attn (Attention)`; the model itself by its class name
+alone); backward ranges add " backward". A forward range is the C extension's wrapper
 around the module's forward (no Python on the way); backward ranges are
 tensor hooks, also in C (_torch.c).
 Works with torch 1.13 (Debian) and 2.x.
@@ -173,7 +173,8 @@ _watch_compile()
 
 def annotate_modules(model, depth=None, backward=True):
     """One range per call of each module's forward, named by the module's
-    path in model, down to `depth` levels below model (None: all); with
+    path in model and its class, `head.3 (Linear)` (model itself: its class
+    name), down to `depth` levels below model (None: all); with
     backward=True also one per module's backward (" backward" added), from
     the gradient of its output to the gradient of its input (none for calls
     whose input needs no gradient). Modules annotated already are left as
@@ -194,7 +195,7 @@ def annotate_modules(model, depth=None, backward=True):
             continue
         if isinstance(module.__dict__.get("forward"), (_c.Annotated, _c._WithBackward)):
             continue  # annotated already: a second call nested every range in itself
-        name = path or root
+        name = f"{path} ({type(module).__name__})" if path else root
         handles.append(_ForwardRange(module, name, backward))
     return _Handles(handles)
 

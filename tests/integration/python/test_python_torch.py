@@ -96,6 +96,16 @@ def inside(inner, outer):
 
 PATHS = ["MLP", "encoder", "encoder.0", "encoder.1", "encoder.1.fc", "encoder.1.act",
          "encoder.2", "encoder.2.fc", "encoder.2.act", "head"]
+# Each module's class: its range is named "path (Class)", the model's by its
+# class alone.
+CLASSES = {"encoder": "Sequential", "encoder.0": "Linear", "encoder.1": "Block",
+           "encoder.1.fc": "Linear", "encoder.1.act": "ReLU", "encoder.2": "Block",
+           "encoder.2.fc": "Linear", "encoder.2.act": "ReLU", "head": "Linear"}
+
+
+def label(path):
+    """The name of the module's range."""
+    return path if path == "MLP" else f"{path} ({CLASSES[path]})"
 
 
 def parent_of(path):
@@ -115,8 +125,8 @@ def check_nesting(events, suffix="", paths=PATHS[1:]):
     for e in events:
         by_name.setdefault(e["name"], []).append(e)
     for path in paths:
-        mine = by_name.get(path + suffix, [])
-        parents = by_name.get(parent_of(path) + suffix, [])
+        mine = by_name.get(label(path) + suffix, [])
+        parents = by_name.get(label(parent_of(path)) + suffix, [])
         if not parents and parent_of(path) not in paths:
             continue
         assert mine and parents, (path, suffix, sorted(by_name))
@@ -173,19 +183,21 @@ def test_modules_nest_and_workers_have_files(tmp_path, hooks):
     by_name = check_nesting(events)
     check_nesting(events, " backward", BACKWARD)
     for path_ in PATHS:
-        assert len(by_name[path_]) == steps, path_
-        assert len(by_name.get(path_ + " backward", [])) == (steps if path_ in BACKWARD else 0)
+        assert len(by_name[label(path_)]) == steps, path_
+        assert len(by_name.get(label(path_) + " backward", [])) == \
+            (steps if path_ in BACKWARD else 0)
     for i in range(steps):
         it = by_name[f"iter {i}"][0]
         fwd = by_name["MLP"][i]
         # Backward in reverse order of forward: the head's first, encoder.1's
         # last; all after the forward, inside the iteration.
-        head, enc1 = by_name["head backward"][i], by_name["encoder.1 backward"][i]
+        head = by_name["head (Linear) backward"][i]
+        enc1 = by_name["encoder.1 (Block) backward"][i]
         assert inside(fwd, it) and inside(head, it) and inside(enc1, it)
         assert fwd["ts"] + fwd["dur"] <= head["ts"] < head["ts"] + head["dur"] <= enc1["ts"]
     # handle.remove() took every hook away.
     after = by_name["after remove"][0]
-    assert not any(inside(e, after) for e in events if e["name"] in PATHS)
+    assert not any(inside(e, after) for e in events if e["name"] in map(label, PATHS))
 
 
 def test_steps_from_the_optimizer_follow_torch_profiler_schedule(tmp_path):
@@ -365,15 +377,16 @@ print(float(net.fc.weight.grad.sum()))
     names = sorted(e["name"] for e in ev if e["name"].endswith(" backward"))
     # fc: its input needs no gradient; idn: an identity; frozen: no_grad;
     # Net: its input needs none. act: called twice per iteration.
-    assert names == ["act backward"] * 6 + ["two backward"] * 3, names
+    assert names == ["act (ReLU) backward"] * 6 + ["two (Two) backward"] * 3, names
     its = sorted((e for e in ev if e["name"].startswith("it ")), key=lambda e: e["ts"])
     assert len(its) == 3
     for it in its:
         mine = [e for e in ev if inside(e, it) and e["name"].endswith(" backward")]
-        assert sorted(e["name"] for e in mine) == ["act backward"] * 2 + ["two backward"]
+        assert sorted(e["name"] for e in mine) == ["act (ReLU) backward"] * 2 + \
+            ["two (Two) backward"]
         fwd = [e for e in ev if inside(e, it) and e["name"] == "Net"]
         assert len(fwd) == 1
-        two = [e for e in mine if e["name"] == "two backward"][0]
+        two = [e for e in mine if e["name"] == "two (Two) backward"][0]
         # Backward after forward; "two" runs after both calls of act.
         assert all(fwd[0]["ts"] + fwd[0]["dur"] <= e["ts"] for e in mine)
         assert all(e["ts"] + e["dur"] <= two["ts"] for e in mine if e is not two)
@@ -438,7 +451,7 @@ print(torch.equal(y, torch.relu(x @ ema[0].weight.T + ema[0].bias)), torch.equal
     ev = x_events(doc)
     copy_range = [e for e in ev if e["name"] == "copy"][0]
     inner = sorted(e["name"] for e in ev if inside(e, copy_range) and e is not copy_range)
-    assert inner == ["0", "1", "Sequential"]
+    assert inner == ["0 (Linear)", "1 (ReLU)", "Sequential"]
 
 
 @pytest.mark.parametrize("backward", [False, True])
@@ -548,10 +561,12 @@ print(r1 - r0)
         assert len(outer) == 1, name
         mine = sorted(e["name"] for e in ev if e["name"].endswith(" backward") and
                       inside(e, outer[0]))
-        assert mine == ["0 backward", "1 backward", "2 backward", "Sequential backward"], (name, mine)
+        assert mine == ["0 (Linear) backward", "1 (ReLU) backward", "2 (Linear) backward",
+                        "Sequential backward"], (name, mine)
         seq = [e for e in ev if e["name"] == "Sequential backward" and inside(e, outer[0])][0]
         for e in ev:
-            if e["name"] in ("0 backward", "1 backward", "2 backward") and inside(e, outer[0]):
+            if e["name"] in ("0 (Linear) backward", "1 (ReLU) backward", "2 (Linear) backward") \
+                    and inside(e, outer[0]):
                 assert inside(e, seq) and e["tid"] == seq["tid"], e
 
 
@@ -585,8 +600,9 @@ print(float(m[0].weight.grad.sum()))
     doc = convert(ctr_files(tmp_path / "o"), tmp_path / "t.json")
     names = sorted(e["name"] for e in x_events(doc))
     bwd = [n for n in names if n.endswith(" backward")]
-    assert set(names) - set(bwd) == {"0", "1", "2", "Sequential", "compiled"}, names
-    assert bwd == ([] if hooks == "node" else ["1 backward", "2 backward"]), names
+    assert set(names) - set(bwd) == {"0 (Linear)", "1 (ReLU)", "2 (Linear)", "Sequential",
+                                     "compiled"}, names
+    assert bwd == ([] if hooks == "node" else ["1 (ReLU) backward", "2 (Linear) backward"]), names
 
 
 def test_two_optimizers_make_one_step_per_iteration(tmp_path):
@@ -680,8 +696,8 @@ print(seen, x._backward_hooks["cuptrace"] is other, list(x._backward_hooks))
     names = user_names(convert(ctr_files(tmp_path / "o"), tmp_path / "t.json"))
     # The input x carries the other hook: Sequential's and 0's backward
     # ranges would end at it, and are not made; 1's are.
-    assert names.count("1 backward") == 3, names
-    assert "0 backward" not in names and "Sequential backward" not in names, names
+    assert names.count("1 (Linear) backward") == 3, names
+    assert "0 (Linear) backward" not in names and "Sequential backward" not in names, names
 
 
 def test_annotating_twice_does_not_nest_ranges_twice(tmp_path):
@@ -697,7 +713,7 @@ m(torch.ones(1, 3))
     assert p.returncode == 0, p.stderr
     names = sorted(e["name"] for e in x_events(convert(ctr_files(tmp_path / "o"),
                                                         tmp_path / "t.json")))
-    assert names == ["0", "Sequential"]
+    assert names == ["0 (Linear)", "Sequential"]
 
 
 def test_annotate_modules_and_torch_compile_say_they_do_not_mix(tmp_path):
