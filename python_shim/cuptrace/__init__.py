@@ -14,7 +14,8 @@ library is already loaded) or not (activate() loads the package's own
 library). The annotations are a C extension (cuptrace._cuptrace) that calls
 the library's control API directly; each is a test of one pointer when
 tracing is off. PyTorch: cuptrace.torch; torch.profiler-like schedules:
-cuptrace.schedule and cuptrace.profile.
+cuptrace.schedule and cuptrace.profile, with on_trace_ready=
+cuptrace.tensorboard_trace_handler(dir) for TensorBoard.
 """
 import functools
 import os
@@ -45,11 +46,12 @@ except ImportError as e:
     raise ImportError(_no_extension(e), name=__name__ + "._cuptrace") from None
 from ._cuptrace import (Range, enabled, flush, mark, pop, push, range, rotate, start,  # noqa: A004
                         step, stop)
+from ._export import tensorboard_trace_handler
 from ._schedule import ProfilerAction, profile, schedule
 
 __all__ = ["activate", "enabled", "start", "stop", "step", "push", "pop", "mark", "range", "flush",
            "rotate", "annotate", "Range", "schedule", "profile", "ProfilerAction", "library_path",
-           "program_path", "OptionTypeError"]
+           "program_path", "OptionTypeError", "tensorboard_trace_handler"]
 
 _OPTIONS = {
     "output": "CUPTRACE_OUTPUT", "trace": "CUPTRACE_TRACE", "torch": "CUPTRACE_TORCH",

@@ -17,7 +17,7 @@ import enum
 import os
 import warnings
 
-from . import _auto
+from . import _auto, _export
 from . import _cuptrace as _c
 
 
@@ -73,9 +73,12 @@ class profile:
     each step's end. on_trace_ready(path) runs after each saved window with
     the path of that window's own file, finished as at exit (the first
     window's file has the usual name, later ones ".w2", ".w3", ... before
-    the extension; None when the window recorded nothing). `prof.windows`
-    lists each window's first and last step, `prof.paths` their files. Other keyword arguments are activate()'s options, used when
-    the library is not yet loaded (then capture=api is set here)."""
+    the extension; None when the window recorded nothing);
+    cuptrace.tensorboard_trace_handler(dir) converts it for TensorBoard.
+    `prof.windows` lists each window's first and last step, `prof.paths`
+    their files; export_chrome_trace(out) converts the last one. Other
+    keyword arguments are activate()'s options, used when the library is
+    not yet loaded (then capture=api is set here)."""
 
     def __init__(self, *, schedule=None, on_trace_ready=None, trace_children=True, **options):
         from . import check_options
@@ -154,6 +157,19 @@ class profile:
         if starts:
             _c.start()
             self._first = self.step_num
+
+    def _last_trace(self, what):
+        path = next((p for p in reversed(self.paths) if p is not None), None)
+        if path is None:
+            raise RuntimeError(f"cuptrace.profile.{what}: no window saved yet (a window is saved "
+                               "at its schedule's RECORD_AND_SAVE step or at stop())")
+        return path
+
+    def export_chrome_trace(self, path):
+        """The last saved window as Chrome JSON in path (`.json.gz`:
+        compressed), as torch.profiler's export_chrome_trace; the layout
+        TensorBoard's profiler plugin and Holistic Trace Analysis read."""
+        return _export.export_chrome_trace(self._last_trace("export_chrome_trace"), path)
 
     def _trace_ready(self, last):
         path = _c.rotate()

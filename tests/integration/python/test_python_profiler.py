@@ -1,14 +1,18 @@
 # SPDX-License-Identifier: MIT
 """torch.profiler's habits in the cuptrace package: cuptrace.profile's steps
-named as torch.profiler names them. Runs under the torch of the Python the
+named as torch.profiler names them, tensorboard_trace_handler and
+export_chrome_trace. Runs under the torch of the Python the
 tests use (pyshim.py: Debian's 1.13, or PyPI's 2.x under CT_TEST_PYTHON or
 an installed package)."""
+import gzip
 import json
+import re
+import socket
 from pathlib import Path
 
 import pytest
 
-from conftest import base_env, convert, run
+from conftest import base_env, convert, ctr_files, run
 from pyshim import env_for, python, user_names
 
 pytest.importorskip("torch")
@@ -85,3 +89,83 @@ def test_profile_names_every_step_as_torch_profiler_does(tmp_path, schedule):
     assert [lo for lo, hi in r["windows"]] == firsts, r
     if r["torch"] is not None:
         assert [[s for s in w if s < 6] for w in r["torch"]] == steps, r["torch"]
+
+
+# TensorBoard's profiler plugin (torch-tb-profiler) takes the files of a
+# run's folder whose names match this (its consts.WORKER_PATTERN).
+TB_NAME = re.compile(r"^(.*?)(\.\d+)?\.pt\.trace\.json(?:\.gz)?$")
+
+TENSORBOARD = """
+import json, os, sys
+import torch, cuptrace
+out = sys.argv[1]
+handlers = [cuptrace.tensorboard_trace_handler(out + "/tb"),
+            cuptrace.tensorboard_trace_handler(out + "/tbz", worker_name="rank0", use_gzip=True)]
+written = []
+def ready(path):
+    written.append([h(path) for h in handlers])
+m = torch.nn.Linear(4, 4)
+with cuptrace.profile(schedule=cuptrace.schedule(wait=1, warmup=0, active=2, repeat=2),
+                      on_trace_ready=ready, output=out + "/o/%p.ctr") as prof:
+    for i in range(6):
+        with cuptrace.range(f"iter {i}"):
+            m(torch.ones(2, 4)).sum().backward()
+        prof.step()
+prof.export_chrome_trace(out + "/last.json")
+print(json.dumps(dict(pid=os.getpid(), written=written, windows=prof.windows)))
+"""
+
+# Each file as TensorBoard's profiler plugin reads it: its steps.
+TB_STEPS = """
+import json, sys, tempfile
+from torch_tb_profiler.profiler.data import RunProfileData
+out = []
+for path in sys.argv[1:]:
+    data = RunProfileData.parse("w", 1, path, tempfile.mkdtemp())
+    data.process()
+    data.analyze()
+    out.append(data.steps_names)
+print(json.dumps(out))
+"""
+
+
+def steps_and_iters(doc):
+    names = user_names(doc)
+    return (sorted(int(n.split("#")[1]) for n in names if n.startswith("ProfilerStep#")),
+            sorted(int(n.split()[1]) for n in names if n.startswith("iter ")))
+
+
+def test_tensorboard_trace_handler_writes_what_tensorboard_opens(tmp_path):
+    """cuptrace.tensorboard_trace_handler(dir) as on_trace_ready: each saved
+    window in dir as WORKER.TIME.pt.trace.json (WORKER "HOST_PID" as
+    torch's handler names it, or worker_name; .gz with use_gzip), holding
+    that window's steps; the conversion is not traced itself (no file of
+    its own beside the windows'); export_chrome_trace writes the last
+    window. Where TensorBoard's profiler plugin imports (torch-tb-profiler),
+    it reads each file's steps."""
+    p = run([python(), "-c", TENSORBOARD, tmp_path], env=env_for(base_env()), timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["windows"] == [[1, 2], [4, 5]]
+    assert len(ctr_files(tmp_path / "o")) == 2
+    plain = [Path(w[0]) for w in r["written"]]
+    gz = [Path(w[1]) for w in r["written"]]
+    assert sorted(plain) == sorted((tmp_path / "tb").iterdir())
+    assert sorted(gz) == sorted((tmp_path / "tbz").iterdir())
+    for files, worker in ((plain, f"{socket.gethostname()}_{r['pid']}"), (gz, "rank0")):
+        names = [TB_NAME.match(f.name) for f in files]
+        assert all(n and n[1] == worker and n[2] for n in names), files
+        assert int(names[0][2][1:]) < int(names[1][2][1:])
+    for f, g, (lo, hi) in zip(plain, gz, r["windows"]):
+        doc = json.loads(f.read_text())
+        assert steps_and_iters(doc) == (list(range(lo, hi + 1)),) * 2
+        assert json.loads(gzip.decompress(g.read_bytes())) == doc
+    assert json.loads((tmp_path / "last.json").read_text()) == json.loads(plain[1].read_text())
+    tb = run([python(), "-c", "import torch_tb_profiler"], env=env_for(base_env()))
+    if tb.returncode != 0:
+        pytest.skip("TensorBoard's profiler plugin (torch-tb-profiler) does not import here: "
+                    "the files are not read by it")
+    p = run([python(), "-c", TB_STEPS, *plain], env=env_for(base_env()), timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == [[str(s) for s in range(lo, hi + 1)]
+                                    for lo, hi in r["windows"]]
