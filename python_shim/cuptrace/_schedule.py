@@ -76,7 +76,8 @@ class profile:
     the extension; None when the window recorded nothing);
     cuptrace.tensorboard_trace_handler(dir) converts it for TensorBoard.
     `prof.windows` lists each window's first and last step, `prof.paths`
-    their files; export_chrome_trace(out) converts the last one. Other
+    their files; export_chrome_trace(out) converts the last one and
+    key_averages() tables its operators. Other
     keyword arguments are activate()'s options, used when the library is
     not yet loaded (then capture=api is set here)."""
 
@@ -170,6 +171,15 @@ class profile:
         compressed), as torch.profiler's export_chrome_trace; the layout
         TensorBoard's profiler plugin and Holistic Trace Analysis read."""
         return _export.export_chrome_trace(self._last_trace("export_chrome_trace"), path)
+
+    def key_averages(self, group_by_input_shape=False):
+        """The operators of the last saved window, as torch.profiler's
+        key_averages(): rows of `cuptrace stats --report torch_op_sum`
+        (name, calls, self_cpu_ns, cpu_total_ns, avg_ns, gpu_ns, ...;
+        group_by_input_shape: a row per name and input shapes), with
+        table(sort_by=..., row_limit=...). Operators are recorded where
+        the process traces torch (`cuptrace run -t ...,torch`)."""
+        return _export.key_averages(self._last_trace("key_averages"), group_by_input_shape)
 
     def _trace_ready(self, last):
         path = _c.rotate()

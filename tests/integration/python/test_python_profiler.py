@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """torch.profiler's habits in the cuptrace package: cuptrace.profile's steps
-named as torch.profiler names them, tensorboard_trace_handler and
-export_chrome_trace. Runs under the torch of the Python the
+named as torch.profiler names them, tensorboard_trace_handler,
+export_chrome_trace and key_averages. Runs under the torch of the Python the
 tests use (pyshim.py: Debian's 1.13, or PyPI's 2.x under CT_TEST_PYTHON or
 an installed package)."""
 import gzip
@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import base_env, convert, ctr_files, run
-from pyshim import env_for, python, user_names
+from conftest import ROOT, base_env, convert, ctr_files, run
+from pyshim import env_for, program, python, user_names
 
 pytest.importorskip("torch")
+
+TORCH_BUILD = ROOT / "python_shim" / "cuptrace" / "_torchbuild.py"
 
 # The same loop under cuptrace.profile and, where that torch's profiler
 # takes the schedule (1.13's fails on warmup=0), under torch.profiler: the
@@ -169,3 +171,103 @@ def test_tensorboard_trace_handler_writes_what_tensorboard_opens(tmp_path):
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout) == [[str(s) for s in range(lo, hi + 1)]
                                     for lo, hi in r["windows"]]
+
+
+# `cuptrace stats --report torch_op_sum --format json` as the report writes
+# it: one object of tables by title, typed numbers, null for what is not
+# known (no GPU work), Input Dims with --by shape.
+OP_SUM = {"torch_op_sum: PyTorch operators by input shapes": [
+    {"Self CPU (%)": 60.0, "Self CPU (ns)": 6000, "CPU Total (ns)": 9000, "CPU Avg (ns)": 3000,
+     "Self GPU (%)": None, "Self GPU (ns)": None, "GPU Total (ns)": None, "GPU Avg (ns)": None,
+     "Calls": 3, "Input Dims": "[[2, 4], [4, 4], [4]]", "Name": "aten::linear"},
+    {"Self CPU (%)": 40.0, "Self CPU (ns)": 4000, "CPU Total (ns)": 4000, "CPU Avg (ns)": 400,
+     "Self GPU (%)": 100.0, "Self GPU (ns)": 2500000, "GPU Total (ns)": 2500000,
+     "GPU Avg (ns)": 250000, "Calls": 10, "Input Dims": "[[2, 4]]", "Name": "aten::sum"}]}
+
+ROWS = """
+import json, sys
+from cuptrace import _export
+rows = _export.op_rows(sys.argv[1])
+lin, s = rows
+out = dict(n=len(rows), lin=[lin.name, lin.calls, lin.self_cpu_ns, lin.cpu_total_ns, lin.avg_ns,
+                         lin.gpu_ns, lin.input_shapes, lin.key, lin.count, lin.cpu_time_total,
+                         lin.self_cpu_time_total, lin.cpu_time, lin.device_time_total],
+           sum=[s.gpu_ns, s.self_gpu_ns, s.gpu_avg_ns, s.cuda_time_total],
+           table=rows.table(), by_gpu=rows.table(sort_by="cuda_time_total", row_limit=1),
+           by_calls=rows.table(sort_by="calls"))
+try:
+    rows.table(sort_by="flops")
+except ValueError as e:
+    out["bad"] = str(e)
+try:
+    _export.op_rows(json.dumps({"steps: step duration per rank": []}))
+except RuntimeError as e:
+    out["none"] = str(e)
+print(json.dumps(out))
+"""
+
+
+def test_key_averages_rows_and_table():
+    """prof.key_averages()'s rows from the torch_op_sum report's JSON: each
+    column as an attribute, torch's names for them too (microseconds), no
+    GPU figure as None, and torch's table(sort_by=..., row_limit=...)."""
+    p = run([python(), "-c", ROWS, json.dumps(OP_SUM)], env=env_for(base_env()), timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["n"] == 2
+    assert r["lin"] == ["aten::linear", 3, 6000, 9000, 3000, None, "[[2, 4], [4, 4], [4]]",
+                        "aten::linear", 3, 9.0, 6.0, 3.0, None]
+    assert r["sum"] == [2500000, 2500000, 250000, 2500.0]
+    head, rule, first, second = r["table"].splitlines()
+    assert head.split()[:3] == ["Name", "Input", "Dims"] and set(rule) <= {"-", " "}
+    assert first.startswith("aten::linear") and "9.000 us" in first and first.endswith("-")
+    assert second.startswith("aten::sum") and second.endswith("2.500 ms")
+    assert [l.split()[0] for l in r["by_gpu"].splitlines()[2:]] == ["aten::sum"]
+    assert [l.split()[0] for l in r["by_calls"].splitlines()[2:]] == ["aten::sum", "aten::linear"]
+    assert "sort_by='flops'" in r["bad"] and "cuda_time_total" in r["bad"]
+    assert "no torch_op_sum table" in r["none"]
+
+
+KEY_AVERAGES = """
+import json, sys
+import torch, cuptrace
+m = torch.nn.Linear(4, 4)
+with cuptrace.profile(schedule=cuptrace.schedule(wait=1, warmup=0, active=2, repeat=1)) as prof:
+    for i in range(4):
+        m(torch.ones(2, 4)).sum().backward()
+        prof.step()
+try:
+    rows = prof.key_averages()
+except RuntimeError as e:
+    print(json.dumps(dict(error=str(e))))
+    sys.exit(0)
+shapes = prof.key_averages(group_by_input_shape=True)
+print(json.dumps(dict(rows=[[r.name, r.calls, r.self_cpu_ns, r.cpu_total_ns, r.avg_ns]
+                            for r in rows],
+                      shapes=[[r.name, r.input_shapes] for r in shapes], table=rows.table())))
+"""
+
+
+def test_key_averages_of_a_window(tmp_path):
+    """prof.key_averages() on the window just saved: the operators the torch
+    source recorded in it (aten::linear once an iteration, two iterations),
+    CPU times that add up, input shapes by shape. The package's operator
+    observer (cuptrace._torchops, installed as torch is imported) records
+    them; only where it cannot be had for this torch (no C++ headers) does
+    the test say it is skipped."""
+    if run([python(), TORCH_BUILD, "--check"], env=env_for(base_env()),
+           timeout=120).returncode != 0:
+        pytest.skip(f"no torch C++ headers for {python()}: no operator observer to record "
+                    "what key_averages reports")
+    p = run([program(), "run", "-t", "nvtx,torch", "--torch", "shapes", "--capture", "api",
+             "--capture-repeat", "0", "-o", f"{tmp_path}/o/%p.ctr", "--", python(), "-c",
+             KEY_AVERAGES], env=env_for(base_env()), timeout=300)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout.splitlines()[-1])
+    assert "error" not in r, r["error"]
+    assert r["rows"], p.stderr
+    rows = {name: rest for name, *rest in r["rows"]}
+    calls, self_cpu, total, avg = rows["aten::linear"]
+    assert calls == 2 and 0 <= self_cpu <= total and avg == total // calls, rows
+    assert "aten::linear" in r["table"]
+    assert any(name == "aten::linear" and dims for name, dims in r["shapes"]), r["shapes"]
