@@ -223,7 +223,8 @@ static struct table *per_step(struct tm *m)
 	                                   "Allocated at End (B)"};
 	struct table *t = table_new("torch_mem: memory per step", 5, cols);
 	const struct steps *use = m->st.n ? &m->st : &m->pst;
-	qsort(use->v, use->n, sizeof *use->v, cmp_step);
+	if (use->n) /* (qsort's array may not be NULL, even empty) */
+		qsort(use->v, use->n, sizeof *use->v, cmp_step);
 	for (size_t i = 0; i < m->nd; i++) {
 		struct dev *d = &m->d[i];
 		qsort(d->s, d->n, sizeof *d->s, cmp_sample);
@@ -266,7 +267,8 @@ static int end(void *p, struct table **out)
 		free(m);
 		return 0;
 	}
-	qsort(m->d, m->nd, sizeof *m->d, cmp_dev);
+	if (m->nd)
+		qsort(m->d, m->nd, sizeof *m->d, cmp_dev);
 	static const char *const c1[] = {"Rank",        "Device",
 	                                 "Allocations", "Frees",
 	                                 "Allocated (B)", "Peak Allocated (B)",
