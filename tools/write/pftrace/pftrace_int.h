@@ -1,7 +1,45 @@
 // SPDX-License-Identifier: MIT
-/* Internals shared by the .pftrace writer's two parts: pftrace.c (packets,
- * tracks, interning, events) and pftrace_args.c (each category's args as
- * debug annotations). */
+/* Internals shared by the .pftrace writer's parts: pftrace.c (packets,
+ * interning, events), pftrace_tracks.c (tracks' ids and lanes),
+ * pftrace_args.c (each category's args as debug annotations), pftrace_seq.c,
+ * pftrace_pack.c, pftrace_file.c.
+ *
+ * How the writer is laid out. Perfetto TrackEvent protobuf from the
+ * resolved events of the model: a consumer that formats, like the Chrome
+ * writer it mirrors (names,
+ * args, tracks and their order are the JSON's). Field numbers are those of
+ * Perfetto's protos/perfetto/trace (trace_packet.proto, track_event/).
+ *
+ * - Every (file, share) is one trusted packet sequence. Its first packet
+ *   clears the incremental state (sequence_flags) and sets the sequence's
+ *   TracePacketDefaults: timestamps on clock 64, events without a track_uuid
+ *   on the file's first track (pftrace_seq.c). Each track (and the flow
+ *   instants of each track, the async ranges, the counters) gets an
+ *   incremental clock of its own, sequence-scoped ids 64-127, each started
+ *   by a ClockSnapshot pairing it with BOOTTIME at the file's start: a
+ *   packet's timestamp is the delta from the last one on its clock (1-3
+ *   bytes instead of 4-5), the clock named (timestamp_clock_id) unless it
+ *   is 64. A packet that would go back in time on its clock (an NVTX range
+ *   is handed after the ranges it holds) gives its absolute time on
+ *   BOOTTIME instead. Every later packet carries SEQ_NEEDS_INCREMENTAL_STATE,
+ *   as trace_packet.proto asks of sequences with defaults. Event names,
+ *   categories and arg names are interned on first use (interned_data in
+ *   the packet that needs them).
+ * - Packets travel in chunks of 256 KB of whole packets (pftrace_pack.c),
+ *   each a zstd_compressed_packets frame or, while the output stays within
+ *   half the protobuf, plain; the head (the files' processes) is plain.
+ * - Tracks: a process per rank (pftrace_head) and per GPU of a rank, a
+ *   thread track per CPU thread, named tracks under the processes for
+ *   streams, syncs and NCCL communicators, a counter track per GPU.
+ *   child_ordering EXPLICIT with sibling_order_rank keeps the JSON's order.
+ * - A slice is a SLICE_BEGIN and a SLICE_END packet; overlapping slices
+ *   go to lane tracks (pftrace_tracks.c); args: pftrace_args.c.
+ * - Flows: the model hands a flow right after the slice of one of its ends;
+ *   the flow id is added to that slice's event (still the last packet
+ *   written); the other end, written long before, gets an instant with the
+ *   flow id.
+ * Lane choices use every event of the file, not only this share's, so that
+ * all shares choose alike. */
 #ifndef CT_PFTRACE_INT_H
 #define CT_PFTRACE_INT_H
 
