@@ -13,7 +13,8 @@ import subprocess
 
 import pytest
 
-from conftest import LIB, PROGS, PYTHON, TOOL, ctr_files, launcher_env, preload, run, tool
+from conftest import (LIB, PROGS, PYTHON, TOOL, base_env, ctr_files, launcher_env, preload, run,
+                      tool)
 from mpi_jobs import NRANKS, impls, mpi_env, prog, run_job, truth
 
 # Calls that may wait for other ranks: recorded as they are entered too.
@@ -74,8 +75,10 @@ def test_an_mpi_job_without_mpi_records_no_call(tmp_path, impl):
 def test_the_library_alone_says_it_needs_the_wrappers(tmp_path, impl):
     """CUPTRACE_TRACE=mpi with only libcuptrace.so preloaded (not by
     `cuptrace run`): said once; the program runs as it would."""
-    env = mpi_env(LD_PRELOAD=preload(), CUPTRACE_TRACE="mpi,nvtx",
-                  CUPTRACE_OUTPUT=f"{tmp_path}/o/%p.ctr")
+    # base_env, not mpi_env: under a sanitizer launcher_env keeps only its runtime
+    env = base_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   LD_PRELOAD=preload(), CUPTRACE_TRACE="mpi,nvtx",
+                   CUPTRACE_OUTPUT=f"{tmp_path}/o/%p.ctr")
     p = run([prog(impl), "reuse", "2"], env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stderr.count("needs libcuptrace-mpi.so") == 1, p.stderr

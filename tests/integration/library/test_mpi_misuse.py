@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from conftest import TOOL, convert, ctr_files, run, tool
+from conftest import SAN, TOOL, convert, ctr_files, run, tool
 from mpi_jobs import NRANKS, impls, mpi_env, prog, run_job, truth
 
 
@@ -73,12 +73,12 @@ def test_threads_calling_at_once(tmp_path, impl):
     assert sorted(tracks.values()) == [5] * NRANKS  # the main thread and 4 workers
 
 
+@pytest.mark.skipif("address" in SAN, reason="ASan's allocator does not give a freed "
+                    "communicator's memory out again soon (quarantine), so MPI reuses no handle")
 @pytest.mark.parametrize("impl", impls())
 def test_a_freed_communicators_handle_comes_back_as_another(tmp_path, impl):
     n = 20
-    # (under ASan, freed memory waits in a quarantine: no handle would come back)
-    run_job(impl, tmp_path, ["reuse", n],
-            ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:quarantine_size_mb=0")
+    run_job(impl, tmp_path, ["reuse", n])
     handles = Counter()
     for r in range(NRANKS):
         for l in (tmp_path / f"truth.{r}").read_text().splitlines():
