@@ -235,7 +235,7 @@ static int parse_list(const char **pp, char stop, long *lo, long *hi, int *n, ch
 /* all | LIST | local:LIST | local:LIST@LIST (node-local ranks, among the
  * global ranks after the @: "local rank 0 of the first two nodes" of 4 a
  * node is local:0@0-7). */
-static int parse_ranks(const char *v, struct ct_rankset *s, char *why, size_t wlen)
+int ct_rankset_parse(const char *v, struct ct_rankset *s, char *why, size_t wlen)
 {
 	memset(s, 0, sizeof *s);
 	if (!strcmp(v, "all")) {
@@ -363,7 +363,7 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 			return fail(err, elen, name, v,
 				    "unknown word '%s' (shapes, memory, stack; or none alone)", bad);
 	} else if (!strcmp(name, "CUPTRACE_RANKS")) {
-		if (parse_ranks(v, &c->ranks, why, sizeof why))
+		if (ct_rankset_parse(v, &c->ranks, why, sizeof why))
 			return fail(err, elen, name, v, "%s", why);
 	} else if (!strcmp(name, "CUPTRACE_DELAY")) {
 		int rc = parse_seconds(v, &c->delay);

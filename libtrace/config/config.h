@@ -108,6 +108,11 @@ void ct_sources_str(unsigned mask, char *buf, size_t len);
 /* "shapes,memory"-style text of CUPTRACE_TORCH's bits ("none" for 0). */
 void ct_torch_str(unsigned bits, char *buf, size_t len);
 
+/* A rank set as CUPTRACE_RANKS takes it (all, 0,2,8-15, local:N,
+ * local:N@0-7) into *s; -1 with why it is not one. The tools' --ranks
+ * reads it too. */
+int ct_rankset_parse(const char *v, struct ct_rankset *s, char *why, size_t wlen);
+
 /* Whether a process of this rank and local rank traces. -1: unknown, which
  * no range holds (the caller decides what an unknown value means). */
 int ct_rankset_has(const struct ct_rankset *s, long rank, long local_rank);

@@ -49,4 +49,14 @@ int cmd_jobs(const char *arg, int *jobs);
 struct stats_opts;
 int cmd_steps(const char *arg, struct stats_opts *opts);
 
+/* A piece of the job (--steps, --ranks, --window: model/piece.h): when
+ * one was asked for, chooses and cuts it on inputs placed on one timeline
+ * (stats/piece_slow.h). Returns the exit status for a failure (1, 2; said)
+ * or 0. */
+struct piece;
+int cmd_piece(struct inputs *in, struct piece *p, int jobs);
+/* The line that says what the piece kept and left out (nothing without
+ * one), once the output is written. */
+void cmd_piece_said(const struct inputs *in);
+
 #endif

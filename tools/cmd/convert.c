@@ -3,6 +3,7 @@
  * output name asks for. */
 #include "cmd/cmd.h"
 #include "job/clocks.h"
+#include "model/piece.h"
 #include "write/convert.h"
 #include "read/inputs.h"
 #include "read/live.h"
@@ -45,7 +46,9 @@ static void help(FILE *f)
 	      "  --pftrace-plain    with .pftrace: packets not compressed (about twice\n"
 	      "                     as large, 1/3.5 of the JSON; any Perfetto reads it)\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
-	      "                     a warning; exit 1 only when no input is usable)\n",
+	      "                     a warning; exit 1 only when no input is usable)\n"
+	      "A piece of the job (docs/cuptrace-convert.md; one line on stderr says\n"
+	      "what was left out, and the output's metadata too):\n" PIECE_HELP,
 	      f);
 }
 
@@ -110,9 +113,11 @@ int cmd_convert(int argc, char **argv)
 					   {"pftrace-plain", no_argument, NULL, 'P'},
 					   {"any-order", no_argument, NULL, 'O'},
 					   {"help", no_argument, NULL, 'h'},
+					   PIECE_OPTIONS,
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
 	int c, gz = 0, jobs = 0, strict = 0, align = ALIGN_AUTO, plain = 0, any_order = 0;
+	struct piece pc = {0};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:zj:h", lo, NULL)) != -1) {
 		if (c == 'o')
@@ -127,7 +132,10 @@ int cmd_convert(int argc, char **argv)
 			plain = 1;
 		else if (c == 'O')
 			any_order = 1;
-		else if (c == 'A') {
+		else if (piece_is_option(c)) {
+			if (piece_option(&pc, c, optarg))
+				return 2;
+		} else if (c == 'A') {
 			if (cmd_align(optarg, &align))
 				return 2;
 		} else if (c == 'j') {
@@ -178,6 +186,11 @@ int cmd_convert(int argc, char **argv)
 		inputs_close(&in);
 		return 1;
 	}
+	int bad = cmd_piece(&in, &pc, jobs);
+	if (bad) {
+		inputs_close(&in);
+		return bad;
+	}
 	if (sqlite) { /* cuptrace export */
 		int rc = cmd_export_to(&in, outpath, NULL);
 		inputs_close(&in);
@@ -190,6 +203,8 @@ int cmd_convert(int argc, char **argv)
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED) /* a damaged one was said with rc 1 */
 			say_warning("%s", tfile_err(&in.v[i]));
+	if (written)
+		cmd_piece_said(&in);
 	/* "wrote" only for what is complete under its name. */
 	if (outpath && strcmp(outpath, "-") && written)
 		say("wrote %s", outpath);

@@ -5,6 +5,7 @@
 #include "cmd/cmd.h"
 #include "read/live.h"
 #include "job/clocks.h"
+#include "model/piece.h"
 #include "write/tsv/events_tsv.h"
 #include "read/inputs.h"
 #include "util/say.h"
@@ -25,7 +26,9 @@ static void help(FILE *f)
 	      "timeline, ranks aligned as convert aligns them (--align: default\n"
 	      "collectives when the files come from more than one host). docs/MODEL.md\n"
 	      "says what each type and category is. --strict: an unusable input is an\n"
-	      "error (default: skipped with a warning).\n",
+	      "error (default: skipped with a warning).\n"
+	      "A piece of the job, as cuptrace convert (docs/cuptrace-events.md; one\n"
+	      "line on stderr says what was left out):\n" PIECE_HELP,
 	      f);
 }
 
@@ -34,8 +37,10 @@ int cmd_events(int argc, char **argv)
 	static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
 					   {"strict", no_argument, NULL, 'S'},
 					   {"align", required_argument, NULL, 'A'},
+					   PIECE_OPTIONS,
 					   {0, 0, 0, 0}};
 	int c, strict = 0, align = ALIGN_AUTO;
+	struct piece pc = {0};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if (c == 'S') {
@@ -44,6 +49,11 @@ int cmd_events(int argc, char **argv)
 		}
 		if (c == 'A') {
 			if (cmd_align(optarg, &align))
+				return 2;
+			continue;
+		}
+		if (piece_is_option(c)) {
+			if (piece_option(&pc, c, optarg))
 				return 2;
 			continue;
 		}
@@ -58,7 +68,11 @@ int cmd_events(int argc, char **argv)
 		inputs_close(&in);
 		return 1;
 	}
-	int rc = 0;
+	int rc = cmd_piece(&in, &pc, 0);
+	if (rc) {
+		inputs_close(&in);
+		return rc;
+	}
 	struct events_tsv e = {stdout, NULL};
 	events_tsv_head(stdout);
 	for (size_t k = 0; k < in.n; k++) {
@@ -75,6 +89,7 @@ int cmd_events(int argc, char **argv)
 		say_cmd("stdout: %s", strerror(errno));
 		rc = 1;
 	}
+	cmd_piece_said(&in);
 	inputs_close(&in);
 	return rc;
 }

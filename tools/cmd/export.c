@@ -3,6 +3,7 @@
  * export tables (docs/SQLITE.md), for the SQL people run on nsys exports. */
 #include "cmd/cmd.h"
 #include "job/clocks.h"
+#include "model/piece.h"
 #include "write/sqlite/sqlite.h"
 #include "read/inputs.h"
 #include "read/live.h"
@@ -31,7 +32,9 @@ static void help(FILE *f)
 	      "                     thread, so N changes neither the work nor the file\n"
 	      "  --align MODE       clocks of several hosts, as cuptrace convert\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
-	      "                     a warning; exit 1 only when no input is usable)\n",
+	      "                     a warning; exit 1 only when no input is usable)\n"
+	      "A piece of the job, as cuptrace convert (docs/cuptrace-export.md; the\n"
+	      "row CUPTRACE_PIECE of META_DATA_EXPORT says what was left out):\n" PIECE_HELP,
 	      f);
 }
 
@@ -50,6 +53,8 @@ int cmd_export_to(struct inputs *in, const char *outpath, const char *split)
 		say_warning("%s holds %zu ranks: scripts written for nsys's one database per rank "
 			    "would mix them (--split-ranks DIR writes one per rank)",
 			    outpath, in->nranks);
+	if (written)
+		cmd_piece_said(in);
 	if (!split && written)
 		say("wrote %s", outpath);
 	else if (split && written == in->n)
@@ -68,9 +73,11 @@ int cmd_export(int argc, char **argv)
 					   {"align", required_argument, NULL, 'A'},
 					   {"jobs", required_argument, NULL, 'j'},
 					   {"help", no_argument, NULL, 'h'},
+					   PIECE_OPTIONS,
 					   {0, 0, 0, 0}};
 	const char *outpath = NULL, *split = NULL;
-	int c, strict = 0, align = ALIGN_AUTO, jobs;
+	int c, strict = 0, align = ALIGN_AUTO, jobs = 0;
+	struct piece pc = {0};
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:j:h", lo, NULL)) != -1) {
 		if (c == 'o')
@@ -83,7 +90,10 @@ int cmd_export(int argc, char **argv)
 			split = optarg;
 		else if (c == 'S')
 			strict = 1;
-		else if (c == 'A') {
+		else if (piece_is_option(c)) {
+			if (piece_option(&pc, c, optarg))
+				return 2;
+		} else if (c == 'A') {
 			if (cmd_align(optarg, &align))
 				return 2;
 		} else
@@ -126,7 +136,9 @@ int cmd_export(int argc, char **argv)
 		inputs_close(&in);
 		return 1;
 	}
-	int rc = cmd_export_to(&in, outpath, split);
+	int rc = cmd_piece(&in, &pc, jobs);
+	if (!rc)
+		rc = cmd_export_to(&in, outpath, split);
 	inputs_close(&in);
 	return rc;
 }

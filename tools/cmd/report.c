@@ -4,6 +4,7 @@
  * driver (stats/collect.h), so the page and stats agree to the digit. */
 #include "cmd/cmd.h"
 #include "job/clocks.h"
+#include "model/piece.h"
 #include "write/html/html.h"
 #include "write/sink.h"
 #include "stats/collect.h"
@@ -63,7 +64,7 @@ static const struct section {
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace report -o OUT.html [-s|--steps A-B] [--align none|collectives]\n"
-	      "                      [-j N] [--strict] INPUT...\n\n"
+	      "                      [--ranks LIST] [--window T0-T1] [-j N] [--strict] INPUT...\n\n"
 	      "Writes one self-contained HTML page (no network, scripts, fonts or images\n"
 	      "from elsewhere) with the job's picture: header (command, hosts, ranks, GPUs,\n"
 	      "window, events, drops, truncated files), breakdown per rank with the slowest\n"
@@ -78,7 +79,10 @@ static void help(FILE *f)
 	      "on the same inputs; hover a mark for its exact values. INPUT is a .ctr\n"
 	      "file, a directory of them, or an NCCL_DEBUG=INFO log. --steps, --align,\n"
 	      "-j and --strict as in cuptrace stats.\n"
-	      "docs/REPORT.md describes the page.\n",
+	      "docs/REPORT.md describes the page.\n\n"
+	      "A piece of the job, as cuptrace convert (docs/cuptrace-report.md; a line\n"
+	      "of the page's header says what was left out; the reports see only it):\n"
+	      PIECE_HELP,
 	      f);
 }
 
@@ -141,9 +145,12 @@ int cmd_report(int argc, char **argv)
 					   {"align", required_argument, NULL, 'A'},
 					   {"jobs", required_argument, NULL, 'j'},
 					   {"help", no_argument, NULL, 'h'},
+					   {"ranks", required_argument, NULL, PIECE_OPT_RANKS},
+					   {"window", required_argument, NULL, PIECE_OPT_WINDOW},
 					   {0, 0, 0, 0}};
 	const char *out = NULL, *steps_arg = NULL;
 	int c, strict = 0, align = ALIGN_AUTO, jobs = 0;
+	struct piece pc = {.steps_elsewhere = 1}; /* --steps: the reports follow it */
 	struct stats_opts opts = {.explicit_list = 1, .by_step = 1, .by_time = 1,
 				  .min_gap = 1000000};
 	optind = 1;
@@ -161,7 +168,10 @@ int cmd_report(int argc, char **argv)
 				return 2;
 		} else if (c == 's') {
 			steps_arg = optarg;
-			if (cmd_steps(optarg, &opts))
+			if (cmd_steps(optarg, &opts) || piece_option(&pc, PIECE_OPT_STEPS, optarg))
+				return 2;
+		} else if (piece_is_option(c)) {
+			if (piece_option(&pc, c, optarg))
 				return 2;
 		} else
 			return cmd_usage(c, help);
@@ -194,6 +204,17 @@ int cmd_report(int argc, char **argv)
 	}
 	if (opts.steps) /* logs beside the traces: the steps are the traces' */
 		cmd_drop_logs(&in, "report --steps keeps the steps of traces only");
+	if (pc.ranks_arg || pc.window_arg) {
+		/* the clocks placed on every file, then the piece: the reports
+		 * then leave that placement as it is */
+		int bad = cmd_place(&in, align);
+		bad = bad ? 1 : cmd_piece(&in, &pc, jobs);
+		if (bad) {
+			inputs_close(&in);
+			return bad;
+		}
+		align = ALIGN_NONE;
+	}
 	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, jobs, steps_arg, take, &col);
 	if (rc < 0) {
 		inputs_close(&in);
@@ -214,6 +235,9 @@ int cmd_report(int argc, char **argv)
 		free(col.own[i].v);
 	if (col.clk)
 		table_free(col.clk);
+	char piece_line[512] = "";
+	if (in.piece)
+		piece_describe(&in, NULL, piece_line, sizeof piece_line);
 	inputs_close(&in);
 	struct sink *s = sink_open(out);
 	size_t cap = len + 1;
@@ -222,6 +246,8 @@ int cmd_report(int argc, char **argv)
 		if (!sink_close(s)) {
 			if (strcmp(out, "-")) /* the page on stdout needs no word */
 				say_cmd("wrote %s (%zu bytes)", out, len);
+			if (piece_line[0])
+				say("%s", piece_line);
 			free(buf);
 			return rc;
 		}

@@ -4,6 +4,7 @@
 #include "job/clocks.h"
 #include "job/drive.h"
 #include "stats/collect.h"
+#include "stats/piece_slow.h"
 #include "util/say.h"
 
 #include <errno.h>
@@ -121,4 +122,21 @@ int cmd_steps(const char *arg, struct stats_opts *opts)
 		return 0;
 	say_cmd("--steps %s: expected A-B (A <= B) or A (step numbers)", arg);
 	return -1;
+}
+
+int cmd_piece(struct inputs *in, struct piece *p, int jobs)
+{
+	if (!piece_given(p))
+		return 0;
+	int rc = piece_apply(in, p, jobs);
+	return rc == -2 ? 2 : rc ? 1 : 0;
+}
+
+void cmd_piece_said(const struct inputs *in)
+{
+	if (!in->piece)
+		return;
+	char line[512];
+	piece_describe(in, NULL, line, sizeof line);
+	say("%s", line);
 }

@@ -127,6 +127,8 @@ static int read_file(struct drive *d, size_t k, unsigned share, void *w)
 		memset(&u, 0, sizeof u);
 		u.index = t->index, u.rank = t->rank, u.shown_rank = t->shown_rank, u.off_ns = t->off_ns;
 		u.pid = t->pid;
+		/* its window (what it leaves out is share 0's to count) */
+		u.piece.cut = t->piece.cut, u.piece.from = t->piece.from, u.piece.to = t->piece.to;
 		memcpy(u.label, t->label, sizeof u.label);
 		if (ct_file_open(&u.f, t->f.path)) {
 			say("%s", u.f.err); /* its blocks would be missing */

@@ -7,6 +7,7 @@
 #define CT_MODEL_INT_H
 
 #include "model/model.h"
+#include "model/piece.h"
 #include "util/hmap.h"
 
 #define MODEL_MAXDEV 256 /* devices told apart; higher numbers share the last */
@@ -57,8 +58,14 @@ static inline void model_head(struct m_event *e, enum m_type type, enum m_cat ca
 	e->rec = rec;
 }
 
+/* Hands ev to the consumer, when the piece of the job keeps it. */
 static inline void model_emit(struct model *m, struct m_event *ev)
 {
+	struct tpiece *w = &m->t->piece;
+	if (w->cut && !piece_keeps(w, ev)) {
+		w->outside++;
+		return;
+	}
 	m->c->event(m->ctx, ev);
 }
 

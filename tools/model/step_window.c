@@ -1,6 +1,29 @@
 // SPDX-License-Identifier: MIT
 #include "model/step_window.h"
 
+#include <errno.h>
+#include <stdlib.h>
+
+int step_range_parse(const char *s, int64_t *lo, int64_t *hi)
+{
+	char *end;
+	errno = 0; /* a number out of range (2^64) was taken as the largest */
+	long long a = strtoll(s, &end, 10), b = a;
+	if (end == s || a < 0 || errno)
+		return -1;
+	if (*end == '-') {
+		const char *q = end + 1;
+		b = strtoll(q, &end, 10);
+		if (end == q || errno)
+			return -1;
+	}
+	if (*end || b < a)
+		return -1;
+	*lo = a;
+	*hi = b;
+	return 0;
+}
+
 uint64_t step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to)
 {
 	uint64_t marks = 0;

@@ -15,6 +15,10 @@
  * marks the file holds (0: it has no steps at all). */
 uint64_t step_window(struct tfile *t, int64_t lo, int64_t hi, uint64_t *from, uint64_t *to);
 
+/* "A-B" or "A" (step numbers, 0 <= A <= B) into *lo, *hi; -1 when it is
+ * not that (stats --steps and the piece's --steps read it). */
+int step_range_parse(const char *s, int64_t *lo, int64_t *hi);
+
 /* The event's start on the tracer clock: its first timestamp field. */
 uint64_t event_start(const struct ct_event *ev);
 

@@ -10,6 +10,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A file's part of a piece of the job (model/piece.h): when cut, the
+ * model hands out only the events that start in [from, to) of the file's
+ * clock, and counts those it leaves out. */
+struct tpiece {
+	uint8_t cut;
+	uint64_t from, to;
+	uint64_t outside;
+	int place; /* cut: its index among all the job's files */
+};
+
 struct tfile {
 	struct ct_file f;
 	int index;	 /* position after sorting */
@@ -33,6 +43,7 @@ struct tfile {
 	uint64_t pid;	 /* pid of its CPU process in merged output */
 	char label[320]; /* "rank R (host:pid)" */
 	struct strcache esc; /* escaped strings by id */
+	struct tpiece piece;
 };
 
 struct inputs {
@@ -43,6 +54,9 @@ struct inputs {
 	uint64_t base_ns; /* CLOCK_REALTIME ns that ts 0 stands for */
 	int64_t world_size;
 	size_t nranks; /* distinct shown ranks (struct tfile) */
+	/* A piece of the job (model/piece.h) when the command was asked for
+	 * one (the files of ranks not kept are left out of v); else NULL. */
+	const struct piece *piece;
 };
 
 /* Expands args into files (directories: their *.ctr files, recursively)
@@ -90,6 +104,14 @@ void inputs_split_path(const struct inputs *in, size_t i, const char *dir, const
 static inline int tfile_in_output(const struct tfile *t, const struct tfile *lead)
 {
 	return !lead || t->lead == lead->index;
+}
+
+/* File t's index among all the job's files, a piece's or not (what a
+ * merged output numbers its processes by, so that a piece's are the
+ * whole job's). */
+static inline size_t tfile_place(const struct tfile *t)
+{
+	return (size_t)(t->piece.cut ? t->piece.place : t->index);
 }
 
 /* Escaped JSON text of a string reference (cached for interned strings). */

@@ -14,7 +14,6 @@
 #include "util/xalloc.h"
 #include "util/say.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,22 +63,9 @@ static const struct m_consumer reports_consumer = {NULL, on_event, NULL};
 
 int stats_parse_steps(struct stats_opts *o, const char *s)
 {
-	char *end;
-	errno = 0; /* a number out of range (2^64) was taken as the largest */
-	long long a = strtoll(s, &end, 10), b = a;
-	if (end == s || a < 0 || errno)
-		return -1;
-	if (*end == '-') {
-		const char *q = end + 1;
-		b = strtoll(q, &end, 10);
-		if (end == q || errno)
-			return -1;
-	}
-	if (*end || b < a)
+	if (step_range_parse(s, &o->step_lo, &o->step_hi))
 		return -1;
 	o->steps = 1;
-	o->step_lo = a;
-	o->step_hi = b;
 	return 0;
 }
 

@@ -183,7 +183,7 @@ static int merged(struct inputs *in, const char *outpath, int jobs, int any_orde
 	if (any_order)
 		sink_any_order(s);
 	for (size_t i = 0; i < in->n; i++)
-		in->v[i].pid = (uint64_t)(i + 1) * 1000000u;
+		in->v[i].pid = (uint64_t)(tfile_place(&in->v[i]) + 1) * 1000000u;
 	/* Cores to spare beyond one per file and one for the sink's writing
 	 * thread: several workers share each file. A share decodes the whole
 	 * file but formats only its blocks (about half the work of the whole),

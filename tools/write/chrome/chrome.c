@@ -4,6 +4,7 @@
  * traceEvents, microseconds with three decimals relative to
  * baseTimeNanoseconds, a process per rank. */
 #include "write/chrome/chrome_int.h"
+#include "model/piece.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -227,9 +228,46 @@ static void file_summary(struct out *o, const struct tfile *t)
 	out_ch(o, '}');
 }
 
+/* What a piece of the job kept and left out (model/piece.h): "piece" in
+ * the "cuptrace" object. Times: seconds of the job's timeline (ts / 1e6);
+ * null where open. Events left out: those of this output's files. */
+static void piece_meta(struct out *o, const struct inputs *in, const struct tfile *only)
+{
+	const struct piece *p = in->piece;
+	char text[512];
+	piece_describe(in, only, text, sizeof text);
+	out_lit(o, "\"piece\": {\"summary\": ");
+	out_json_str(o, text, strlen(text));
+	piece_ranks_str(in, text, sizeof text);
+	out_lit(o, ", \"ranks\": ");
+	out_json_str(o, text, strlen(text));
+	out_lit(o, ", \"of_ranks\": ");
+	out_u64(o, p->nranks);
+	out_lit(o, ", \"steps\": ");
+	if (p->steps_arg)
+		out_json_str(o, p->steps_arg, strlen(p->steps_arg));
+	else
+		out_lit(o, "null");
+	char num[64];
+	snprintf(num, sizeof num, ", \"from_s\": %.9f", (double)p->t_lo / 1e9);
+	out_str(o, p->t_lo == INT64_MIN ? ", \"from_s\": null" : num);
+	snprintf(num, sizeof num, ", \"to_s\": %.9f", (double)p->t_hi / 1e9);
+	out_str(o, p->t_hi == INT64_MAX ? ", \"to_s\": null" : num);
+	out_lit(o, ", \"left_out_ranks\": ");
+	out_u64(o, p->nranks - p->nkept);
+	out_lit(o, ", \"left_out_records\": ");
+	out_u64(o, p->records_out);
+	out_lit(o, ", \"left_out_events\": ");
+	out_u64(o, piece_outside(in, only));
+	out_lit(o, "}, ");
+}
+
 void chrome_tail(struct out *o, struct inputs *in, const struct tfile *only)
 {
-	out_lit(o, "\n  ],\n  \"displayTimeUnit\": \"ms\",\n  \"cuptrace\": {\"files\": [");
+	out_lit(o, "\n  ],\n  \"displayTimeUnit\": \"ms\",\n  \"cuptrace\": {");
+	if (in->piece)
+		piece_meta(o, in, only);
+	out_lit(o, "\"files\": [");
 	int first = 1;
 	for (size_t i = 0; i < in->n; i++) {
 		if (!tfile_in_output(&in->v[i], only))

@@ -2,6 +2,7 @@
 /* The report page's frame (html.h): its head, the header of what was
  * traced, a section's heading and the closing section. */
 #include "write/html/html.h"
+#include "model/piece.h"
 #include "read/inputs.h"
 #include "stats/stats.h"
 #include "util/xalloc.h"
@@ -108,6 +109,13 @@ void html_header(FILE *f, const struct inputs *in, const struct tabs *all,
 		fprintf(f, "<dt>Steps</dt><dd data-h=\"steps\" class=\"bad\">%lld-%lld only: the "
 			   "sections below cover these steps; this header, the whole trace</dd>\n",
 			(long long)opts->step_lo, (long long)opts->step_hi);
+	if (in->piece) { /* a piece of the job: what it kept and left out */
+		char text[512];
+		piece_describe(in, NULL, text, sizeof text);
+		fputs("<dt>Piece</dt><dd data-h=\"piece\" class=\"bad\">", f);
+		html_esc(f, text);
+		fputs(": the page covers this piece only</dd>\n", f);
+	}
 	dd_num(f, "Events", "events", events, 0);
 	dd_num(f, "Dropped events", "drops", drops, 1);
 	dd_num(f, "Truncated or damaged files", "truncated", bad, 1);

@@ -8,6 +8,7 @@
  * reads back. docs/SQLITE.md lists every table and column. */
 #include "write/sqlite/sqlite.h"
 #include "write/sqlite/sqlite_int.h"
+#include "model/piece.h"
 #include "util/progress.h"
 #include "util/tmp_guard.h"
 #include "util/xalloc.h"
@@ -126,7 +127,7 @@ static void begin_file(void *ctx, struct tfile *t)
 	struct sq *q = ctx;
 	q->t = t;
 	q->off = t->off_ns;
-	q->gpid = (int64_t)((uint64_t)(t->index & 0x7fff) << 48 | (t->f.h.pid & 0xffffff) << 24);
+	q->gpid = (int64_t)((uint64_t)(tfile_place(t) & 0x7fff) << 48 | (t->f.h.pid & 0xffffff) << 24);
 	if (!q->nfiles)
 		q->vid = q->gpid & ~(int64_t)0xffffffffffff; /* nsys's globalVid: no pid, no tid */
 	q->cbase = (int64_t)(q->nfiles++ & 0x7fffffff) << 32;
@@ -326,6 +327,11 @@ static int export_files(struct inputs *in, const struct tfile *lead, const char 
 		tfile_release(&in->v[k]);
 	}
 	progress("exporting", (unsigned long long)q.events, 1);
+	if (in->piece) { /* what a piece of the job kept and left out (model/piece.h) */
+		char text[512];
+		piece_describe(in, lead, text, sizeof text);
+		meta_row(&q, T_META_EXPORT, "CUPTRACE_PIECE", text, strlen(text));
+	}
 	/* one row, as nsys writes for its session: the span of every file */
 	s = sdb_ins(&db, T_ANALYSIS);
 	SB_I(s, 1, q.vid);

@@ -134,7 +134,7 @@ static void on_event(void *ctx, const struct m_event *ev)
 	FILE *f = e->f;
 	const struct m_track *tr = ev->track;
 	int64_t off = e->t->off_ns;
-	fprintf(f, "%d\t%s\t%s\t", e->t->index, type_name[ev->type], m_cat_name[ev->cat]);
+	fprintf(f, "%zu\t%s\t%s\t", tfile_place(e->t), type_name[ev->type], m_cat_name[ev->cat]);
 	if (tr) {
 		fprintf(f, "%u\t%s\t", tr->id, kind_name[tr->kind]);
 		field(f, tr->name ? tr->name : "", tr->name ? tr->name_len : 0);
@@ -161,7 +161,7 @@ static void begin_file(void *ctx, struct tfile *t)
 {
 	struct events_tsv *e = ctx;
 	e->t = t;
-	fprintf(e->f, "%d\tprocess\tnone\t0\t\t\t\t\t", t->index);
+	fprintf(e->f, "%zu\tprocess\tnone\t0\t\t\t\t\t", tfile_place(t));
 	field(e->f, t->label, strlen(t->label));
 	fputc('\n', e->f);
 }
