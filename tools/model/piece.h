@@ -37,7 +37,8 @@ enum { PIECE_OPT_STEPS = 0x7100, PIECE_OPT_RANKS, PIECE_OPT_WINDOW };
 	"                     steps) and the fastest one for contrast\n"              \
 	"  --window T0-T1     only seconds T0 to T1 of the job's timeline (the\n"    \
 	"                     Chrome JSON's ts / 1e6); T0- or -T1: open ends\n"       \
-	"                     An event is kept whole when it starts in the piece.\n"
+	"An event is kept whole when it starts inside the piece; an arrow when both\n"  \
+	"its ends do.\n"
 
 struct piece {
 	const char *steps_arg, *ranks_arg, *window_arg; /* as given; NULL: not */
