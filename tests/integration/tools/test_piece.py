@@ -15,7 +15,8 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from conftest import BUILD, ctr_files, load_json, tool, traced_env
+from conftest import (BUILD, H_RT_ANCHOR, _get_varint, ctr_files, load_json, rewrite_header,
+                      tool, traced_env)
 
 HARNESS_SIM = BUILD / "tests" / "cupti_sim" / "nccl_harness_sim"
 WORLD, ITERS = 4, 4
@@ -127,6 +128,43 @@ def test_steps_and_ranks_keep_the_whole_conversions_events_of_the_piece(job):
     assert line.startswith("cuptrace: kept ranks 1-2 of 4, steps 2-3 (") and "left out 2 ranks" in line
     assert meta["summary"] == line[len("cuptrace: "):]
     assert [f["rank"] for f in doc["cuptrace"]["files"]] == [1, 2]
+
+
+def rt_anchor(data):
+    """The header's CLOCK_REALTIME anchor of trace data."""
+    tlv, i = data[16:16 + int.from_bytes(data[12:16], "little")], 0
+    while i < len(tlv):
+        tag, j = _get_varint(tlv, i)
+        n, j = _get_varint(tlv, j)
+        if tag == H_RT_ANCHOR:
+            return _get_varint(tlv, j)[0]
+        i = j + n
+    raise AssertionError("no rt_anchor")
+
+
+def test_clocks_are_aligned_on_every_file_before_the_cut(job, tmp_path):
+    """Ranks 2 and 3 on a second host whose clock is 40 ms ahead: the
+    offset is estimated from every rank's collectives, so the piece of
+    ranks 2 and 3 alone keeps the whole conversion's times (aligned on
+    those two files alone, they would be 40 ms off)."""
+    _, out, _ = job
+    two = tmp_path / "two"
+    two.mkdir()
+    for r in range(WORLD):
+        data = (out / f"rank{r}.ctr").read_bytes()
+        if r >= 2:
+            data = rewrite_header(data, host="nodeB", rt_anchor=rt_anchor(data) + 40_000_000)
+        (two / f"rank{r}.ctr").write_bytes(data)
+    p = tool("convert", "-o", tmp_path / "full.json", two)
+    assert p.returncode == 0 and "2 hosts" in p.stderr, p.stderr
+    full = load_json(tmp_path / "full.json")
+    p = tool("convert", "-o", tmp_path / "p.json", "--ranks", "2,3", "--steps", "2-3", two)
+    assert p.returncode == 0, p.stderr
+    doc = load_json(tmp_path / "p.json")
+    want_ev, want_ar = expected(full, {r: w for r, w in step_windows(full, 2, 3).items()
+                                       if r in (2, 3)})
+    assert events(doc) == want_ev and arrows(doc) == want_ar and want_ev
+    assert doc["baseTimeNanoseconds"] == full["baseTimeNanoseconds"]
 
 
 def test_window_keeps_what_starts_inside_whole(job):
