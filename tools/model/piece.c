@@ -147,20 +147,17 @@ static void leave_out(struct inputs *in, struct piece *p, const uint8_t *keep)
 	free(to);
 }
 
-/* File t's window on its own clock: --steps' (a first pass over its step
- * marks; *last its last time) cut by --window. 0 when it has steps of the
- * range or none were asked for, 1 when it has none of them, -1 when it
- * could not be read again. */
-static int window_of(struct inputs *in, const struct piece *p, struct tfile *t, uint64_t *last)
+int piece_window(struct inputs *in, const struct piece *p, size_t i)
 {
+	struct tfile *t = &in->v[i];
 	uint64_t from = 0, to = UINT64_MAX;
 	int none = 0;
-	*last = UINT64_MAX;
+	t->piece.end = UINT64_MAX;
 	if (p->steps_arg && !p->steps_elsewhere) {
 		step_window(t, p->step_lo, p->step_hi, &from, &to);
 		none = from == UINT64_MAX;
-		*last = t->f.last_ts;
-		if (inputs_rewind(in, (size_t)t->index))
+		t->piece.end = t->f.last_ts;
+		if (inputs_rewind(in, i))
 			return -1;
 	}
 	int64_t off = t->off_ns;
@@ -178,28 +175,26 @@ static int window_of(struct inputs *in, const struct piece *p, struct tfile *t, 
 	return none;
 }
 
-int piece_cut(struct inputs *in, struct piece *p, const uint8_t *keep)
+int piece_leave_out(struct inputs *in, struct piece *p, const uint8_t *keep)
 {
 	p->nranks = in->nranks;
 	leave_out(in, p, keep);
 	in->piece = p;
-	if (!in->n) {
-		say_cmd("--ranks %s: no input has such a rank", p->ranks_arg);
-		return -2;
-	}
-	size_t none = 0;
+	if (in->n)
+		return 0;
+	say_cmd("--ranks %s: no input has such a rank", p->ranks_arg);
+	return -2;
+}
+
+int piece_windows_done(struct inputs *in, struct piece *p, size_t none)
+{
 	p->t_lo = INT64_MAX, p->t_hi = INT64_MIN;
 	for (size_t i = 0; i < in->n; i++) {
-		struct tfile *t = &in->v[i];
-		uint64_t last;
-		int rc = window_of(in, p, t, &last);
-		if (rc < 0)
-			return -1;
-		none += rc;
-		if (rc || t->piece.from >= t->piece.to)
+		const struct tfile *t = &in->v[i];
+		if (t->piece.from >= t->piece.to)
 			continue;
 		int64_t a = (int64_t)t->piece.from + t->off_ns;
-		uint64_t e = t->piece.to < last ? t->piece.to : last;
+		uint64_t e = t->piece.to < t->piece.end ? t->piece.to : t->piece.end;
 		int64_t b = e == UINT64_MAX ? INT64_MAX : (int64_t)e + t->off_ns;
 		p->t_lo = a < p->t_lo ? a : p->t_lo;
 		p->t_hi = b > p->t_hi ? b : p->t_hi;

@@ -49,7 +49,7 @@ struct piece {
 	/* The caller keeps --steps itself (report: its reports follow steps
 	 * through stats_opts); the piece only says it. */
 	int steps_elsewhere;
-	/* Once cut (piece_cut): */
+	/* Once cut (piece_leave_out, piece_windows_done): */
 	size_t nranks;           /* ranks of the job */
 	size_t nkept;            /* ranks kept (the inputs' ranks now) */
 	uint64_t records_out;    /* records of the files left out (their footers) */
@@ -65,12 +65,21 @@ int piece_option(struct piece *p, int opt, const char *arg);
 int piece_given(const struct piece *p);
 /* Whether file t's rank is in --ranks' list (always without one). */
 int piece_listed(const struct piece *p, const struct tfile *t);
-/* Leaves out the files whose keep[] is 0 (closed, the rest renumbered; the
- * clocks as they were placed on every file), gives each kept file its
- * window (a first pass over its step marks with --steps) and in->piece.
- * -1 (said on stderr) when --steps finds no step of A-B in the files
- * kept, -2 when no file is kept (--ranks names no rank of the inputs). */
-int piece_cut(struct inputs *in, struct piece *p, const uint8_t *keep);
+/* Cutting the piece, in three parts (stats/piece_slow.c reads the files
+ * of the second on threads): leaves out the files whose keep[] is 0
+ * (closed, the rest renumbered; the clocks as they were placed on every
+ * file) and sets in->piece; -2 (said on stderr) when no file is kept
+ * (--ranks names no rank of the inputs). */
+int piece_leave_out(struct inputs *in, struct piece *p, const uint8_t *keep);
+/* Kept file i's window (t->piece): --steps' (a first pass over its step
+ * marks, the file rewound after) cut by --window. 0; 1 when the file has
+ * no step of --steps' range; -1 when it could not be read again (said).
+ * Files may be done at once on several threads. */
+int piece_window(struct inputs *in, const struct piece *p, size_t i);
+/* Once every file has its window (`none` of them without a step of the
+ * range): what the piece spans. -1 (said) when --steps found no step of
+ * its range in any kept file. */
+int piece_windows_done(struct inputs *in, struct piece *p, size_t none);
 /* Events the model left out of the kept files of `only`'s output (every
  * file: NULL), so far. */
 uint64_t piece_outside(const struct inputs *in, const struct tfile *only);

@@ -17,7 +17,8 @@ struct tpiece {
 	uint8_t cut;
 	uint64_t from, to;
 	uint64_t outside;
-	int place; /* cut: its index among all the job's files */
+	uint64_t end; /* the last time the step pass saw (UINT64_MAX: none) */
+	int place;    /* cut: its index among all the job's files */
 };
 
 struct tfile {

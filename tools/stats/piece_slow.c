@@ -7,14 +7,18 @@
  * rank; for contrast, of the other ranks, the one least late in total
  * (ties: the lower rank). Without collectives, the N ranks with the
  * longest average step (steps) and the one with the shortest. With
- * --steps, the figures are those of those steps. */
+ * --steps, the figures are those of those steps; --window does not change
+ * them (stats has no window). Then the kept files' windows, with --steps
+ * read on the driver's workers. */
 #include "stats/piece_slow.h"
 #include "job/clocks.h"
+#include "job/drive.h"
 #include "stats/collect.h"
 #include "util/say.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +133,45 @@ static int slowest(struct inputs *in, struct piece *p, int jobs, uint8_t *keep)
 	return rc < 0 ? -1 : 0;
 }
 
+/* The windows of the kept files: with --steps, a pass over each file's
+ * step marks, on the driver's workers (a file's open hook does it and
+ * leaves the file unread by the model). */
+struct wins {
+	struct inputs *in;
+	const struct piece *p;
+	_Atomic size_t none;
+	_Atomic int bad;
+};
+
+static int window_open(void *arg, struct drive_file *f)
+{
+	struct wins *w = arg;
+	int rc = piece_window(w->in, w->p, f->index);
+	if (rc < 0)
+		atomic_store(&w->bad, 1);
+	else
+		atomic_fetch_add(&w->none, (size_t)rc);
+	return 1;
+}
+
+static const struct m_consumer no_consumer = {NULL, NULL, NULL};
+
+static int windows(struct inputs *in, struct piece *p, int jobs)
+{
+	struct wins w = {.in = in, .p = p};
+	if (p->steps_arg && !p->steps_elsewhere) {
+		struct drive_ops ops = {.consumer = &no_consumer, .arg = &w, .open = window_open};
+		struct drive_how how = {.jobs = jobs};
+		drive(in, &ops, &how);
+	} else {
+		for (size_t i = 0; i < in->n; i++) /* no file to read */
+			piece_window(in, p, i);
+	}
+	if (atomic_load(&w.bad))
+		return -1;
+	return piece_windows_done(in, p, atomic_load(&w.none));
+}
+
 int piece_apply(struct inputs *in, struct piece *p, int jobs)
 {
 	uint8_t *keep = xcalloc(in->n + 1, 1);
@@ -139,7 +182,7 @@ int piece_apply(struct inputs *in, struct piece *p, int jobs)
 		for (size_t i = 0; i < in->n; i++)
 			keep[i] = (uint8_t)piece_listed(p, &in->v[i]);
 	if (!rc)
-		rc = piece_cut(in, p, keep);
+		rc = piece_leave_out(in, p, keep);
 	free(keep);
-	return rc;
+	return rc ? rc : windows(in, p, jobs);
 }

@@ -9,7 +9,7 @@
 #include "model/piece.h"
 
 /* Chooses the ranks, leaves the other files out and cuts the kept ones
- * (piece_cut), on inputs placed on one timeline already (the clocks
+ * (model/piece.h), on inputs placed on one timeline already (the clocks
  * stay). 0; -1 (said on stderr) when the files tell no piece (no step of
  * --steps, nothing that says which rank is slow; bad input); -2 when
  * --ranks names no rank of the inputs (a usage error). jobs: -j. */
