@@ -208,6 +208,35 @@ def test_slowest_picks_the_late_rank_and_the_fastest(job):
     assert f"the fastest for contrast: {fastest}" in line
 
 
+def test_slowest_without_collectives_takes_the_longest_steps(tmp_path):
+    """NCCL not traced: no collective to match, so slowest:1 is the rank
+    with the longest average step (rank 1 marks its odd iterations' steps
+    STEP_LATE us late: of 3 steps, two are longer, one shorter) and the
+    fastest the one with the shortest, as the steps report has them."""
+    out = tmp_path / "out"
+    t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + 300_000_000
+    procs = []
+    for r in range(WORLD):
+        env = dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
+                   CUPTRACE_TRACE="cuda,nvtx", RANK=str(r), WORLD_SIZE=str(WORLD),
+                   HARNESS_STEPS="1", HARNESS_PACE_US=str(PACE), HARNESS_T0=str(t0),
+                   HARNESS_STEP_LATE=f"1:{2 * PACE}")
+        procs.append(subprocess.Popen([str(HARNESS_SIM), "3"], env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    for p in procs:
+        _, e = p.communicate(timeout=60)
+        assert p.returncode == 0, e
+    p = tool("stats", "--report", "steps", "--format", "json", out)
+    assert p.returncode == 0, p.stderr
+    rows = next(v for k, v in json.loads(p.stdout).items() if "per rank" in k)
+    assert max(rows, key=lambda r: r["Avg (ns)"])["Rank"] == 1
+    fastest = min((r["Avg (ns)"], r["Rank"]) for r in rows)[1]
+    p = tool("convert", "-o", tmp_path / "s.json", "--ranks", "slowest:1", out)
+    assert p.returncode == 0, p.stderr
+    assert set(rank_of_pid(load_json(tmp_path / "s.json")).values()) == {1, fastest}
+    assert f"slowest 1 by average step (steps): 1; the fastest for contrast: {fastest}" in p.stderr
+
+
 def test_split_ranks_writes_only_the_kept_ranks(job):
     d, out, _ = job
     split = d / "split"
