@@ -169,7 +169,7 @@ struct table *dur_table(struct durations *s, const char *title, const char *coun
 		if (with_style)
 			table_str(t, a->style ? a->style : "");
 		table_str(t, a->key);
-		free(a->d);
+		table_take_samples(t, i, a->d, a->n); /* for cuptrace diff's test */
 		free(a->key);
 	}
 	free(s->v);

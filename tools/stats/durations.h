@@ -38,7 +38,8 @@ void dur_add(struct durations *s, const char *key, const char *style, uint64_t d
 void dur_merge(struct durations *dst, struct durations *src);
 
 /* The table: Time (%), Total Time (ns), <count_col>, Avg, Med, Min, Max,
- * StdDev (ns), [Style,] <name_col>, rows by total time, largest first.
+ * StdDev (ns), [Style,] <name_col>, rows by total time, largest first,
+ * each with its durations (table_samples).
  * Time (%) is each row's share of the rows for which in_total says yes
  * (NULL: all), null for the others. Frees the aggregates. */
 struct table *dur_table(struct durations *s, const char *title, const char *count_col,

@@ -132,6 +132,10 @@ static int end(void *p, struct table **out)
 		table_u64(t1, s->v[j - 1].ns);
 		table_f(t1, n > 1 ? sqrt(var / (double)(n - 1)) : 0, 1);
 		tflops(t1, flops * (double)n, (double)total);
+		uint64_t *d = xcalloc(n, sizeof *d); /* the rank's steps, for cuptrace diff */
+		for (size_t k = i; k < j; k++)
+			d[k - i] = s->v[k].ns;
+		table_take_samples(t1, table_nrows(t1) - 1, d, n);
 	}
 	static const char *c2[] = {"Step",     "Ranks",        "Med (ns)",  "Max (ns)",
 	                           "Slowest Rank", "Lead (ns)", "TFLOP/s"};

@@ -22,6 +22,11 @@ struct table {
 	char **cols;
 	struct cell *cells;
 	size_t n, cap; /* cells */
+	struct samples {
+		uint64_t *d;
+		size_t n;
+	} *samp; /* by row, nsamp of them (table_take_samples) */
+	size_t nsamp;
 };
 
 struct table *table_new(const char *title, int ncols, const char *const *cols)
@@ -313,8 +318,29 @@ void table_print_as(struct table *t, FILE *f, enum table_fmt fmt, int first, int
 	free(w);
 }
 
+void table_take_samples(struct table *t, size_t row, uint64_t *d, size_t n)
+{
+	if (row >= t->nsamp) {
+		size_t cap = row + 1 > 2 * t->nsamp ? row + 1 : 2 * t->nsamp;
+		t->samp = xrealloc(t->samp, cap * sizeof *t->samp);
+		memset(t->samp + t->nsamp, 0, (cap - t->nsamp) * sizeof *t->samp);
+		t->nsamp = cap;
+	}
+	free(t->samp[row].d);
+	t->samp[row] = (struct samples){d, n};
+}
+
+const uint64_t *table_samples(const struct table *t, size_t row, size_t *n)
+{
+	*n = row < t->nsamp ? t->samp[row].n : 0;
+	return row < t->nsamp ? t->samp[row].d : NULL;
+}
+
 void table_free(struct table *t)
 {
+	for (size_t i = 0; i < t->nsamp; i++)
+		free(t->samp[i].d);
+	free(t->samp);
 	for (size_t i = 0; i < t->n; i++)
 		free(t->cells[i].text);
 	for (int c = 0; c < t->ncols; c++)

@@ -48,4 +48,12 @@ const char *table_cell(const struct table *t, size_t row, int col, int *kind);
 double table_num(const struct table *t, size_t row, int col);
 void table_free(struct table *t);
 
+/* The durations of a row's instances, kept beside its cells for the
+ * reports that have them (durations.c, steps) so that cuptrace diff can
+ * test two runs' rows against each other; no format prints them. The
+ * table takes d (malloc'd, any order) and frees it. */
+void table_take_samples(struct table *t, size_t row, uint64_t *d, size_t n);
+/* Row row's durations (NULL, *n 0: none kept). */
+const uint64_t *table_samples(const struct table *t, size_t row, size_t *n);
+
 #endif
