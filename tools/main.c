@@ -17,6 +17,7 @@ static void usage(FILE *f)
 	      "  export [-o OUT.sqlite] INPUT...  SQLite database with Nsight Systems' export tables\n"
 	      "  stats [--report LIST] INPUT...   summary tables (NVTX ranges, ...)\n"
 	      "  report -o OUT.html INPUT...      one self-contained HTML page: the job's picture\n"
+	      "  diff BASE NEW                    what got slower between two runs, and is it real\n"
 	      "  info INPUT...                    header, event counts, drops, clean or truncated\n"
 	      "  events INPUT...                  the resolved events, one per line (tab-separated)\n"
 	      "\n"
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
 		return cmd_export(argc - 1, argv + 1);
 	if (!strcmp(c, "report"))
 		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(c, "diff"))
+		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(c, "events"))
 		return cmd_events(argc - 1, argv + 1);
 	say("unknown command '%s'", c);
