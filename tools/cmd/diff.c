@@ -151,8 +151,9 @@ static int run_diff(char **args, const char *list, enum table_fmt fmt, double fa
 		return 1;
 	}
 	if (fail_above >= 0 && v.change_pct > fail_above) {
-		say_cmd("the %s time grew %.1f %%, more than --fail-above %g %%", v.basis,
-		        v.change_pct, fail_above);
+		say_cmd("the %s grew %.1f %%, more than --fail-above %g %%",
+		        !strcmp(v.basis, "step") ? "step time" : "span per rank", v.change_pct,
+		        fail_above);
 		return 1;
 	}
 	return rc;
