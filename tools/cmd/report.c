@@ -8,6 +8,7 @@
 #include "write/html/html.h"
 #include "write/sink.h"
 #include "stats/collect.h"
+#include "stats/diff.h"
 #include "util/xalloc.h"
 #include "util/say.h"
 
@@ -64,7 +65,8 @@ static const struct section {
 static void help(FILE *f)
 {
 	fputs("usage: cuptrace report -o OUT.html [-s|--steps A-B] [--align none|collectives]\n"
-	      "                      [--ranks LIST] [--window T0-T1] [-j N] [--strict] INPUT...\n\n"
+	      "                      [--ranks LIST] [--window T0-T1] [-j N] [--strict]\n"
+	      "                      [--base BASE] INPUT...\n\n"
 	      "Writes one self-contained HTML page (no network, scripts, fonts or images\n"
 	      "from elsewhere) with the job's picture: header (command, hosts, ranks, GPUs,\n"
 	      "window, events, drops, truncated files), breakdown per rank with the slowest\n"
@@ -79,6 +81,9 @@ static void help(FILE *f)
 	      "on the same inputs; hover a mark for its exact values. INPUT is a .ctr\n"
 	      "file, a directory of them, or an NCCL_DEBUG=INFO log. --steps, --align,\n"
 	      "-j and --strict as in cuptrace stats.\n"
+	      "--base BASE: a section first compares the inputs with the run BASE (a .ctr\n"
+	      "file or a directory), as cuptrace diff BASE INPUT does: its verdict and\n"
+	      "tables (docs/cuptrace-diff.md).\n"
 	      "docs/REPORT.md describes the page.\n\n"
 	      "A piece of the job, as cuptrace convert (docs/cuptrace-report.md; a line\n"
 	      "of the page's header says what was left out; the reports see only it):\n"
@@ -93,6 +98,11 @@ struct collected {
 	size_t nrep;
 	int sec_of[NSECTIONS]; /* report index -> section */
 	struct table *clk;
+	/* --base: cuptrace diff's comparison */
+	const char *base;
+	struct table **diff;
+	size_t ndiff;
+	struct diff_verdict verdict;
 };
 
 static void push(struct tabs *t, struct table *x)
@@ -121,6 +131,11 @@ static void page(FILE *f, struct inputs *in, struct collected *c, const struct s
 		html_none(f, "NCCL_DEBUG logs only: no trace file, so no header, GPU work or steps");
 	if (c->clk)
 		html_table(f, c->clk, NULL, 0);
+	if (c->base) {
+		html_section_begin(f, 0, "Compared with the base run");
+		html_diff(f, c->base, c->verdict.text, c->diff, c->ndiff);
+		html_section_end(f);
+	}
 	for (size_t i = 0; i < NSECTIONS; i++) {
 		if (sections[i].shown && !sections[i].shown(&c->own[i]))
 			continue;
@@ -137,6 +152,29 @@ static void page(FILE *f, struct inputs *in, struct collected *c, const struct s
 	html_page_end(f);
 }
 
+/* --base: the inputs compared with the run BASE as cuptrace diff does
+ * (both read again, through diff's reports); -1 when a run could not be
+ * read (said). */
+static int compare_base(struct collected *c, const char *base, char **args, int nargs,
+                        int strict, int jobs, const struct stats_opts *opts, const char *steps)
+{
+	struct diff_run run[2];
+	char *b[] = {(char *)base};
+	struct stats_opts o = *opts;
+	o.explicit_list = 0, o.by_step = 0, o.by_time = 0;
+	if (diff_collect(b, 1, strict, jobs, &o, steps, &run[0]) < 0 || !run[0].n)
+		return -1;
+	if (diff_collect(args, nargs, strict, jobs, &o, steps, &run[1]) < 0 || !run[1].n) {
+		diff_run_free(&run[0]);
+		return -1;
+	}
+	c->base = base;
+	diff_compare(&run[0], &run[1], NULL, &c->diff, &c->ndiff, &c->verdict);
+	diff_run_free(&run[0]);
+	diff_run_free(&run[1]);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option lo[] = {{"output", required_argument, NULL, 'o'},
@@ -144,11 +182,12 @@ int cmd_report(int argc, char **argv)
 					   {"strict", no_argument, NULL, 'S'},
 					   {"align", required_argument, NULL, 'A'},
 					   {"jobs", required_argument, NULL, 'j'},
+					   {"base", required_argument, NULL, 'b'},
 					   {"help", no_argument, NULL, 'h'},
 					   {"ranks", required_argument, NULL, PIECE_OPT_RANKS},
 					   {"window", required_argument, NULL, PIECE_OPT_WINDOW},
 					   {0, 0, 0, 0}};
-	const char *out = NULL, *steps_arg = NULL;
+	const char *out = NULL, *steps_arg = NULL, *base = NULL;
 	int c, strict = 0, align = ALIGN_AUTO, jobs = 0;
 	struct piece pc = {.steps_elsewhere = 1}; /* --steps: the reports follow it */
 	struct stats_opts opts = {.explicit_list = 1, .by_step = 1, .by_time = 1,
@@ -163,6 +202,8 @@ int cmd_report(int argc, char **argv)
 		}
 		else if (c == 'S')
 			strict = 1;
+		else if (c == 'b')
+			base = optarg;
 		else if (c == 'A') {
 			if (cmd_align(optarg, &align))
 				return 2;
@@ -220,6 +261,11 @@ int cmd_report(int argc, char **argv)
 		inputs_close(&in);
 		return 1;
 	}
+	if (base && compare_base(&col, base, argv + optind, argc - optind, strict, jobs, &opts,
+	                         steps_arg)) {
+		inputs_close(&in);
+		return 1;
+	}
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&buf, &len);
@@ -235,6 +281,9 @@ int cmd_report(int argc, char **argv)
 		free(col.own[i].v);
 	if (col.clk)
 		table_free(col.clk);
+	for (size_t i = 0; i < col.ndiff; i++)
+		table_free(col.diff[i]);
+	free(col.diff);
 	char piece_line[512] = "";
 	if (in.piece)
 		piece_describe(&in, NULL, piece_line, sizeof piece_line);

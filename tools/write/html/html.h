@@ -112,4 +112,9 @@ void html_draw_nccl_sum(FILE *f, const struct tabs *all, const struct tabs *own)
 void html_draw_nccl_sizes(FILE *f, const struct tabs *all, const struct tabs *own);
 void html_draw_nccl_skew(FILE *f, const struct tabs *all, const struct tabs *own);
 
+/* ---- the comparison with a base run (html_diff.c) ---- */
+
+/* cuptrace diff's verdict and tables t[0..n) against the run base. */
+void html_diff(FILE *f, const char *base, const char *verdict, struct table *const *t, size_t n);
+
 #endif
