@@ -29,7 +29,10 @@
  *                           (cudaEventSynchronize)
  * The NVTX ranges it opens go to $CT_TEST_TRUTH (truth.h); what CUPTI
  * produced goes to $CUPTI_SIM_TRUTH (the simulator). SIM_STEPS=1: train
- * calls cuptrace_step() (found at run time) before each step. */
+ * calls cuptrace_step() (found at run time) before each step. For
+ * cuptrace diff's tests, train's gemm can be another instance of its
+ * template (SIM_GEMM_TILE=N: gemm_tiled<N>) and take SIM_GEMM_EXTRA_NS
+ * longer, and its NCCL kernel another algorithm (SIM_NCCL_ALGO=TREE). */
 #include "../progs/truth.h"
 #include "cupti_sim.h"
 
@@ -116,15 +119,32 @@ static void *loader(void *arg)
 	return NULL;
 }
 
+/* train's gemm and NCCL kernel names, and the gemm's extra time (the
+ * SIM_* variables above) */
+static char k_gemm[64] = K_GEMM, k_nccl[96] = K_NCCL;
+static uint64_t gemm_extra;
+
+static void variant(void)
+{
+	const char *tile = getenv("SIM_GEMM_TILE"), *algo = getenv("SIM_NCCL_ALGO");
+	if (tile && strlen(tile) == 3) /* the mangled name's lengths stay right */
+		snprintf(k_gemm, sizeof k_gemm, "_Z10gemm_tiledILi%sEEvPKfS1_Pfiii", tile);
+	if (algo && strlen(algo) == 4)
+		snprintf(k_nccl, sizeof k_nccl,
+		         "_Z39ncclDevKernel_AllReduce_Sum_f32_%s_LLP11ncclDevCommmP8ncclWork", algo);
+	if (getenv("SIM_GEMM_EXTRA_NS"))
+		gemm_extra = strtoull(getenv("SIM_GEMM_EXTRA_NS"), NULL, 10);
+}
+
 static void layers(void *arg)
 {
 	int n = (int)(intptr_t)arg;
 	for (int l = 0; l < n; l++) {
 		unsigned k = (unsigned)l % NLAYER;
 		/* durations vary a little, as on a real GPU */
-		uint64_t dur = layer[k].dur + (uint64_t)((l * 37) % 11) * 40;
-		sim_launch(s_compute, layer[k].name, layer[k].grid, layer[k].block, layer[k].regs,
-		           layer[k].ss, layer[k].ds, dur);
+		uint64_t dur = layer[k].dur + (uint64_t)((l * 37) % 11) * 40 + (k ? 0 : gemm_extra);
+		sim_launch(s_compute, k ? layer[k].name : k_gemm, layer[k].grid, layer[k].block,
+		           layer[k].regs, layer[k].ss, layer[k].ds, dur);
 		sim_cpu(1500);
 		if (l % 4 == 0)
 			sim_get_device(); /* noisy: left out of the trace */
@@ -135,9 +155,9 @@ static void allreduce(void *arg)
 {
 	(void)arg;
 	sim_memcpy_peer(s_comm, 0, 1, 1 << 20, 10000);
-	sim_launch(s_peer, K_NCCL, (struct sim_dim){8, 1, 1}, (struct sim_dim){512, 1, 1}, 96, 0,
+	sim_launch(s_peer, k_nccl, (struct sim_dim){8, 1, 1}, (struct sim_dim){512, 1, 1}, 96, 0,
 	           38000, 15000);
-	sim_launch(s_comm, K_NCCL, (struct sim_dim){8, 1, 1}, (struct sim_dim){512, 1, 1}, 96, 0,
+	sim_launch(s_comm, k_nccl, (struct sim_dim){8, 1, 1}, (struct sim_dim){512, 1, 1}, 96, 0,
 	           38000, 15000);
 }
 
@@ -174,6 +194,7 @@ static void step(void *arg)
 
 static void train(int steps)
 {
+	variant();
 	sim_init(2);
 	s_compute = sim_stream_create(0);
 	s_copy = sim_stream_create(0);

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: MIT
+"""`cuptrace diff BASE NEW` (docs/cuptrace-diff.md) on two runs with a
+planted regression: tests/progs/diff_train, whose "slow_part" lasts as
+long as its argument says (a sleep), traced with the library, ranks as
+separate processes; and the CUPTI simulator's training run (kernels seen
+only on the simulator) with its gemm another instance of its template and
+slower, and its NCCL kernel another algorithm. The figures are checked
+against what the programs wrote down (truth.h) and the simulator's set
+durations."""
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import BUILD, PROGS, read_truth, run, tool, traced_env
+
+DIFF_TRAIN = PROGS / "diff_train"
+SIM_TRAIN = BUILD / "tests" / "cupti_sim" / "sim_train"
+STEPS = 16
+BASE_US, NEW_US = 1000, 4000
+
+
+def nvtx_run(d, ranks, slow_us):
+    """ranks processes of diff_train into d (one .ctr each); their truth."""
+    truth = []
+    for r in range(ranks):
+        t = d.parent / f"{d.name}-truth{r}.jsonl"
+        env = traced_env(d, CUPTRACE_STEP_RANGE="step",
+                         RANK=r, WORLD_SIZE=ranks, CT_TEST_TRUTH=t)
+        p = run([DIFF_TRAIN, STEPS, slow_us], env=env)
+        assert p.returncode == 0 and p.stdout == "diff_train done\n", p.stderr
+        truth += read_truth(t)
+    return truth
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("diff")
+    out = {}
+    for name, ranks, us in (("base", 2, BASE_US), ("new", 2, NEW_US), ("new3", 3, NEW_US),
+                            ("same", 2, BASE_US)):
+        out[name] = (d / name, nvtx_run(d / name, ranks, us))
+    return out
+
+
+def diff(*args, rc=0):
+    p = tool("diff", *[str(a) for a in args])
+    assert p.returncode == rc, p.stderr
+    return p
+
+
+def diff_json(*args):
+    return json.loads(diff("--format", "json", *args).stdout)
+
+
+def row(doc, rep, name):
+    [r] = [r for r in doc[f"diff: {rep}"] if r["Name"] == name]
+    return r
+
+
+def truth_ns(truth, name):
+    return sum(t["ns"] for t in truth if t["name"] == name)
+
+
+def test_planted_regression_first_with_its_share(runs):
+    (b, bt), (n, nt) = runs["base"], runs["new"]
+    p = diff(b, n)
+    first = p.stdout.splitlines()[0]
+    # the verdict: the step grew, and slow_part explains (nearly) all of it
+    assert first.startswith("verdict: step +"), first
+    why = first.split("): ", 1)[1]
+    assert why.startswith(":slow_part +"), first
+    share = float(why.split("explains ")[1].split(" %")[0])
+    assert 85 <= share <= 115, first
+    # slow_part grew by what the program measured around its ranges
+    doc = diff_json(b, n)
+    r = row(doc, "nvtx_sum", ":slow_part")
+    want = (truth_ns(nt, "slow_part") - truth_ns(bt, "slow_part")) / 2  # per rank
+    assert abs(r["Total Change (ns)"] - want) < 0.02 * want
+    assert r["Significant"] == "yes" and r["p"] < 0.01 and r["Match"] == "exact"
+    assert r["Base Instances"] == r["New Instances"] == 2 * STEPS
+    # it comes first in its table (sorted by the change in total) beside
+    # the step's own range (CUPTRACE_STEP_RANGE), which holds it
+    names = [x["Name"] for x in doc["diff: nvtx_sum"]]
+    assert set(names[:2]) == {":slow_part", ":step"}, names
+    v = doc["verdict"]
+    assert v["basis"] == "step" and v["change_pct"] > 30 and v["p"] < 0.01
+    steps = row(doc, "steps", "step")
+    assert steps["Base Instances"] == steps["New Instances"] == 2 * STEPS
+
+
+def test_unchanged_rows_are_not_significant(runs):
+    doc = diff_json(runs["base"][0], runs["new"][0])
+    for name in (":forward", ":backward"):
+        r = row(doc, "nvtx_sum", name)
+        assert r["Significant"] == "no", r
+        assert abs(r["Med Change (%)"]) < 5
+    # a run against one of the same program: nothing is significant
+    doc = diff_json(runs["base"][0], runs["same"][0])
+    assert all(r["Significant"] != "yes" for r in doc["diff: nvtx_sum"]), doc
+
+
+def test_fail_above_is_a_gate(runs):
+    b, n = runs["base"][0], runs["new"][0]
+    p = diff("--fail-above", 20, b, n, rc=1)
+    assert "more than --fail-above 20" in p.stderr
+    diff("--fail-above", "500%", b, n)
+    diff("--fail-above", 0, b, b)  # no growth at all
+    # usage errors and bad input
+    assert diff("--fail-above", "x", b, n, rc=2).stderr.count("\n") == 1
+    diff(b, rc=2)
+    diff("--report", "nccl_skew", b, n, rc=2)
+    diff(b, b.parent / "missing", rc=1)
+
+
+def test_csv_and_json_parse(runs):
+    b, n = runs["base"][0], runs["new"][0]
+    out = diff("--format", "csv", "--report", "nvtx_sum", b, n).stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("# verdict: step +")
+    body = [l for l in lines if l and not l.startswith("#")]
+    rows = list(csv.DictReader(io.StringIO("\n".join(body))))
+    assert {r["Name"] for r in rows[:2]} == {":slow_part", ":step"}
+    assert all(r["Significant"] == "yes" for r in rows[:2])
+    assert all(r["Significant"] == "no" for r in rows[2:])
+    doc = diff_json("--report", "nvtx_sum", b, n)
+    assert list(doc) == ["verdict", "diff: nvtx_sum"]
+
+
+def test_rank_counts_differ(runs):
+    (b, bt), (n, nt) = runs["base"], runs["new3"]
+    doc = diff_json(b, n)
+    assert "base 2 ranks, new 3" in doc["verdict"]["text"]
+    r = row(doc, "nvtx_sum", ":slow_part")
+    # totals per rank: 3 ranks' total over 3 against 2 ranks' over 2
+    want = truth_ns(nt, "slow_part") / 3 - truth_ns(bt, "slow_part") / 2
+    assert abs(r["Total Change (ns)"] - want) < 0.02 * want
+    assert r["New Instances"] == 3 * STEPS
+    assert doc["verdict"]["text"].split("): ")[1].startswith(":slow_part")
+    p = diff(b, n)
+    assert "note: base 2 ranks, new 3: totals are per rank" in p.stdout
+
+
+@pytest.fixture(scope="module")
+def sim_runs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("simdiff")
+    for name, extra in (("base", {}),
+                        ("new", {"SIM_GEMM_TILE": "256", "SIM_GEMM_EXTRA_NS": "5000",
+                                 "SIM_NCCL_ALGO": "TREE"})):
+        env = traced_env(d / name, CUPTRACE_TRACE="cuda,nvtx", SIM_STEPS=1,
+                         CUPTI_SIM_TRUTH=d / f"{name}.jsonl", **extra)
+        p = run([SIM_TRAIN, "train", 12], env=env, timeout=120)
+        assert p.returncode == 0, p.stderr
+    return d / "base", d / "new"
+
+
+def test_renamed_kernels_are_matched(sim_runs):
+    doc = diff_json("--report", "cuda_gpu_kern_sum", *sim_runs)
+    rows = doc["diff: cuda_gpu_kern_sum"]
+    gemm = rows[0]  # the planted regression: the largest change
+    assert gemm["Match"] == "renamed"
+    assert gemm["Key"].startswith("void gemm_tiled<>(")
+    assert "gemm_tiled<128>" in gemm["Name"] and "gemm_tiled<256>" in gemm["Name"]
+    # every gemm took 5000 ns more (the simulator's set durations)
+    n = gemm["Base Instances"]
+    assert n == gemm["New Instances"] and n > 0
+    assert gemm["Total Change (ns)"] == 5000 * n and gemm["Med Change (ns)"] == 5000
+    assert gemm["Significant"] == "yes"
+    [nccl] = [r for r in rows if "AllReduce" in r["Name"]]
+    assert nccl["Match"] == "renamed" and nccl["Key"].startswith("ncclDevKernel_AllReduce_Sum_f32(")
+    assert nccl["Total Change (ns)"] == 0 and nccl["Significant"] == "no"
+    assert all(r["Match"] in ("exact", "renamed") for r in rows)
+
+
+def test_report_base_renders_the_comparison(runs, tmp_path):
+    b, n = runs["base"][0], runs["new"][0]
+    out = tmp_path / "page.html"
+    p = tool("report", "--base", b, "-o", out, n)
+    assert p.returncode == 0, p.stderr
+    page = out.read_text()
+    assert "Compared with the base run" in page
+    verdict = diff(b, n).stdout.splitlines()[0][len("verdict: "):]
+    assert verdict.replace(">", "&gt;") in page
+    assert 'data-t="diff: nvtx_sum"' in page
+    assert "<script src" not in page and "http://" not in page.replace("http://www.w3.org", "")
+    from test_report_html import chromium, screenshot  # noqa: F401 (skips without it)
+    assert screenshot(out, tmp_path / "page.png") == []
