@@ -41,51 +41,79 @@ static void compare(struct pair *p, struct drow *b, struct drow *n, size_t brank
 	p->sig = r.p < DIFF_ALPHA && shift >= DIFF_MIN_PCT ? "yes" : "no";
 }
 
-/* base's and nw's rows matched: exact names, then keys (a key's rows on
- * each side folded into one), then the rows of one side alone. */
+/* A row of either side, for matching by key. */
+struct kref {
+	struct drow *r;
+	int side; /* 0 base, 1 new */
+};
+
+static int cmp_kref(const void *x, const void *y)
+{
+	const struct kref *a = x, *b = y;
+	int c = strcmp(a->r->key, b->r->key);
+	if (c)
+		return c;
+	if (a->side != b->side)
+		return a->side - b->side;
+	return strcmp(a->r->name, b->r->name);
+}
+
+/* The rows k[0..n) of one key (base's first), if both sides have one,
+ * folded into a pair each side. */
+static void match_key(struct kref *k, size_t n, size_t br, size_t nr, struct pairs *out)
+{
+	if (k[0].side || !k[n - 1].side)
+		return;
+	struct drow f[2] = {{.med = NAN}, {.med = NAN}};
+	char names[2][1024] = {"", ""};
+	for (size_t i = 0; i < n; i++) {
+		int s = k[i].side;
+		drow_fold(&f[s], k[i].r);
+		k[i].r->taken = 1;
+		size_t o = strlen(names[s]);
+		snprintf(names[s] + o, sizeof names[s] - o, "%s%s", o ? ", " : "", k[i].r->name);
+	}
+	struct pair *p = pair_new(out);
+	char name[2100];
+	snprintf(name, sizeof name, "%s -> %s", names[0], names[1]);
+	p->name = xstrdup(name);
+	p->key = xstrdup(k[0].r->key);
+	p->match = "renamed";
+	compare(p, &f[0], &f[1], br, nr);
+	free(f[0].d), free(f[1].d);
+}
+
+/* base's and nw's rows (each by name) matched: exact names, then keys (a
+ * key's rows on each side folded into one), then the rows of one side
+ * alone. */
 static void match(struct drows *b, struct drows *n, size_t br, size_t nr, struct pairs *out)
 {
-	for (size_t i = 0; i < b->n; i++)
-		for (size_t j = 0; j < n->n; j++)
-			if (!n->v[j].taken && !strcmp(b->v[i].name, n->v[j].name)) {
-				struct pair *p = pair_new(out);
-				p->name = xstrdup(b->v[i].name);
-				p->match = "exact";
-				compare(p, &b->v[i], &n->v[j], br, nr);
-				break;
-			}
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->v[i].taken)
-			continue;
-		struct drow fb = {.med = NAN}, fn = {.med = NAN};
-		char names[2][1024] = {"", ""};
-		for (int side = 0; side < 2; side++) {
-			struct drows *s = side ? n : b;
-			for (size_t j = 0; j < s->n; j++) {
-				struct drow *r = &s->v[j];
-				if (r->taken || strcmp(r->key, b->v[i].key))
-					continue;
-				drow_fold(side ? &fn : &fb, r);
-				size_t o = strlen(names[side]);
-				snprintf(names[side] + o, sizeof names[side] - o, "%s%s", o ? ", " : "", r->name);
-				if (side)
-					r->taken = 1;
-			}
+	for (size_t i = 0, j = 0; i < b->n && j < n->n;) {
+		int c = strcmp(b->v[i].name, n->v[j].name);
+		if (!c) {
+			struct pair *p = pair_new(out);
+			p->name = xstrdup(b->v[i].name);
+			p->match = "exact";
+			compare(p, &b->v[i], &n->v[j], br, nr);
 		}
-		if (!fn.count && !fn.total)
-			continue; /* no new row of its key */
-		for (size_t j = i; j < b->n; j++) /* every base row of the key is in fb */
-			if (!strcmp(b->v[j].key, b->v[i].key))
-				b->v[j].taken = 1;
-		struct pair *p = pair_new(out);
-		char name[2100];
-		snprintf(name, sizeof name, "%s -> %s", names[0], names[1]);
-		p->name = xstrdup(name);
-		p->key = xstrdup(b->v[i].key);
-		p->match = "renamed";
-		compare(p, &fb, &fn, br, nr);
-		free(fb.d), free(fn.d);
+		i += c <= 0, j += c >= 0;
 	}
+	struct kref *k = xcalloc(b->n + n->n + 1, sizeof *k);
+	size_t nk = 0;
+	for (int side = 0; side < 2; side++) {
+		struct drows *s = side ? n : b;
+		for (size_t j = 0; j < s->n; j++)
+			if (!s->v[j].taken)
+				k[nk++] = (struct kref){&s->v[j], side};
+	}
+	if (nk > 1)
+		qsort(k, nk, sizeof *k, cmp_kref);
+	for (size_t i = 0, j; i < nk; i = j) {
+		for (j = i + 1; j < nk && !strcmp(k[j].r->key, k[i].r->key); j++)
+			;
+		match_key(k + i, j - i, br, nr, out);
+	}
+	free(k);
 	for (int side = 0; side < 2; side++) {
 		struct drows *s = side ? n : b;
 		for (size_t j = 0; j < s->n; j++) {

@@ -67,10 +67,11 @@ struct drow {
 
 struct drows {
 	struct drow *v;
-	size_t n;
+	size_t n, cap;
 };
 
-/* The rows of report `rep` (a name of diff_report_names) in run r. */
+/* The rows of report `rep` (a name of diff_report_names) in run r, by
+ * name. */
 void diff_rows_of(const struct diff_run *r, const char *rep, struct drows *out);
 void diff_rows_free(struct drows *rows);
 /* name with template arguments (<...>) emptied and, in NCCL's kernel

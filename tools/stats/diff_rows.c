@@ -45,13 +45,14 @@ static double num(const struct table *t, size_t row, int col)
 	return col < 0 ? NAN : table_num(t, row, col);
 }
 
-/* The row named name, made (zero) at first sight. */
-static struct drow *row_named(struct drows *out, const char *name)
+/* A row of name, added (zero); rows of one name are folded together by
+ * finish() once all are in. */
+static struct drow *row_add(struct drows *out, const char *name)
 {
-	for (size_t i = 0; i < out->n; i++)
-		if (!strcmp(out->v[i].name, name))
-			return &out->v[i];
-	out->v = xrealloc(out->v, (out->n + 1) * sizeof *out->v);
+	if (out->n == out->cap) {
+		out->cap = out->cap ? 2 * out->cap : 64;
+		out->v = xrealloc(out->v, out->cap * sizeof *out->v);
+	}
 	struct drow *r = &out->v[out->n++];
 	memset(r, 0, sizeof *r);
 	r->name = xstrdup(name);
@@ -60,6 +61,29 @@ static struct drow *row_named(struct drows *out, const char *name)
 	diff_key(name, key, sizeof key);
 	r->key = xstrdup(key);
 	return r;
+}
+
+static int cmp_name(const void *x, const void *y)
+{
+	return strcmp(((const struct drow *)x)->name, ((const struct drow *)y)->name);
+}
+
+/* The rows by name, those of one name folded into one. */
+static void finish(struct drows *out)
+{
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof *out->v, cmp_name);
+	size_t k = 0;
+	for (size_t i = 0; i < out->n; i++) {
+		struct drow *r = &out->v[i];
+		if (k && !strcmp(out->v[k - 1].name, r->name)) {
+			drow_fold(&out->v[k - 1], r);
+			free(r->name), free(r->key), free(r->d);
+		} else {
+			out->v[k++] = *r;
+		}
+	}
+	out->n = k;
 }
 
 void drow_fold(struct drow *into, const struct drow *from)
@@ -107,7 +131,7 @@ static void plain_rows(const struct table *t, const struct spec *s, struct drows
 		if (isnan(one.total))
 			continue; /* no time known (an NCCL log's calls) */
 		one.d = (uint64_t *)table_samples(t, i, &one.nd);
-		drow_fold(row_named(out, name), &one);
+		drow_fold(row_add(out, name), &one);
 	}
 }
 
@@ -117,7 +141,7 @@ static void step_rows(const struct table *t, const struct spec *s, struct drows 
 	int tc = table_find_col(t, s->total), cc = table_find_col(t, s->count);
 	if (tc < 0 || cc < 0 || !table_nrows(t))
 		return;
-	struct drow *r = row_named(out, "step");
+	struct drow *r = row_add(out, "step");
 	for (size_t i = 0; i < table_nrows(t); i++) {
 		struct drow one = {.total = num(t, i, tc), .count = num(t, i, cc), .med = NAN};
 		one.d = (uint64_t *)table_samples(t, i, &one.nd);
@@ -143,7 +167,7 @@ static void breakdown_rows(const struct table *t, struct drows *out)
 				continue;
 			uint64_t d = (uint64_t)v;
 			struct drow one = {.total = v, .count = 1, .med = NAN, .d = &d, .nd = 1};
-			drow_fold(row_named(out, kinds[k]), &one);
+			drow_fold(row_add(out, kinds[k]), &one);
 		}
 	}
 }
@@ -163,6 +187,7 @@ void diff_rows_of(const struct diff_run *r, const char *rep, struct drows *out)
 			breakdown_rows(t, out);
 		else
 			plain_rows(t, &specs[i], out);
+		finish(out);
 	}
 }
 
