@@ -3,8 +3,9 @@
  * over every rank's steps), or without steps in both runs the span per
  * rank, and the few rows whose change per step (per rank) explains most
  * of it. Rows that span (nearly) the whole step, such as a range around
- * it, are left out: they explain it without saying anything. steps and
- * breakdown are not among the explanations (they are sums of the others). */
+ * it, are left out: they explain it without saying anything; so are rows
+ * whose change the test found within the noise. steps and breakdown are
+ * not among the explanations (they are sums of the others). */
 #include "stats/diff.h"
 #include "util/xalloc.h"
 
@@ -72,6 +73,8 @@ static size_t explain(const struct pairs *by_rep, double div_b, double div_n,
 			if (ub >= WRAP_SHARE * v->base_ns || un >= WRAP_SHARE * v->new_ns)
 				continue;
 			if (d * change <= 0 || fabs(d) < MIN_SHARE * fabs(change))
+				continue;
+			if (!strcmp(p->sig, "no")) /* within the noise of its instances */
 				continue;
 			*w = xrealloc(*w, (n + 1) * sizeof **w);
 			(*w)[n++] = (struct why){p, rep, d, ub, un};
