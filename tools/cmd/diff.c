@@ -65,12 +65,15 @@ static int known_reports(const char *list)
 	return *list != 0;
 }
 
-static void json_num(FILE *f, const char *key, double v)
+/* , "key": v (null when not known), with dec decimals (-1: %g's 6 digits) */
+static void json_num(FILE *f, const char *key, double v, int dec)
 {
 	if (isnan(v))
 		fprintf(f, ", \"%s\": null", key);
-	else
+	else if (dec < 0)
 		fprintf(f, ", \"%s\": %.6g", key, v);
+	else
+		fprintf(f, ", \"%s\": %.*f", key, dec, v);
 }
 
 static void print_verdict(FILE *f, enum table_fmt fmt, const struct diff_verdict *v)
@@ -88,10 +91,10 @@ static void print_verdict(FILE *f, enum table_fmt fmt, const struct diff_verdict
 			fprintf(f, "\"%s\"", v->basis);
 		else
 			fputs("null", f);
-		json_num(f, "base_ns", v->basis ? v->base_ns : NAN);
-		json_num(f, "new_ns", v->basis ? v->new_ns : NAN);
-		json_num(f, "change_pct", v->change_pct);
-		json_num(f, "p", v->p);
+		json_num(f, "base_ns", v->basis ? v->base_ns : NAN, 1);
+		json_num(f, "new_ns", v->basis ? v->new_ns : NAN, 1);
+		json_num(f, "change_pct", v->change_pct, 3);
+		json_num(f, "p", v->p, -1);
 		fputs("}", f);
 	}
 }

@@ -176,7 +176,7 @@ static struct table *pairs_table(const char *rep, struct pairs *ps, size_t br, s
 		if (isnan(p->p))
 			table_null(t);
 		else
-			table_f(t, p->p, 6);
+			table_g(t, p->p, 3);
 		table_str(t, p->sig);
 		table_str(t, p->match);
 		table_str(t, p->key ? p->key : "");

@@ -84,6 +84,17 @@ void table_f(struct table *t, double v, int decimals)
 	add(t, xstrdup(b), 1);
 }
 
+void table_g(struct table *t, double v, int digits)
+{
+	if (!isfinite(v)) {
+		table_null(t);
+		return;
+	}
+	char b[64];
+	snprintf(b, sizeof b, "%.*g", digits, v);
+	add(t, xstrdup(b), 1);
+}
+
 void table_null(struct table *t)
 {
 	add(t, xstrdup(""), 2);

@@ -18,6 +18,8 @@ void table_str(struct table *t, const char *s);
 void table_u64(struct table *t, uint64_t v);
 void table_i64(struct table *t, int64_t v);
 void table_f(struct table *t, double v, int decimals);
+/* A number with `digits` significant digits (%g: 0.0123, 2.7e-13). */
+void table_g(struct table *t, double v, int digits);
 /* A number that is not known: blank in a table or CSV, null in JSON. */
 void table_null(struct table *t);
 /* A line under the title (text, CSV, TSV; JSON keeps the array alone) that
