@@ -49,6 +49,10 @@ static void help(FILE *f)
 
 static int known_reports(const char *list)
 {
+	if (!*list) {
+		say_cmd("--report needs report names (see --help)");
+		return 0;
+	}
 	for (const char *p = list; *p; p += *p == ',') {
 		size_t k = strcspn(p, ","), i;
 		for (i = 0; diff_report_names[i]; i++)
@@ -62,7 +66,7 @@ static int known_reports(const char *list)
 		}
 		p += k;
 	}
-	return *list != 0;
+	return 1;
 }
 
 /* , "key": v (null when not known), with dec decimals (-1: %g's 6 digits) */

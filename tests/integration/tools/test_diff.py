@@ -144,6 +144,10 @@ def test_fail_above_is_a_gate(runs):
     assert diff("--fail-above", "x", b, n, rc=2).stderr.count("\n") == 1
     diff(b, rc=2)
     diff("--report", "nccl_skew", b, n, rc=2)
+    assert diff("--report", "", b, n, rc=2).stderr == \
+        "cuptrace diff: --report needs report names (see --help)\n"
+    assert diff("--help").stdout.startswith("usage: cuptrace diff")
+    assert "diff BASE NEW" in tool("--help").stdout
     diff(b, b.parent / "missing", rc=1)
 
 
