@@ -221,9 +221,8 @@ void diff_key(const char *name, char *buf, size_t len)
 		for (const char *p = name; p < name + end;) {
 			size_t n = strcspn(p, "_");
 			n = p + n > name + end ? (size_t)(name + end - p) : n;
-			if (!nccl_algo_proto(p, n))
-				o += (size_t)snprintf(buf + o, o < len ? len - o : 0, "%s%.*s",
-				                      o ? "_" : "", (int)n, p);
+			if (!nccl_algo_proto(p, n) && o < len)
+				o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? "_" : "", (int)n, p);
 			p += n + (p[n] == '_');
 		}
 		o = o < len ? o : len - 1;

@@ -15,10 +15,10 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PROGS, read_truth, run, tool, traced_env
+from conftest import PROGS, read_truth, run, tool, traced_env
+from programs import SIM_TRAIN
 
 DIFF_TRAIN = PROGS / "diff_train"
-SIM_TRAIN = BUILD / "tests" / "cupti_sim" / "sim_train"
 STEPS = 24
 BASE_US, NEW_US = 1000, 6000
 
