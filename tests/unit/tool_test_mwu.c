@@ -5,8 +5,8 @@
  * worked by the textbook formulas (average ranks, tie-corrected variance,
  * continuity correction), equal samples (p = 1) and the order of the
  * arguments (U of the other side, the same p). */
-#include "stats/mwu.h"
 #include "check.h"
+#include "stats/mwu.h"
 
 #include <math.h>
 

@@ -2,8 +2,8 @@
 /* cuptrace diff BASE NEW: what got slower between two runs, and whether
  * it is beyond the noise (stats/diff.h; docs/cuptrace-diff.md). */
 #include "cmd/cmd.h"
-#include "stats/diff.h"
 #include "stats/collect.h"
+#include "stats/diff.h"
 #include "util/json_escape.h"
 #include "util/say.h"
 #include "util/xalloc.h"
@@ -56,12 +56,14 @@ static int known_reports(const char *list)
 	for (const char *p = list; *p; p += *p == ',') {
 		size_t k = strcspn(p, ","), i;
 		for (i = 0; diff_report_names[i]; i++)
-			if (strlen(diff_report_names[i]) == k && !memcmp(diff_report_names[i], p, k))
+			if (strlen(diff_report_names[i]) == k &&
+			    !memcmp(diff_report_names[i], p, k))
 				break;
 		if (!diff_report_names[i]) {
 			say_cmd("--report: '%.*s' is not a report diff compares (steps, nvtx_sum, "
 			        "cuda_gpu_kern_sum, cuda_api_sum, nccl_sum, mpi_sum, torch_op_sum, "
-			        "breakdown)", (int)k, p);
+			        "breakdown)",
+			        (int)k, p);
 			return 0;
 		}
 		p += k;
@@ -108,8 +110,11 @@ static int parse_fmt(const char *s, enum table_fmt *fmt)
 	static const struct {
 		const char *name;
 		enum table_fmt fmt;
-	} f[] = {{"table", FMT_TABLE}, {"column", FMT_TABLE}, {"csv", FMT_CSV},
-	         {"tsv", FMT_TSV},     {"json", FMT_JSON}};
+	} f[] = {{"table", FMT_TABLE},
+	         {"column", FMT_TABLE},
+	         {"csv", FMT_CSV},
+	         {"tsv", FMT_TSV},
+	         {"json", FMT_JSON}};
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++)
 		if (!strcmp(s, f[i].name)) {
 			*fmt = f[i].fmt;
@@ -216,7 +221,8 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (argc - optind != 2) {
 		if (argc - optind > 0)
-			say_cmd("expected two runs, BASE and NEW (each a .ctr file or a directory)");
+			say_cmd(
+			    "expected two runs, BASE and NEW (each a .ctr file or a directory)");
 		return cmd_usage(0, help);
 	}
 	return run_diff(argv + optind, list, fmt, fail_above, strict, jobs, &opts, steps_arg);

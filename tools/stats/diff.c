@@ -14,7 +14,10 @@
 
 static struct pair *pair_new(struct pairs *ps)
 {
-	ps->v = xrealloc(ps->v, (ps->n + 1) * sizeof *ps->v);
+	if (ps->n == ps->cap) {
+		ps->cap = ps->cap ? 2 * ps->cap : 64;
+		ps->v = xrealloc(ps->v, ps->cap * sizeof *ps->v);
+	}
 	struct pair *p = &ps->v[ps->n++];
 	memset(p, 0, sizeof *p);
 	p->bm = p->nm = p->p = NAN;
@@ -34,7 +37,8 @@ static void compare(struct pair *p, struct drow *b, struct drow *n, size_t brank
 		n->taken = 1;
 	}
 	struct mwu r;
-	if (!b || !n || b->nd < MWU_MIN_N || n->nd < MWU_MIN_N || mwu_test(b->d, b->nd, n->d, n->nd, &r))
+	if (!b || !n || b->nd < MWU_MIN_N || n->nd < MWU_MIN_N ||
+	    mwu_test(b->d, b->nd, n->d, n->nd, &r))
 		return;
 	p->p = r.p;
 	double shift = p->bm > 0 ? 100 * fabs(p->nm - p->bm) / p->bm : p->nm > 0 ? 100 : 0;
@@ -151,10 +155,22 @@ static void pct(struct table *t, double to, double from)
 
 static struct table *pairs_table(const char *rep, struct pairs *ps, size_t br, size_t nr)
 {
-	static const char *const cols[] = {
-	    "Base Instances", "New Instances", "Base Total (ns)", "New Total (ns)",
-	    "Total Change (ns)", "Total Change (%)", "Ratio", "Base Med (ns)", "New Med (ns)",
-	    "Med Change (ns)", "Med Change (%)", "p", "Significant", "Match", "Key", "Name"};
+	static const char *const cols[] = {"Base Instances",
+	                                   "New Instances",
+	                                   "Base Total (ns)",
+	                                   "New Total (ns)",
+	                                   "Total Change (ns)",
+	                                   "Total Change (%)",
+	                                   "Ratio",
+	                                   "Base Med (ns)",
+	                                   "New Med (ns)",
+	                                   "Med Change (ns)",
+	                                   "Med Change (%)",
+	                                   "p",
+	                                   "Significant",
+	                                   "Match",
+	                                   "Key",
+	                                   "Name"};
 	char title[128];
 	snprintf(title, sizeof title, "diff: %s", rep);
 	struct table *t = table_new(title, 16, cols);
@@ -186,7 +202,8 @@ static struct table *pairs_table(const char *rep, struct pairs *ps, size_t br, s
 		char note[200];
 		snprintf(note, sizeof note,
 		         "base %zu rank%s, new %zu: totals are per rank (a run's total over its "
-		         "ranks / its rank count)", br, br == 1 ? "" : "s", nr);
+		         "ranks / its rank count)",
+		         br, br == 1 ? "" : "s", nr);
 		table_note(t, note);
 	}
 	return t;

@@ -18,8 +18,8 @@
 struct diff_run {
 	struct table **v;
 	size_t n;
-	size_t nranks;   /* distinct ranks of its files */
-	double span_ns;  /* its traced span (first to last event), mean per rank */
+	size_t nranks;  /* distinct ranks of its files */
+	double span_ns; /* its traced span (first to last event), mean per rank */
 };
 
 /* Reads the run of the inputs args[0..nargs) into *run (the report tables
@@ -37,10 +37,10 @@ extern const char *const diff_report_names[];
 /* The first line of a comparison: how the step time (or, without steps
  * in both runs, the span per rank) changed and the rows that explain it. */
 struct diff_verdict {
-	const char *basis;        /* "step", "span" or NULL (nothing to compare) */
-	double base_ns, new_ns;   /* mean step time, or span per rank */
-	double change_pct;        /* NaN: not known */
-	double p;                 /* the test of the step times; NaN: n/a */
+	const char *basis;      /* "step", "span" or NULL (nothing to compare) */
+	double base_ns, new_ns; /* mean step time, or span per rank */
+	double change_pct;      /* NaN: not known */
+	double p;               /* the test of the step times; NaN: n/a */
 	char text[1024];
 };
 
@@ -56,13 +56,13 @@ void diff_compare(const struct diff_run *base, const struct diff_run *nw, const 
 /* A row of one run's table, by name; rows of one name are one. */
 struct drow {
 	char *name;
-	char *key;     /* normalised name (diff_key) */
-	double total;  /* ns, over every rank */
-	double count;  /* instances, over every rank */
-	double med;    /* ns; NaN: not known */
-	uint64_t *d;   /* the instances' durations (malloc'd), nd of them; NULL: not kept */
+	char *key;    /* normalised name (diff_key) */
+	double total; /* ns, over every rank */
+	double count; /* instances, over every rank */
+	double med;   /* ns; NaN: not known */
+	uint64_t *d;  /* the instances' durations (malloc'd), nd of them; NULL: not kept */
 	size_t nd;
-	int taken;     /* matched already */
+	int taken; /* matched already */
 };
 
 struct drows {
@@ -91,18 +91,18 @@ double drow_median(struct drow *r);
 
 /* A compared pair of rows (either side may be missing). */
 struct pair {
-	char *name, *key; /* key: set for a renamed match */
+	char *name, *key;  /* key: set for a renamed match */
 	const char *match; /* "exact", "renamed", "base only", "new only" */
-	double bt, nt;    /* totals per rank */
-	double bc, nc;    /* instances */
-	double bm, nm;    /* medians; NaN: not known */
-	double p;         /* NaN: n/a */
-	const char *sig;  /* "yes", "no", "n/a" */
+	double bt, nt;     /* totals per rank */
+	double bc, nc;     /* instances */
+	double bm, nm;     /* medians; NaN: not known */
+	double p;          /* NaN: n/a */
+	const char *sig;   /* "yes", "no", "n/a" */
 };
 
 struct pairs {
 	struct pair *v;
-	size_t n;
+	size_t n, cap;
 };
 
 /* The verdict from the pairs of every report (by_rep[i]: those of

@@ -2,9 +2,9 @@
 /* One run of cuptrace diff read: its inputs opened and read once through
  * the reports diff compares (the driver of cuptrace stats, collect.c), and
  * a report of its own, the span: first to last event of each rank. */
-#include "stats/diff.h"
-#include "stats/collect.h"
 #include "job/clocks.h"
+#include "stats/collect.h"
+#include "stats/diff.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -80,8 +80,8 @@ static int span_end(void *p, struct table **out)
 }
 
 static const struct report report_span = {
-	"diff_span", "first to last event of each rank", span_begin, span_event, span_end,
-	.merge = span_merge,
+    "diff_span",         "first to last event of each rank", span_begin, span_event, span_end,
+    .merge = span_merge,
 };
 
 /* ---- a run */
@@ -101,9 +101,9 @@ int diff_collect(char **args, int nargs, int strict, int jobs, const struct stat
                  const char *steps_arg, struct diff_run *run)
 {
 	static const struct report *const reps[] = {
-	    &report_nvtx_sum, &report_cuda_gpu_kern_sum, &report_cuda_api_sum,
-	    &report_nccl_sum, &report_steps, &report_breakdown, &report_mpi_sum,
-	    &report_torch_op_sum, &report_span};
+	    &report_nvtx_sum, &report_cuda_gpu_kern_sum, &report_cuda_api_sum, &report_nccl_sum,
+	    &report_steps,    &report_breakdown,         &report_mpi_sum,      &report_torch_op_sum,
+	    &report_span};
 	memset(run, 0, sizeof *run);
 	struct inputs in;
 	if (inputs_open(&in, args, nargs, strict))

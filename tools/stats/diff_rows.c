@@ -12,6 +12,7 @@
 
 /* Where a report's figures are: the title's prefix, the columns that name
  * a row (joined by " "), the total, the count and the median (NULL: none). */
+/* clang-format off */
 static const struct spec {
 	const char *rep, *title, *names[2], *total, *count, *med;
 } specs[] = {
@@ -27,9 +28,10 @@ static const struct spec {
 	 "Med (ns)"},
 	{"breakdown", "breakdown: GPU time by compute", {NULL, NULL}, NULL, NULL, NULL},
 };
+/* clang-format on */
 
-const char *const diff_report_names[] = {"steps",   "nvtx_sum",     "cuda_gpu_kern_sum",
-                                         "cuda_api_sum", "nccl_sum", "mpi_sum",
+const char *const diff_report_names[] = {"steps",        "nvtx_sum",  "cuda_gpu_kern_sum",
+                                         "cuda_api_sum", "nccl_sum",  "mpi_sum",
                                          "torch_op_sum", "breakdown", NULL};
 
 static const struct table *find_table(const struct diff_run *r, const char *title)
@@ -118,7 +120,8 @@ double drow_median(struct drow *r)
 /* Rows of a table where a row is one name. */
 static void plain_rows(const struct table *t, const struct spec *s, struct drows *out)
 {
-	int nc[2] = {table_find_col(t, s->names[0]), s->names[1] ? table_find_col(t, s->names[1]) : -1};
+	int nc[2] = {table_find_col(t, s->names[0]),
+	             s->names[1] ? table_find_col(t, s->names[1]) : -1};
 	int tc = table_find_col(t, s->total), cc = table_find_col(t, s->count);
 	int mc = s->med ? table_find_col(t, s->med) : -1;
 	if (nc[0] < 0 || tc < 0 || cc < 0)
@@ -126,8 +129,10 @@ static void plain_rows(const struct table *t, const struct spec *s, struct drows
 	for (size_t i = 0; i < table_nrows(t); i++) {
 		char name[2048];
 		const char *b = nc[1] >= 0 ? table_cell(t, i, nc[1], NULL) : "";
-		snprintf(name, sizeof name, "%s%s%s", table_cell(t, i, nc[0], NULL), *b ? " " : "", b);
-		struct drow one = {.total = num(t, i, tc), .count = num(t, i, cc), .med = num(t, i, mc)};
+		snprintf(name, sizeof name, "%s%s%s", table_cell(t, i, nc[0], NULL), *b ? " " : "",
+		         b);
+		struct drow one = {
+		    .total = num(t, i, tc), .count = num(t, i, cc), .med = num(t, i, mc)};
 		if (isnan(one.total))
 			continue; /* no time known (an NCCL log's calls) */
 		one.d = (uint64_t *)table_samples(t, i, &one.nd);
@@ -203,8 +208,8 @@ void diff_rows_free(struct drows *rows)
  * (ncclDevKernel_AllReduce_Sum_f32_RING_LL, ncclKernel_..._TREE_LL128). */
 static int nccl_algo_proto(const char *s, size_t n)
 {
-	static const char *const w[] = {"RING",  "TREE", "COLLNET", "DIRECT", "CHAIN", "NVLS",
-	                                "PAT",   "LL",   "LL128",   "SIMPLE"};
+	static const char *const w[] = {"RING", "TREE", "COLLNET", "DIRECT", "CHAIN",
+	                                "NVLS", "PAT",  "LL",      "LL128",  "SIMPLE"};
 	for (size_t i = 0; i < sizeof w / sizeof *w; i++)
 		if (strlen(w[i]) == n && !memcmp(w[i], s, n))
 			return 1;
@@ -222,7 +227,8 @@ void diff_key(const char *name, char *buf, size_t len)
 			size_t n = strcspn(p, "_");
 			n = p + n > name + end ? (size_t)(name + end - p) : n;
 			if (!nccl_algo_proto(p, n) && o < len)
-				o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? "_" : "", (int)n, p);
+				o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? "_" : "",
+				                      (int)n, p);
 			p += n + (p[n] == '_');
 		}
 		o = o < len ? o : len - 1;

@@ -51,8 +51,8 @@ static const struct pair *step_pair(const struct pairs *by_rep)
 	for (size_t i = 0; diff_report_names[i]; i++)
 		if (!strcmp(diff_report_names[i], "steps"))
 			for (size_t k = 0; k < by_rep[i].n; k++)
-				if (!strcmp(by_rep[i].v[k].match, "exact") && by_rep[i].v[k].bc > 0 &&
-				    by_rep[i].v[k].nc > 0)
+				if (!strcmp(by_rep[i].v[k].match, "exact") &&
+				    by_rep[i].v[k].bc > 0 && by_rep[i].v[k].nc > 0)
 					return &by_rep[i].v[k];
 	return NULL;
 }
@@ -117,9 +117,9 @@ void diff_verdict_make(const struct diff_run *b, const struct diff_run *n,
 		         !strcmp(sp->sig, "yes") ? "beyond noise" : "within noise", sp->p);
 	else if (sp)
 		snprintf(test, sizeof test, "; too few steps to test");
-	size_t o = (size_t)snprintf(v->text, sizeof v->text, "%s %+.1f %% (%s -> %s %s%s%s)",
-	                            v->basis, v->change_pct, from, to,
-	                            sp ? "per step" : "per rank", test, ranks);
+	size_t o =
+	    (size_t)snprintf(v->text, sizeof v->text, "%s %+.1f %% (%s -> %s %s%s%s)", v->basis,
+	                     v->change_pct, from, to, sp ? "per step" : "per rank", test, ranks);
 	struct why *w = NULL;
 	size_t nw = explain(by_rep, div_b, div_n, v, &w);
 	double change = v->new_ns - v->base_ns;
@@ -128,9 +128,10 @@ void diff_verdict_make(const struct diff_run *b, const struct diff_run *n,
 		fmt_ns(d, sizeof d, w[i].delta, 1);
 		if (w[i].ub > 0)
 			snprintf(rel, sizeof rel, "%+.0f %%", 100 * w[i].delta / w[i].ub);
-		o += (size_t)snprintf(v->text + o, sizeof v->text - o, "%s %.80s %s (%s) explains %.0f %%",
-		                      i ? ";" : ":", w[i].p->key ? w[i].p->key : w[i].p->name, d,
-		                      rel, 100 * w[i].delta / change);
+		o += (size_t)snprintf(v->text + o, sizeof v->text - o,
+		                      "%s %.80s %s (%s) explains %.0f %%", i ? ";" : ":",
+		                      w[i].p->key ? w[i].p->key : w[i].p->name, d, rel,
+		                      100 * w[i].delta / change);
 	}
 	if (!nw && o < sizeof v->text)
 		snprintf(v->text + o, sizeof v->text - o, ": no row explains it");

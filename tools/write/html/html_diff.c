@@ -11,7 +11,8 @@ void html_diff(FILE *f, const char *base, const char *verdict, struct table *con
 	fputs("<p>Compared with the base run <code>", f);
 	html_esc(f, base);
 	fputs("</code> as <code>cuptrace diff</code> compares (docs/cuptrace-diff.md): totals per "
-	      "rank, medians, the Mann-Whitney U test of the instances.</p>\n<p class=\"verdict\"><b>",
+	      "rank, medians, the Mann-Whitney U test of the instances.</p>\n<p "
+	      "class=\"verdict\"><b>",
 	      f);
 	html_esc(f, verdict);
 	fputs("</b></p>\n", f);
