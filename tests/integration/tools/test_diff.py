@@ -23,13 +23,14 @@ STEPS = 24
 BASE_US, NEW_US = 1000, 6000
 
 
-def start_run(d, ranks, slow_us):
-    """ranks processes of diff_train into d (one .ctr each), started."""
+def start_run(d, ranks, slow_us, steps=True):
+    """ranks processes of diff_train into d (one .ctr each), started; its
+    "step" ranges are steps unless steps is False."""
     procs = []
     for r in range(ranks):
         t = d.parent / f"{d.name}-truth{r}.jsonl"
-        env = traced_env(d, CUPTRACE_STEP_RANGE="step",
-                         RANK=r, WORLD_SIZE=ranks, CT_TEST_TRUTH=t)
+        env = traced_env(d, RANK=r, WORLD_SIZE=ranks, CT_TEST_TRUTH=t,
+                         **({"CUPTRACE_STEP_RANGE": "step"} if steps else {}))
         procs.append((t, subprocess.Popen([str(DIFF_TRAIN), str(STEPS), str(slow_us)], env=env,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           text=True, preexec_fn=ahead)))
@@ -55,9 +56,11 @@ def runs(tmp_path_factory):
     a sleep, it does to every run alike (each part's lengths are then the
     same in every run, but slow_part's)."""
     d = tmp_path_factory.mktemp("diff")
-    started = {name: start_run(d / name, ranks, us)
-               for name, ranks, us in (("base", 2, BASE_US), ("new", 2, NEW_US),
-                                       ("new3", 3, NEW_US), ("same", 2, BASE_US))}
+    started = {name: start_run(d / name, ranks, us, steps)
+               for name, ranks, us, steps in (
+                   ("base", 2, BASE_US, True), ("new", 2, NEW_US, True),
+                   ("new3", 3, NEW_US, True), ("same", 2, BASE_US, True),
+                   ("base_nosteps", 1, BASE_US, False), ("new_nosteps", 1, NEW_US, False))}
     out = {}
     for name, procs in started.items():
         truth = []
@@ -177,6 +180,32 @@ def test_rank_counts_differ(runs):
     assert doc["verdict"]["text"].split("): ")[1].startswith(":slow_part")
     p = diff(b, n)
     assert "note: base 2 ranks, new 3: totals are per rank" in p.stdout
+
+
+def test_without_steps_the_span(runs):
+    """Without steps the verdict is on the span per rank (first to last
+    event); the rows' share is of its change."""
+    (b, bt), (n, nt) = runs["base_nosteps"], runs["new_nosteps"]
+    doc = diff_json(b, n)
+    v = doc["verdict"]
+    assert v["basis"] == "span" and v["p"] is None, v
+    assert v["text"].startswith("span +") and "per rank" in v["text"]
+    assert v["text"].split("): ")[1].startswith(":slow_part +"), v["text"]
+    assert "diff: steps" not in doc
+    # the span grew by at least what slow_part did, and by no more than the
+    # program's parts together
+    grown = v["new_ns"] - v["base_ns"]
+    parts = sum(t["ns"] for t in nt) - sum(t["ns"] for t in bt)
+    slow = truth_ns(nt, "slow_part") - truth_ns(bt, "slow_part")
+    assert 0.9 * slow < grown and grown < 1.1 * parts + 2e6
+
+
+def test_steps_option_keeps_those_steps(runs):
+    doc = diff_json("--steps", "5-10", runs["base"][0], runs["new3"][0])
+    s = row(doc, "steps", "step")
+    assert (s["Base Instances"], s["New Instances"]) == (2 * 6, 3 * 6)
+    r = row(doc, "nvtx_sum", ":slow_part")
+    assert (r["Base Instances"], r["New Instances"]) == (2 * 6, 3 * 6)
 
 
 @pytest.fixture(scope="module")
