@@ -95,7 +95,7 @@ $(MPI_LIB): $(MPIW_OBJ) build/.variant libtrace/mpi/exports.map
 $(TOOL): $(TOOL_OBJ) build/.variant
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(LDFLAGS) -lsqlite3 -lzstd -lz -lpthread -lm -lstdc++
+	$(Q)$(CC) -o $@ $(TOOL_OBJ) $(LDFLAGS) -lsqlite3 -lzstd -lz -lpthread -ldl -lm -lstdc++
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(MPIW_OBJ:.o=.d)
 

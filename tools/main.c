@@ -2,6 +2,7 @@
 /* cuptrace: run a program traced, and turn its .ctr files into traces,
  * statistics and reports. */
 #include "cmd/cmd.h"
+#include "util/mpirt.h"
 #include "util/say.h"
 
 #include <stdio.h>
@@ -24,6 +25,17 @@ static void usage(FILE *f)
 	      "INPUT is a .ctr file or a directory holding them.\n"
 	      "cuptrace --version; cuptrace COMMAND --help.\n",
 	      f);
+}
+
+/* A command that may run as the ranks of an MPI job (util/mpirt.h):
+ * `shared` says whether it shares its work among them; where it does not
+ * (yet), rank 0 runs it alone and the others exit 0. */
+static int ranked(int (*fn)(int, char **), int shared, int argc, char **argv)
+{
+	int m = mpirt_start();
+	if (m == MPIRT_IDLE || (m == MPIRT_RANKS && !shared && mpirt_rank() > 0))
+		return mpirt_end(0);
+	return mpirt_end(fn(argc, argv));
 }
 
 int main(int argc, char **argv)
@@ -53,15 +65,15 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(c, "convert"))
-		return cmd_convert(argc - 1, argv + 1);
+		return ranked(cmd_convert, 0, argc - 1, argv + 1);
 	if (!strcmp(c, "info"))
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(c, "stats"))
-		return cmd_stats(argc - 1, argv + 1);
+		return ranked(cmd_stats, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "export"))
-		return cmd_export(argc - 1, argv + 1);
+		return ranked(cmd_export, 0, argc - 1, argv + 1);
 	if (!strcmp(c, "report"))
-		return cmd_report(argc - 1, argv + 1);
+		return ranked(cmd_report, 0, argc - 1, argv + 1);
 	if (!strcmp(c, "diff"))
 		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(c, "events"))

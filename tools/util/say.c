@@ -7,6 +7,12 @@
 #include <stdio.h>
 
 static const char *command;
+static int muted;
+
+void say_mute(int on)
+{
+	muted = on;
+}
 
 void say_command(const char *name)
 {
@@ -18,6 +24,8 @@ void say_command(const char *name)
  * else in pieces under the stream's lock. */
 static void line(int cmd, const char *kind, const char *fmt, va_list ap)
 {
+	if (muted)
+		return;
 	int saved = errno;
 	const char *who = cmd && command ? command : "";
 	const char *sp = *who ? " " : "";

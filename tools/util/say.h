@@ -15,6 +15,8 @@
 /* The command say_cmd* names ("stats": "cuptrace stats: "), set where a
  * command is dispatched; none set, they say "cuptrace: ". */
 void say_command(const char *name);
+/* Not 0: no line is said (the ranks above 0 of an MPI job, util/mpirt.h). */
+void say_mute(int on);
 
 #define SAY_FMT __attribute__((format(printf, 1, 2)))
 
