@@ -11,6 +11,8 @@
 #include "job/drive.h"
 #include "model/step_window.h"
 #include "read/live.h"
+#include "util/mpirt.h"
+#include "util/pack.h"
 #include "util/xalloc.h"
 #include "util/say.h"
 
@@ -43,6 +45,10 @@ struct job {
 	size_t outside; /* files with steps, none of them in the range */
 	const char *first_outside;
 	int rc;
+	/* An MPI job's ranks: the files [lo, ...) of in are this rank's; a
+	 * rank above 0 packs each file's parts into out for rank 0. */
+	size_t lo;
+	struct pack *out;
 };
 
 static int outside(const struct run *run, const struct report *r, uint64_t ts)
@@ -105,12 +111,10 @@ static struct table *clocks_table(const struct clocks *c)
 	return t;
 }
 
-/* Merges file f's parts (the files in their order). */
-static void merge_file(void *arg, struct drive_file *f)
+/* Merges a file's parts (the files in their order), after saying how its
+ * reading went. */
+static void merge_run(struct job *j, struct run *run, struct tfile *t)
 {
-	struct job *j = arg;
-	struct run *run = f->ctx;
-	struct tfile *t = f->t;
 	int how = run->how;
 	if (how & F_STEPLESS) {
 		j->stepless++;
@@ -133,6 +137,118 @@ static void merge_file(void *arg, struct drive_file *f)
 	free(run);
 }
 
+/* A file read on a rank above 0, for rank 0: its index, how its reading
+ * went, its parts. */
+static void pack_file(struct job *j, size_t index, struct run *run)
+{
+	struct pack *b = j->out;
+	const struct tfile *t = run->t;
+	pk_u64(b, index);
+	pk_u64(b, (uint64_t)run->how);
+	PK(b, t->f.status);
+	pk_str(b, t->f.err);
+	for (size_t i = 0; i < j->n; i++)
+		j->r[i]->pack(run->st[i], b);
+}
+
+/* Merges file f's parts (the files in their order). */
+static void merge_file(void *arg, struct drive_file *f)
+{
+	struct job *j = arg;
+	struct run *run = f->ctx;
+	if (j->out)
+		pack_file(j, j->lo + f->index, run);
+	merge_run(j, run, f->t);
+}
+
+/* Rank 0: the files of ranks 1, 2, ... (theirs follow its own in file
+ * order), each merged as it comes. */
+static void merge_ranks(struct job *j)
+{
+	for (int r = 1; r < mpirt_size(); r++) {
+		struct pack b = {0};
+		if (mpirt_recv(r, (void **)&b.b, &b.n)) {
+			say_cmd("rank %d's reports did not come (MPI)", r);
+			j->rc = 1;
+			continue;
+		}
+		while (b.at < b.n && !b.bad) {
+			uint64_t k = up_u64(&b);
+			struct run *run = xcalloc(1, sizeof *run);
+			run->how = (int)up_u64(&b);
+			struct tfile *t = k < j->in->n ? &j->in->v[k] : NULL;
+			if (!t) {
+				b.bad = 1;
+				free(run);
+				break;
+			}
+			UP(&b, t->f.status);
+			char *err = up_str(&b);
+			snprintf(t->f.err, sizeof t->f.err, "%s", err ? err : "");
+			free(err);
+			run->st = xcalloc(j->n, sizeof *run->st);
+			for (size_t i = 0; i < j->n; i++)
+				run->st[i] = j->r[i]->unpack(j->st[i], &b);
+			merge_run(j, run, t);
+		}
+		if (b.bad) {
+			say_cmd("rank %d's reports came damaged", r);
+			j->rc = 1;
+		}
+		pk_free(&b);
+	}
+}
+
+/* Whether the files are shared out among the ranks of an MPI job: every
+ * report can send its parts (else rank 0 reads every file). */
+static int par_shared(const struct job *j)
+{
+	if (mpirt_size() < 2)
+		return 0;
+	for (size_t i = 0; i < j->n; i++)
+		if (!j->r[i]->pack || !j->r[i]->unpack) {
+			if (j->opts->verbose)
+				say_cmd_note("%d MPI ranks: %s cannot be shared out; rank 0 reads "
+				             "every file", mpirt_size(), j->r[i]->name);
+			return 0;
+		}
+	if (j->opts->verbose)
+		say_cmd_note("%d MPI ranks: each reads its share of the %zu files", mpirt_size(),
+		             j->in->n);
+	return 1;
+}
+
+/* Reads the files: all of them, or in an MPI job this rank's share (its
+ * parts sent to rank 0, or those of the other ranks merged after its
+ * own). Not 0 on a rank above 0, which has nothing more to do. */
+static int read_files(struct job *j, const struct drive_ops *ops, struct drive_how *how)
+{
+	struct inputs view = *j->in;
+	int shared = par_shared(j), rank = mpirt_rank();
+	if (shared) {
+		size_t lo, hi;
+		mpirt_share(j->in->n, &lo, &hi);
+		view.v += lo, view.n = hi - lo, j->lo = lo;
+	} else if (rank) {
+		return 1; /* rank 0 reads every file */
+	}
+	struct pack out = {0};
+	if (rank) {
+		j->out = &out;
+		how->lockstep = 0; /* parts keep what they gather, for rank 0 */
+	}
+	drive(&view, ops, how);
+	if (!rank) {
+		if (shared)
+			merge_ranks(j);
+		return 0;
+	}
+	if (mpirt_send(0, out.b, out.n))
+		say_cmd("rank %d: its reports could not be sent (MPI)", rank);
+	pk_free(&out);
+	return 1;
+}
+
 /* Readies file f for reading into parts of the reports of its own; not 0
  * when it cannot be read. */
 static int open_file(void *arg, struct drive_file *f)
@@ -150,7 +266,7 @@ static int open_file(void *arg, struct drive_file *f)
 			run->how |= F_STEPLESS;
 		else if (run->from == UINT64_MAX)
 			run->how |= F_OUTSIDE;
-		if (inputs_rewind(j->in, f->index))
+		if (inputs_rewind(j->in, j->lo + f->index))
 			run->how |= F_REWIND;
 	}
 	return run->how & F_REWIND;
@@ -207,7 +323,8 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 	struct drive_ops ops = {.consumer = &reports_consumer, .arg = &j, .open = open_file,
 	                        .merge = merge_file, .chunk = drain_file};
 	struct drive_how how = {.jobs = jobs, .lockstep = lockstep(&j)};
-	drive(in, &ops, &how);
+	if (read_files(&j, &ops, &how))
+		return 0; /* a rank above 0: rank 0 prints */
 	int rc = j.rc;
 	size_t stepless = j.stepless;
 	if (j.outside == 1) /* their figures are all empty: say why */

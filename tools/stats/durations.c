@@ -77,6 +77,43 @@ void dur_merge(struct durations *dst, struct durations *src)
 	memset(src, 0, sizeof *src);
 }
 
+void dur_pack(const struct durations *s, struct pack *b, const char *const *styles)
+{
+	pk_u64(b, s->n);
+	for (size_t i = 0; i < s->n; i++) {
+		const struct dur_agg *a = &s->v[i];
+		uint64_t style = 0;
+		for (size_t k = 0; a->style && styles && styles[k]; k++)
+			if (styles[k] == a->style)
+				style = k + 1;
+		pk_str(b, a->key);
+		pk_u64(b, style);
+		pk_u64(b, a->n);
+		pk_bytes(b, a->d, a->n * sizeof *a->d);
+	}
+}
+
+void dur_unpack(struct durations *s, struct pack *b, const char *const *styles)
+{
+	uint64_t n = up_u64(b);
+	for (uint64_t i = 0; i < n && !b->bad; i++) {
+		char *key = up_str(b);
+		uint64_t style = up_u64(b), nd = up_u64(b);
+		if (!key || nd > (b->n - b->at) / sizeof(uint64_t)) {
+			b->bad = 1;
+			free(key);
+			return;
+		}
+		struct dur_agg *a = find(s, key, style && styles ? styles[style - 1] : NULL);
+		free(key);
+		for (uint64_t k = 0; k < nd; k++) {
+			uint64_t d;
+			UP(b, d);
+			dur_add(s, a->key, a->style, d);
+		}
+	}
+}
+
 static void swap(uint64_t *v, size_t i, size_t j)
 {
 	uint64_t t = v[i];

@@ -10,6 +10,7 @@
 #include "stats/quant.h"
 #include "stats/table.h"
 #include "util/hmap.h"
+#include "util/pack.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,12 @@ void dur_add(struct durations *s, const char *key, const char *style, uint64_t d
 /* Appends src's durations to dst's, as if dst had seen them after its
  * own, and frees src's aggregates. */
 void dur_merge(struct durations *dst, struct durations *src);
+
+/* s as bytes (util/pack.h) for another process, and back into an empty
+ * s; styles (NULL-terminated) lists every style s may hold (styles are
+ * told by pointer, which differs between processes). */
+void dur_pack(const struct durations *s, struct pack *b, const char *const *styles);
+void dur_unpack(struct durations *s, struct pack *b, const char *const *styles);
 
 /* The table: Time (%), Total Time (ns), <count_col>, Avg, Med, Min, Max,
  * StdDev (ns), [Style,] <name_col>, rows by total time, largest first,

@@ -74,6 +74,19 @@ static void merge(void *p, void *part)
 	free(st);
 }
 
+static void pack(void *part, struct pack *b)
+{
+	dur_pack(&((struct dsum *)part)->d, b, NULL);
+}
+
+static void *unpack(void *p, struct pack *b)
+{
+	struct dsum *st = p, *part = xcalloc(1, sizeof *part);
+	*part = (struct dsum){st->title, st->count_col, st->name_col, st->what, {0}};
+	dur_unpack(&part->d, b, NULL);
+	return part;
+}
+
 static int end(void *p, struct table **out)
 {
 	struct dsum *st = p;
@@ -116,7 +129,7 @@ static void *begin_api(const struct stats_opts *opts)
 
 const struct report report_cuda_gpu_kern_sum = {
     "cuda_gpu_kern_sum", "time in each GPU kernel (demangled name)", begin_kern, event, end,
-    .merge = merge,
+    .merge = merge, .pack = pack, .unpack = unpack,
 };
 const struct report report_cuda_gpu_mem_time_sum = {
     "cuda_gpu_mem_time_sum",
@@ -124,11 +137,11 @@ const struct report report_cuda_gpu_mem_time_sum = {
     begin_mem,
     event,
     end,
-    .merge = merge,
+    .merge = merge, .pack = pack, .unpack = unpack,
 };
 const struct report report_cuda_api_sum = {
     "cuda_api_sum", "time in each CUDA runtime and driver call", begin_api, event, end,
-    .merge = merge,
+    .merge = merge, .pack = pack, .unpack = unpack,
 };
 
 /* ---- cuda_gpu_mem_size_sum: bytes per memory operation (MB = 10^6 B) */

@@ -62,6 +62,24 @@ static void merge(void *p, void *part)
 	free(part);
 }
 
+static const char *const styles[] = {STYLE_PUSHPOP, STYLE_STARTEND, NULL};
+
+static void pack(void *part, struct pack *b)
+{
+	struct nvtx_sum *st = part;
+	dur_pack(&st->d, b, styles);
+	pk_u64(b, st->unfinished);
+}
+
+static void *unpack(void *p, struct pack *b)
+{
+	(void)p;
+	struct nvtx_sum *st = xcalloc(1, sizeof *st);
+	dur_unpack(&st->d, b, styles);
+	st->unfinished = up_u64(b);
+	return st;
+}
+
 static int end(void *p, struct table **out)
 {
 	struct nvtx_sum *st = p;
@@ -81,5 +99,5 @@ static int end(void *p, struct table **out)
 const struct report report_nvtx_sum = {
 	"nvtx_sum", "time in each NVTX range (Time %, total, instances, avg, median, min, max, stddev)",
 	begin, event, end,
-	.merge = merge,
+	.merge = merge, .pack = pack, .unpack = unpack,
 };

@@ -7,6 +7,7 @@
 #include "model/model.h"
 #include "read/inputs.h"
 #include "stats/table.h"
+#include "util/pack.h"
 
 struct nccl_log_steps;
 
@@ -53,6 +54,14 @@ struct report {
 	 * tables must not depend on it). merge still comes once per file,
 	 * after its last drain. */
 	void (*drain)(void *st, void *part);
+	/* The ranks of an MPI job (docs/parallel-tools.md): pack writes a
+	 * file's part as bytes (on the rank that read the file; the part is
+	 * merged after, as ever); unpack makes a part of them again on rank 0
+	 * (st: its state, as part(st) takes it), which merge folds in, in
+	 * file order. A report without them is not shared out: rank 0 reads
+	 * every file then. */
+	void (*pack)(void *part, struct pack *b);
+	void *(*unpack)(void *st, struct pack *b);
 };
 
 extern const struct report report_nvtx_sum;
