@@ -327,6 +327,30 @@ static void merge(void *p, void *part)
 	free(q);
 }
 
+/* A file's part, its rows made (end_file: merge's own call finds it done). */
+static void pack(void *part, struct pack *b)
+{
+	struct bd *q = part;
+	end_file(q);
+	pk_array(b, q->rows, q->nrows, sizeof *q->rows);
+	pk_array(b, q->trows, q->ntrows, sizeof *q->trows);
+	PK(b, q->late);
+	pk_array(b, q->mpi.v, q->mpi.n, sizeof *q->mpi.v);
+}
+
+static void *unpack(void *p, struct pack *b)
+{
+	struct bd *q = begin(((struct bd *)p)->opts);
+	q->rows = up_array(b, &q->nrows, sizeof *q->rows);
+	q->caprows = q->nrows;
+	q->trows = up_array(b, &q->ntrows, sizeof *q->trows);
+	q->captrows = q->ntrows;
+	UP(b, q->late);
+	q->mpi.v = up_array(b, &q->mpi.n, sizeof *q->mpi.v);
+	q->mpi.cap = q->mpi.n;
+	return q;
+}
+
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0;
@@ -497,5 +521,5 @@ const struct report report_breakdown = {
     "GPU time per rank and GPU (--by step: per step; --by time: busy per time bucket): compute,\n"
     "               communication, memory, idle, overlap",
     begin, event, end,
-    .merge = merge,
+    .merge = merge, .pack = pack, .unpack = unpack,
 };

@@ -202,6 +202,24 @@ static void merge(void *p, void *part)
 	free(q);
 }
 
+/* A file's part, its rows made (end_file: merge's own call finds it done). */
+static void pack(void *part, struct pack *b)
+{
+	struct gg *q = part;
+	end_file(q);
+	pk_array(b, q->rows, q->nrows, sizeof *q->rows);
+	PK(b, q->late);
+}
+
+static void *unpack(void *p, struct pack *b)
+{
+	struct gg *q = begin(((struct gg *)p)->opts);
+	q->rows = up_array(b, &q->nrows, sizeof *q->rows);
+	q->caprows = q->nrows;
+	UP(b, q->late);
+	return q;
+}
+
 static int cmp_row(const void *x, const void *y)
 {
 	const struct grow *a = x, *b = y;
@@ -282,5 +300,5 @@ static int end(void *p, struct table **out)
 const struct report report_gpu_gaps = {
     "gpu_gaps", "GPU idle gaps longer than --min-gap (default 1 ms), with the CPU range running",
     begin, event, end,
-    .merge = merge,
+    .merge = merge, .pack = pack, .unpack = unpack,
 };

@@ -193,6 +193,28 @@ static void merge_msz(void *into, void *from)
 	quant_merge(&a->q, &b->q);
 }
 
+static void pack_msz(void *rec, struct pack *b)
+{
+	quant_pack(&((struct msz *)rec)->q, b);
+}
+
+static void unpack_msz(void *rec, struct pack *b)
+{
+	quant_unpack(&((struct msz *)rec)->q, b);
+}
+
+static void pack_size(void *part, struct pack *b)
+{
+	named_pack(&((struct msize *)part)->by, b, pack_msz);
+}
+
+static void *unpack_size(void *p, struct pack *b)
+{
+	struct msize *m = begin_size(((struct msize *)p)->opts);
+	named_unpack(&m->by, b, unpack_msz);
+	return m;
+}
+
 static void merge_size(void *p, void *part)
 {
 	struct msize *m = part;
@@ -254,5 +276,5 @@ static int end_size(void *p, struct table **out)
 const struct report report_cuda_gpu_mem_size_sum = {
     "cuda_gpu_mem_size_sum", "bytes of GPU memory copies and memsets, by operation (MB = 10^6 B)",
     begin_size, event_size, end_size,
-    .merge = merge_size,
+    .merge = merge_size, .pack = pack_size, .unpack = unpack_size,
 };

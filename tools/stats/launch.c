@@ -64,6 +64,30 @@ static void merge(void *p, void *part)
 	free(l);
 }
 
+static void pack_kl(void *rec, struct pack *b)
+{
+	quant_pack(&((struct kl *)rec)->lat, b);
+	quant_pack(&((struct kl *)rec)->dur, b);
+}
+
+static void unpack_kl(void *rec, struct pack *b)
+{
+	quant_unpack(&((struct kl *)rec)->lat, b);
+	quant_unpack(&((struct kl *)rec)->dur, b);
+}
+
+static void pack(void *part, struct pack *b)
+{
+	named_pack(&((struct lr *)part)->by, b, pack_kl);
+}
+
+static void *unpack(void *p, struct pack *b)
+{
+	struct lr *l = begin(((struct lr *)p)->opts);
+	named_unpack(&l->by, b, unpack_kl);
+	return l;
+}
+
 struct order {
 	size_t i;
 	uint64_t n;
@@ -116,5 +140,5 @@ const struct report report_launch = {
     "launch",
     "per kernel: launches, median launch latency and duration, kernels shorter than their call",
     begin, event, end,
-    .merge = merge,
+    .merge = merge, .pack = pack, .unpack = unpack,
 };

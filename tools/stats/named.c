@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "stats/named.h"
+#include "util/pack.h"
 #include "util/xalloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void named_init(struct named *m, size_t size)
@@ -56,4 +58,32 @@ void named_merge(struct named *dst, struct named *src, void (*fn)(void *into, vo
 	for (size_t i = 0; i < src->n; i++)
 		fn(named_get(dst, src->keys[i], strlen(src->keys[i])), src->v[i]);
 	named_free(src);
+}
+
+void named_pack(const struct named *m, struct pack *b, void (*fn)(void *rec, struct pack *b))
+{
+	pk_u64(b, m->n);
+	for (size_t i = 0; i < m->n; i++) {
+		pk_str(b, m->keys[i]);
+		pk_bytes(b, m->v[i], m->size);
+		if (fn)
+			fn(m->v[i], b);
+	}
+}
+
+void named_unpack(struct named *m, struct pack *b, void (*fn)(void *rec, struct pack *b))
+{
+	uint64_t n = up_u64(b);
+	for (uint64_t i = 0; i < n && !b->bad; i++) {
+		char *key = up_str(b);
+		if (!key) {
+			b->bad = 1;
+			return;
+		}
+		void *rec = named_get(m, key, strlen(key));
+		free(key);
+		up_bytes(b, rec, m->size);
+		if (fn)
+			fn(rec, b);
+	}
 }

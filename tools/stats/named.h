@@ -26,5 +26,12 @@ void named_free(struct named *m); /* the records and names */
  * records, in order of first sight, into dst's of its name by fn (which
  * frees what the record holds); then frees src. */
 void named_merge(struct named *dst, struct named *src, void (*fn)(void *into, void *from));
+/* m as bytes for another process (util/pack.h): each record's name and
+ * bytes, then what fn adds (what the record points to: its quants); back
+ * into an empty m, fn reading that again (the record's pointers are the
+ * other process's until fn makes them anew). */
+struct pack;
+void named_pack(const struct named *m, struct pack *b, void (*fn)(void *rec, struct pack *b));
+void named_unpack(struct named *m, struct pack *b, void (*fn)(void *rec, struct pack *b));
 
 #endif

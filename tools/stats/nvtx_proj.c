@@ -90,6 +90,29 @@ static void merge(void *ctx, void *part)
 	free(p);
 }
 
+static void pack_pr(void *rec, struct pack *b)
+{
+	quant_pack(&((struct pr *)rec)->q, b);
+}
+
+static void unpack_pr(void *rec, struct pack *b)
+{
+	quant_unpack(&((struct pr *)rec)->q, b);
+}
+
+/* A part holds no instance half put together (merge's comment). */
+static void pack(void *part, struct pack *b)
+{
+	named_pack(&((struct np *)part)->by, b, pack_pr);
+}
+
+static void *unpack(void *ctx, struct pack *b)
+{
+	struct np *p = begin(((struct np *)ctx)->opts);
+	named_unpack(&p->by, b, unpack_pr);
+	return p;
+}
+
 struct order {
 	size_t i;
 	uint64_t total;
@@ -154,5 +177,5 @@ static int end(void *ctx, struct table **out)
 const struct report report_nvtx_gpu_proj_sum = {
     "nvtx_gpu_proj_sum", "GPU time of the work launched inside each NVTX range (projection)",
     begin, event, end,
-    .merge = merge,
+    .merge = merge, .pack = pack, .unpack = unpack,
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "stats/quant.h"
+#include "util/pack.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -139,4 +140,37 @@ double moments_stddev(const struct moments *m)
 	if (num < 0)
 		num = 0;
 	return sqrt((double)(num / ((long double)m->n * (long double)(m->n - 1))));
+}
+
+void quant_pack(const struct quant *q, struct pack *b)
+{
+	pk_u64(b, q->n);
+	pk_u64(b, q->exact);
+	pk_u64(b, q->hist != NULL);
+	if (q->hist)
+		pk_bytes(b, q->hist, 2 * QUANT_BUCKETS * sizeof *q->hist);
+	else
+		pk_bytes(b, q->v, q->n * sizeof *q->v);
+}
+
+void quant_unpack(struct quant *q, struct pack *b)
+{
+	memset(q, 0, sizeof *q);
+	size_t n = (size_t)up_u64(b);
+	q->exact = (size_t)up_u64(b);
+	int hist = (int)up_u64(b);
+	size_t bytes = hist ? 2 * QUANT_BUCKETS * sizeof *q->hist : n * sizeof *q->v;
+	if (b->bad || bytes > b->n - b->at) {
+		b->bad = 1;
+		return;
+	}
+	if (hist) {
+		q->hist = xcalloc(2 * QUANT_BUCKETS, sizeof *q->hist);
+		up_bytes(b, q->hist, bytes);
+	} else if (n) {
+		q->v = xmalloc(bytes);
+		q->cap = n;
+		up_bytes(b, q->v, bytes);
+	}
+	q->n = n;
 }

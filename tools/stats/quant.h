@@ -24,6 +24,11 @@ double quant_median(struct quant *q);
 void quant_free(struct quant *q);
 /* Adds src's values to dst, as if added after dst's, and frees src. */
 void quant_merge(struct quant *dst, struct quant *src);
+/* q as bytes for another process (util/pack.h), and back: unpack makes q
+ * anew, whatever its fields held (a record read back as bytes). */
+struct pack;
+void quant_pack(const struct quant *q, struct pack *b);
+void quant_unpack(struct quant *q, struct pack *b);
 
 /* Sums for an exact standard deviation whatever the order of the values
  * (so that parts of the inputs merge to the same figure). */

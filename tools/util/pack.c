@@ -66,3 +66,23 @@ void pk_free(struct pack *p)
 	free(p->b);
 	memset(p, 0, sizeof *p);
 }
+
+void pk_array(struct pack *p, const void *v, size_t n, size_t size)
+{
+	pk_u64(p, n);
+	pk_bytes(p, v, n * size);
+}
+
+void *up_array(struct pack *p, size_t *n, size_t size)
+{
+	uint64_t k = up_u64(p);
+	*n = 0;
+	if (p->bad || !k || k > (p->n - p->at) / size) {
+		p->bad |= k != 0;
+		return NULL;
+	}
+	void *v = xmalloc(k * size);
+	up_bytes(p, v, k * size);
+	*n = k;
+	return v;
+}

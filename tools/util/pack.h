@@ -22,6 +22,10 @@ void up_bytes(struct pack *p, void *v, size_t n);
 uint64_t up_u64(struct pack *p);
 char *up_str(struct pack *p); /* malloc'd */
 void pk_free(struct pack *p);
+/* An array of n plain records of size bytes; back: its count in *n, the
+ * records malloc'd (NULL when none). */
+void pk_array(struct pack *p, const void *v, size_t n, size_t size);
+void *up_array(struct pack *p, size_t *n, size_t size);
 
 /* A value of any plain type (no pointers in it). */
 #define PK(p, v) pk_bytes((p), &(v), sizeof(v))
