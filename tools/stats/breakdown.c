@@ -338,8 +338,9 @@ static void pack(void *part, struct pack *b)
 	pk_array(b, q->mpi.v, q->mpi.n, sizeof *q->mpi.v);
 }
 
-static void *unpack(void *p, struct pack *b)
+static void *unpack(void *p, struct pack *b, struct inputs *in)
 {
+	(void)in;
 	struct bd *q = begin(((struct bd *)p)->opts);
 	q->rows = up_array(b, &q->nrows, sizeof *q->rows);
 	q->caprows = q->nrows;

@@ -188,7 +188,7 @@ static void merge_ranks(struct job *j)
 			free(err);
 			run->st = xcalloc(j->n, sizeof *run->st);
 			for (size_t i = 0; i < j->n; i++)
-				run->st[i] = j->r[i]->unpack(j->st[i], &b);
+				run->st[i] = j->r[i]->unpack(j->st[i], &b, j->in);
 			merge_run(j, run, t);
 		}
 		if (b.bad) {

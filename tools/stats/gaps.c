@@ -211,8 +211,9 @@ static void pack(void *part, struct pack *b)
 	PK(b, q->late);
 }
 
-static void *unpack(void *p, struct pack *b)
+static void *unpack(void *p, struct pack *b, struct inputs *in)
 {
+	(void)in;
 	struct gg *q = begin(((struct gg *)p)->opts);
 	q->rows = up_array(b, &q->nrows, sizeof *q->rows);
 	q->caprows = q->nrows;

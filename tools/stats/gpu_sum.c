@@ -79,8 +79,9 @@ static void pack(void *part, struct pack *b)
 	dur_pack(&((struct dsum *)part)->d, b, NULL);
 }
 
-static void *unpack(void *p, struct pack *b)
+static void *unpack(void *p, struct pack *b, struct inputs *in)
 {
+	(void)in;
 	struct dsum *st = p, *part = xcalloc(1, sizeof *part);
 	*part = (struct dsum){st->title, st->count_col, st->name_col, st->what, {0}};
 	dur_unpack(&part->d, b, NULL);
@@ -208,8 +209,9 @@ static void pack_size(void *part, struct pack *b)
 	named_pack(&((struct msize *)part)->by, b, pack_msz);
 }
 
-static void *unpack_size(void *p, struct pack *b)
+static void *unpack_size(void *p, struct pack *b, struct inputs *in)
 {
+	(void)in;
 	struct msize *m = begin_size(((struct msize *)p)->opts);
 	named_unpack(&m->by, b, unpack_msz);
 	return m;

@@ -81,8 +81,9 @@ static void pack(void *part, struct pack *b)
 	named_pack(&((struct lr *)part)->by, b, pack_kl);
 }
 
-static void *unpack(void *p, struct pack *b)
+static void *unpack(void *p, struct pack *b, struct inputs *in)
 {
+	(void)in;
 	struct lr *l = begin(((struct lr *)p)->opts);
 	named_unpack(&l->by, b, unpack_kl);
 	return l;

@@ -52,6 +52,28 @@ static void merge(void *p, void *q)
 	(void)p;
 }
 
+static void pack(void *q, struct pack *b)
+{
+	struct st *s = q;
+	const struct nccl_agg *a = &s->adds.agg;
+	pk_array(b, a->v, a->n, sizeof *a->v);
+	pk_array(b, a->s, a->ns, sizeof *a->s);
+	pk_u64(b, s->adds.t ? (uint64_t)s->adds.t->index + 1 : 0);
+}
+
+static void *unpack(void *p, struct pack *b, struct inputs *in)
+{
+	struct st *q = part(p);
+	struct nccl_agg *a = &q->adds.agg;
+	a->v = up_array(b, &a->n, sizeof *a->v);
+	a->cap = a->n;
+	a->s = up_array(b, &a->ns, sizeof *a->s);
+	a->scap = a->ns;
+	uint64_t t = up_u64(b);
+	q->adds.t = t && t <= in->n ? &in->v[t - 1] : NULL;
+	return q;
+}
+
 static void log_input(void *p, const char *path)
 {
 	struct st *s = p;
@@ -367,22 +389,22 @@ const struct report report_nccl_sum = {
     "nccl_sum", "NCCL operations per operation and datatype: calls, bytes, GPU time, algbw, busbw",
     begin,      event,      end_sum,
     log_input,  1,          merge,
-    part,
+    part, .pack = pack, .unpack = unpack,
 };
 const struct report report_nccl_sizes = {
     "nccl_sizes", "NCCL calls per message size (<64KB, 64KB-1MB, 1MB-16MB, >16MB)",
     begin,        event,        end_sizes,
     log_input,    1,            merge,
-    part,
+    part, .pack = pack, .unpack = unpack,
 };
 const struct report report_nccl_calls = {
     "nccl_calls", "NCCL calls per operation, datatype and message size (every size listed)",
     begin,        event,        end_calls,
     log_input,    1,            merge,
-    part,
+    part, .pack = pack, .unpack = unpack,
 };
 const struct report report_nccl_ranks = {
     "nccl_ranks", "NCCL calls and bytes per rank and operation", begin, event, end_ranks,
     log_input,    1,            merge,
-    part,
+    part, .pack = pack, .unpack = unpack,
 };

@@ -106,8 +106,9 @@ static void pack(void *part, struct pack *b)
 	named_pack(&((struct np *)part)->by, b, pack_pr);
 }
 
-static void *unpack(void *ctx, struct pack *b)
+static void *unpack(void *ctx, struct pack *b, struct inputs *in)
 {
+	(void)in;
 	struct np *p = begin(((struct np *)ctx)->opts);
 	named_unpack(&p->by, b, unpack_pr);
 	return p;

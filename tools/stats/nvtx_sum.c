@@ -71,8 +71,9 @@ static void pack(void *part, struct pack *b)
 	pk_u64(b, st->unfinished);
 }
 
-static void *unpack(void *p, struct pack *b)
+static void *unpack(void *p, struct pack *b, struct inputs *in)
 {
+	(void)in;
 	(void)p;
 	struct nvtx_sum *st = xcalloc(1, sizeof *st);
 	dur_unpack(&st->d, b, styles);

@@ -57,11 +57,12 @@ struct report {
 	/* The ranks of an MPI job (docs/parallel-tools.md): pack writes a
 	 * file's part as bytes (on the rank that read the file; the part is
 	 * merged after, as ever); unpack makes a part of them again on rank 0
-	 * (st: its state, as part(st) takes it), which merge folds in, in
-	 * file order. A report without them is not shared out: rank 0 reads
-	 * every file then. */
+	 * (st: its state, as part(st) takes it; in: the inputs, the same on
+	 * every rank, so that a file goes as its index), which merge folds
+	 * in, in file order. A report without them is not shared out: rank 0
+	 * reads every file then. */
 	void (*pack)(void *part, struct pack *b);
-	void *(*unpack)(void *st, struct pack *b);
+	void *(*unpack)(void *st, struct pack *b, struct inputs *in);
 };
 
 extern const struct report report_nvtx_sum;
