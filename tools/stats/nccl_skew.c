@@ -308,6 +308,42 @@ static void merge(void *p, void *q)
 	free(part);
 }
 
+/* A part's arrivals (a rank above 0 reads without lockstep: all its
+ * file's), names as text, for the matching on rank 0. */
+static void pack(void *q, struct pack *b)
+{
+	struct st *part = q;
+	pk_u64(b, part->na);
+	PK(b, part->order);
+	for (size_t i = 0; i < part->na; i++) {
+		const struct arrival *a = &part->a[i];
+		PK(b, a->comm), PK(b, a->seq), PK(b, a->nranks), PK(b, a->crank);
+		PK(b, a->who), PK(b, a->step), PK(b, a->t);
+		pk_str(b, a->name);
+		pk_str(b, a->func);
+	}
+}
+
+static void *unpack(void *p, struct pack *b, struct inputs *in)
+{
+	(void)in;
+	struct st *s = part(p);
+	uint64_t n = up_u64(b);
+	UP(b, s->order);
+	for (uint64_t i = 0; i < n && !b->bad; i++) {
+		struct arrival a;
+		UP(b, a.comm), UP(b, a.seq), UP(b, a.nranks), UP(b, a.crank);
+		UP(b, a.who), UP(b, a.step), UP(b, a.t);
+		char *name = up_str(b), *func = up_str(b);
+		a.name = comm_name(s, a.comm, name ? name : "");
+		a.func = func_name(s, func ? func : "");
+		free(name);
+		free(func);
+		note(s, &a);
+	}
+	return s;
+}
+
 static int cmp_rank(const void *x, const void *y)
 {
 	const struct rank_agg *a = x, *b = y;
@@ -405,10 +441,10 @@ static int end(void *p, struct table **out)
 const struct report report_nccl_skew = {
 	"nccl_skew",
 	"arrival spread at collectives matched across ranks: who is last, lateness, worst 20",
-	begin, event, end, NULL, 1, merge, part, drain,
+	begin, event, end, NULL, 1, merge, part, drain, pack, unpack,
 };
 const struct report report_mpi_skew = {
 	"mpi_skew",
 	"arrival spread at MPI collectives matched across ranks: who is last, lateness, worst 20",
-	begin_mpi, event, end, NULL, 1, merge, part, drain,
+	begin_mpi, event, end, NULL, 1, merge, part, drain, pack, unpack,
 };

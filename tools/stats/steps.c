@@ -59,6 +59,21 @@ static void merge(void *p, void *part)
 	free(q);
 }
 
+static void pack(void *part, struct pack *b)
+{
+	struct st *q = part;
+	pk_array(b, q->v, q->n, sizeof *q->v);
+}
+
+static void *unpack(void *p, struct pack *b, struct inputs *in)
+{
+	(void)in;
+	struct st *q = begin(((struct st *)p)->opts);
+	q->v = up_array(b, &q->n, sizeof *q->v);
+	q->cap = q->n;
+	return q;
+}
+
 static int cmp_rank_ns(const void *x, const void *y)
 {
 	const struct one *a = x, *b = y;
@@ -195,5 +210,5 @@ const struct report report_steps = {
 	"step duration per rank (count, avg, median, min, max, stddev, TFLOP/s); slowest rank per step;\n"
 	"               with --by step, every step of every rank",
 	begin, event, end, NULL, 1,
-	.merge = merge,
+	.merge = merge, .pack = pack, .unpack = unpack,
 };
