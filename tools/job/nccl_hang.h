@@ -114,6 +114,11 @@ void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev);
 /* Folds src (fed files of its own, read after dst's) into dst as if dst
  * had been fed them; frees src. */
 void nh_merge(struct nh *dst, struct nh *src);
+/* A part (one file's, read to its end) as bytes for another process of an
+ * MPI job, and back as a part to merge (nccl_hang_pack.c). */
+struct pack;
+void nh_pack(struct nh *h, struct pack *b);
+struct nh *nh_unpack(int mpi, struct pack *b);
 /* The analysis; valid until nh_free. */
 const struct nh_result *nh_finish(struct nh *h);
 void nh_free(struct nh *h);

@@ -130,6 +130,37 @@ static void merge(void *p, void *q)
 	st_free(part);
 }
 
+static void pack(void *q, struct pack *b)
+{
+	struct st *s = q;
+	pk_u64(b, s->n);
+	for (size_t i = 0; i < s->n; i++) {
+		struct row r = s->v[i];
+		pk_str(b, r.func);
+		pk_str(b, r.dtype);
+		r.func = r.dtype = NULL;
+		PK(b, r);
+	}
+	pk_u64(b, s->unfinished);
+}
+
+static void *unpack(void *p, struct pack *b, struct inputs *in)
+{
+	(void)in;
+	struct st *s = part(p);
+	uint64_t n = up_u64(b);
+	for (uint64_t i = 0; i < n && !b->bad; i++) {
+		char *f = up_str(b), *d = up_str(b);
+		struct row x;
+		UP(b, x);
+		x.func = f ? f : "", x.dtype = d ? d : "";
+		add(s, &x);
+		free(f), free(d);
+	}
+	s->unfinished = up_u64(b);
+	return s;
+}
+
 static int cmp_row(const void *x, const void *y)
 {
 	const struct row *a = x, *b = y;
@@ -190,5 +221,5 @@ const struct report report_mpi_sum = {
     begin,     event,
     end,       NULL,
     0,         merge,
-    part,
+    part,      .pack = pack, .unpack = unpack,
 };

@@ -56,6 +56,20 @@ static void merge(void *p, void *q)
 	free(part);
 }
 
+static void pack(void *q, struct pack *b)
+{
+	nh_pack(((struct st *)q)->h, b);
+}
+
+static void *unpack(void *p, struct pack *b, struct inputs *in)
+{
+	(void)in;
+	struct st *s = p, *q = xcalloc(1, sizeof *q);
+	*q = *s;
+	q->h = nh_unpack(!strcmp(s->name, "mpi_hang"), b);
+	return q;
+}
+
 /* "0, 1, 3" (all of them: the table is for reading whole). */
 static void ranks_cell(struct table *t, const struct nh_ranks *r)
 {
@@ -194,10 +208,10 @@ static int end(void *p, struct table **out)
 const struct report report_nccl_hang = {
 	"nccl_hang",
 	"hangs: collectives not completed on every rank, who never arrived, where each rank was",
-	begin, event, end, NULL, 1, merge,
+	begin, event, end, NULL, 1, merge, .pack = pack, .unpack = unpack,
 };
 const struct report report_mpi_hang = {
 	"mpi_hang",
 	"MPI hangs: collectives not completed on every rank, who never arrived, where each rank was",
-	begin_mpi, event, end, NULL, 1, merge,
+	begin_mpi, event, end, NULL, 1, merge, .pack = pack, .unpack = unpack,
 };

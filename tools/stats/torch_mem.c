@@ -172,6 +172,46 @@ static void merge(void *p, void *part)
 	free(o);
 }
 
+static void pack(void *part, struct pack *b)
+{
+	struct tm *o = part;
+	pk_u64(b, o->nd);
+	for (size_t i = 0; i < o->nd; i++) {
+		struct dev d = o->d[i];
+		pk_array(b, d.s, d.n, sizeof *d.s);
+		d.s = NULL;
+		PK(b, d);
+	}
+	pk_array(b, o->st.v, o->st.n, sizeof *o->st.v);
+	pk_array(b, o->pst.v, o->pst.n, sizeof *o->pst.v);
+	named_pack(&o->ops, b, NULL);
+}
+
+static void *unpack(void *p, struct pack *b, struct inputs *in)
+{
+	(void)in;
+	struct tm *o = xcalloc(1, sizeof *o);
+	o->named = ((struct tm *)p)->named;
+	named_init(&o->ops, sizeof(struct opmem));
+	size_t nd = (size_t)up_u64(b);
+	if (nd > b->n - b->at)
+		b->bad = 1;
+	o->d = b->bad ? NULL : xcalloc(nd ? nd : 1, sizeof *o->d);
+	for (size_t i = 0; i < nd && !b->bad; i++) {
+		size_t n;
+		struct sample *s = up_array(b, &n, sizeof *s);
+		UP(b, o->d[i]);
+		o->d[i].s = s, o->d[i].n = n, o->d[i].cap = n;
+		o->nd++;
+	}
+	o->st.v = up_array(b, &o->st.n, sizeof *o->st.v);
+	o->st.cap = o->st.n;
+	o->pst.v = up_array(b, &o->pst.n, sizeof *o->pst.v);
+	o->pst.cap = o->pst.n;
+	named_unpack(&o->ops, b, NULL);
+	return o;
+}
+
 static int cmp_dev(const void *x, const void *y)
 {
 	const struct dev *a = x, *b = y;
@@ -325,5 +365,5 @@ const struct report report_torch_mem = {
 	"PyTorch memory (--torch memory): per device allocations, peak and last total; "
 	"per step peak and end; the operators that allocated the most",
 	begin, event, end,
-	.merge = merge,
+	.merge = merge, .pack = pack, .unpack = unpack,
 };

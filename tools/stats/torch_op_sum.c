@@ -160,6 +160,25 @@ static void merge(void *p, void *part)
 	free(o);
 }
 
+/* A file's part, settled (merge's own settle finds nothing left). */
+static void pack(void *part, struct pack *b)
+{
+	struct tos *o = part;
+	settle(o);
+	named_pack(&o->rows, b, NULL);
+}
+
+static void *unpack(void *p, struct pack *b, struct inputs *in)
+{
+	(void)in;
+	struct tos *st = p, *o = xcalloc(1, sizeof *o);
+	o->by_shape = st->by_shape;
+	o->named = st->named;
+	named_init(&o->rows, sizeof(struct row));
+	named_unpack(&o->rows, b, NULL);
+	return o;
+}
+
 struct line {
 	const char *key;
 	const struct row *r;
@@ -255,5 +274,5 @@ const struct report report_torch_op_sum = {
 	"PyTorch operators and record_function scopes (calls, self and total CPU time, GPU "
 	"time of their kernels; --by shape: per input shapes), as torch.profiler's table",
 	begin, event, end,
-	.merge = merge,
+	.merge = merge, .pack = pack, .unpack = unpack,
 };
