@@ -35,6 +35,8 @@ static int ranked(int (*fn)(int, char **), int shared, int argc, char **argv)
 	int m = mpirt_start();
 	if (m == MPIRT_IDLE || (m == MPIRT_RANKS && !shared && mpirt_rank() > 0))
 		return mpirt_end(0);
+	if (!shared)
+		mpirt_alone();
 	return mpirt_end(fn(argc, argv));
 }
 

@@ -38,6 +38,7 @@ typedef int (*barrier_i)(int);
 
 static struct {
 	int mode, rank, size;
+	int alone; /* rank 0 runs the command by itself (mpirt_alone) */
 	int ompi;          /* handles are pointers */
 	void *world, *byte; /* Open MPI's */
 	void *send, *recv, *bcast, *rank_fn, *size_fn, *barrier;
@@ -138,14 +139,19 @@ int mpirt_start(void)
 	return rt.mode = MPIRT_RANKS;
 }
 
+void mpirt_alone(void)
+{
+	rt.alone = 1;
+}
+
 int mpirt_rank(void)
 {
-	return rt.mode == MPIRT_RANKS ? rt.rank : 0;
+	return rt.mode == MPIRT_RANKS && !rt.alone ? rt.rank : 0;
 }
 
 int mpirt_size(void)
 {
-	return rt.mode == MPIRT_RANKS ? rt.size : 1;
+	return rt.mode == MPIRT_RANKS && !rt.alone ? rt.size : 1;
 }
 
 void mpirt_share(size_t n, size_t *lo, size_t *hi)

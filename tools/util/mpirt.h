@@ -24,7 +24,10 @@ enum {
  * and the tools' lines on stderr (rank 0 says everything, once). Without
  * the library: one warning (rank 0) and MPIRT_SERIAL on rank 0. */
 int mpirt_start(void);
-/* This process's rank and the job's ranks (0 and 1 when serial). */
+/* Rank 0 runs the command alone (one that does not share its work out):
+ * from now on the job is of one rank, this one. */
+void mpirt_alone(void);
+/* This process's rank and the job's ranks (0 and 1 when serial or alone). */
 int mpirt_rank(void);
 int mpirt_size(void);
 /* The files [*lo, *hi) of n that this rank reads: file i is rank

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+"""`mpiexec -n N cuptrace stats` (docs/parallel-tools.md): the ranks share
+the files out (file i to rank i*N/files), rank 0 merges the reports' parts
+in file order and prints the serial command's output, once, byte for byte,
+with the serial command's warnings. Inputs: 16 ranks of the NCCL harness
+on the CUPTI simulator (no GPU), on two simulated hosts whose clocks differ
+(the clocks table and the alignment take part), and a truncated copy of a
+rank's file (its warning must come once, in file order). Open MPI's
+mpiexec, and MPICH's where installed; skipped without either."""
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import TOOL, rewrite_header, tool
+from mpi_jobs import mpi_env
+from test_report_html import run_job
+
+WORLD = 16
+SHIFT = 2_500_000  # ns: the second host's clock is ahead by this much
+LAUNCHERS = {
+    "openmpi": (shutil.which("mpiexec.openmpi") or shutil.which("orterun"), ["--oversubscribe"]),
+    "mpich": (shutil.which("mpiexec.mpich") or shutil.which("mpiexec.hydra"), []),
+}
+
+
+def launchers():
+    return [pytest.param(name, id=name, marks=pytest.mark.skipif(
+        not exe, reason=f"{name}'s mpiexec not installed")) for name, (exe, _) in LAUNCHERS.items()]
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mpitools")
+    _, files = run_job(d, world=WORLD, iters=8)
+    two = d / "two"
+    two.mkdir()
+    for f in files:
+        r = int(re.search(r"rank(\d+)\.ctr$", f.name).group(1))
+        anchor = int(re.search(r"started:\s+(\d+) ns", tool("info", str(f)).stdout).group(1))
+        host = r // (WORLD // 2)
+        (two / f.name).write_bytes(rewrite_header(f.read_bytes(), host=f"host{host}",
+                                                  rt_anchor=anchor + SHIFT * host))
+    cut = d / "cut" / "rank3.ctr"
+    cut.parent.mkdir()
+    data = (two / "rank3.ctr").read_bytes()
+    cut.write_bytes(data[:len(data) * 2 // 3])
+    return sorted(files), sorted(two.glob("*.ctr")), cut
+
+
+def mpi(launcher, n, *args):
+    exe, opts = LAUNCHERS[launcher]
+    return subprocess.run([exe, *opts, "-n", str(n), str(TOOL), *args], env=mpi_env(),
+                          capture_output=True, text=True, timeout=120)
+
+
+def same_as_serial(launcher, args, ns=(2, 3, 4)):
+    one = tool(*args)
+    assert one.returncode in (0, 1), one.stderr
+    for n in ns:
+        p = mpi(launcher, n, *args)
+        assert (p.returncode, p.stdout, p.stderr) == (one.returncode, one.stdout, one.stderr), n
+    return one
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_stats_of_a_16_rank_job_prints_the_serial_tables_once(job, launcher):
+    files, _, _ = job
+    one = same_as_serial(launcher, ["stats", *map(str, files)], ns=(2, 4, 5))
+    for name in ["nvtx_sum", "cuda_gpu_kern_sum", "breakdown", "launch", "nccl_sum",
+                 "steps", "nccl_skew"]:
+        assert f"** {name}:" in one.stdout, name
+    # the ranks did share the files out (-v says so, from rank 0 only)
+    p = mpi(launcher, 4, "stats", "-v", "-r", "nvtx_sum", *map(str, files))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count(f"4 MPI ranks: each reads its share of the {WORLD} files") == 1, p.stderr
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_two_hosts_a_truncated_file_and_every_format(job, launcher):
+    """The clocks table and the warning about the truncated file, once and
+    where the serial command says it."""
+    _, two, cut = job
+    one = same_as_serial(launcher, ["stats", "-f", "csv", *map(str, two), str(cut)], ns=(3,))
+    assert "clocks" in one.stdout and one.stderr.count("warning") == 1, one.stderr
+    same_as_serial(launcher, ["stats", "-f", "json", "--by", "step,time", "--min-gap", "1us",
+                              "--steps", "2-5", *map(str, two)], ns=(4,))
+
+
+def test_other_commands_run_once_on_rank_0(job, tmp_path):
+    """report (not yet shared out): rank 0 writes the page alone."""
+    files, _, _ = job
+    if not LAUNCHERS["openmpi"][0]:
+        pytest.skip("Open MPI's mpiexec not installed")
+    serial, par = tmp_path / "s.html", tmp_path / "p.html"
+    assert tool("report", "-o", str(serial), *map(str, files)).returncode == 0
+    p = mpi("openmpi", 3, "report", "-o", str(par), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    assert par.read_text() == serial.read_text()
+    assert p.stderr.count("wrote") <= 1, p.stderr
