@@ -201,6 +201,8 @@ static void help(FILE *f)
 	      "more than one host; a first table gives each host's offset).\n"
 	      "-j, --jobs N: worker threads reading the files (default: all CPUs, at\n"
 	      "most one per file); the tables are the same for any N.\n"
+	      "Under mpiexec (N ranks of a launcher), the ranks share the files out and\n"
+	      "rank 0 prints the same tables, once (docs/parallel-tools.md).\n"
 	      "-o, --output PREFIX: each table into a file of its own (as nsys stats\n"
 	      "--output): PREFIX_<report>.<txt|csv|json|tsv>, a report's second table\n"
 	      "PREFIX_<report>_2...; CSV and TSV without the title and note lines (notes\n"
