@@ -37,7 +37,10 @@ static int ranked(int (*fn)(int, char **), int shared, int argc, char **argv)
 		return mpirt_end(0);
 	if (!shared)
 		mpirt_alone();
-	return mpirt_end(fn(argc, argv));
+	int rc = fn(argc, argv);
+	/* the job's status is rank 0's (mpiexec ends the job at a rank's
+	 * failure and says so: what the others found, rank 0 says) */
+	return mpirt_end(mpirt_rank() > 0 ? 0 : rc);
 }
 
 int main(int argc, char **argv)
@@ -75,7 +78,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "export"))
 		return ranked(cmd_export, 0, argc - 1, argv + 1);
 	if (!strcmp(c, "report"))
-		return ranked(cmd_report, 0, argc - 1, argv + 1);
+		return ranked(cmd_report, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "diff"))
 		return cmd_diff(argc - 1, argv + 1);
 	if (!strcmp(c, "events"))

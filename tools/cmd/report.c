@@ -9,6 +9,7 @@
 #include "write/sink.h"
 #include "stats/collect.h"
 #include "stats/diff.h"
+#include "util/mpirt.h"
 #include "util/xalloc.h"
 #include "util/say.h"
 
@@ -258,14 +259,13 @@ int cmd_report(int argc, char **argv)
 		align = ALIGN_NONE;
 	}
 	int rc = reports_collect(&in, col.rep, col.nrep, &opts, align, jobs, steps_arg, take, &col);
-	if (rc < 0) {
+	/* the base is read as the inputs are: in an MPI job by every rank */
+	if (rc >= 0 && base &&
+	    compare_base(&col, base, argv + optind, argc - optind, strict, jobs, &opts, steps_arg))
+		rc = -1;
+	if (rc < 0 || mpirt_rank() > 0) { /* an MPI job's rank above 0: rank 0 draws */
 		inputs_close(&in);
-		return 1;
-	}
-	if (base && compare_base(&col, base, argv + optind, argc - optind, strict, jobs, &opts,
-	                         steps_arg)) {
-		inputs_close(&in);
-		return 1;
+		return rc < 0;
 	}
 	char *buf = NULL;
 	size_t len = 0;

@@ -11,6 +11,7 @@
 #include "job/drive.h"
 #include "model/step_window.h"
 #include "read/live.h"
+#include "read/tfile_pack.h"
 #include "util/mpirt.h"
 #include "util/pack.h"
 #include "util/xalloc.h"
@@ -138,15 +139,14 @@ static void merge_run(struct job *j, struct run *run, struct tfile *t)
 }
 
 /* A file read on a rank above 0, for rank 0: its index, how its reading
- * went, its parts. */
+ * went (the model's, the decoder's), its parts. */
 static void pack_file(struct job *j, size_t index, struct run *run)
 {
 	struct pack *b = j->out;
 	const struct tfile *t = run->t;
 	pk_u64(b, index);
 	pk_u64(b, (uint64_t)run->how);
-	PK(b, t->f.status);
-	pk_str(b, t->f.err);
+	tfile_pack_state(b, t); /* its counts, status, footer: report's header */
 	for (size_t i = 0; i < j->n; i++)
 		j->r[i]->pack(run->st[i], b);
 }
@@ -182,10 +182,7 @@ static void merge_ranks(struct job *j)
 				free(run);
 				break;
 			}
-			UP(&b, t->f.status);
-			char *err = up_str(&b);
-			snprintf(t->f.err, sizeof t->f.err, "%s", err ? err : "");
-			free(err);
+			tfile_unpack_state(&b, t);
 			run->st = xcalloc(j->n, sizeof *run->st);
 			for (size_t i = 0; i < j->n; i++)
 				run->st[i] = j->r[i]->unpack(j->st[i], &b, j->in);

@@ -8,10 +8,16 @@
 
 static const char *command;
 static int muted;
+static FILE *into; /* say_into */
 
 void say_mute(int on)
 {
 	muted = on;
+}
+
+void say_into(FILE *f)
+{
+	into = f;
 }
 
 void say_command(const char *name)
@@ -24,8 +30,9 @@ void say_command(const char *name)
  * else in pieces under the stream's lock. */
 static void line(int cmd, const char *kind, const char *fmt, va_list ap)
 {
-	if (muted)
+	if (muted && !into)
 		return;
+	FILE *to = into ? into : stderr;
 	int saved = errno;
 	const char *who = cmd && command ? command : "";
 	const char *sp = *who ? " " : "";
@@ -38,13 +45,13 @@ static void line(int cmd, const char *kind, const char *fmt, va_list ap)
 	            : vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
 	if (m >= 0 && (size_t)n + (size_t)m + 1 < sizeof buf) {
 		buf[n + m] = '\n';
-		fwrite(buf, 1, (size_t)n + (size_t)m + 1, stderr);
+		fwrite(buf, 1, (size_t)n + (size_t)m + 1, to);
 	} else {
-		flockfile(stderr);
-		fprintf(stderr, "cuptrace%s%s: %s", sp, who, kind);
-		vfprintf(stderr, fmt, again);
-		fputc('\n', stderr);
-		funlockfile(stderr);
+		flockfile(to);
+		fprintf(to, "cuptrace%s%s: %s", sp, who, kind);
+		vfprintf(to, fmt, again);
+		fputc('\n', to);
+		funlockfile(to);
 	}
 	va_end(again);
 	errno = saved;

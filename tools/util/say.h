@@ -12,11 +12,16 @@
 #ifndef CT_SAY_H
 #define CT_SAY_H
 
+#include <stdio.h>
+
 /* The command say_cmd* names ("stats": "cuptrace stats: "), set where a
  * command is dispatched; none set, they say "cuptrace: ". */
 void say_command(const char *name);
 /* Not 0: no line is said (the ranks above 0 of an MPI job, util/mpirt.h). */
 void say_mute(int on);
+/* Not NULL: the lines go to f instead, muted or not (what a rank above 0
+ * says, sent to rank 0 to be said there in file order); NULL: stderr. */
+void say_into(FILE *f);
 
 #define SAY_FMT __attribute__((format(printf, 1, 2)))
 

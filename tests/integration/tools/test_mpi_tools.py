@@ -88,14 +88,20 @@ def test_two_hosts_a_truncated_file_and_every_format(job, launcher):
                               "--steps", "2-5", *map(str, two)], ns=(4,))
 
 
-def test_other_commands_run_once_on_rank_0(job, tmp_path):
-    """report (not yet shared out): rank 0 writes the page alone."""
-    files, _, _ = job
-    if not LAUNCHERS["openmpi"][0]:
-        pytest.skip("Open MPI's mpiexec not installed")
-    serial, par = tmp_path / "s.html", tmp_path / "p.html"
-    assert tool("report", "-o", str(serial), *map(str, files)).returncode == 0
-    p = mpi("openmpi", 3, "report", "-o", str(par), *map(str, files))
-    assert p.returncode == 0, p.stderr
-    assert par.read_text() == serial.read_text()
-    assert p.stderr.count("wrote") <= 1, p.stderr
+@pytest.mark.parametrize("launcher", launchers())
+def test_report_draws_the_serial_page_once(job, launcher, tmp_path):
+    """report: the ranks read their shares, rank 0 draws the page from the
+    merged tables and from every file's counts and status (the header:
+    events, drops, the truncated file), the serial page byte for byte."""
+    _, two, cut = job
+    args = [*(str(f) for f in two if f.name != cut.name), str(cut)]
+    serial = tmp_path / "s.html"
+    one = tool("report", "-j", "1", "-o", str(serial), *args)
+    assert one.returncode == 0, one.stderr
+    for n in (2, 3):
+        par = tmp_path / f"p{n}.html"
+        p = mpi(launcher, n, "report", "-j", "1", "-o", str(par), *args)
+        assert p.returncode == 0, p.stderr
+        assert par.read_bytes() == serial.read_bytes(), n
+        assert p.stderr == one.stderr.replace(str(serial), str(par)), n
+    assert "truncated" in one.stderr and "Truncated or damaged files" in serial.read_text()
