@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(c, "convert"))
-		return ranked(cmd_convert, 0, argc - 1, argv + 1);
+		return ranked(cmd_convert, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "info"))
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(c, "stats"))

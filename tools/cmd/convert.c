@@ -7,6 +7,7 @@
 #include "write/convert.h"
 #include "read/inputs.h"
 #include "read/live.h"
+#include "util/mpirt.h"
 #include "util/say.h"
 #include "util/xalloc.h"
 
@@ -175,6 +176,8 @@ int cmd_convert(int argc, char **argv)
 		        outpath);
 		return 2;
 	}
+	if (!split && mpirt_solo()) /* an MPI job's: rank 0 writes it alone */
+		return 0;
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;
@@ -200,6 +203,10 @@ int cmd_convert(int argc, char **argv)
 	int rc = split     ? convert_split(&in, split, gz, jobs, &written)
 		 : pftrace ? convert_pftrace(&in, outpath, jobs, any_order, plain, &written)
 		           : convert_merged(&in, outpath, jobs, any_order, &written);
+	if (mpirt_rank() > 0) { /* an MPI job's: rank 0 says what was written */
+		inputs_close(&in);
+		return rc;
+	}
 	for (size_t i = 0; i < in.n; i++)
 		if (in.v[i].f.status == CT_TRUNCATED) /* a damaged one was said with rc 1 */
 			say_warning("%s", tfile_err(&in.v[i]));

@@ -5,6 +5,7 @@
 #include "job/drive.h"
 #include "stats/collect.h"
 #include "stats/piece_slow.h"
+#include "util/mpirt.h"
 #include "util/say.h"
 
 #include <errno.h>
@@ -89,7 +90,7 @@ int cmd_place(struct inputs *in, int align)
 {
 	struct clocks ck;
 	int rc = clocks_align(in, align, 1, &ck);
-	if (!rc)
+	if (!rc && !mpirt_rank()) /* an MPI job's ranks all place them: said once */
 		clocks_print(&ck, stderr, "cuptrace: ");
 	clocks_free(&ck);
 	return rc ? -1 : 0;

@@ -178,6 +178,8 @@ static void *worker(void *arg)
 	void *w = ops->worker_begin ? ops->worker_begin(ops->arg) : NULL;
 	for (size_t u; (u = atomic_fetch_add(&d->next, 1)) < d->in->n * d->k;) {
 		size_t k = u / d->k;
+		if (d->how->only && !d->how->only[k])
+			continue; /* another process's */
 		int bad = d->how->by_output ? read_output(d, k, w) : read_file(d, k, (unsigned)(u % d->k), w);
 		if (bad)
 			atomic_store(&d->rc, 1);
@@ -337,7 +339,10 @@ int drive(struct inputs *in, const struct drive_ops *ops, const struct drive_how
 		d.left = in->n;
 		pthread_cond_init(&d.cv, NULL);
 	}
-	run_workers(&d, drive_jobs(how->jobs, in->n * d.k));
+	size_t units = in->n;
+	for (size_t k = 0; how->only && k < in->n; k++)
+		units -= !how->only[k];
+	run_workers(&d, drive_jobs(how->jobs, units * d.k));
 	if (ops->merge) { /* every file is read: merges what another worker left */
 		pthread_mutex_lock(&d.mu);
 		merge_ready_locked(&d);

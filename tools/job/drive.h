@@ -80,6 +80,11 @@ struct drive_how {
 	/* A worker takes a lead file and reads the files of its output
 	 * (tfile_in_output, in their order) one after another. */
 	int by_output;
+	/* Not NULL: the files k with only[k] are read, the others left to
+	 * other processes (an MPI job's ranks); by_output: the outputs of
+	 * the leads marked, which mark their files too. Not with merge or
+	 * lockstep. */
+	const unsigned char *only;
 	/* The progress line's word ("converting"); NULL: none. On a
 	 * terminal, the calling thread shows it while the workers run. */
 	const char *progress;

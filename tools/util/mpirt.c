@@ -144,6 +144,14 @@ void mpirt_alone(void)
 	rt.alone = 1;
 }
 
+int mpirt_solo(void)
+{
+	if (mpirt_rank() > 0)
+		return 1;
+	rt.alone = 1;
+	return 0;
+}
+
 int mpirt_rank(void)
 {
 	return rt.mode == MPIRT_RANKS && !rt.alone ? rt.rank : 0;
@@ -156,7 +164,12 @@ int mpirt_size(void)
 
 void mpirt_share(size_t n, size_t *lo, size_t *hi)
 {
-	size_t r = (size_t)mpirt_rank(), s = (size_t)mpirt_size();
+	mpirt_share_of(mpirt_rank(), n, lo, hi);
+}
+
+void mpirt_share_of(int rank, size_t n, size_t *lo, size_t *hi)
+{
+	size_t r = (size_t)rank, s = (size_t)mpirt_size();
 	/* the first i with i * s / n >= r: ceil(r * n / s) */
 	*lo = (r * n + s - 1) / s;
 	*hi = ((r + 1) * n + s - 1) / s;

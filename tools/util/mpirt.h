@@ -27,12 +27,18 @@ int mpirt_start(void);
 /* Rank 0 runs the command alone (one that does not share its work out):
  * from now on the job is of one rank, this one. */
 void mpirt_alone(void);
+/* The same, decided by the command (an output it does not share out):
+ * on a rank above 0, 1 (it has nothing to do: exit 0); on rank 0, 0 and
+ * the job is of one rank from now on. */
+int mpirt_solo(void);
 /* This process's rank and the job's ranks (0 and 1 when serial or alone). */
 int mpirt_rank(void);
 int mpirt_size(void);
 /* The files [*lo, *hi) of n that this rank reads: file i is rank
  * i * size / n's, so that each rank's are contiguous, in file order. */
 void mpirt_share(size_t n, size_t *lo, size_t *hi);
+/* The same of another rank's. */
+void mpirt_share_of(int rank, size_t n, size_t *lo, size_t *hi);
 /* n bytes to rank `to`; the receiver learns the length. 0, or -1. */
 int mpirt_send(int to, const void *buf, size_t n);
 /* The next bytes from rank `from` into *buf (malloc'd) and *n. 0, or -1. */

@@ -5,8 +5,10 @@
 #include "write/convert.h"
 #include "job/drive.h"
 #include "write/chrome/chrome.h"
+#include "write/convert_ranks.h"
 #include "write/pftrace/pftrace.h"
 #include "write/sink.h"
+#include "util/mpirt.h"
 #include "util/tmp_guard.h"
 #include "util/xalloc.h"
 #include "util/say.h"
@@ -234,19 +236,33 @@ int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *
 {
 	*written = 0;
 	int made;
-	if (tmp_mkdir(dir, &made)) {
-		say("%s: %s", dir, strerror(errno));
+	if (cranks_mkdir(dir, &made)) {
+		if (!mpirt_rank())
+			say("%s: %s", dir, strerror(errno));
 		return 1;
 	}
+	struct cranks cr; /* an MPI job's: each rank writes its share of the outputs */
+	cranks_begin(&cr, in, 1);
 	for (size_t i = 0; i < in->n; i++)
 		in->v[i].pid = in->v[i].f.h.pid;
 	struct conv j = {.in = in, .dir = dir, .gz = gz};
 	struct drive_ops ops = {.consumer = &chrome_consumer, .arg = &j, .worker_begin = worker_begin,
 	                        .worker_end = worker_end, .open = open_file, .close = close_file,
 	                        .output_begin = split_begin, .output_end = split_end};
-	struct drive_how how = {.jobs = jobs, .by_output = 1, .progress = "converting"};
+	struct drive_how how = {.jobs = jobs, .by_output = 1, .only = cr.mine,
+	                        .progress = mpirt_rank() ? NULL : "converting"};
 	int rc = drive(in, &ops, &how);
 	*written = atomic_load(&j.written);
-	tmp_mkdir_done(dir, made, *written > 0);
+	if (mpirt_rank()) {
+		cranks_send(&cr, in, rc, *written, NULL, 0);
+	} else {
+		for (int r = 1; r < mpirt_size(); r++) {
+			struct sink_piece pc;
+			int failed;
+			rc |= cranks_recv(r, in, written, &pc, &failed);
+		}
+		tmp_mkdir_done(dir, made, *written > 0);
+	}
+	cranks_end(&cr);
 	return rc;
 }

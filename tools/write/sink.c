@@ -55,6 +55,7 @@ struct item {
 	size_t len, cap, ulen;
 	uint64_t off;
 	uint32_t crc;
+	int src, has_src; /* from a file of its own (sink_put_fd): its first len bytes */
 };
 
 /* A piece that is not the current one yet: its chunks so far. */
@@ -67,9 +68,11 @@ struct piece {
 
 struct sink {
 	int fd, gz, err; /* err: set by write_all (the writer thread once it runs) */
+	int piece;	 /* sink_open_piece: no gzip header or trailer, kept unrenamed */
 	char *path, *tmp; /* the output, and the name it is written under until complete */
 	int guard;	  /* tmp_guard slot */
 	int oom;	 /* a chunk could not be compressed or kept (under lock) */
+	int fail;	 /* sink_fail's errno (under lock) */
 	pthread_mutex_t lock;
 	pthread_cond_t ready, room; /* a chunk to write; room in the queue */
 	pthread_t writer;
@@ -142,6 +145,17 @@ static void copy_spilled(struct sink *s, uint64_t off, size_t n)
 		s->err = errno ? errno : EIO;
 }
 
+/* A file's bytes (sink_put_fd) into the output; the file is closed. */
+static void copy_src(struct sink *s, struct item *it)
+{
+	if (s->prealloc)
+		prealloc(s, it->len);
+	s->pos += it->len;
+	if (!s->err && spill_copy_from(&s->spill, it->src, 0, s->fd, it->len))
+		s->err = errno ? errno : EIO;
+	close(it->src);
+}
+
 /* Keeps a written chunk's buffer for the next chunk handed over. */
 static void recycle(struct sink *s, char *buf, size_t cap)
 {
@@ -169,12 +183,14 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&s->lock);
 		if (it->buf) /* only this thread writes */
 			write_all(s, it->buf, it->len);
+		else if (it->has_src)
+			copy_src(s, it);
 		else
 			copy_spilled(s, it->off, it->len);
 		pthread_mutex_lock(&s->lock);
 		if (it->buf)
 			recycle(s, it->buf, it->cap);
-		else
+		else if (!it->has_src)
 			spill_copied(&s->spill, it->off, it->len);
 		free(it);
 		s->nqueued--;
@@ -323,6 +339,27 @@ static void enqueue(struct sink *s, uint64_t key, char **buf, size_t *cap, size_
 	pthread_mutex_unlock(&s->lock);
 }
 
+void sink_put_fd(struct sink *s, uint64_t key, int fd, uint64_t len, uint32_t crc, uint64_t ulen)
+{
+	struct item *it = calloc(1, sizeof *it); /* raw: see the top */
+	pthread_mutex_lock(&s->lock);
+	if (it) {
+		*it = (struct item){.len = len, .ulen = ulen, .crc = crc, .src = fd, .has_src = 1};
+		add_item(s, key, it);
+	} else {
+		s->oom = 1;
+		close(fd);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sink_fail(struct sink *s, int err)
+{
+	pthread_mutex_lock(&s->lock);
+	s->fail = err;
+	pthread_mutex_unlock(&s->lock);
+}
+
 void sink_any_order(struct sink *s)
 {
 	s->any_order = 1;
@@ -365,12 +402,25 @@ static int open_tmp(struct sink *s, const char *path)
 	return s->fd < 0 ? -1 : 0;
 }
 
+static struct sink *open_sink(const char *path, int piece);
+
 struct sink *sink_open(const char *path)
+{
+	return open_sink(path, 0);
+}
+
+struct sink *sink_open_piece(const char *path)
+{
+	return open_sink(path, 1);
+}
+
+static struct sink *open_sink(const char *path, int piece)
 {
 	struct sink *s = calloc(1, sizeof *s); /* raw: see the top */
 	if (!s)
 		return NULL;
 	s->guard = -1;
+	s->piece = piece;
 	pthread_mutex_init(&s->lock, NULL);
 	size_t n = strlen(path);
 	if (!strcmp(path, "-")) {
@@ -395,7 +445,8 @@ struct sink *sink_open(const char *path)
 	if (s->gz) {
 		/* gzip header: deflate, no name, no mtime, OS unknown */
 		static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff};
-		write_all(s, hdr, sizeof hdr);
+		if (!piece)
+			write_all(s, hdr, sizeof hdr);
 		s->crc = (uint32_t)crc32(0L, Z_NULL, 0);
 	}
 	pthread_cond_init(&s->ready, NULL);
@@ -466,7 +517,22 @@ uint64_t sink_bytes(const struct sink *s)
 	return s->isize;
 }
 
+static int finish(struct sink *s, struct sink_piece *pc);
+
 int sink_close(struct sink *s)
+{
+	return finish(s, NULL);
+}
+
+int sink_close_piece(struct sink *s, struct sink_piece *pc)
+{
+	memset(pc, 0, sizeof *pc);
+	return finish(s, pc);
+}
+
+/* Writes what waits; the file renamed onto its name, or for a piece
+ * (pc) kept under its temporary name, said in *pc. */
+static int finish(struct sink *s, struct sink_piece *pc)
 {
 	pthread_mutex_lock(&s->lock);
 	/* Every worker has finished: pieces that still wait (after one that
@@ -481,7 +547,7 @@ int sink_close(struct sink *s)
 	for (unsigned i = 0; i < s->nspare; i++)
 		free(s->spare[i]);
 	spill_close(&s->spill);
-	if (s->gz) {
+	if (s->gz && !pc) {
 		/* An empty final block, then CRC-32 and size, little endian. */
 		unsigned char t[10] = {0x03, 0x00};
 		for (int i = 0; i < 4; i++) {
@@ -490,7 +556,7 @@ int sink_close(struct sink *s)
 		}
 		write_all(s, t, sizeof t);
 	}
-	int err = s->err ? s->err : s->oom ? ENOMEM : 0;
+	int err = s->err ? s->err : s->oom ? ENOMEM : s->fail;
 	if (s->tmp) {
 		/* cut off blocks allocated ahead (fallocate extends the size,
 		 * perhaps also when it failed half way) */
@@ -499,10 +565,12 @@ int sink_close(struct sink *s)
 		if (close(s->fd) && !err)
 			err = errno;
 		tmp_unguard(s->guard);
-		if (!err && rename(s->tmp, s->path))
+		if (!err && !pc && rename(s->tmp, s->path))
 			err = errno;
 		if (err)
 			unlink(s->tmp);
+		else if (pc) /* the name is the caller's now */
+			*pc = (struct sink_piece){s->tmp, s->pos, s->isize, s->crc}, s->tmp = NULL;
 	}
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->ready);

@@ -33,6 +33,25 @@ struct sink;
  * name beside it and renamed when sink_close succeeds. NULL with errno set
  * on failure. The current piece at first: SINK_KEY(0, 0). */
 struct sink *sink_open(const char *path);
+/* A piece of an output that another process writes (the ranks of an MPI
+ * job, docs/parallel-tools.md): written as sink_open writes, under a
+ * temporary name beside path, but without gzip's header and trailer and
+ * not renamed: sink_close_piece says its name, its bytes, and for .gz the
+ * uncompressed bytes and their CRC-32, for sink_put_fd into the output. */
+struct sink_piece {
+	char *tmp; /* malloc'd; the file is the caller's to remove */
+	uint64_t len, ulen;
+	uint32_t crc;
+};
+struct sink *sink_open_piece(const char *path);
+int sink_close_piece(struct sink *s, struct sink_piece *pc);
+/* Thread-safe. The first len bytes of the file fd are piece `key`'s
+ * chunk (ulen and crc: what they stand for uncompressed, with .gz): copied
+ * in the kernel when its turn comes; the sink closes fd. */
+void sink_put_fd(struct sink *s, uint64_t key, int fd, uint64_t len, uint32_t crc, uint64_t ulen);
+/* The output is not to be written (a part of it failed elsewhere):
+ * sink_close removes it and returns -1 with errno err. */
+void sink_fail(struct sink *s, int err);
 /* Thread-safe. Hands over the chunk buf[0..len) of piece `key` with the
  * buffer itself (cap bytes allocated): *buf and *cap come back as another,
  * empty buffer (perhaps NULL, 0), so chunks are never copied. A piece's

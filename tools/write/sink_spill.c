@@ -129,8 +129,11 @@ static ssize_t bounce(struct sink_spill *sp, int from, int fd, off_t *in, size_t
 
 int spill_copy(struct sink_spill *sp, int fd, uint64_t off, size_t n)
 {
-	int from = sp->f[GEN(off)].fd;
-	off_t in = (off_t)POS(off);
+	return spill_copy_from(sp, sp->f[GEN(off)].fd, (off_t)POS(off), fd, n);
+}
+
+int spill_copy_from(struct sink_spill *sp, int from, off_t in, int fd, size_t n)
+{
 	while (n) {
 		ssize_t w = sp->how == 0   ? copy_file_range(from, &in, fd, NULL, n, 0)
 			    : sp->how == 1 ? sendfile(fd, from, &in, n)

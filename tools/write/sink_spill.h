@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct spill_file {
 	int fd;		/* -1: not made yet; -2: could not be made */
@@ -41,6 +42,8 @@ int spill_reserve(struct sink_spill *sp, const char *beside, size_t n, uint64_t 
 int spill_write(struct sink_spill *sp, const void *buf, size_t n, uint64_t off);
 /* The writer thread: n bytes at off appended to fd. 0 or -1 (errno). */
 int spill_copy(struct sink_spill *sp, int fd, uint64_t off, size_t n);
+/* The same from any file: n bytes of `from` at `in` appended to fd. */
+int spill_copy_from(struct sink_spill *sp, int from, off_t in, int fd, size_t n);
 /* Under the lock: the n bytes reserved at off were copied out (or given
  * up). */
 void spill_copied(struct sink_spill *sp, uint64_t off, size_t n);

@@ -105,3 +105,105 @@ def test_report_draws_the_serial_page_once(job, launcher, tmp_path):
         assert par.read_bytes() == serial.read_bytes(), n
         assert p.stderr == one.stderr.replace(str(serial), str(par)), n
     assert "truncated" in one.stderr and "Truncated or damaged files" in serial.read_text()
+
+
+def mpi_stderr(text):
+    """stderr without the launcher's own words (Open MPI's boxes about a
+    rank's exit status)."""
+    return re.sub(r"-{20,}\n.*?-{20,}\n", "", text, flags=re.S)
+
+
+def same_files(a, b):
+    names = sorted(p.name for p in a.iterdir())
+    assert names == sorted(p.name for p in b.iterdir())
+    for name in names:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    return names
+
+
+@pytest.fixture(scope="module")
+def damaged(job, tmp_path_factory):
+    """The 16 files of two hosts, rank 3's truncated and a block of rank
+    9's corrupt (its message comes from the MPI rank that reads it)."""
+    _, two, cut = job
+    d = tmp_path_factory.mktemp("damaged")
+    for f in two:
+        data = bytearray(cut.read_bytes() if f.name == cut.name else f.read_bytes())
+        if f.name == "rank9.ctr":
+            data[3000:3100] = bytes(x ^ 0x5A for x in data[3000:3100])
+        (d / f.name).write_bytes(bytes(data))
+    return d
+
+
+@pytest.mark.parametrize("launcher", launchers())
+@pytest.mark.parametrize("gz", [False, True], ids=["json", "gz"])
+def test_split_ranks_each_rank_writes_its_share(damaged, launcher, gz, tmp_path):
+    """convert --split-ranks: each MPI rank converts its share of the
+    outputs and writes them; the directory is the serial command's, file
+    for file and byte for byte, its lines said once in the serial order
+    (the corrupt block's from the rank that read it), a stale rank file
+    of another conversion found once."""
+    z = ["-z"] if gz else []
+    serial = tmp_path / "s"
+    serial.mkdir()
+    (serial / "rank99.json").write_text("{}")
+    one = tool("convert", "-j", "1", *z, "--split-ranks", str(serial), str(damaged))
+    assert one.returncode == 1, one.stderr
+    assert "damaged block" in one.stderr and "truncated" in one.stderr, one.stderr
+    assert "also holds 1 rank file" in one.stderr, one.stderr
+    for n in (2, 5):
+        par = tmp_path / f"p{n}"
+        par.mkdir()
+        (par / "rank99.json").write_text("{}")
+        p = mpi(launcher, n, "convert", "-j", "1", *z, "--split-ranks", str(par), str(damaged))
+        assert p.returncode == 1, p.stderr
+        assert mpi_stderr(p.stderr) == one.stderr.replace(str(serial), str(par)), n
+        names = same_files(serial, par)
+        assert len(names) == WORLD + 1
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_split_ranks_more_mpi_ranks_than_outputs(job, launcher, tmp_path):
+    """Ranks without an output to write wait for the directory and say
+    nothing; the directory made by rank 0 holds the serial files."""
+    files, _, _ = job
+    serial, par = tmp_path / "s", tmp_path / "new" / "p"
+    (tmp_path / "new").mkdir()
+    one = tool("convert", "--split-ranks", str(serial), *map(str, files[:2]))
+    assert one.returncode == 0, one.stderr
+    p = mpi(launcher, 4, "convert", "--split-ranks", str(par), *map(str, files[:2]))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == one.stderr.replace(str(serial), str(par))
+    assert same_files(serial, par) == ["rank0.json", "rank1.json"]
+
+
+def mpmd(launcher, dirs, *args):
+    """One rank in each of dirs (its working directory), the same command
+    line: where a rank writes a relative path shows what it wrote."""
+    exe, opts = LAUNCHERS[launcher]
+    cmd = [exe, *opts]
+    for i, d in enumerate(dirs):
+        cmd += [":"] * (i > 0) + ["-wdir", str(d), "-n", "1", str(TOOL), *args]
+    return subprocess.run(cmd, env=mpi_env(), capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_split_ranks_rank_1_writes_the_second_half_itself(job, launcher, tmp_path):
+    """Each rank writes its share (not rank 0 all): with the ranks in two
+    working directories, a relative DIR gets ranks 0-7 under rank 0's and
+    8-15 under rank 1's; where rank 1 finds no DIR (rank 0 made its own),
+    its failures are said by rank 0, and counted."""
+    files, _, _ = job
+    a, b = tmp_path / "a", tmp_path / "b"
+    (a / "o").mkdir(parents=True)
+    (b / "o").mkdir(parents=True)
+    p = mpmd(launcher, [a, b], "convert", "--split-ranks", "o", *map(str, files))
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in (a / "o").iterdir()) == sorted(f"rank{r}.json" for r in range(8))
+    assert sorted(f.name for f in (b / "o").iterdir()) == sorted(
+        f"rank{r}.json" for r in range(8, 16))
+    p = mpmd(launcher, [a, b], "convert", "--split-ranks", "new", *map(str, files))
+    assert p.returncode == 1
+    err = mpi_stderr(p.stderr)
+    assert err.count("No such file or directory") == 8, err
+    assert err.endswith("cuptrace: 8 of 16 rank files could not be written into new\n"), err
