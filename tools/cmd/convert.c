@@ -176,7 +176,8 @@ int cmd_convert(int argc, char **argv)
 		        outpath);
 		return 2;
 	}
-	if (!split && mpirt_solo()) /* an MPI job's: rank 0 writes it alone */
+	if (outpath && (sqlite || !strcmp(outpath, "-")) && mpirt_solo())
+		/* an MPI job's: rank 0 writes these alone */
 		return 0;
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))

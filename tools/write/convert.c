@@ -14,11 +14,13 @@
 #include "util/say.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A conversion: its output and how files are written into it. */
 struct conv {
@@ -173,13 +175,79 @@ static int split_end(void *arg, void *wp, struct tfile *lead)
 	return 0;
 }
 
+/* Rank 0 of an MPI job: each other rank's piece (its files' units, in
+ * file order after rank 0's) into the output, or the output failed. */
+static int gather_pieces(struct inputs *in, struct sink *s)
+{
+	int rc = 0;
+	for (int r = 1; r < mpirt_size(); r++) {
+		struct sink_piece pc;
+		size_t lo, hi, none = 0;
+		int failed, fd = -1;
+		rc |= cranks_recv(r, in, &none, &pc, &failed);
+		cranks_range(in, r, &lo, &hi);
+		if (pc.tmp) { /* opened and removed: nothing is left behind */
+			fd = open(pc.tmp, O_RDONLY | O_CLOEXEC);
+			if (fd < 0 && !failed) {
+				failed = errno;
+				say("%s: rank %d's piece: %s (a folder its host does not share?)",
+				    pc.tmp, r, strerror(errno));
+			}
+			unlink(pc.tmp);
+			free(pc.tmp);
+		} else if (!failed) {
+			failed = EIO;
+		}
+		if (failed) {
+			sink_fail(s, failed);
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (lo < hi)
+			sink_put_fd(s, SINK_KEY(lo + 1, 0), fd, pc.len, pc.crc, pc.ulen);
+		else
+			close(fd);
+		for (size_t u = lo; u < hi; u++)
+			sink_done(s, SINK_KEY(u + 1, 0), 1);
+	}
+	return rc;
+}
+
+/* A rank above 0: its piece closed and said to rank 0. */
+static int send_piece(struct cranks *cr, struct inputs *in, struct sink *s, int rc)
+{
+	struct sink_piece pc;
+	int failed = sink_close_piece(s, &pc) ? errno : 0;
+	if (failed)
+		say("writing a piece of %s: %s", cr->out, strerror(failed));
+	cranks_send(cr, in, rc, 0, failed ? NULL : &pc, failed);
+	cranks_end(cr); /* rank 0 has taken every piece (or could not) */
+	if (pc.tmp) /* rank 0 removes it; where it could not (another disk), here */
+		unlink(pc.tmp);
+	free(pc.tmp);
+	return rc;
+}
+
 static int merged(struct inputs *in, const char *outpath, int jobs, int any_order, size_t *written,
 		  int pftrace)
 {
 	*written = 0;
-	struct sink *s = sink_open(outpath);
-	if (!s) {
+	int rank = mpirt_rank();
+	struct cranks cr; /* an MPI job's: rank r's files into a piece for rank 0 */
+	cranks_begin(&cr, in, 0);
+	cr.out = outpath;
+	struct sink *s = rank ? NULL : sink_open(outpath);
+	if (!rank && !s)
 		say("%s: %s", outpath, strerror(errno));
+	if (cranks_agree(&cr, s ? 0 : EIO)) { /* rank 0 could not: none goes on */
+		cranks_end(&cr);
+		return 1;
+	}
+	if (rank && !(s = sink_open_piece(outpath))) {
+		say("%s: %s", outpath, strerror(errno));
+		cranks_send(&cr, in, 1, 0, NULL, errno ? errno : EIO);
+		cranks_end(&cr);
 		return 1;
 	}
 	if (any_order)
@@ -192,21 +260,38 @@ static int merged(struct inputs *in, const char *outpath, int jobs, int any_orde
 	 * so two workers on a two-core machine lose to one worker beside the
 	 * writing thread (measured, bench/JOURNAL.md). */
 	size_t cores = (size_t)drive_jobs(jobs, SIZE_MAX);
-	unsigned k = in->n && cores > in->n + 1 ? (unsigned)((cores - 1) / in->n) : 1;
+	/* (.pftrace: a sequence per share, numbered by their count; JSON: the
+	 * same for any count, taken for a rank's files) */
+	size_t n = pftrace || !cr.mine ? in->n : cr.hi - cr.lo;
+	unsigned k = n && cores > n + 1 ? (unsigned)((cores - 1) / n) : 1;
 	struct conv j = {.in = in, .sink = s, .pftrace = pftrace};
 	struct out o;
 	out_init_sink(&o, s); /* the head: unit 0 of the sink's, files 1..n, the tail */
-	if (pftrace)
+	if (rank) /* a piece: its units, the first its first file's */
+		for (size_t u = 0; u <= cr.lo; u++)
+			sink_done(s, SINK_KEY(u, 0), 1);
+	else if (pftrace)
 		pftrace_head(&o, in);
 	else
 		chrome_head(&o, in, NULL, 0);
-	out_chunk(&o, 0);
-	sink_done(s, o.key, 1);
+	if (!rank) {
+		out_chunk(&o, 0);
+		sink_done(s, o.key, 1);
+	}
 	struct drive_ops ops = {.consumer = pftrace ? &pftrace_consumer : &chrome_consumer,
 	                        .arg = &j, .worker_begin = worker_begin, .worker_end = worker_end,
 	                        .open = open_file, .close = close_file, .block = on_block};
-	struct drive_how how = {.jobs = jobs, .nshares = k, .progress = "converting"};
+	struct drive_how how = {.jobs = jobs, .nshares = k, .only = cr.mine,
+	                        .progress = rank ? NULL : "converting"};
 	int rc = drive(in, &ops, &how);
+	if (rank) {
+		out_close(&o);
+		sink_thread_done();
+		return send_piece(&cr, in, s, rc);
+	}
+	if (cr.mine)
+		rc |= gather_pieces(in, s);
+	cranks_end(&cr);
 	o.key = SINK_KEY(in->n + 1, 0);
 	if (!pftrace)
 		chrome_tail(&o, in, NULL);

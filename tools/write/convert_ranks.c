@@ -128,6 +128,8 @@ int cranks_recv(int r, struct inputs *in, size_t *written, struct sink_piece *pc
 
 void cranks_end(struct cranks *c)
 {
+	if (c->mine)
+		mpirt_barrier();
 	if (c->said) {
 		say_into(NULL);
 		fclose(c->said);
@@ -135,6 +137,25 @@ void cranks_end(struct cranks *c)
 	free(c->text);
 	free(c->mine);
 	memset(c, 0, sizeof *c);
+}
+
+/* Rank 0's err on every rank. */
+static int bcast_err(int32_t err)
+{
+	void *p = &err;
+	size_t n = sizeof err;
+	if (mpirt_bcast(&p, &n)) /* (rank 0 made it, or says why not) */
+		err = EIO;
+	else if (p != &err) {
+		memcpy(&err, p, sizeof err);
+		free(p);
+	}
+	return err;
+}
+
+int cranks_agree(const struct cranks *c, int err)
+{
+	return c->mine ? bcast_err(err) : err;
 }
 
 int cranks_mkdir(const char *dir, int *guard_slot)
@@ -145,14 +166,6 @@ int cranks_mkdir(const char *dir, int *guard_slot)
 	int32_t err = 0;
 	if (!mpirt_rank() && tmp_mkdir(dir, guard_slot))
 		err = errno ? errno : EIO;
-	void *p = &err;
-	size_t n = sizeof err;
-	if (mpirt_bcast(&p, &n)) /* (rank 0 made it, or says why not) */
-		err = EIO;
-	else if (p != &err) {
-		memcpy(&err, p, sizeof err);
-		free(p);
-	}
-	errno = err;
-	return err ? -1 : 0;
+	errno = bcast_err(err);
+	return errno ? -1 : 0;
 }

@@ -15,6 +15,7 @@
 struct cranks {
 	unsigned char *mine; /* of in->n: this rank's files; NULL when serial */
 	size_t lo, hi;	     /* merged output: mine are [lo, hi) */
+	const char *out;     /* merged output: its name */
 	FILE *said;	     /* a rank above 0: the lines it says */
 	char *text;
 	size_t ntext;
@@ -24,6 +25,8 @@ struct cranks {
  * when this process is one of N > 1 ranks; a rank above 0 keeps what it
  * says from now on for rank 0. */
 void cranks_begin(struct cranks *c, const struct inputs *in, int by_output);
+/* Rank 0's err (0: it goes on) on every rank. */
+int cranks_agree(const struct cranks *c, int err);
 /* A rank above 0: its outcome to rank 0 (pc: its piece, or NULL). */
 void cranks_send(struct cranks *c, const struct inputs *in, int rc, size_t written,
                  const struct sink_piece *pc, int failed);
@@ -34,6 +37,8 @@ void cranks_send(struct cranks *c, const struct inputs *in, int rc, size_t writt
 int cranks_recv(int r, struct inputs *in, size_t *written, struct sink_piece *pc, int *failed);
 /* The files [*lo, *hi) of rank r (merged output). */
 void cranks_range(const struct inputs *in, int r, size_t *lo, size_t *hi);
+/* Every rank, once: with N ranks, returns when all have come (rank 0
+ * has then taken every rank's outcome). */
 void cranks_end(struct cranks *c);
 
 /* --split-ranks DIR: made once (rank 0, which says whether it could), as

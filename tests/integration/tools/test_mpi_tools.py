@@ -207,3 +207,58 @@ def test_split_ranks_rank_1_writes_the_second_half_itself(job, launcher, tmp_pat
     err = mpi_stderr(p.stderr)
     assert err.count("No such file or directory") == 8, err
     assert err.endswith("cuptrace: 8 of 16 rank files could not be written into new\n"), err
+
+
+@pytest.mark.parametrize("launcher", launchers())
+@pytest.mark.parametrize("ext", ["json", "json.gz", "pftrace"])
+def test_merged_output_from_the_ranks_pieces(damaged, launcher, ext, tmp_path):
+    """convert -o OUT: each rank converts its files into a piece beside
+    OUT, rank 0 puts them in file order between the head and the tail
+    (which holds every file's status and drops): the serial file byte for
+    byte (.json.gz: one gzip member of the ranks' deflate pieces), the
+    serial lines, no piece left behind."""
+    serial = tmp_path / f"s.{ext}"
+    one = tool("convert", "-j", "1", "-o", str(serial), str(damaged))
+    assert one.returncode == 1, one.stderr
+    for n in (2, 3):
+        out = tmp_path / f"p{n}" / f"t.{ext}"
+        out.parent.mkdir()
+        p = mpi(launcher, n, "convert", "-j", "1", "-o", str(out), str(damaged))
+        assert p.returncode == 1, p.stderr
+        assert mpi_stderr(p.stderr) == one.stderr.replace(str(serial), str(out)), n
+        assert out.read_bytes() == serial.read_bytes(), n
+        assert [f.name for f in out.parent.iterdir()] == [out.name]
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_merged_output_a_piece_rank_0_cannot_reach(job, launcher, tmp_path):
+    """Rank 1 writes its piece beside OUT in its own working directory,
+    which rank 0 does not see: the output fails, nothing is left behind in
+    either directory and an older OUT stays as it was."""
+    files, _, _ = job
+    a, b = tmp_path / "a", tmp_path / "b"
+    (a / "o").mkdir(parents=True)
+    (b / "o").mkdir(parents=True)
+    (a / "o" / "t.json").write_text("old")
+    p = mpmd(launcher, [a, b], "convert", "-o", "o/t.json", *map(str, files))
+    assert p.returncode == 1
+    assert "rank 1's piece" in p.stderr and "writing o/t.json" in p.stderr, p.stderr
+    assert [f.name for f in (a / "o").iterdir()] == ["t.json"]
+    assert (a / "o" / "t.json").read_text() == "old"
+    assert list((b / "o").iterdir()) == []
+
+
+def test_sqlite_and_stdout_run_on_rank_0_alone(job, tmp_path):
+    """export, convert -o OUT.sqlite and -o -: rank 0 alone, once."""
+    files, _, _ = job
+    if not LAUNCHERS["openmpi"][0]:
+        pytest.skip("Open MPI's mpiexec not installed")
+    serial, par = tmp_path / "s.sqlite", tmp_path / "p.sqlite"
+    assert tool("export", "-o", str(serial), *map(str, files)).returncode == 0
+    p = mpi("openmpi", 3, "export", "-o", str(par), *map(str, files))
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("wrote") == 1, p.stderr
+    assert par.read_bytes() == serial.read_bytes()
+    one = tool("convert", "-o", "-", *map(str, files[:2]))
+    p = mpi("openmpi", 3, "convert", "-o", "-", *map(str, files[:2]))
+    assert (p.returncode, p.stdout) == (0, one.stdout)
