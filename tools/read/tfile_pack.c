@@ -15,6 +15,7 @@ void tfile_pack_state(struct pack *p, const struct tfile *t)
 #define X(field) PK(p, t->f.field);
 	STATE_FIELDS(X)
 #undef X
+	PK(p, t->piece.outside); /* a piece's events left out */
 }
 
 void tfile_unpack_state(struct pack *p, struct tfile *t)
@@ -22,6 +23,7 @@ void tfile_unpack_state(struct pack *p, struct tfile *t)
 #define X(field) UP(p, t->f.field);
 	STATE_FIELDS(X)
 #undef X
+	UP(p, t->piece.outside);
 	t->f.err[sizeof t->f.err - 1] = 0;
 	t->f.damage[sizeof t->f.damage - 1] = 0;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* What reading a file found out (its status and message, its counts of
- * events and drops, its last footer, the damage read past), as bytes: an
+ * events and drops, its last footer, the damage read past, the events a
+ * piece of the job left out), as bytes: an
  * MPI job's rank that reads a file sends it to rank 0, which says and
  * writes what the serial command says and writes of every file
  * (docs/parallel-tools.md). The header is not sent: every rank opens

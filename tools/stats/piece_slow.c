@@ -14,6 +14,8 @@
 #include "job/clocks.h"
 #include "job/drive.h"
 #include "stats/collect.h"
+#include "util/mpirt.h"
+#include "util/pack.h"
 #include "util/say.h"
 #include "util/xalloc.h"
 
@@ -77,6 +79,37 @@ static struct cand *cands(const struct table *t, const char *a, const char *b, c
 	return c;
 }
 
+/* An MPI job's ranks read their shares of the files for the reports
+ * (collect.c) and rank 0 alone has the tables: its choice (and the rule
+ * said) goes to every rank, which all convert the same files. */
+static void agree(const struct inputs *in, struct piece *p, uint8_t *keep, int *rc)
+{
+	if (mpirt_size() < 2)
+		return;
+	struct pack b = {0};
+	if (!mpirt_rank()) {
+		pk_u64(&b, (uint64_t)(int64_t)*rc);
+		pk_str(&b, p->rule);
+		pk_bytes(&b, keep, in->n);
+	}
+	void *buf = b.b;
+	size_t n = b.n;
+	if (mpirt_bcast(&buf, &n)) {
+		*rc = -1;
+	} else if (mpirt_rank()) {
+		struct pack r = {.b = buf, .n = n};
+		*rc = (int)(int64_t)up_u64(&r);
+		char *rule = up_str(&r);
+		snprintf(p->rule, sizeof p->rule, "%s", rule ? rule : "");
+		free(rule);
+		up_bytes(&r, keep, in->n);
+		if (r.bad)
+			*rc = -1;
+		pk_free(&r);
+	}
+	pk_free(&b);
+}
+
 /* Runs the reports over every file (rewound after) and chooses. */
 static int slowest(struct inputs *in, struct piece *p, int jobs, uint8_t *keep)
 {
@@ -130,6 +163,7 @@ static int slowest(struct inputs *in, struct piece *p, int jobs, uint8_t *keep)
 	for (int k = 0; k < 3; k++)
 		if (g.t[k])
 			table_free(g.t[k]);
+	agree(in, p, keep, &rc);
 	return rc < 0 ? -1 : 0;
 }
 

@@ -262,3 +262,26 @@ def test_sqlite_and_stdout_run_on_rank_0_alone(job, tmp_path):
     one = tool("convert", "-o", "-", *map(str, files[:2]))
     p = mpi("openmpi", 3, "convert", "-o", "-", *map(str, files[:2]))
     assert (p.returncode, p.stdout) == (0, one.stdout)
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_a_piece_of_the_job_from_the_ranks(damaged, launcher, tmp_path):
+    """--ranks slowest:N (chosen from the reports, read shared: rank 0's
+    choice goes to every rank), --steps and --window: the serial piece,
+    its events left out counted over every rank's files."""
+    cases = [["convert", "--ranks", "slowest:2", "-o", "{}.json"],
+             ["convert", "--steps", "2-4", "--split-ranks", "{}"],
+             ["convert", "--window", "0.001-0.05", "-o", "{}.json.gz"],
+             ["report", "--ranks", "slowest:2", "-o", "{}.html"]]
+    for case in cases:
+        serial = tmp_path / case[-1].format("s")
+        one = tool(case[0], "-j", "1", *case[1:-1], str(serial), str(damaged))
+        par = tmp_path / case[-1].format("p")
+        p = mpi(launcher, 3, case[0], "-j", "1", *case[1:-1], str(par), str(damaged))
+        assert p.returncode == one.returncode, p.stderr
+        assert mpi_stderr(p.stderr) == one.stderr.replace(str(serial), str(par)), case
+        assert "left out" in one.stderr or "kept" in one.stderr, one.stderr
+        if serial.is_dir():
+            same_files(serial, par)
+        else:
+            assert par.read_bytes() == serial.read_bytes(), case
