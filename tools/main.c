@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "stats"))
 		return ranked(cmd_stats, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "export"))
-		return ranked(cmd_export, 0, argc - 1, argv + 1);
+		return ranked(cmd_export, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "report"))
 		return ranked(cmd_report, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "diff"))

@@ -7,6 +7,7 @@
 #include "write/sqlite/sqlite.h"
 #include "read/inputs.h"
 #include "read/live.h"
+#include "util/mpirt.h"
 #include "util/say.h"
 
 #include <getopt.h>
@@ -43,6 +44,8 @@ int cmd_export_to(struct inputs *in, const char *outpath, const char *split)
 	size_t written = 0;
 	int rc = split ? export_sqlite_split(in, split, &written)
 		       : export_sqlite(in, outpath, &written);
+	if (mpirt_rank() > 0) /* an MPI job's: rank 0 says what was written */
+		return rc;
 	for (size_t i = 0; i < in->n; i++)
 		if (in->v[i].f.status == CT_TRUNCATED)
 			say_warning("%s", tfile_err(&in->v[i]));
@@ -125,6 +128,8 @@ int cmd_export(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (!split && mpirt_solo()) /* an MPI job's: rank 0 writes one database alone */
+		return 0;
 	struct inputs in;
 	if (inputs_open(&in, argv + optind, argc - optind, strict))
 		return 1;

@@ -2,6 +2,7 @@
 /* The progress line of long conversions: on stderr when it is a terminal,
  * once a conversion has run for a second. */
 #include "util/progress.h"
+#include "util/mpirt.h"
 
 #include <stdio.h>
 #include <time.h>
@@ -12,8 +13,8 @@ void progress(const char *what, unsigned long long done, int final)
 	static struct timespec t0;
 	static int shown;
 	struct timespec now;
-	if (!isatty(STDERR_FILENO))
-		return;
+	if (mpirt_rank() > 0 || !isatty(STDERR_FILENO))
+		return; /* (an MPI job's ranks above 0: rank 0 shows its own) */
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (!t0.tv_sec && !t0.tv_nsec)
 		t0 = now;

@@ -285,3 +285,28 @@ def test_a_piece_of_the_job_from_the_ranks(damaged, launcher, tmp_path):
             same_files(serial, par)
         else:
             assert par.read_bytes() == serial.read_bytes(), case
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_export_split_ranks_each_rank_writes_its_databases(damaged, job, launcher, tmp_path):
+    """export --split-ranks: each MPI rank writes its share of the
+    databases (the serial ones byte for byte, the serial lines); with the
+    ranks in two working directories, rank 1's land in its own."""
+    serial = tmp_path / "s"
+    one = tool("export", "--split-ranks", str(serial), str(damaged))
+    assert one.returncode == 1 and "damaged block" in one.stderr, one.stderr
+    for n in (2, 4):
+        par = tmp_path / f"p{n}"
+        p = mpi(launcher, n, "export", "--split-ranks", str(par), str(damaged))
+        assert p.returncode == 1, p.stderr
+        assert mpi_stderr(p.stderr) == one.stderr.replace(str(serial), str(par)), n
+        assert len(same_files(serial, par)) == WORLD
+    files, _, _ = job
+    a, b = tmp_path / "a", tmp_path / "b"
+    (a / "o").mkdir(parents=True)
+    (b / "o").mkdir(parents=True)
+    p = mpmd(launcher, [a, b], "export", "--split-ranks", "o", *map(str, files[:4]))
+    assert p.returncode == 0, p.stderr
+    ranks = sorted(int(re.search(r"(\d+)\.ctr$", f.name).group(1)) for f in files[:4])
+    assert sorted(f.name for f in (b / "o").iterdir()) == sorted(
+        f"rank{r}.sqlite" for r in ranks[2:])

@@ -8,6 +8,8 @@
  * reads back. docs/SQLITE.md lists every table and column. */
 #include "write/sqlite/sqlite.h"
 #include "write/sqlite/sqlite_int.h"
+#include "write/convert_ranks.h"
+#include "util/mpirt.h"
 #include "model/piece.h"
 #include "util/progress.h"
 #include "util/tmp_guard.h"
@@ -357,14 +359,17 @@ int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 {
 	*written = 0;
 	int made;
-	if (tmp_mkdir(dir, &made)) {
-		say("%s: %s", dir, strerror(errno));
+	if (cranks_mkdir(dir, &made)) {
+		if (!mpirt_rank())
+			say("%s: %s", dir, strerror(errno));
 		return 1;
 	}
+	struct cranks cr; /* an MPI job's: each rank writes its share of the databases */
+	cranks_begin(&cr, in, 1);
 	int rc = 0;
 	for (size_t i = 0; i < in->n; i++) {
-		if (in->v[i].lead != (int)i)
-			continue; /* in its lead's database */
+		if (in->v[i].lead != (int)i || (cr.mine && !cr.mine[i]))
+			continue; /* in its lead's database, or another rank's */
 		char path[4200];
 		inputs_split_path(in, i, dir, ".sqlite", path, sizeof path);
 		int r = export_files(in, &in->v[i], path);
@@ -373,6 +378,16 @@ int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 		for (size_t k = 0; k < in->n && r >= 0; k++)
 			*written += in->v[k].lead == (int)i;
 	}
-	tmp_mkdir_done(dir, made, *written > 0);
+	if (mpirt_rank()) {
+		cranks_send(&cr, in, rc, *written, NULL, 0);
+	} else {
+		for (int r = 1; r < mpirt_size(); r++) {
+			struct sink_piece pc;
+			int failed;
+			rc |= cranks_recv(r, in, written, &pc, &failed);
+		}
+		tmp_mkdir_done(dir, made, *written > 0);
+	}
+	cranks_end(&cr);
 	return rc;
 }
