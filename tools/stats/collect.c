@@ -151,14 +151,29 @@ static void pack_file(struct job *j, size_t index, struct run *run)
 		j->r[i]->pack(run->st[i], b);
 }
 
+/* A rank above 0: file f's parts packed for rank 0, then freed. */
+static void pack_drop(struct job *j, struct drive_file *f)
+{
+	struct run *run = f->ctx;
+	pack_file(j, j->lo + f->index, run);
+	for (size_t i = 0; i < j->n; i++) {
+		if (j->r[i]->drop)
+			j->r[i]->drop(run->st[i]);
+		else
+			j->r[i]->merge(j->st[i], run->st[i]);
+	}
+	free(run->st);
+	free(run);
+}
+
 /* Merges file f's parts (the files in their order). */
 static void merge_file(void *arg, struct drive_file *f)
 {
 	struct job *j = arg;
-	struct run *run = f->ctx;
 	if (j->out)
-		pack_file(j, j->lo + f->index, run);
-	merge_run(j, run, f->t);
+		pack_drop(j, f);
+	else
+		merge_run(j, f->ctx, f->t);
 }
 
 /* Rank 0: the files of ranks 1, 2, ... (theirs follow its own in file

@@ -53,6 +53,17 @@ void dur_add(struct durations *s, const char *key, const char *style, uint64_t d
 		a->max = d;
 }
 
+void dur_free(struct durations *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].d);
+		free(s->v[i].key);
+	}
+	free(s->v);
+	hmap_free(&s->index);
+	memset(s, 0, sizeof *s);
+}
+
 void dur_merge(struct durations *dst, struct durations *src)
 {
 	for (size_t i = 0; i < src->n; i++) {

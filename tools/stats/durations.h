@@ -38,6 +38,9 @@ void dur_add(struct durations *s, const char *key, const char *style, uint64_t d
  * own, and frees src's aggregates. */
 void dur_merge(struct durations *dst, struct durations *src);
 
+/* Frees s's aggregates (s is empty after). */
+void dur_free(struct durations *s);
+
 /* s as bytes (util/pack.h) for another process, and back into an empty
  * s; styles (NULL-terminated) lists every style s may hold (styles are
  * told by pointer, which differs between processes). */

@@ -67,6 +67,12 @@ static void event(void *p, struct tfile *t, const struct m_event *ev)
 		add_sref(st, &ev->api.name, d);
 }
 
+static void drop(void *part)
+{
+	dur_free(&((struct dsum *)part)->d);
+	free(part);
+}
+
 static void merge(void *p, void *part)
 {
 	struct dsum *st = part;
@@ -130,7 +136,7 @@ static void *begin_api(const struct stats_opts *opts)
 
 const struct report report_cuda_gpu_kern_sum = {
     "cuda_gpu_kern_sum", "time in each GPU kernel (demangled name)", begin_kern, event, end,
-    .merge = merge, .pack = pack, .unpack = unpack,
+    .merge = merge, .pack = pack, .unpack = unpack, .drop = drop,
 };
 const struct report report_cuda_gpu_mem_time_sum = {
     "cuda_gpu_mem_time_sum",
@@ -138,11 +144,11 @@ const struct report report_cuda_gpu_mem_time_sum = {
     begin_mem,
     event,
     end,
-    .merge = merge, .pack = pack, .unpack = unpack,
+    .merge = merge, .pack = pack, .unpack = unpack, .drop = drop,
 };
 const struct report report_cuda_api_sum = {
     "cuda_api_sum", "time in each CUDA runtime and driver call", begin_api, event, end,
-    .merge = merge, .pack = pack, .unpack = unpack,
+    .merge = merge, .pack = pack, .unpack = unpack, .drop = drop,
 };
 
 /* ---- cuda_gpu_mem_size_sum: bytes per memory operation (MB = 10^6 B) */

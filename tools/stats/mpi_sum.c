@@ -121,6 +121,11 @@ static void st_free(struct st *s)
 	free(s);
 }
 
+static void drop(void *q)
+{
+	st_free(q);
+}
+
 static void merge(void *p, void *q)
 {
 	struct st *s = p, *part = q;
@@ -221,5 +226,5 @@ const struct report report_mpi_sum = {
     begin,     event,
     end,       NULL,
     0,         merge,
-    part,      .pack = pack, .unpack = unpack,
+    part,      .pack = pack, .unpack = unpack, .drop = drop,
 };

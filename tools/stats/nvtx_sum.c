@@ -62,6 +62,12 @@ static void merge(void *p, void *part)
 	free(part);
 }
 
+static void drop(void *part)
+{
+	dur_free(&((struct nvtx_sum *)part)->d);
+	free(part);
+}
+
 static const char *const styles[] = {STYLE_PUSHPOP, STYLE_STARTEND, NULL};
 
 static void pack(void *part, struct pack *b)
@@ -100,5 +106,5 @@ static int end(void *p, struct table **out)
 const struct report report_nvtx_sum = {
 	"nvtx_sum", "time in each NVTX range (Time %, total, instances, avg, median, min, max, stddev)",
 	begin, event, end,
-	.merge = merge, .pack = pack, .unpack = unpack,
+	.merge = merge, .pack = pack, .unpack = unpack, .drop = drop,
 };

@@ -63,6 +63,10 @@ struct report {
 	 * reads every file then. */
 	void (*pack)(void *part, struct pack *b);
 	void *(*unpack)(void *st, struct pack *b, struct inputs *in);
+	/* Frees a part once packed (a rank above 0 keeps nothing of its
+	 * files but their bytes). NULL: it is merged into the rank's state
+	 * instead, which nothing reads (memory: that state grows). */
+	void (*drop)(void *part);
 };
 
 extern const struct report report_nvtx_sum;

@@ -59,6 +59,12 @@ static void merge(void *p, void *part)
 	free(q);
 }
 
+static void drop(void *part)
+{
+	free(((struct st *)part)->v);
+	free(part);
+}
+
 static void pack(void *part, struct pack *b)
 {
 	struct st *q = part;
@@ -210,5 +216,5 @@ const struct report report_steps = {
 	"step duration per rank (count, avg, median, min, max, stddev, TFLOP/s); slowest rank per step;\n"
 	"               with --by step, every step of every rank",
 	begin, event, end, NULL, 1,
-	.merge = merge, .pack = pack, .unpack = unpack,
+	.merge = merge, .pack = pack, .unpack = unpack, .drop = drop,
 };
