@@ -48,6 +48,10 @@ static void help(FILE *f)
 	      "                     as large, 1/3.5 of the JSON; any Perfetto reads it)\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
 	      "                     a warning; exit 1 only when no input is usable)\n"
+	      "Under mpiexec (N ranks of a launcher), the ranks share the files out and\n"
+	      "write the same output, once: --split-ranks, each its rank files; -o OUT\n"
+	      "(not .sqlite or -), each a piece beside OUT that rank 0 joins (OUT's\n"
+	      "folder seen by every host; docs/parallel-tools.md).\n"
 	      "A piece of the job (docs/cuptrace-convert.md; one line on stderr says\n"
 	      "what was left out, and the output's metadata too):\n" PIECE_HELP,
 	      f);

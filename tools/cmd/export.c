@@ -34,6 +34,9 @@ static void help(FILE *f)
 	      "  --align MODE       clocks of several hosts, as cuptrace convert\n"
 	      "  --strict           an unusable input is an error (default: skipped with\n"
 	      "                     a warning; exit 1 only when no input is usable)\n"
+	      "Under mpiexec (N ranks of a launcher), with --split-ranks each rank writes\n"
+	      "its share of the databases; one database is rank 0's alone\n"
+	      "(docs/parallel-tools.md).\n"
 	      "A piece of the job, as cuptrace convert (docs/cuptrace-export.md; the\n"
 	      "row CUPTRACE_PIECE of META_DATA_EXPORT says what was left out):\n" PIECE_HELP,
 	      f);

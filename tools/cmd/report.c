@@ -86,7 +86,9 @@ static void help(FILE *f)
 	      "file or a directory), as cuptrace diff BASE INPUT does: its verdict and\n"
 	      "tables (docs/cuptrace-diff.md), of the whole runs (--steps applies,\n"
 	      "--ranks and --window do not).\n"
-	      "docs/REPORT.md describes the page.\n\n"
+	      "docs/REPORT.md describes the page. Under mpiexec (N ranks of a launcher),\n"
+	      "the ranks share the files out and rank 0 draws the same page, once\n"
+	      "(docs/parallel-tools.md).\n\n"
 	      "A piece of the job, as cuptrace convert (docs/cuptrace-report.md; a line\n"
 	      "of the page's header says what was left out; the reports see only it):\n"
 	      PIECE_HELP,

@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: MIT
-"""`mpiexec -n N cuptrace stats` (docs/parallel-tools.md): the ranks share
-the files out (file i to rank i*N/files), rank 0 merges the reports' parts
-in file order and prints the serial command's output, once, byte for byte,
-with the serial command's warnings. Inputs: 16 ranks of the NCCL harness
-on the CUPTI simulator (no GPU), on two simulated hosts whose clocks differ
-(the clocks table and the alignment take part), and a truncated copy of a
-rank's file (its warning must come once, in file order). Open MPI's
-mpiexec, and MPICH's where installed; skipped without either."""
+"""`mpiexec -n N cuptrace stats|report|convert|export` (docs/parallel-tools.md):
+the ranks share the files out (file i to rank i*N/files; --split-ranks:
+whole outputs), rank 0 merges the reports' parts in file order (stats,
+report) or each rank writes its rank files (--split-ranks) or a piece of
+the merged output that rank 0 joins (-o); the output is the serial
+command's, once, byte for byte, with the serial command's lines. Inputs:
+16 ranks of the NCCL harness on the CUPTI simulator (no GPU), on two
+simulated hosts whose clocks differ (the clocks table and the alignment
+take part), a truncated copy of a rank's file and a corrupt block (their
+lines must come once, in file order). Ranks started in two working
+directories (MPMD) show which rank wrote what. Open MPI's mpiexec, and
+MPICH's where installed; skipped without either."""
 import re
 import shutil
 import subprocess
