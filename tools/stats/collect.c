@@ -335,8 +335,10 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 	struct drive_ops ops = {.consumer = &reports_consumer, .arg = &j, .open = open_file,
 	                        .merge = merge_file, .chunk = drain_file};
 	struct drive_how how = {.jobs = jobs, .lockstep = lockstep(&j)};
-	if (read_files(&j, &ops, &how))
-		return 0; /* a rank above 0: rank 0 prints */
+	if (read_files(&j, &ops, &how)) { /* a rank above 0: rank 0 prints */
+		clocks_free(&ck); /* (the reports' states end with the process) */
+		return 0;
+	}
 	int rc = j.rc;
 	size_t stepless = j.stepless;
 	if (j.outside == 1) /* their figures are all empty: say why */
