@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	if (!strcmp(c, "report"))
 		return ranked(cmd_report, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "diff"))
-		return cmd_diff(argc - 1, argv + 1);
+		return ranked(cmd_diff, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "events"))
 		return cmd_events(argc - 1, argv + 1);
 	say("unknown command '%s'", c);

@@ -314,3 +314,25 @@ def test_export_split_ranks_each_rank_writes_its_databases(damaged, job, launche
     ranks = sorted(int(re.search(r"(\d+)\.ctr$", f.name).group(1)) for f in files[:4])
     assert sorted(f.name for f in (b / "o").iterdir()) == sorted(
         f"rank{r}.sqlite" for r in ranks[2:])
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_diff_and_report_base_print_the_serial_output_once(job, launcher, tmp_path):
+    """diff reads both runs as stats does (each run's files shared out, rank
+    0 compares); report --base reads the base the same way, on every rank."""
+    files, two, _ = job
+    base, new = tmp_path / "base", tmp_path / "new"
+    base.mkdir(), new.mkdir()
+    for f in files[:8]:
+        (base / f.name).symlink_to(f)
+    for f in two:
+        (new / f.name).symlink_to(f)
+    one = same_as_serial(launcher, ["diff", str(base), str(new)], ns=(2, 3))
+    assert one.stdout.startswith("verdict: ") and "base 8 ranks, new 16" in one.stdout, one.stdout
+    serial = tmp_path / "s.html"
+    s = tool("report", "--base", str(base), "-o", str(serial), str(new))
+    assert s.returncode == 0, s.stderr
+    par = tmp_path / "p.html"
+    p = mpi(launcher, 2, "report", "--base", str(base), "-o", str(par), str(new))
+    assert p.returncode == 0, p.stderr
+    assert par.read_bytes() == serial.read_bytes()
