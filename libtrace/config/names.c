@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Variables of the Python package that the library does not read, known
- * all the same (no "unknown variable" warning): where the package builds
- * its C++ modules for torch (python_shim/cuptrace/_torchbuild.py). */
-static const char *const package_vars[] = {"CUPTRACE_TORCH_CACHE", NULL};
+/* Variables that the library does not read, known all the same (no
+ * "unknown variable" warning): where the Python package builds its C++
+ * modules for torch (python_shim/cuptrace/_torchbuild.py), and whether
+ * the cuptrace tool under a launcher is a rank of an MPI job of its own
+ * (tools/util/mpirt.c). */
+static const char *const package_vars[] = {"CUPTRACE_TORCH_CACHE", "CUPTRACE_TOOL_MPI", NULL};
 
 static unsigned edit_distance(const char *a, const char *b)
 {

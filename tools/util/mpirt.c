@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Bytes per message: MPI counts are ints. */
 #define PIECE ((size_t)1 << 30)
@@ -104,6 +105,76 @@ static int bind(void *h)
 	return 0;
 }
 
+/* The launchers' processes that start ranks: mpiexec and Open MPI's
+ * daemons, MPICH's (and Intel MPI's) proxy, Slurm's, PALS', Flux's, LSF's. */
+static const char *const starters[] = {"mpiexec",	"mpirun",	 "orterun",	"orted",
+				       "prterun",	"prted",	 "prte",	"hydra_pmi_proxy",
+				       "pmi_proxy",	"mpiexec.hydra", "mpiexec.openmpi", "mpiexec.mpich",
+				       "slurmstepd",	"palsd",	 "flux-shell",	"jsm",
+				       "srun",		NULL};
+/* What may stand between a starter and the tool: shells and the commands
+ * that exec what they are given. */
+static const char *const passers[] = {"sh",	"bash", "dash",	   "zsh",    "ksh", "env",
+				      "time",	"nice", "numactl", "taskset", "chrt", "stdbuf",
+				      "timeout", NULL};
+
+static int among(const char *name, const char *const *v)
+{
+	for (; *v; v++)
+		if (!strcmp(name, *v))
+			return 1;
+	return 0;
+}
+
+/* The name and parent of process pid (/proc/PID/stat: "pid (comm) state
+ * ppid ..."; comm may hold spaces and parentheses). */
+static int proc_of(long pid, char *name, size_t cap, long *ppid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+	if (!open || !close || close < open || sscanf(close + 1, " %*c %ld", ppid) != 1)
+		return -1;
+	size_t len = (size_t)(close - open - 1) < cap - 1 ? (size_t)(close - open - 1) : cap - 1;
+	memcpy(name, open + 1, len);
+	name[len] = 0;
+	return 0;
+}
+
+/* Whether the launcher started this process as a rank (through shells or
+ * wrappers at most), rather than a rank's program starting it: a program
+ * that is itself a rank of the job (MPI up, or about to be) and runs
+ * cuptrace, has the rank's variables in its environment too, and MPI_Init
+ * there would be the second of that rank. Unknown on a system without
+ * /proc: yes. CUPTRACE_TOOL_MPI=on or off decides instead. */
+static int started_as_rank(void)
+{
+	const char *v = getenv("CUPTRACE_TOOL_MPI");
+	if (v && (!strcmp(v, "on") || !strcmp(v, "1")))
+		return 1;
+	if (v && (!strcmp(v, "off") || !strcmp(v, "0")))
+		return 0;
+	long pid = (long)getppid();
+	for (int depth = 0; depth < 8 && pid > 1; depth++) {
+		char name[64];
+		long ppid;
+		if (proc_of(pid, name, sizeof name, &ppid))
+			return depth == 0;
+		if (among(name, starters))
+			return 1;
+		if (!among(name, passers))
+			return 0;
+		pid = ppid;
+	}
+	return 0;
+}
+
 /* Ranks above 0 print nothing: stdout to /dev/null, the tools' lines
  * muted (rank 0 says what concerns the inputs, once). */
 static void silence(void)
@@ -120,7 +191,7 @@ int mpirt_start(void)
 	int launched = 0;
 	for (size_t i = 0; i < sizeof mpi_sources / sizeof *mpi_sources; i++)
 		launched |= !strcmp(ri.source, mpi_sources[i]);
-	if (!launched || ri.world_size <= 1)
+	if (!launched || ri.world_size <= 1 || !started_as_rank())
 		return rt.mode = MPIRT_SERIAL;
 	void *h = load(ri.source);
 	if (!h || bind(h) || rt.size <= 1) {

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import TOOL, rewrite_header, tool
+from conftest import PROGS, TOOL, rewrite_header, tool
 from mpi_jobs import mpi_env
 from test_report_html import run_job
 
@@ -336,3 +336,30 @@ def test_diff_and_report_base_print_the_serial_output_once(job, launcher, tmp_pa
     p = mpi(launcher, 2, "report", "--base", str(base), "-o", str(par), str(new))
     assert p.returncode == 0, p.stderr
     assert par.read_bytes() == serial.read_bytes()
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_a_rank_that_runs_cuptrace_gets_the_serial_command(job, launcher):
+    """A rank's program (MPI up) that runs cuptrace stats on its own file:
+    the tool has the rank's variables but was not started by the launcher,
+    so it must not start MPI as that rank a second time (Open MPI aborts the
+    job); it runs the serial command. Started by the launcher through a
+    shell, it is a rank of the tool's job."""
+    files, _, _ = job
+    prog = PROGS / ("mpich/mpi_system" if launcher == "mpich" else "mpi_system")
+    if not prog.exists():
+        pytest.skip(f"{prog.name} not built for {launcher}")
+    one = tool("stats", "-r", "nvtx_sum", str(files[0]))
+    exe, opts = LAUNCHERS[launcher]
+    cmd = f"{TOOL} stats -r nvtx_sum {files[0]} > out.$$; cmp -s out.$$ {{}} && echo same; rm out.$$"
+    ref = files[0].parent / "serial.txt"
+    ref.write_text(one.stdout)
+    p = subprocess.run([exe, *opts, "-n", "2", str(prog), cmd.format(ref)], env=mpi_env(),
+                       capture_output=True, text=True, timeout=120, cwd=files[0].parent)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count("same") == 2 and p.stdout.count("status 0") == 2, p.stdout + p.stderr
+    q = subprocess.run([exe, *opts, "-n", "2", "sh", "-c",
+                        f"{TOOL} stats -v -r nvtx_sum {' '.join(map(str, files))}"],
+                       env=mpi_env(), capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    assert q.stderr.count("2 MPI ranks: each reads its share") == 1, q.stderr
