@@ -193,7 +193,12 @@ int piece_windows_done(struct inputs *in, struct piece *p, size_t none)
 		const struct tfile *t = &in->v[i];
 		if (t->piece.from >= t->piece.to)
 			continue;
+		/* from 0: not cut at the start (no --steps, --window's T0 open
+		 * or before the file's clock began): the piece begins where
+		 * --window says, else it is open (not the file clock's zero) */
 		int64_t a = (int64_t)t->piece.from + t->off_ns;
+		if (!t->piece.from)
+			a = p->window_arg ? p->win_lo : INT64_MIN;
 		uint64_t e = t->piece.to < t->piece.end ? t->piece.to : t->piece.end;
 		int64_t b = e == UINT64_MAX ? INT64_MAX : (int64_t)e + t->off_ns;
 		p->t_lo = a < p->t_lo ? a : p->t_lo;

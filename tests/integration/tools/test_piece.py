@@ -190,6 +190,15 @@ def test_window_keeps_what_starts_inside_whole(job):
     doc = load_json(d / "o.json")
     assert events(doc) == want_ev and arrows(doc) == want_ar
     assert doc["cuptrace"]["piece"]["to_s"] is None
+    # open at the start: it begins with the job, not at a file clock's zero
+    err = piece(job, "s.json", "--window", f"-{hi}")
+    want_ev, want_ar = expected(full, {r: (0, hi_ns) for r in range(WORLD)})
+    doc = load_json(d / "s.json")
+    assert events(doc) == want_ev and arrows(doc) == want_ar
+    meta = doc["cuptrace"]["piece"]
+    assert meta["from_s"] is None and meta["to_s"] == float(hi), meta
+    assert any(x.startswith(f"cuptrace: kept all 4 ranks, window -{hi} s (up to {float(hi):.3f} s)")
+               for x in err), err
 
 
 def test_slowest_picks_the_late_rank_and_the_fastest(job):
