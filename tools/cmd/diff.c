@@ -39,6 +39,7 @@ static void help(FILE *f)
 	      "rank's steps; without steps in both runs, the traced span per rank) and\n"
 	      "the rows whose change per step explains most of it, e.g.\n"
 	      "  step +12.3 % (...): :slow_part +12.00 ms (+200 %) explains 98 %\n"
+	      "(none when the test of the step times finds no change: p >= 0.01).\n"
 	      "--fail-above PCT: exit 1 when the step time (or span) grew by more than\n"
 	      "PCT percent, a gate for CI. --steps A-B: only steps A to B of both runs\n"
 	      "(as cuptrace stats). -j, --strict as in cuptrace stats.\n"

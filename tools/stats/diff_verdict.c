@@ -2,10 +2,12 @@
 /* cuptrace diff's first line: how the step time changed (the mean step,
  * over every rank's steps), or without steps in both runs the span per
  * rank, and the few rows whose change per step (per rank) explains most
- * of it. Rows that span (nearly) the whole step, such as a range around
- * it, are left out: they explain it without saying anything; so are rows
- * whose change the test found within the noise. steps and breakdown are
- * not among the explanations (they are sums of the others). */
+ * of it; none when the test of the step times finds no change (p of
+ * DIFF_ALPHA or more). Rows that span (nearly) the whole step, such as a
+ * range around it, are left out: they explain it without saying
+ * anything; so are rows whose change the test found within the noise.
+ * steps and breakdown are not among the explanations (they are sums of
+ * the others). */
 #include "stats/diff.h"
 #include "util/xalloc.h"
 
@@ -120,6 +122,14 @@ void diff_verdict_make(const struct diff_run *b, const struct diff_run *n,
 	size_t o =
 	    (size_t)snprintf(v->text, sizeof v->text, "%s %+.1f %% (%s -> %s %s%s%s)", v->basis,
 	                     v->change_pct, from, to, sp ? "per step" : "per rank", test, ranks);
+	if (sp && !isnan(sp->p) && sp->p >= DIFF_ALPHA) {
+		/* the test cannot tell the steps apart: a row's share of a
+		 * change that may be noise would mean nothing (any row of a
+		 * step that did not move would "explain" thousands of %) */
+		if (o < sizeof v->text)
+			snprintf(v->text + o, sizeof v->text - o, ": no change to explain");
+		return;
+	}
 	struct why *w = NULL;
 	size_t nw = explain(by_rep, div_b, div_n, v, &w);
 	double change = v->new_ns - v->base_ns;
