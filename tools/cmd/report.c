@@ -126,6 +126,21 @@ static void take(void *ctx, int rep, struct table *t)
 	push(&c->own[c->sec_of[rep]], t);
 }
 
+/* Frees what the reports and --base's comparison made. */
+static void collected_free(struct collected *c)
+{
+	for (size_t i = 0; i < c->all.n; i++)
+		table_free(c->all.v[i]);
+	free(c->all.v);
+	for (size_t i = 0; i < NSECTIONS; i++)
+		free(c->own[i].v);
+	if (c->clk)
+		table_free(c->clk);
+	for (size_t i = 0; i < c->ndiff; i++)
+		table_free(c->diff[i]);
+	free(c->diff);
+}
+
 static void page(FILE *f, struct inputs *in, struct collected *c, const struct stats_opts *opts)
 {
 	html_page_begin(f);
@@ -266,6 +281,8 @@ int cmd_report(int argc, char **argv)
 	    compare_base(&col, base, argv + optind, argc - optind, strict, jobs, &opts, steps_arg))
 		rc = -1;
 	if (rc < 0 || mpirt_rank() > 0) { /* an MPI job's rank above 0: rank 0 draws */
+		if (rc < 0)
+			collected_free(&col);
 		inputs_close(&in);
 		return rc < 0;
 	}
@@ -277,16 +294,7 @@ int cmd_report(int argc, char **argv)
 	page(mem, &in, &col, &opts);
 	if (fclose(mem))
 		xoom();
-	for (size_t i = 0; i < col.all.n; i++)
-		table_free(col.all.v[i]);
-	free(col.all.v);
-	for (size_t i = 0; i < NSECTIONS; i++)
-		free(col.own[i].v);
-	if (col.clk)
-		table_free(col.clk);
-	for (size_t i = 0; i < col.ndiff; i++)
-		table_free(col.diff[i]);
-	free(col.diff);
+	collected_free(&col);
 	char piece_line[512] = "";
 	if (in.piece)
 		piece_describe(&in, NULL, piece_line, sizeof piece_line);

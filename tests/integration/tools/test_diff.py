@@ -250,5 +250,11 @@ def test_report_base_renders_the_comparison(runs, tmp_path):
     assert verdict.replace(">", "&gt;") in page
     assert 'data-t="diff: nvtx_sum"' in page
     assert "<script src" not in page and "http://" not in page.replace("http://www.w3.org", "")
+    # a base that cannot be read: said in one line, no page (and, under
+    # the sanitizers, nothing the reports made left behind)
+    missing = tmp_path / "missing"
+    p = tool("report", "--base", missing, "-o", tmp_path / "none.html", n)
+    assert p.returncode == 1 and p.stderr == f"cuptrace: {missing}: No such file or directory\n"
+    assert not (tmp_path / "none.html").exists()
     from test_report_html import chromium, screenshot  # noqa: F401 (skips without it)
     assert screenshot(out, tmp_path / "page.png") == []
