@@ -265,7 +265,9 @@ void piece_describe(const struct inputs *in, const struct tfile *only, char *buf
 	char ranks[256];
 	piece_ranks_str(in, ranks, sizeof ranks);
 	size_t o = 0;
-	if (p->nkept == p->nranks)
+	if (p->nkept == p->nranks && p->nranks == 1)
+		o = add(buf, len, o, "kept the only rank, %s", ranks);
+	else if (p->nkept == p->nranks)
 		o = add(buf, len, o, "kept all %zu ranks", p->nranks);
 	else
 		o = add(buf, len, o, "kept rank%s %s of %zu", p->nkept > 1 ? "s" : "", ranks, p->nranks);

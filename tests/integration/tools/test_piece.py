@@ -323,3 +323,11 @@ def test_steps_of_no_file_is_bad_input(job):
         "cuptrace convert: --steps 50-60: no step of that range in the files kept (steps "
         "come from cuptrace_step() or CUPTRACE_STEP_RANGE)"]
     assert not (d / "none.json").exists()
+
+
+def test_one_rank_is_named(job):
+    """A job of one rank: named, not "all 1 ranks"."""
+    d, out, _ = job
+    p = tool("convert", "-o", d / "one.json", "--steps", "2", out / "rank3.ctr")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("cuptrace: kept the only rank, 3, steps 2 ("), p.stderr
