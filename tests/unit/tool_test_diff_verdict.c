@@ -5,9 +5,11 @@
  * the step's change; when the test of the step times finds no change
  * (a GPU-bound kernel hidden behind a paced step), no row is named: a
  * share of a change within the noise would be any number; with too few
- * steps to test, the rows are named. */
+ * steps to test, the rows are named. A long name is cut between
+ * characters, not inside one. */
 #include "check.h"
 #include "stats/diff.h"
+#include "util/utf8.h"
 
 #include <math.h>
 
@@ -16,6 +18,7 @@
 
 static struct pairs by_rep[16];
 static struct pair step, kern;
+static const char *kern_name = "gemm(float*)";
 
 static size_t rep_index(const char *name)
 {
@@ -41,7 +44,7 @@ static void verdict(double base_ms, double new_ms, double p, const char *sig,
 	                     .nm = new_ms * 1e6,
 	                     .p = p,
 	                     .sig = sig};
-	kern = (struct pair){.name = "gemm(float*)",
+	kern = (struct pair){.name = (char *)kern_name,
 	                     .match = "exact",
 	                     .bc = STEPS,
 	                     .nc = STEPS,
@@ -85,6 +88,17 @@ int main(void)
 	/* too few steps to test: the rows are named */
 	verdict(50, 60, NAN, "n/a", &v);
 	has(v.text, "too few steps to test): gemm(float*) +5.00 ms", 1);
+	/* a long name is cut before a character, not inside one: ":ab" and
+	 * 40 two-byte letters, 83 bytes, shown as its first 79 */
+	char name[128] = ":ab";
+	for (int i = 0; i < 40; i++)
+		strcat(name, "\xc3\xa9");
+	kern_name = name;
+	verdict(50, 60, 1e-6, "yes", &v);
+	CHECK(utf8_valid(v.text, strlen(v.text)) == strlen(v.text));
+	char shown[128];
+	snprintf(shown, sizeof shown, "): %.79s +5.00 ms", name);
+	has(v.text, shown, 1);
 	puts("diff verdict: ok");
 	return 0;
 }

@@ -35,6 +35,19 @@ static void fmt_ns(char *buf, size_t len, double ns, int sign)
 		snprintf(buf, len, "%s%.3f s", s, a / 1e9);
 }
 
+/* How much of name the verdict shows: at most NAME_MAX_SHOWN bytes, cut
+ * before a character, not inside one (names are valid UTF-8: the tables
+ * made them so). */
+#define NAME_MAX_SHOWN 80
+static int shown_len(const char *name)
+{
+	size_t n = strnlen(name, NAME_MAX_SHOWN + 1);
+	if (n > NAME_MAX_SHOWN)
+		for (n = NAME_MAX_SHOWN; n && ((unsigned char)name[n] & 0xc0) == 0x80; n--)
+			;
+	return (int)n;
+}
+
 struct why {
 	const struct pair *p;
 	const char *rep;
@@ -138,10 +151,10 @@ void diff_verdict_make(const struct diff_run *b, const struct diff_run *n,
 		fmt_ns(d, sizeof d, w[i].delta, 1);
 		if (w[i].ub > 0)
 			snprintf(rel, sizeof rel, "%+.0f %%", 100 * w[i].delta / w[i].ub);
+		const char *name = w[i].p->key ? w[i].p->key : w[i].p->name;
 		o += (size_t)snprintf(v->text + o, sizeof v->text - o,
-		                      "%s %.80s %s (%s) explains %.0f %%", i ? ";" : ":",
-		                      w[i].p->key ? w[i].p->key : w[i].p->name, d, rel,
-		                      100 * w[i].delta / change);
+		                      "%s %.*s %s (%s) explains %.0f %%", i ? ";" : ":",
+		                      shown_len(name), name, d, rel, 100 * w[i].delta / change);
 	}
 	if (!nw && o < sizeof v->text)
 		snprintf(v->text + o, sizeof v->text - o, ": no row explains it");
