@@ -5,10 +5,13 @@
  * holds three ranges: "forward" and "backward" of a fixed length and
  * "slow_part" of SLOW_US microseconds, each a sleep (its length does not
  * depend on how busy the machine's cores are). Writes what it did to
- * $CT_TEST_TRUTH. usage: diff_train STEPS SLOW_US */
+ * $CT_TEST_TRUTH. usage: diff_train STEPS SLOW_US [open]: with "open",
+ * one more step is begun and never ended (its range still open when the
+ * program exits, as a job stopped by its time limit leaves it). */
 #include "truth.h"
 
 #include <nvtx3/nvToolsExt.h>
+#include <string.h>
 
 #define FIXED_US 10000
 
@@ -25,8 +28,8 @@ static void part(const char *name, long us)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: diff_train STEPS SLOW_US\n");
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "open"))) {
+		fprintf(stderr, "usage: diff_train STEPS SLOW_US [open]\n");
 		return 2;
 	}
 	int steps = atoi(argv[1]);
@@ -38,6 +41,10 @@ int main(int argc, char **argv)
 		part("slow_part", slow);
 		part("backward", FIXED_US);
 		nvtxRangePop();
+	}
+	if (argc == 4) {
+		nvtxRangePushA("step");
+		part("forward", FIXED_US);
 	}
 	printf("diff_train done\n");
 	return 0;

@@ -231,7 +231,11 @@ static void step_claim(struct spans *sp, struct tstate *t, struct frame *f)
 	t->step_await = 0;
 }
 
-static void step_end(struct spans *sp, struct tstate *t, const struct frame *f, uint64_t end)
+/* Ends the step that frame f's range began, at end; unfinished: the range
+ * never ended (closed by the end of the file or a capture stop), so the
+ * step is not a whole one either. */
+static void step_end(struct spans *sp, struct tstate *t, const struct frame *f, uint64_t end,
+                     int unfinished)
 {
 	if (!f->step || !t->step_open || t->step_no != f->step_no)
 		return;
@@ -242,6 +246,7 @@ static void step_end(struct spans *sp, struct tstate *t, const struct frame *f, 
 	s.ts = t->step_ts;
 	s.end = end < t->step_ts ? t->step_ts : end;
 	s.id = t->step_no;
+	s.unfinished = unfinished;
 	t->step_open = 0;
 	sp->fn(sp->ctx, &s);
 }
@@ -253,7 +258,7 @@ static void cut(struct spans *sp, struct tstate *t)
 		struct dstack *ds = &t->ds[d];
 		while (ds->n) {
 			struct frame *f = &ds->v[--ds->n];
-			step_end(sp, t, f, t->last_ts);
+			step_end(sp, t, f, t->last_ts, 1);
 			emit_range(sp, t, f, t->last_ts, (int)ds->n, 1);
 			drop(&f->name);
 		}
@@ -342,7 +347,7 @@ static void async_start(struct spans *sp, const struct ct_event *ev)
 	uint64_t id = ev->v[F_NVTX_START_ID];
 	int32_t e = async_take(sp, id, 1);
 	if (e >= 0) {
-		step_end(sp, thread(sp, ev->tid), &fr, sp->a[e].fr.ts);
+		step_end(sp, thread(sp, ev->tid), &fr, sp->a[e].fr.ts, 0);
 		emit_async(sp, &fr, id, ev->tid, sp->a[e].fr.ts, sp->a[e].tid, 0);
 		async_release(sp, e);
 		return;
@@ -358,7 +363,7 @@ static void async_end(struct spans *sp, const struct ct_event *ev)
 	uint64_t id = ev->v[F_NVTX_END_ID], ts = ev->v[F_NVTX_END_TS];
 	int32_t i = async_take(sp, id, 0);
 	if (i >= 0) {
-		step_end(sp, thread(sp, sp->a[i].tid), &sp->a[i].fr, ts);
+		step_end(sp, thread(sp, sp->a[i].tid), &sp->a[i].fr, ts, 0);
 		emit_async(sp, &sp->a[i].fr, id, sp->a[i].tid, ts, ev->tid, 0);
 		async_release(sp, i);
 		return;
@@ -397,7 +402,7 @@ void spans_event(struct spans *sp, const struct ct_event *ev)
 		struct dstack *d = dstack(t, ev->v[F_NVTX_POP_DOMAIN]);
 		if (d->n) { /* a pop without its push (dropped or before capture) is ignored */
 			struct frame *f = &d->v[--d->n];
-			step_end(sp, t, f, ts);
+			step_end(sp, t, f, ts, 0);
 			emit_range(sp, t, f, ts, (int)d->n, 0);
 			drop(&f->name);
 		}
@@ -489,7 +494,7 @@ void spans_finish(struct spans *sp)
 			struct astart *a = &sp->a[i];
 			int32_t next = a->next;
 			if (!a->is_end) {
-				step_end(sp, thread(sp, a->tid), &a->fr, sp->last_ts);
+				step_end(sp, thread(sp, a->tid), &a->fr, sp->last_ts, 1);
 				emit_async(sp, &a->fr, a->id, a->tid, sp->last_ts, a->tid, 1);
 			}
 			async_release(sp, i);

@@ -208,6 +208,22 @@ def test_steps_option_keeps_those_steps(runs):
     assert (r["Base Instances"], r["New Instances"]) == (2 * 6, 3 * 6)
 
 
+def test_a_step_open_at_the_end_is_not_a_step(runs, tmp_path):
+    """A run that ends inside a step (its step range never ended, as a job
+    stopped by its time limit leaves it) has only its whole steps: the one
+    cut by the end is no step of a few ms that would drag the mean step
+    down."""
+    env = traced_env(tmp_path / "o", CUPTRACE_STEP_RANGE="step")
+    p = run([DIFF_TRAIN, 6, BASE_US, "open"], env=env)
+    assert p.returncode == 0 and p.stdout == "diff_train done\n", p.stderr
+    s = tool("stats", "--report", "steps", "--format", "json", tmp_path / "o")
+    assert s.returncode == 0, s.stderr
+    [per_rank] = [v for k, v in json.loads(s.stdout).items() if "per rank" in k]
+    assert [r["Steps"] for r in per_rank] == [6]
+    steps = row(diff_json(runs["base"][0], tmp_path / "o"), "steps", "step")
+    assert steps["New Instances"] == 6
+
+
 @pytest.fixture(scope="module")
 def sim_runs(tmp_path_factory):
     d = tmp_path_factory.mktemp("simdiff")
