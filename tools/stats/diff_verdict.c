@@ -128,8 +128,10 @@ void diff_verdict_make(const struct diff_run *b, const struct diff_run *n,
 		snprintf(ranks, sizeof ranks, "; base %zu rank%s, new %zu", b->nranks,
 		         b->nranks == 1 ? "" : "s", n->nranks);
 	if (sp && !isnan(sp->p))
+		/* the step time's own test: p alone (a row's Significant also
+		 * asks for a shift of DIFF_MIN_PCT, the gate for the percentage) */
 		snprintf(test, sizeof test, "; %s, p %.2g",
-		         !strcmp(sp->sig, "yes") ? "beyond noise" : "within noise", sp->p);
+		         sp->p < DIFF_ALPHA ? "beyond noise" : "within noise", sp->p);
 	else if (sp)
 		snprintf(test, sizeof test, "; too few steps to test");
 	size_t o =

@@ -143,6 +143,13 @@ def test_fail_above_is_a_gate(runs):
     assert abs(float(p.stderr.split(" grew ")[1].split(" %")[0]) - grew) <= 0.05
     diff("--fail-above", f"{grew * 2:.1f}%", b, n)
     diff("--fail-above", 0, b, b)  # no growth at all
+    # a growth the test of the steps cannot tell from the noise fails no
+    # gate: two runs of the same program, whatever their means did
+    same = runs["same"][0]
+    v = diff_json(b, same)["verdict"]
+    gate = diff("--fail-above", 0, b, same, rc=int(v["change_pct"] > 0 and v["p"] < 0.01))
+    if v["change_pct"] > 0 and v["p"] >= 0.01:
+        assert "but within the noise of the steps" in gate.stderr, gate.stderr
     # usage errors and bad input
     assert diff("--fail-above", "x", b, n, rc=2).stderr.count("\n") == 1
     diff(b, rc=2)
