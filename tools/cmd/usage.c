@@ -140,4 +140,7 @@ void cmd_piece_said(const struct inputs *in)
 	char line[512];
 	piece_describe(in, NULL, line, sizeof line);
 	say("%s", line);
+	if (piece_empty(in))
+		say_warning("no event of the ranks kept falls in this window: the output holds "
+		            "their tracks only");
 }

@@ -62,9 +62,12 @@ static inline void model_head(struct m_event *e, enum m_type type, enum m_cat ca
 static inline void model_emit(struct model *m, struct m_event *ev)
 {
 	struct tpiece *w = &m->t->piece;
-	if (w->cut && !piece_keeps(w, ev)) {
-		w->outside++;
-		return;
+	if (w->cut) {
+		if (!piece_keeps(w, ev)) {
+			w->outside++;
+			return;
+		}
+		w->inside += ev->type != ME_PROCESS && ev->type != ME_TRACK;
 	}
 	m->c->event(m->ctx, ev);
 }

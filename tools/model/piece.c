@@ -227,6 +227,17 @@ uint64_t piece_outside(const struct inputs *in, const struct tfile *only)
 	return n;
 }
 
+int piece_empty(const struct inputs *in)
+{
+	int cut = 0;
+	for (size_t i = 0; i < in->n; i++) {
+		if (in->v[i].piece.inside)
+			return 0;
+		cut |= in->v[i].piece.cut;
+	}
+	return cut;
+}
+
 void piece_ranks_str(const struct inputs *in, char *buf, size_t len)
 {
 	size_t o = 0;

@@ -83,6 +83,8 @@ int piece_windows_done(struct inputs *in, struct piece *p, size_t none);
 /* Events the model left out of the kept files of `only`'s output (every
  * file: NULL), so far. */
 uint64_t piece_outside(const struct inputs *in, const struct tfile *only);
+/* Whether the files were cut to a window and none kept an event in it. */
+int piece_empty(const struct inputs *in);
 /* One line of what the piece is and what it left out ("kept ranks 1,3 of
  * 4, steps 2-3 (0.120-0.180 s); left out 2 ranks (5102 records) and 310
  * events of the kept ranks"): for stderr and the outputs' metadata. */

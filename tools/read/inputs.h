@@ -16,7 +16,7 @@
 struct tpiece {
 	uint8_t cut;
 	uint64_t from, to;
-	uint64_t outside;
+	uint64_t outside, inside; /* the events it left out, and kept */
 	uint64_t end; /* the last time the step pass saw (UINT64_MAX: none) */
 	int place;    /* cut: its index among all the job's files */
 };

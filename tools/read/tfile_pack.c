@@ -16,6 +16,7 @@ void tfile_pack_state(struct pack *p, const struct tfile *t)
 	STATE_FIELDS(X)
 #undef X
 	PK(p, t->piece.outside); /* a piece's events left out */
+	PK(p, t->piece.inside);  /* and kept */
 }
 
 void tfile_unpack_state(struct pack *p, struct tfile *t)
@@ -24,6 +25,7 @@ void tfile_unpack_state(struct pack *p, struct tfile *t)
 	STATE_FIELDS(X)
 #undef X
 	UP(p, t->piece.outside);
+	UP(p, t->piece.inside);
 	t->f.err[sizeof t->f.err - 1] = 0;
 	t->f.damage[sizeof t->f.damage - 1] = 0;
 }

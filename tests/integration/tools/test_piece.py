@@ -199,6 +199,13 @@ def test_window_keeps_what_starts_inside_whole(job):
     assert meta["from_s"] is None and meta["to_s"] == float(hi), meta
     assert any(x.startswith(f"cuptrace: kept all 4 ranks, window -{hi} s (up to {float(hi):.3f} s)")
                for x in err), err
+    assert not any("no event" in x for x in err), err
+    # past the job's end: nothing falls inside, and it says so
+    late = f"{ts[-1] / 1e9 + 100:.3f}"
+    for cmd, name in (("convert", "late.json"), ("export", "late.sqlite")):
+        err = piece(job, name, "--window", f"{late}-", cmd=cmd)
+        assert sum("warning: no event of the ranks kept falls in this window" in x
+                   for x in err) == 1, err
 
 
 def test_slowest_picks_the_late_rank_and_the_fastest(job):
