@@ -3,6 +3,7 @@
 #include "cuptrace/cuptrace.h"
 
 #include "capture.h"
+#include "flight.h"
 #include "lifecycle.h"
 #include "trace.h"
 #include "writer.h"
@@ -60,6 +61,12 @@ CT_API const char *cuptrace_rotate(void)
 	if (!ct.active || ct_writer_flush(CT_FLUSH_ROTATE, 0, 0, 10000))
 		return NULL;
 	return ct_writer_rotated_path();
+}
+
+CT_API int cuptrace_dump(void)
+{
+	ct_enter(); /* the writer is started by the first event */
+	return ct_writer_flight_ask(CT_FL_API, 0);
 }
 
 CT_API void cuptrace_leaving(int status)

@@ -155,6 +155,29 @@ void ct_defs_drain(const struct ct_defs_sink *k)
 	pthread_mutex_unlock(&defs_st.lock);
 }
 
+size_t ct_defs_drained(void)
+{
+	if (writer_lock())
+		return 0;
+	size_t n = defs_st.drained;
+	pthread_mutex_unlock(&defs_st.lock);
+	return n;
+}
+
+void ct_defs_each(size_t upto, const struct ct_defs_sink *k)
+{
+	if (writer_lock())
+		return;
+	for (size_t i = 0; i < upto && i < defs_st.drained; i++) {
+		const struct def *d = &defs_st.v[i];
+		if (d->h)
+			k->handle(k->ctx, d->h, d->s, d->len);
+		else
+			k->record(k->ctx, d->tid, (const struct ct_rec *)d->s);
+	}
+	pthread_mutex_unlock(&defs_st.lock);
+}
+
 void ct_defs_fork_prepare(void)
 {
 	pthread_mutex_lock(&defs_st.lock);

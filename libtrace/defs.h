@@ -29,6 +29,11 @@ struct ct_defs_sink {
 	void *ctx;
 };
 void ct_defs_drain(const struct ct_defs_sink *sink);
+/* How many definitions the writer has fetched so far; and the first upto
+ * of them handed to the callbacks again, the queue unchanged (a flight
+ * window's first block: those of the blocks it dropped). */
+size_t ct_defs_drained(void);
+void ct_defs_each(size_t upto, const struct ct_defs_sink *sink);
 /* The process is leaving: the writer waits at most 200 ms for the lock. */
 void ct_defs_impatient(void);
 /* Queues every definition again (the writer lost a block that held some). */

@@ -198,7 +198,7 @@ int ct_output_open_part(const char *first, unsigned part, char *path, size_t len
 
 /* The file's header (format.h): this process, its configuration, and
  * part when it is the part-th file (part >= 2). */
-static int header(int fd, unsigned part, uint64_t *written)
+static int header(int fd, unsigned part, const struct ct_fl_info *fi, uint64_t *written)
 {
 	size_t cap = 4096 + ct.cmdline_len + 8192;
 	uint8_t *buf = malloc(cap);
@@ -229,6 +229,15 @@ static int header(int fd, unsigned part, uint64_t *written)
 		p = ct_tlv_u(p, CT_H_FORKED_FROM, (uint64_t)ct.forked_from);
 	if (part > 1) /* a window after a rotation: the tools keep it apart */
 		p = ct_tlv_u(p, CT_H_PART, part);
+	if (fi) { /* a flight recorder's window (1.5) */
+		p = ct_tlv_u(p, CT_H_FLIGHT_WANT, fi->want_ns);
+		p = ct_tlv_u(p, CT_H_FLIGHT_FROM, fi->from);
+		p = ct_tlv_u(p, CT_H_FLIGHT_TO, fi->to);
+		p = ct_tlv_str(p, CT_H_FLIGHT_CAUSE, fi->cause, strnlen(fi->cause, sizeof fi->cause));
+		p = ct_tlv_u(p, CT_H_FLIGHT_BUDGET, fi->budget);
+		if (fi->short_ns)
+			p = ct_tlv_u(p, CT_H_FLIGHT_SHORT, fi->short_ns);
+	}
 	size_t len = ct_header_seal(buf, p);
 	int rc = ct_write_all(fd, buf, len);
 	*written = len;
@@ -245,11 +254,16 @@ static int is_ours(const struct ct_out_file *o, int fd)
 
 int ct_output_begin(struct ct_out_file *o, unsigned part)
 {
+	return ct_output_begin_flight(o, part, NULL);
+}
+
+int ct_output_begin_flight(struct ct_out_file *o, unsigned part, const struct ct_fl_info *fi)
+{
 	struct stat st;
 	if (o->fd < 0)
 		return -1;
 	int got = !fstat(o->fd, &st);
-	if (!got || header(o->fd, part, &o->off)) {
+	if (!got || header(o->fd, part, fi, &o->off)) {
 		ct_log_error("writing %s: %s; tracing stops", o->path, strerror(errno));
 		close(o->fd);
 		if (got && S_ISREG(st.st_mode))

@@ -31,6 +31,16 @@ struct ct_out_file {
 /* After ct_output_open(_part): the header. -1 (said; the file, which
  * holds nothing, is removed and fd is -2) when it cannot be written. */
 int ct_output_begin(struct ct_out_file *o, unsigned part);
+/* The same for a flight recorder's window: its header says so. */
+/* What a dump's header says about its window. */
+struct ct_fl_info {
+	uint64_t want_ns, from, to; /* the window asked; the tracer clock span kept */
+	uint64_t short_ns;	    /* > 0: the budget left out this much of the window */
+	uint64_t budget;	    /* bytes */
+	char cause[256];
+};
+
+int ct_output_begin_flight(struct ct_out_file *o, unsigned part, const struct ct_fl_info *fi);
 /* n bytes at the end of the file; -1 (said; fd -2: tracing stops) when
  * they cannot be written. */
 int ct_output_write(struct ct_out_file *o, const void *buf, size_t n);

@@ -10,6 +10,7 @@
 #include "io.h"
 #include "varint.h"
 #include "defs.h"
+#include "flight.h"
 #include "flushreq.h"
 #include "log.h"
 #include "orphan.h"
@@ -50,7 +51,10 @@ static void last_pass(void)
 {
 	ct_wr_anchor(1);
 	ct_wr_cycle();
-	ct_wr_write_footer(atomic_load(&ct_wr.ending));
+	if (ct_wr.flight)
+		ct_wr_flight_end(atomic_load(&ct_wr.ending));
+	else
+		ct_wr_write_footer(atomic_load(&ct_wr.ending));
 	ct_wr_sync_file();
 	ct_wr_close_file();
 }
@@ -120,7 +124,11 @@ static void *writer_main(void *arg)
 			    F_CAPTURE_N);
 		if (ct_wr.watch)
 			ct_wr_watch_pass();
-		if (req >= CT_FLUSH_FOOTER) {
+		if (ct_wr.flight && req >= CT_FLUSH_FOOTER) {
+			ct_wr_flight_end(atomic_load(&ct_wr.ending));
+		} else if (ct_wr.flight) { /* blocks to the store; triggers */
+			ct_wr_flight_tick(now, ticks);
+		} else if (req >= CT_FLUSH_FOOTER) {
 			ct_wr.rotated[0] = 0; /* the process leaves: no rotation */
 			ct_wr_write_footer(atomic_load(&ct_wr.ending));
 		} else if (req == CT_FLUSH_ROTATE) {
@@ -164,6 +172,8 @@ void ct_writer_ensure(void)
 			ct_wr_ts_fields();
 		}
 		ct_wr.watch = ct_watch_on();
+		if (ct_fl_on())
+			ct_wr_flight_start();
 		ZSTD_CCtx_setParameter(ct_wr.cctx, ZSTD_c_checksumFlag, 1);
 		sem_init(&ct_wr.wake, 0, 0);
 		ct_flushreq_init(&ct_wr.fr);
@@ -234,6 +244,16 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms)
 	return rc;
 }
 
+int ct_writer_flight_ask(int cause, uint64_t detail)
+{
+	if (!ct.active || !(ct.cfg.flight > 0) || cause < 0 || cause >= CT_FL_NCAUSES)
+		return -1;
+	ct_fl_ask((enum ct_fl_cause)cause, detail);
+	if (atomic_load(&ct_wr.started))
+		sem_post(&ct_wr.wake); /* async-signal-safe */
+	return 0;
+}
+
 const char *ct_writer_rotated_path(void)
 {
 	return ct_wr.rotated[0] ? ct_wr.rotated : NULL;
@@ -266,6 +286,10 @@ void ct_writer_fork_child(void)
 	ct_output_drop(&ct_wr.out);
 	ct_wr.part = 1;
 	ct_wr.preamble = 0;
+	/* The parent's window is not the child's: its store is left as it is
+	 * (copy-on-write pages) and the child starts its own. */
+	ct_wr.flight = ct_wr.dumping = 0;
+	memset(&ct_fl, 0, sizeof ct_fl);
 	ct_wr.first[0] = ct_wr.rotated[0] = 0;
 	ct_tnames_fork_child();
 	memset(ct_wr.drops, 0, sizeof ct_wr.drops);

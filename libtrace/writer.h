@@ -44,6 +44,11 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms);
 /* After a served CT_FLUSH_ROTATE: the path of the file it finished, or
  * NULL when that window recorded nothing (no file) or the file failed.
  * Valid until the next rotation. */
+/* Asks the writer for a flight recorder's dump (enum ct_fl_cause of
+ * flight.h; detail: a signal, a status, a step): async-signal-safe, never
+ * waits. -1 when flight mode is off. */
+int ct_writer_flight_ask(int cause, uint64_t detail);
+
 const char *ct_writer_rotated_path(void);
 
 /* The trace file's path once the writer opened it (after a served

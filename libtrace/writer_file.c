@@ -62,6 +62,8 @@ static void replay_name(int64_t tid, struct ct_rec *r)
 void ct_wr_rotate(void)
 {
 	ct_wr.rotated[0] = 0;
+	if (ct_wr.flight)
+		return; /* nothing is written but windows (cuptrace_dump) */
 	if (ct_wr.out.fd == -2 || (ct_wr.out.fd == -1 && ct_wr.enc.len <= ct_wr.preamble))
 		return; /* tracing failed, or nothing since the last file: no file */
 	ct_wr_write_footer((uint64_t)CT_END_ROTATE << 32 | ct_wr.part);

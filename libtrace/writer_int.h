@@ -6,6 +6,7 @@
  *                   the pool's wakes and prefault, exit, fork
  *   writer_own.c    records the writer makes itself; the watchdog's pass
  *   writer_drain.c  a pass over every thread's ring into the block
+ *   writer_flight.c the flight recorder: blocks kept in memory, dumps
  *   writer_file.c   the file: footer, fsync, close, rotation
  *   writer_block.c  the state; the block encoded, compressed and written
  */
@@ -64,6 +65,15 @@ struct ct_wr_state {
 	 * torch_op's end): in a record stamped with the TSC they hold ticks
 	 * too, and are mapped with f[0] (ct_wr_ts_fields fills it). */
 	uint32_t more_ts[CT_NKINDS];
+	/* Flight mode (flight.h): blocks go to the store, not the file,
+	 * except while a dump writes its window (dumping). The block being
+	 * built began at fl_t0 with string id fl_sid0, fl_defs0 definitions
+	 * fetched and the event counts fl_events. */
+	int flight, dumping;
+	uint64_t fl_t0;
+	uint32_t fl_sid0;
+	size_t fl_defs0;
+	uint64_t fl_events[CT_NKINDS];
 };
 
 extern struct ct_wr_state ct_wr;
@@ -83,6 +93,16 @@ size_t ct_wr_cycle(void);
 void ct_wr_anchor(int force);
 /* Fills ct_wr.more_ts from the schemas, before the writer starts. */
 void ct_wr_ts_fields(void);
+
+/* The flight recorder: its start (with the writer), its part of each
+ * tick (blocks cut, the marker polled, triggers served by a dump), and
+ * the process's end (a dump when the end asks for one). */
+void ct_wr_flight_start(void);
+void ct_wr_flight_tick(uint64_t now, unsigned ticks);
+void ct_wr_flight_end(uint64_t end);
+/* The block kept in the store (writer_block.c), and the next one begun. */
+void ct_wr_flight_keep(const uint8_t *z, size_t zlen);
+void ct_wr_flight_begin_block(uint64_t now);
 
 /* The file: its footer (end: how << 32 | detail, enum ct_end), fsync,
  * close, and a rotation (cuptrace_rotate) to a new file. */

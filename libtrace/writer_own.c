@@ -4,6 +4,7 @@
  * drained, and (writer.c) the capture timer's switches. */
 #include "writer_int.h"
 #include "clock.h"
+#include "flight.h"
 #include "log.h"
 #include "watchdog.h"
 
@@ -64,6 +65,12 @@ void ct_wr_watch_pass(void)
 	}
 	if (!n)
 		return;
+	if (ct_wr.flight) { /* the window is written in this tick's flight pass */
+		ct_fl_ask(CT_FL_HANG, 0);
+		for (size_t i = 0; i < n; i++)
+			ct_log_notice("%s; flight window to be written", hit[i].line);
+		return;
+	}
 	ct_wr_write_block();
 	ct_wr_sync_file();
 	for (size_t i = 0; i < n; i++)

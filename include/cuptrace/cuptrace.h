@@ -39,6 +39,14 @@ const char *cuptrace_flush(void);
  * several threads at once may share one rotation. */
 const char *cuptrace_rotate(void);
 
+/* Flight mode (CUPTRACE_FLIGHT=SECONDS): writes the last SECONDS kept in
+ * memory as a trace file (the first file's name, then ".w2", ".w3", ...
+ * as for cuptrace_rotate), and makes every rank of the job do the same
+ * (docs/flight-recorder.md). Never waits: the writer thread writes the
+ * file within a tick (50 ms). At most one dump every 2 s. Returns 0 when
+ * asked, -1 when this process is not tracing in flight mode. */
+int cuptrace_dump(void);
+
 /* The process is about to leave without running its exit handlers (_exit,
  * Python's os._exit) with this status. Where the library is preloaded it
  * sees _exit itself and this does nothing; loaded with dlopen it does not,

@@ -15,7 +15,10 @@
  *   footer   a block whose only item is CT_K_FOOTER, then a trailer (see
  *            CT_TRAILER_MAGIC); a clean file ends exactly after it.
  * Every block decodes on its own apart from the string table, which grows
- * from block to block (strings are stored once per file).
+ * from block to block (strings are stored once per file). String ids only
+ * grow but may skip (a block lost): a flight window's first block defines
+ * the strings of the blocks it dropped, with their ids, before the blocks
+ * it kept define theirs.
  */
 #ifndef CUPTRACE_FORMAT_H
 #define CUPTRACE_FORMAT_H
@@ -32,8 +35,9 @@
  * CT_H_FORKED_FROM (older readers skip both). 1.4: the kinds of the torch
  * source (CT_EV_TORCH_*) and CT_EV_EXT_CORR (older readers skip a block
  * holding one as damaged, as for 1.2), and those of the MPI source
- * (CT_EV_MPI_*), in the same release. */
-#define CT_FORMAT_MINOR 4
+ * (CT_EV_MPI_*), in the same release. 1.5: the header's CT_H_FLIGHT_*
+ * tags of a flight recorder's window (older readers skip them). */
+#define CT_FORMAT_MINOR 5
 #define CT_BLOCK_MAGIC 0x4b425443u /* "CTBK" little-endian */
 /* After a footer block that closes the file: u32 magic, u32 0, u64 offset
  * of that footer block (which holds the FOOTER item alone), so that tools
@@ -65,6 +69,14 @@ enum ct_htag {
 	CT_H_FORKED_FROM = 17,	 /* u (1.3): the pid of the traced process this one
 				  * was forked from without exec (a DataLoader
 				  * worker); absent otherwise */
+	/* 1.5: a flight recorder's window (CUPTRACE_FLIGHT): the file holds
+	 * the process's last moments, written on a trigger. Absent otherwise. */
+	CT_H_FLIGHT_WANT = 18,	 /* u: the window asked, ns */
+	CT_H_FLIGHT_FROM = 19,	 /* u: tracer clock ns: the window kept starts ... */
+	CT_H_FLIGHT_TO = 20,	 /* u: ... and ends here (the trigger) */
+	CT_H_FLIGHT_CAUSE = 21,	 /* string: the trigger, in words */
+	CT_H_FLIGHT_BUDGET = 22, /* u: the window's memory budget, bytes */
+	CT_H_FLIGHT_SHORT = 23,	 /* u: ns of the window the budget left out; absent: none */
 	/* From format 1.1, the last field, always the CT_HEADER_CRC_SIZE
 	 * bytes 0x0f 0x04 c0 c1 c2 c3: the CRC-32C (little endian) of every
 	 * byte of the file before c0 (magic, versions, length, fields). A

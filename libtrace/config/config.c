@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@ const char *const ct_config_vars[] = {
 	"CUPTRACE_RANKS",	 "CUPTRACE_DELAY",	    "CUPTRACE_DURATION",
 	"CUPTRACE_CAPTURE",	 "CUPTRACE_CAPTURE_REPEAT", "CUPTRACE_STEPS",
 	"CUPTRACE_STEP_RANGE",	 "CUPTRACE_BUFFER_MB",	    "CUPTRACE_LOG",
-	"CUPTRACE_HANG_TIMEOUT", "CUPTRACE_CLOCK",	    NULL,
+	"CUPTRACE_HANG_TIMEOUT", "CUPTRACE_CLOCK",	    "CUPTRACE_FLIGHT",
+	"CUPTRACE_FLIGHT_MB",	 "CUPTRACE_FLIGHT_SIGNAL",  "CUPTRACE_FLIGHT_SLOW",
+	"CUPTRACE_FLIGHT_EXIT",	 NULL,
 };
 
 static int fail(char *err, size_t len, const char *name, const char *value, const char *fmt, ...)
@@ -39,6 +42,7 @@ void ct_config_defaults(struct ct_config *c)
 	c->capture = CT_CAPTURE_ALWAYS;
 	c->capture_repeat = 1;
 	c->buffer_mb = 64;
+	c->flight_mb = CT_FLIGHT_MB_DEFAULT;
 	c->log = CT_LOG_WARN;
 }
 
@@ -338,6 +342,56 @@ static int parse_steps(const char *v, struct ct_steps *st, char *why, size_t wle
 	return 0;
 }
 
+static const char *const sig_names[] = {"USR1", "USR2", "HUP", "URG", "WINCH", "PWR", NULL};
+static const int sig_nums[] = {SIGUSR1, SIGUSR2, SIGHUP, SIGURG, SIGWINCH, SIGPWR};
+
+/* The flight recorder's variables (docs/flight-recorder.md). */
+static int set_flight(struct ct_config *c, const char *name, const char *v, char *err, size_t elen)
+{
+	unsigned long u;
+	int rc;
+	if (!strcmp(name, "CUPTRACE_FLIGHT")) {
+		if ((rc = parse_seconds(v, &c->flight)) || c->flight < 0.1)
+			return fail(err, elen, name, v, "%s",
+				    seconds_why(rc, "expected seconds >= 0.1"));
+	} else if (!strcmp(name, "CUPTRACE_FLIGHT_MB")) {
+		if (parse_ulong(v, &u) || u < 1 || u > (1ul << 20))
+			return fail(err, elen, name, v, "expected megabytes from 1 to 1048576");
+		c->flight_mb = u;
+	} else if (!strcmp(name, "CUPTRACE_FLIGHT_SIGNAL")) {
+		const char *n = strncmp(v, "SIG", 3) ? v : v + 3;
+		int i;
+		for (i = 0; sig_names[i] && strcmp(n, sig_names[i]); i++)
+			;
+		if (!sig_names[i])
+			return fail(err, elen, name, v, "expected USR1, USR2, HUP, URG, WINCH or PWR");
+		c->flight_signal = sig_nums[i];
+	} else if (!strcmp(name, "CUPTRACE_FLIGHT_SLOW")) {
+		if ((rc = parse_seconds(v, &c->flight_slow)) || c->flight_slow <= 1)
+			return fail(err, elen, name, v, "%s",
+				    seconds_why(rc, "expected a factor above 1 (3: a step three "
+						    "times the median)"));
+	} else if (!strcmp(name, "CUPTRACE_FLIGHT_EXIT")) {
+		if (!strcmp(v, "error"))
+			c->flight_exit = 0;
+		else if (!strcmp(v, "always"))
+			c->flight_exit = 1;
+		else
+			return fail(err, elen, name, v, "expected error or always");
+	} else {
+		return fail(err, elen, name, v, "unknown variable");
+	}
+	return 0;
+}
+
+const char *ct_signal_name(int sig)
+{
+	for (int i = 0; sig_names[i]; i++)
+		if (sig_nums[i] == sig)
+			return sig_names[i];
+	return "?";
+}
+
 int ct_config_set(struct ct_config *c, const char *name, const char *v, char *err, size_t elen)
 {
 	char why[200];
@@ -416,6 +470,8 @@ int ct_config_set(struct ct_config *c, const char *name, const char *v, char *er
 		if (parse_ulong(v, &u) || u < 1 || u > (1ul << 20))
 			return fail(err, elen, name, v, "expected megabytes from 1 to 1048576");
 		c->buffer_mb = u;
+	} else if (!strncmp(name, "CUPTRACE_FLIGHT", 15)) {
+		return set_flight(c, name, v, err, elen);
 	} else if (!strcmp(name, "CUPTRACE_LOG")) {
 		static const char *lv[] = {"quiet", "warn", "info", "debug"};
 		int i;
@@ -441,6 +497,11 @@ int ct_config_parse(struct ct_config *c, ct_getenv_fn get, char *err, size_t ele
 		const char *v = get(ct_config_vars[i]);
 		if (v && ct_config_set(c, ct_config_vars[i], v, err, elen))
 			return -1;
+	}
+	/* The flight recorder watches for hangs unless told otherwise. */
+	if (c->flight > 0 && !get("CUPTRACE_HANG_TIMEOUT") && (c->sources & (CT_SRC_NCCL | CT_SRC_MPI))) {
+		c->hang_timeout = CT_FLIGHT_HANG_DEFAULT;
+		c->hang_default = 1;
 	}
 	return 0;
 }
@@ -481,6 +542,16 @@ size_t ct_config_dump(const struct ct_config *c, char *buf, size_t len)
 				      c->steps.repeat);
 	if (c->hang_timeout > 0 && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_HANG_TIMEOUT=%.9g\n", c->hang_timeout);
+	if (c->flight > 0 && o < len)
+		o += (size_t)snprintf(buf + o, len - o,
+				      "CUPTRACE_FLIGHT=%.9g\nCUPTRACE_FLIGHT_MB=%lu\n"
+				      "CUPTRACE_FLIGHT_EXIT=%s\n",
+				      c->flight, c->flight_mb, c->flight_exit ? "always" : "error");
+	if (c->flight > 0 && c->flight_signal && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_FLIGHT_SIGNAL=%s\n",
+				      ct_signal_name(c->flight_signal));
+	if (c->flight > 0 && c->flight_slow > 0 && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_FLIGHT_SLOW=%.9g\n", c->flight_slow);
 	static const char *clk[] = {"auto", "tsc", "monotonic"};
 	if (c->clock != CT_CLOCK_AUTO && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "CUPTRACE_CLOCK=%s\n", clk[c->clock]);

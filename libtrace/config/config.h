@@ -67,7 +67,25 @@ struct ct_config {
 	double hang_timeout; /* seconds; 0 = off (CUPTRACE_HANG_TIMEOUT) */
 	enum ct_clock_mode clock; /* the library puts the mode it chose here */
 	unsigned torch;		  /* enum ct_torch_detail bits (CUPTRACE_TORCH) */
+	/* The flight recorder (docs/flight-recorder.md): the window in
+	 * seconds, 0 = off (CUPTRACE_FLIGHT); its memory (CUPTRACE_FLIGHT_MB);
+	 * the signal that dumps, 0 = none; the slow-step factor, 0 = off;
+	 * whether a clean exit dumps (CUPTRACE_FLIGHT_EXIT=always). */
+	double flight;
+	unsigned long flight_mb;
+	int flight_signal;
+	double flight_slow;
+	int flight_exit;
+	int hang_default; /* hang_timeout is flight mode's default, not set */
 };
+
+/* Flight mode's defaults: its memory, and the hang watchdog's timeout
+ * when CUPTRACE_HANG_TIMEOUT is not set. */
+#define CT_FLIGHT_MB_DEFAULT 64
+#define CT_FLIGHT_HANG_DEFAULT 300.0
+
+/* "USR2" for CUPTRACE_FLIGHT_SIGNAL's signal numbers. */
+const char *ct_signal_name(int sig);
 
 #define CT_DEFAULT_OUTPUT "cuptrace/%h-%p.ctr"
 

@@ -95,7 +95,7 @@ void ct_config_check_unused(const struct ct_config *c, char *const *env,
 	for (char *const *e = env; e && *e; e++)
 		if (!strncmp(*e, CT_WARNED_VAR "=", sizeof CT_WARNED_VAR))
 			done = *e + sizeof CT_WARNED_VAR;
-	if (c->hang_timeout > 0 && !(c->sources & (CT_SRC_NCCL | CT_SRC_MPI)) &&
+	if (c->hang_timeout > 0 && !c->hang_default && !(c->sources & (CT_SRC_NCCL | CT_SRC_MPI)) &&
 	    !listed(done, "CUPTRACE_HANG_TIMEOUT")) {
 		char src[128], why[256];
 		ct_sources_str(c->sources, src, sizeof src);
@@ -104,6 +104,17 @@ void ct_config_check_unused(const struct ct_config *c, char *const *env,
 			 "collectives, and the nccl and mpi sources are off (CUPTRACE_TRACE=%s)",
 			 src[0] ? src : "none");
 		warn("CUPTRACE_HANG_TIMEOUT", why);
+	}
+	for (char *const *e = env; !(c->flight > 0) && e && *e; e++) {
+		char name[64];
+		size_t n = strcspn(*e, "=");
+		if (n < 16 || n >= sizeof name || strncmp(*e, "CUPTRACE_FLIGHT_", 16))
+			continue;
+		memcpy(name, *e, n);
+		name[n] = 0;
+		if (!listed(done, name))
+			warn(name, "has no effect: the flight recorder is off (CUPTRACE_FLIGHT is "
+				   "not set)");
 	}
 	if (c->torch && !(c->sources & CT_SRC_TORCH) && !listed(done, "CUPTRACE_TORCH")) {
 		char src[128], why[256];

@@ -135,3 +135,35 @@ int ct_pattern_expand(const char *pat, const struct ct_pattern_vals *v, char *ou
 	out[o] = 0;
 	return 0;
 }
+
+/* The job's directory: the pattern's directories up to the first one
+ * named with a placeholder that differs between processes (%r %l %h %p),
+ * expanded; "." when the first one already does. */
+int ct_pattern_job_dir(const char *pat, const struct ct_pattern_vals *v, char *out, size_t len)
+{
+	char why[128], dir[4096];
+	if (len < 2 || ct_pattern_check(pat, why, sizeof why))
+		return -1;
+	size_t keep = 0; /* bytes of pat: the directories kept */
+	for (size_t i = 0; pat[i]; i++) {
+		if (pat[i] == '/')
+			keep = i ? i : 1; /* "/x": the root */
+		else if (pat[i] == '%' && strchr("rlhp", pat[i + 1]))
+			break;
+		else if (pat[i] == '%' && pat[i + 1])
+			i++; /* %% %w %q{..}: the same for every process */
+	}
+	if (!keep) {
+		snprintf(out, len, ".");
+		return 0;
+	}
+	if (keep >= sizeof dir)
+		return -1;
+	memcpy(dir, pat, keep);
+	dir[keep] = 0;
+	size_t o = 0;
+	if (expand(dir, v, out, len, &o))
+		return -1;
+	out[o] = 0;
+	return 0;
+}

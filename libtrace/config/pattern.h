@@ -26,6 +26,12 @@ int ct_pattern_check(const char *pat, char *why, size_t wlen);
  * when the pattern is malformed or the result does not fit. */
 int ct_pattern_expand(const char *pat, const struct ct_pattern_vals *v, char *out, size_t len);
 
+/* The directory every process of a job shares (where the flight
+ * recorder's marker goes, docs/flight-recorder.md): the pattern's
+ * directories up to the first that uses %r, %l, %h or %p, expanded; "."
+ * when there is none. -1 when malformed or too long. */
+int ct_pattern_job_dir(const char *pat, const struct ct_pattern_vals *v, char *out, size_t len);
+
 /* The name a pattern ending in '/' (a directory) gets in it. */
 #define CT_PATTERN_DIR_DEFAULT "%h-%p.ctr"
 

@@ -22,6 +22,11 @@ struct ct_header {
 	uint64_t forked_from; /* CT_H_FORKED_FROM, 0 when absent */
 	uint64_t part; /* 1, or the number of a file after a rotation (CT_H_PART) */
 	int64_t rank, local_rank, world_size, local_size;
+	/* A flight recorder's window (1.5, CT_H_FLIGHT_*): flight_want > 0;
+	 * its span in tracer clock ns, its trigger, its budget and what the
+	 * budget left out of the window (0: nothing). */
+	uint64_t flight_want, flight_from, flight_to, flight_budget, flight_short;
+	char *flight_cause; /* "" when not a window */
 };
 
 struct ct_event {

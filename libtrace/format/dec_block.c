@@ -47,7 +47,7 @@ char *ct_dec_dup(const uint8_t *p, size_t n)
 void ct_header_free(struct ct_header *h)
 {
 	free(h->version), free(h->host), free(h->cmdline), free(h->config);
-	free(h->rank_source), free(h->job_id);
+	free(h->rank_source), free(h->job_id), free(h->flight_cause);
 	memset(h, 0, sizeof *h);
 }
 
@@ -75,6 +75,9 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 		case CT_H_CONFIG: sdst = &h->config; break;
 		case CT_H_RANK_SOURCE: sdst = &h->rank_source; break;
 		case CT_H_JOB_ID: sdst = &h->job_id; break;
+		case CT_H_FLIGHT_CAUSE: sdst = &h->flight_cause; break;
+		case CT_H_FLIGHT_WANT: case CT_H_FLIGHT_FROM: case CT_H_FLIGHT_TO:
+		case CT_H_FLIGHT_BUDGET: case CT_H_FLIGHT_SHORT:
 		case CT_H_PID: case CT_H_PPID: case CT_H_RANK: case CT_H_LOCAL_RANK:
 		case CT_H_WORLD_SIZE: case CT_H_LOCAL_SIZE: case CT_H_RT_ANCHOR: case CT_H_MONO_ANCHOR:
 		case CT_H_PART: case CT_H_FORKED_FROM:
@@ -109,9 +112,15 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 		case CT_H_MONO_ANCHOR: h->mono_anchor = v; break;
 		case CT_H_PART: h->part = v ? v : 1; break;
 		case CT_H_FORKED_FROM: h->forked_from = v; break;
+		case CT_H_FLIGHT_WANT: h->flight_want = v; break;
+		case CT_H_FLIGHT_FROM: h->flight_from = v; break;
+		case CT_H_FLIGHT_TO: h->flight_to = v; break;
+		case CT_H_FLIGHT_BUDGET: h->flight_budget = v; break;
+		case CT_H_FLIGHT_SHORT: h->flight_short = v; break;
 		}
 	}
-	char **strs[] = {&h->version, &h->host, &h->cmdline, &h->config, &h->rank_source, &h->job_id};
+	char **strs[] = {&h->version,     &h->host,	  &h->cmdline,	    &h->config,
+			 &h->rank_source, &h->job_id, &h->flight_cause};
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
 		if (!*strs[i] && !(*strs[i] = ct_dec_dup((const uint8_t *)"", 0))) {
 			ct_header_free(h);

@@ -122,6 +122,10 @@ static uint64_t intern(struct ct_enc *e, const char *s, uint32_t len, int force)
 	 * later string id of the file. */
 	if (reserve(e, (size_t)len + 20))
 		return CT_SREF_INLINE;
+	if (e->sid_limit) { /* a flight window's first block: nothing new */
+		uint32_t sid = ct_strtab_find(&e->st, s, len);
+		return sid && sid < e->sid_limit ? sid : CT_SREF_INLINE;
+	}
 	int is_new;
 	uint32_t sid = ct_strtab_intern(&e->st, s, len, force, &is_new);
 	if (!sid)
@@ -155,6 +159,30 @@ static uint64_t intern_rec(struct ct_enc *e, const char *s, uint32_t n, const ch
 	return ref;
 }
 
+int ct_enc_strings_below(struct ct_enc *e, uint32_t sid)
+{
+	const struct ct_strtab *t = &e->st;
+	/* Every intern took the next id: the table's entries are consecutive
+	 * ids in the order of the arena, the first one next_sid - n. */
+	uint32_t id = t->next_sid - (uint32_t)t->n;
+	for (size_t off = 0; off + 4 <= t->alen && id < sid; id++) {
+		uint32_t len;
+		memcpy(&len, t->arena + off, 4);
+		if (reserve(e, (size_t)len + 20))
+			return -1;
+		uint8_t *p = e->buf + e->len;
+		p = ct_put_varint(p, CT_K_STR);
+		p = ct_put_varint(p, id);
+		p = ct_put_varint(p, len);
+		memcpy(p, t->arena + off + 4, len);
+		e->len = (size_t)(p + len - e->buf);
+		off += (size_t)len + 4;
+	}
+	memset(e->sc, 0, sizeof e->sc); /* the cache would bypass the limit */
+	e->sid_limit = sid;
+	return 0;
+}
+
 int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len)
 {
 	if (h >= (1u << 30))
@@ -170,6 +198,8 @@ int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len)
 		e->hmap = m, e->hcap = ncap;
 	}
 	uint64_t ref = intern(e, s, len, 1);
+	if (e->sid_limit && ref < CT_SID_FIRST)
+		return 0; /* defined later in the file: the map stays */
 	e->hmap[h] = ref >= CT_SID_FIRST ? (uint32_t)ref : 0;
 	return 0;
 }

@@ -31,6 +31,10 @@ struct ct_enc {
 	uint32_t nccl_rank, nccl_nranks; /* the footer's CT_FT_NCCL_RANK, when nccl_nranks != 0 */
 	uint64_t *delta; /* [kind][field]: last value of each CT_F_DELTA field in the block */
 	struct ct_scache sc[CT_SCACHE_N]; /* strings of the table, by their bytes */
+	/* When not 0: strings whose id would be this or above go inline and
+	 * nothing new is interned (a flight window's first block, written
+	 * before blocks that define those ids: ct_enc_strings_below). */
+	uint32_t sid_limit;
 };
 
 int ct_enc_init(struct ct_enc *e, size_t strtab_max);
@@ -50,6 +54,11 @@ void ct_enc_thread(struct ct_enc *e, int64_t tid);
 /* Forgets every string written so far (their block was lost): later
  * strings are defined again, handles must be defined again. */
 void ct_enc_forget_strings(struct ct_enc *e);
+/* Defines again every string of the table whose id is below sid (their
+ * blocks were dropped from a flight window), in id order; then strings at
+ * or above sid go inline until sid_limit is 0 again (set here). -1 when
+ * memory ran out. */
+int ct_enc_strings_below(struct ct_enc *e, uint32_t sid);
 /* Defines string handle h (registered strings, domain names). */
 int ct_enc_handle(struct ct_enc *e, uint64_t h, const char *s, uint32_t len);
 /* Encodes one record; -1 when it is malformed (skipped) or memory ran out. */

@@ -70,10 +70,9 @@ static int grow_table(struct ct_strtab *t)
 	return 0;
 }
 
-uint32_t ct_strtab_intern(struct ct_strtab *t, const char *str, uint32_t len, int force, int *is_new)
+/* The slot of str, or the empty slot where it would go. */
+static size_t slot(const struct ct_strtab *t, const char *str, uint32_t len, uint64_t h)
 {
-	*is_new = 0;
-	uint64_t h = ct_hash_bytes(str, len);
 	size_t mask = t->cap - 1, i = h & mask;
 	for (; t->hash[i]; i = (i + 1) & mask) {
 		if (t->hash[i] != h)
@@ -81,8 +80,26 @@ uint32_t ct_strtab_intern(struct ct_strtab *t, const char *str, uint32_t len, in
 		uint32_t l;
 		memcpy(&l, t->arena + t->off[i], 4);
 		if (l == len && !memcmp(t->arena + t->off[i] + 4, str, len))
-			return t->sid[i];
+			break;
 	}
+	return i;
+}
+
+uint32_t ct_strtab_find(const struct ct_strtab *t, const char *str, uint32_t len)
+{
+	if (!t->hash)
+		return 0;
+	size_t i = slot(t, str, len, ct_hash_bytes(str, len));
+	return t->hash[i] ? t->sid[i] : 0;
+}
+
+uint32_t ct_strtab_intern(struct ct_strtab *t, const char *str, uint32_t len, int force, int *is_new)
+{
+	*is_new = 0;
+	uint64_t h = ct_hash_bytes(str, len);
+	size_t mask = t->cap - 1, i = slot(t, str, len, h);
+	if (t->hash[i])
+		return t->sid[i];
 	size_t need = (size_t)len + 4;
 	if (!force && t->alen + need > t->amax)
 		return 0;

@@ -26,6 +26,9 @@ void ct_strtab_free(struct ct_strtab *t);
  * failure. */
 uint32_t ct_strtab_intern(struct ct_strtab *t, const char *s, uint32_t len, int force, int *is_new);
 
+/* The id of s when it is interned, else 0 (nothing changes). */
+uint32_t ct_strtab_find(const struct ct_strtab *t, const char *s, uint32_t len);
+
 uint64_t ct_hash_bytes(const void *p, size_t n);
 
 #endif

@@ -106,6 +106,19 @@ static void detail(struct tfile *t)
 	printf("started:     %llu ns (CLOCK_REALTIME)\n", (unsigned long long)h->rt_anchor);
 	if (t->f.have_footer && t->f.mono_end > h->mono_anchor)
 		printf("duration:    %.3f s\n", (double)(t->f.mono_end - h->mono_anchor) / 1e9);
+	if (h->flight_want) { /* a flight recorder's window (1.5) */
+		printf("flight:      window of %.3f s of the last %.3f s asked, from %.3f s to "
+		       "%.3f s after the start\n",
+		       (double)(h->flight_to - h->flight_from) / 1e9, (double)h->flight_want / 1e9,
+		       (double)(h->flight_from - h->mono_anchor) / 1e9,
+		       (double)(h->flight_to - h->mono_anchor) / 1e9);
+		put_esc("trigger:     %s\n", h->flight_cause, strlen(h->flight_cause));
+		if (h->flight_short)
+			printf("flight cut:  %.3f s of the window left out: over its budget of %llu MB "
+			       "(CUPTRACE_FLIGHT_MB)\n",
+			       (double)h->flight_short / 1e9,
+			       (unsigned long long)(h->flight_budget >> 20));
+	}
 	printf("config:\n");
 	for (const char *p = h->config; *p;) {
 		size_t n = strcspn(p, "\n");
