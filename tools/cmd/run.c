@@ -48,6 +48,8 @@ static const struct {
 	{"buffer-mb", 'b', "CUPTRACE_BUFFER_MB", "in-memory budget per process (MB)"},
 	{"log", 'l', "CUPTRACE_LOG", "quiet, warn, info, debug"},
 	{"hang-timeout", 0, "CUPTRACE_HANG_TIMEOUT", "seconds an NCCL operation or MPI collective may stay in flight before the trace is flushed and one line says so"},
+	{"flight", 0, "CUPTRACE_FLIGHT", "flight recorder: keep the last SECONDS in memory, write nothing until a trigger (hang, crash, failure, cuptrace dump) writes them"},
+	{"flight-mb", 0, "CUPTRACE_FLIGHT_MB", "the flight recorder's memory per process (MB, default 64)"},
 	{"clock", 0, "CUPTRACE_CLOCK", "timestamps read from: auto (the TSC where invariant), tsc, monotonic"},
 };
 #define NOPTS (sizeof opts / sizeof *opts)

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+"""The flight recorder in a hung job: a real Open MPI job (mpiexec, 4 ranks)
+of tests/progs/nccl_harness under `cuptrace run --flight`, where rank 2
+never reaches a collective (HARNESS_HANG, tests/progs/hang.h). Nothing is
+written while the job runs; once the watchdog fires on a rank that waits,
+that rank writes its window and its marker makes every rank write its own,
+the rank that never arrived included; `nccl_hang` on those windows names
+rank 2 and the range it was in, as the harness's truth says."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import PROGS, TOOL, ctr_files, launcher_env, read_truth, tool
+
+MPIEXEC = shutil.which("mpiexec")
+pytestmark = pytest.mark.skipif(not MPIEXEC, reason="Open MPI (mpiexec) not installed")
+
+HARNESS = PROGS / "nccl_harness"
+WORLD, ITERS = 4, 6
+TIMEOUT = 2  # s: --hang-timeout (flight mode's default is 300 s)
+DEADLINE = 90
+
+
+def truth(d):
+    return [t for r in range(WORLD) if (d / f"truth{r}.jsonl").exists()
+            for t in read_truth(d / f"truth{r}.jsonl")]
+
+
+def header(f):
+    """The flight lines of `cuptrace info`."""
+    p = tool("info", str(f))
+    assert p.returncode == 0, p.stderr
+    span = re.search(r"flight:\s+window of ([0-9.]+) s of the last ([0-9.]+) s asked",
+                     p.stdout)
+    return span, re.search(r"trigger:\s+(.*)", p.stdout).group(1)
+
+
+def test_hang_dumps_every_rank_after_the_watchdog(tmp_path):
+    out = tmp_path / "out"
+    env = launcher_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                       OMPI_MCA_rmaps_base_oversubscribe="1", HARNESS_HANG="2:37")
+    inner = (f'CT_TEST_TRUTH={tmp_path}/truth$OMPI_COMM_WORLD_RANK.jsonl exec {TOOL} run '
+             f'-o {out}/r%r.ctr --flight 30 --hang-timeout {TIMEOUT} -- {HARNESS} {ITERS}')
+    err = open(tmp_path / "stderr.txt", "w+")
+    p = subprocess.Popen([MPIEXEC, "--oversubscribe", "-n", str(WORLD), "sh", "-c", inner],
+                         env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    try:
+        deadline = time.monotonic() + DEADLINE
+        while len({t["rank"] for t in truth(tmp_path) if t["kind"] in ("hung", "absent")}) < WORLD:
+            assert p.poll() is None and time.monotonic() < deadline
+            assert not ctr_files(out)  # a healthy job writes nothing
+            time.sleep(0.05)
+        stuck = [t for t in truth(tmp_path) if t["kind"] in ("hung", "absent")]
+        # the first rank blocked at `first` (CLOCK_MONOTONIC, the harness's
+        # clock, stamped just after the plugin saw the operation start): no
+        # file before its watchdog's timeout has passed
+        first = min(t["t"] for t in stuck if t["kind"] == "hung")
+        while len(ctr_files(out)) < WORLD:
+            if ctr_files(out):
+                assert time.monotonic_ns() >= first + (TIMEOUT - 0.1) * 1e9
+            assert p.poll() is None and time.monotonic() < deadline, open(err.name).read()
+            time.sleep(0.01)
+        # all ranks within 2 s of the first rank's watchdog (the marker is
+        # polled once a second)
+        assert time.monotonic_ns() - (first + TIMEOUT * 1e9) < 2.5e9
+        time.sleep(0.3)  # the last file's footer
+        files = ctr_files(out)
+        assert sorted(f.name for f in files) == [f"r{r}.ctr" for r in range(WORLD)]
+        hung = {t["rank"]: t for t in stuck if t["kind"] == "hung"}
+        assert sorted(hung) == [0, 1, 3]
+        for f in files:
+            r = int(f.name[1])
+            span, trig = header(f)
+            assert span and float(span.group(2)) == 30.0
+            if r in hung:
+                assert trig.startswith("hang") or trig.startswith("job: hang"), trig
+            else:  # the rank that never arrived: through the marker
+                assert trig.startswith("job: hang: the watchdog fired (rank "), trig
+        marker = (out / ".cuptrace-dump").read_text()
+        assert marker.startswith("hang: the watchdog fired (rank ")
+        # the verdict from the windows alone
+        v = tool("stats", "--report", "nccl_hang", *map(str, files))
+        assert v.returncode == 0, v.stderr
+        [h] = {(t["func"], t["seq"]) for t in hung.values()}
+        assert re.search(rf"hang: rank 2 never arrived at {h[0]} #{h[1]} of world [0-9a-f]{{16}}; "
+                         r"ranks 0, 1, 3 waited in it; rank 2 was in step > save_checkpoint",
+                         v.stdout), v.stdout
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        err.close()
