@@ -17,7 +17,7 @@ PROG_SRC := $(wildcard tests/progs/*.c)
 PROGS := $(patsubst tests/progs/%.c,build/tests/progs/%,$(PROG_SRC))
 
 # Programs that link the library directly (control API from C).
-LINKS_LIB := build/tests/progs/control_api build/tests/progs/rotate_threads
+LINKS_LIB := build/tests/progs/control_api build/tests/progs/rotate_threads build/tests/progs/flight
 
 build/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h)
 	@mkdir -p $(dir $@)

@@ -21,6 +21,7 @@ static void usage(FILE *f)
 	      "  diff BASE NEW                    what got slower between two runs, and is it real\n"
 	      "  info INPUT...                    header, event counts, drops, clean or truncated\n"
 	      "  events INPUT...                  the resolved events, one per line (tab-separated)\n"
+	      "  dump PID... | DIR...             flight mode: make a job's ranks write their window\n"
 	      "\n"
 	      "INPUT is a .ctr file or a directory holding them.\n"
 	      "cuptrace --version; cuptrace COMMAND --help.\n",
@@ -81,6 +82,8 @@ int main(int argc, char **argv)
 		return ranked(cmd_report, 1, argc - 1, argv + 1);
 	if (!strcmp(c, "diff"))
 		return ranked(cmd_diff, 1, argc - 1, argv + 1);
+	if (!strcmp(c, "dump"))
+		return cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(c, "events"))
 		return cmd_events(argc - 1, argv + 1);
 	say("unknown command '%s'", c);

@@ -12,6 +12,7 @@ int cmd_events(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 /* The inputs into an SQLite database (export.c; convert -o *.sqlite too). */
 struct inputs;
 int cmd_export_to(struct inputs *in, const char *outpath, const char *split);

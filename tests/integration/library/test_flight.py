@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: MIT
+"""The flight recorder (CUPTRACE_FLIGHT) in one process, tests/progs/flight:
+nothing on disk while all is well or at a clean exit; a readable window,
+saying its span and trigger, on cuptrace_dump(), `cuptrace dump DIR`, a
+non-zero exit status and a fatal signal; a budget too small for the
+window keeps less and says so. The hung job's case is
+tests/integration/nccl/test_flight_hang.py."""
+import re
+import subprocess
+import time
+
+from conftest import PROGS, TOOL, ctr_files, run, tool, traced_env
+
+PROG = PROGS / "flight"
+
+
+def env(out, **extra):
+    e = traced_env(out)
+    e.update(CUPTRACE_OUTPUT=f"{out}/r.ctr", CUPTRACE_FLIGHT="1")
+    e.update(extra)
+    return e
+
+
+def info(f):
+    p = tool("info", str(f))
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"flight:\s+window of ([0-9.]+) s of the last ([0-9.]+) s asked", p.stdout)
+    assert m, p.stdout
+    return float(m.group(1)), re.search(r"trigger:\s+(.*)", p.stdout).group(1), p.stdout
+
+
+def ranges(f):
+    """The "work N" ranges of the window, and whether each is whole."""
+    p = tool("events", str(f))
+    assert p.returncode == 0, p.stderr
+    names = [l.split("\t")[8] for l in p.stdout.splitlines()[1:] if "\tslice\tnvtx\t" in l]
+    return names
+
+
+def test_healthy_and_clean_exit_write_nothing(tmp_path):
+    out = tmp_path / "out"
+    p = run([PROG, "clean", 500], env=env(out), check=True)
+    assert int(p.stdout.split()[1]) > 100
+    assert not out.exists() or not any(out.iterdir())  # no file, not even an empty one
+
+
+def test_cuptrace_dump_writes_a_readable_window(tmp_path):
+    out = tmp_path / "out"
+    p = run([PROG, "dump", 2500], env=env(out), check=True)
+    assert "dump 0" in p.stdout
+    [f] = ctr_files(out)
+    assert f.name == "r.ctr"
+    span, trig, text = info(f)
+    assert trig == "cuptrace_dump()" and "status:      clean" in text
+    assert 1.0 <= span < 1.6  # the last second, cut in blocks of 20 ms
+    # every range's name reads, though the blocks that defined the names
+    # (at the start, 1.5 s before the window) were dropped
+    names = ranges(f)
+    assert len(names) > 500 and set(names) == {f"work {i}" for i in range(5)}
+    # stats and convert read it as any trace
+    assert tool("stats", str(f)).returncode == 0
+    assert run([TOOL, "convert", "-o", tmp_path / "t.json", f]).returncode == 0
+
+
+def test_dump_without_flight_mode_says_no(tmp_path):
+    out = tmp_path / "out"
+    e = traced_env(out)
+    e["CUPTRACE_OUTPUT"] = f"{out}/r.ctr"
+    p = run([PROG, "dump", 100], env=e, check=True)
+    assert "dump -1" in p.stdout
+
+
+def test_cuptrace_dump_dir(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    p = subprocess.Popen([PROG, "clean", "4000"], env=env(out), stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.2)  # it runs (and has polled the directory once)
+        d = tool("dump", "--wait", "2", str(out))
+        assert d.returncode == 0, d.stderr
+        assert d.stdout.split() == [str(out / "r.ctr")]
+        span, trig, _ = info(out / "r.ctr")
+        assert trig.startswith("job: cuptrace dump (host ")
+    finally:
+        p.wait(timeout=30)
+    # a directory nobody watches: nothing appears, exit status 1
+    (tmp_path / "none").mkdir()
+    d = tool("dump", "--wait", "0.2", str(tmp_path / "none"))
+    assert d.returncode == 1 and d.stdout == ""
+
+
+def test_abnormal_exit_and_fatal_signal_dump(tmp_path):
+    out = tmp_path / "fail"
+    p = run([PROG, "fail", 300], env=env(out))
+    assert p.returncode == 3
+    [f] = ctr_files(out)
+    _, trig, text = info(f)
+    assert trig == "exit status 3" and "ended:       exit(3)" in text
+    out = tmp_path / "segv"
+    p = run([PROG, "segv", 300], env=env(out))
+    assert p.returncode == -11
+    [f] = ctr_files(out)
+    _, trig, text = info(f)
+    assert trig == "signal 11" and "ended:       signal 11" in text
+    # the other ranks are told (the marker in the job's directory)
+    assert (out / ".cuptrace-dump").read_text().startswith("signal 11 (rank ")
+
+
+def test_tiny_budget_keeps_less_and_says_so(tmp_path):
+    out = tmp_path / "out"
+    e = env(out, CUPTRACE_FLIGHT="30", CUPTRACE_FLIGHT_MB="1", CUPTRACE_FLIGHT_EXIT="always")
+    p = run([PROG, "flood", 3000], env=e, check=True)
+    made = int(p.stdout.split()[1])
+    [f] = ctr_files(out)
+    span, trig, text = info(f)
+    assert trig == "exit status 0 (CUPTRACE_FLIGHT_EXIT=always)"
+    m = re.search(r"flight cut:\s+([0-9.]+) s of the window left out: over its budget of 1 MB",
+                  text)
+    assert m and span < 3.0, text
+    assert f.stat().st_size <= (1 << 20) + (64 << 10)
+    assert 0 < len(ranges(f)) < made

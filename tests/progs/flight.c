@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/* The flight recorder's test program (tests/integration/library/
+ * test_flight.py): NVTX ranges "work N" (N cycling over 5 names), one every
+ * PACE_US for MS milliseconds, then an ending by MODE:
+ *   clean   return 0            fail   return 3
+ *   segv    SIGSEGV             dump   cuptrace_dump(), then 300 ms more ranges
+ *   flood   ranges as fast as it can (no pause) for MS, then return 0
+ * It prints "ranges N" (how many it made) and, for dump, "dump RC". */
+#include <cuptrace/cuptrace.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static long ranges(double ms, int pace_us)
+{
+	char name[32];
+	long n = 0;
+	for (double end = now_ms() + ms; now_ms() < end; n++) {
+		snprintf(name, sizeof name, "work %ld", n % 5);
+		cuptrace_range_push(name);
+		if (pace_us)
+			usleep((useconds_t)pace_us);
+		cuptrace_range_pop();
+	}
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: flight MODE MS\n");
+		return 2;
+	}
+	const char *mode = argv[1];
+	double ms = atof(argv[2]);
+	long n = ranges(ms, strcmp(mode, "flood") ? 1000 : 0);
+	printf("ranges %ld\n", n);
+	fflush(stdout);
+	if (!strcmp(mode, "dump")) {
+		printf("dump %d\n", cuptrace_dump());
+		fflush(stdout);
+		ranges(300, 1000);
+	}
+	if (!strcmp(mode, "fail"))
+		return 3;
+	if (!strcmp(mode, "segv"))
+		raise(SIGSEGV);
+	return 0;
+}
