@@ -151,10 +151,13 @@ static void install(int sig, int only_if_default)
 
 static void install_all(void)
 {
+	int fs = ct_writer_flight_signal(); /* CUPTRACE_FLIGHT_SIGNAL's: ours alone */
 	for (size_t i = 0; i < sizeof term_sigs / sizeof *term_sigs; i++)
-		install(term_sigs[i], 0);
+		if (term_sigs[i] != fs)
+			install(term_sigs[i], 0);
 	for (size_t i = 0; i < sizeof default_sigs / sizeof *default_sigs; i++)
-		install(default_sigs[i], 1);
+		if (default_sigs[i] != fs)
+			install(default_sigs[i], 1);
 	/* glibc keeps the first few for itself; SIGRTMIN is past them. */
 	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
 		install(sig, 1);

@@ -254,6 +254,29 @@ int ct_writer_flight_ask(int cause, uint64_t detail)
 	return 0;
 }
 
+/* CUPTRACE_FLIGHT_SIGNAL: a dump asked for, nothing else (the user
+ * chose a signal the program does not use). */
+static void flight_handler(int sig)
+{
+	int saved = errno;
+	ct_writer_flight_ask(CT_FL_SIGNAL, (uint64_t)sig);
+	errno = saved;
+}
+
+int ct_writer_flight_signal(void)
+{
+	int sig = ct.cfg.flight > 0 ? ct.cfg.flight_signal : 0;
+	if (!sig)
+		return 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = flight_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	return sig;
+}
+
 const char *ct_writer_rotated_path(void)
 {
 	return ct_wr.rotated[0] ? ct_wr.rotated : NULL;

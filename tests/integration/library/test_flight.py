@@ -119,3 +119,16 @@ def test_tiny_budget_keeps_less_and_says_so(tmp_path):
     assert m and span < 3.0, text
     assert f.stat().st_size <= (1 << 20) + (64 << 10)
     assert 0 < len(ranges(f)) < made
+
+
+def test_flight_signal_dumps_and_the_program_goes_on(tmp_path):
+    out = tmp_path / "out"
+    p = subprocess.Popen([PROG, "clean", "1500"], env=env(out, CUPTRACE_FLIGHT_SIGNAL="USR2"),
+                         stdout=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    p.send_signal(12)  # SIGUSR2: its default action would end the program
+    stdout, _ = p.communicate(timeout=30)
+    assert p.returncode == 0 and stdout.startswith("ranges ")
+    [f] = ctr_files(out)
+    _, trig, _ = info(f)
+    assert trig == "signal SIGUSR2 (CUPTRACE_FLIGHT_SIGNAL)"
