@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "capture.h"
+#include "flight.h"
 #include "clock.h"
 #include "defs.h"
 #include "log.h"
@@ -171,6 +172,7 @@ void ct_capture_step(void)
 	 * captured); the new one opens with it, or with the window that opens
 	 * here (update_locked). */
 	pthread_mutex_lock(&capture_st.lock);
+	ct_fl_step(ct_now(), capture_st.step);
 	capture_st.step++;
 	if (ct_capturing())
 		control_record(CT_EV_STEP, (uint64_t)capture_st.step);

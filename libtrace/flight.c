@@ -166,6 +166,40 @@ void ct_fl_ask(enum ct_fl_cause c, uint64_t d)
 	atomic_fetch_or_explicit(&asked, 1u << c, memory_order_release);
 }
 
+/* Slow steps (CUPTRACE_FLIGHT_SLOW): the durations of the last steps. */
+#define STEPS_KEPT 32
+#define STEPS_JUDGED 5 /* no verdict before this many steps */
+static struct {
+	uint64_t last, dur[STEPS_KEPT];
+	unsigned n;
+} steps;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void ct_fl_step(uint64_t now, long step)
+{
+	if (!(ct.cfg.flight > 0 && ct.cfg.flight_slow > 0))
+		return;
+	if (steps.last) {
+		uint64_t d = now - steps.last;
+		unsigned k = steps.n < STEPS_KEPT ? steps.n : STEPS_KEPT;
+		if (k >= STEPS_JUDGED) {
+			uint64_t v[STEPS_KEPT];
+			memcpy(v, steps.dur, k * sizeof *v);
+			qsort(v, k, sizeof *v, cmp_u64);
+			uint64_t med = v[k / 2];
+			if ((double)d > ct.cfg.flight_slow * (double)med)
+				ct_fl_ask(CT_FL_SLOW, (uint64_t)step);
+		}
+		steps.dur[steps.n++ % STEPS_KEPT] = d;
+	}
+	steps.last = now;
+}
+
 static int repeatable(int c)
 {
 	return c == CT_FL_API || c == CT_FL_SIGNAL || c == CT_FL_JOB;
@@ -181,7 +215,9 @@ static void describe(int c, uint64_t d, char *why, size_t len)
 	case CT_FL_SIGNAL: snprintf(why, len, "signal SIG%s (CUPTRACE_FLIGHT_SIGNAL)",
 				    ct_signal_name((int)d)); break;
 	case CT_FL_API: snprintf(why, len, "cuptrace_dump()"); break;
-	case CT_FL_SLOW: snprintf(why, len, "slow step %llu", (unsigned long long)d); break;
+	case CT_FL_SLOW: snprintf(why, len, "slow step: step %llu took more than %.9g times the "
+				  "median of the steps before it (CUPTRACE_FLIGHT_SLOW)",
+				  (unsigned long long)d, ct.cfg.flight_slow); break;
 	default: snprintf(why, len, "job: %s", marker_why); break;
 	}
 }

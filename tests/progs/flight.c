@@ -5,6 +5,8 @@
  *   clean   return 0            fail   return 3
  *   segv    SIGSEGV             dump   cuptrace_dump(), then 300 ms more ranges
  *   flood   ranges as fast as it can (no pause) for MS, then return 0
+ *   slow    after the ranges, 30 steps of 10 ms (cuptrace_step() at each
+ *           end), step 20 of 400 ms; then 300 ms more ranges, return 0
  * It prints "ranges N" (how many it made) and, for dump, "dump RC". */
 #include <cuptrace/cuptrace.h>
 
@@ -50,6 +52,16 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "dump")) {
 		printf("dump %d\n", cuptrace_dump());
 		fflush(stdout);
+		ranges(300, 1000);
+	}
+	if (!strcmp(mode, "slow")) {
+		cuptrace_step(); /* the first step begins here */
+		for (int i = 0; i < 30; i++) {
+			cuptrace_range_push("step");
+			usleep(i == 20 ? 400000 : 10000);
+			cuptrace_range_pop();
+			cuptrace_step();
+		}
 		ranges(300, 1000);
 	}
 	if (!strcmp(mode, "fail"))

@@ -132,3 +132,20 @@ def test_flight_signal_dumps_and_the_program_goes_on(tmp_path):
     [f] = ctr_files(out)
     _, trig, _ = info(f)
     assert trig == "signal SIGUSR2 (CUPTRACE_FLIGHT_SIGNAL)"
+
+
+def test_slow_step_dumps_once(tmp_path):
+    """CUPTRACE_FLIGHT_SLOW=8: the 400 ms step among 10 ms ones dumps when
+    it ends. It is the file's step 21 (the first cuptrace_step() ends step
+    0, whose start nobody marked): the steps the file's records number."""
+    out = tmp_path / "out"
+    run([PROG, "slow", 100], env=env(out, CUPTRACE_FLIGHT="2", CUPTRACE_FLIGHT_SLOW="8"),
+        check=True)
+    [f] = ctr_files(out)
+    _, trig, _ = info(f)
+    assert trig == ("slow step: step 21 took more than 8 times the median of the steps before "
+                    "it (CUPTRACE_FLIGHT_SLOW)")
+    # the slow step is in the window, whole
+    p = tool("events", str(f))
+    slow = [l.split("\t") for l in p.stdout.splitlines() if l.endswith("\tstep")]
+    assert any(int(s[7]) - int(s[6]) >= 400e6 for s in slow)
