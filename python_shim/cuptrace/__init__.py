@@ -44,13 +44,13 @@ try:
     from . import _cuptrace as _c
 except ImportError as e:
     raise ImportError(_no_extension(e), name=__name__ + "._cuptrace") from None
-from ._cuptrace import (Range, enabled, flush, mark, pop, push, range, rotate, start,  # noqa: A004
+from ._cuptrace import (Range, dump, enabled, flush, mark, pop, push, range, rotate, start,  # noqa: A004
                         step, stop)
 from ._export import tensorboard_trace_handler
 from ._schedule import ProfilerAction, profile, schedule
 
 __all__ = ["activate", "enabled", "start", "stop", "step", "push", "pop", "mark", "range", "flush",
-           "rotate", "annotate", "Range", "schedule", "profile", "ProfilerAction", "library_path",
+           "rotate", "dump", "annotate", "Range", "schedule", "profile", "ProfilerAction", "library_path",
            "program_path", "OptionTypeError", "tensorboard_trace_handler"]
 
 _OPTIONS = {
@@ -60,6 +60,9 @@ _OPTIONS = {
     "capture_repeat": "CUPTRACE_CAPTURE_REPEAT", "steps": "CUPTRACE_STEPS",
     "step_range": "CUPTRACE_STEP_RANGE", "buffer_mb": "CUPTRACE_BUFFER_MB", "log": "CUPTRACE_LOG",
     "hang_timeout": "CUPTRACE_HANG_TIMEOUT", "clock": "CUPTRACE_CLOCK",
+    "flight": "CUPTRACE_FLIGHT", "flight_mb": "CUPTRACE_FLIGHT_MB",
+    "flight_signal": "CUPTRACE_FLIGHT_SIGNAL", "flight_slow": "CUPTRACE_FLIGHT_SLOW",
+    "flight_exit": "CUPTRACE_FLIGHT_EXIT",
 }
 
 # Installed: the package carries lib/ and bin/. From the source tree: the
@@ -92,8 +95,8 @@ def program_path():
 # What each option takes besides str (the variable's own text): output a
 # path, the durations numbers of seconds, the counts and ranks whole numbers.
 _PATHS = {"output"}
-_SECONDS = {"delay", "duration", "hang_timeout"}
-_WHOLE = {"capture_repeat", "buffer_mb", "ranks"}
+_SECONDS = {"delay", "duration", "hang_timeout", "flight", "flight_slow"}
+_WHOLE = {"capture_repeat", "buffer_mb", "ranks", "flight_mb"}
 
 
 def _expects(key):

@@ -30,6 +30,7 @@ static void (*api_stop)(void);
 static int (*api_enabled)(void);
 static const char *(*api_flush)(void);
 static const char *(*api_rotate)(void);
+static int (*api_dump)(void);
 /* Not cleared by _unbind: what the library of a child that does not trace
  * recorded all the same (NVTX, CUDA) is still its to finish. */
 static void (*api_leaving)(int);
@@ -429,6 +430,12 @@ static PyObject *mod_rotate(PyObject *m, PyObject *unused)
 	return path_call(api_rotate);
 }
 
+static PyObject *mod_dump(PyObject *m, PyObject *unused)
+{
+	(void)m, (void)unused;
+	return PyBool_FromLong(api_dump && api_dump() == 0);
+}
+
 static PyObject *mod_enabled(PyObject *m, PyObject *unused)
 {
 	(void)m, (void)unused;
@@ -462,6 +469,7 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	SYM(api_stop, "cuptrace_stop");
 	SYM(api_flush, "cuptrace_flush"); /* newer libraries only */
 	SYM(api_rotate, "cuptrace_rotate");
+	SYM(api_dump, "cuptrace_dump"); /* newer libraries only */
 	void (*leaving)(int);
 	SYM(leaving, "cuptrace_leaving");
 #undef SYM
@@ -475,7 +483,7 @@ static PyObject *mod_bind(PyObject *m, PyObject *args)
 	api_leaving = on ? leaving : NULL;
 	if (!on)
 		api_mark = NULL, api_step = NULL, api_start = NULL, api_stop = NULL,
-		api_flush = NULL, api_rotate = NULL;
+		api_flush = NULL, api_rotate = NULL, api_dump = NULL;
 	return PyBool_FromLong(on);
 }
 
@@ -523,7 +531,7 @@ static PyObject *mod_unbind(PyObject *m, PyObject *unused)
 	(void)m, (void)unused;
 	api_push = NULL, api_pop = NULL, api_enabled = NULL;
 	api_mark = NULL, api_step = NULL, api_start = NULL, api_stop = NULL;
-	api_flush = NULL, api_rotate = NULL;
+	api_flush = NULL, api_rotate = NULL, api_dump = NULL;
 	Py_RETURN_NONE;
 }
 
@@ -544,6 +552,10 @@ static PyMethodDef mod_methods[] = {
     {"rotate", mod_rotate, METH_NOARGS,
      "rotate() -> path or None: finishes the trace file (as at exit) and records on into a new "
      "one; returns the finished file's path (None: nothing recorded since the last one)."},
+    {"dump", mod_dump, METH_NOARGS,
+     "dump() -> bool: flight mode (flight=SECONDS): writes the last SECONDS kept in memory as a "
+     "trace file, and makes every rank of the job do the same; never waits. False when this "
+     "process is not tracing in flight mode."},
     {"enabled", mod_enabled, METH_NOARGS, "enabled() -> bool: is this process tracing?"},
     {"_bind", mod_bind, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},

@@ -71,6 +71,33 @@ with cuptrace.range("activated"):
     assert names(doc) == ["activated"]
 
 
+def test_flight_mode_from_python(tmp_path):
+    """activate(flight=...) writes nothing until cuptrace.dump(), which then
+    writes the window; dump() is False where flight mode is off."""
+    code = f"""
+import os, time, cuptrace
+assert cuptrace.activate(output="{tmp_path}/fl/r.ctr", flight=1, flight_mb=8)
+for i in range(300):
+    with cuptrace.range(f"py {{i % 3}}"):
+        time.sleep(0.002)
+assert not os.path.exists("{tmp_path}/fl/r.ctr")
+assert cuptrace.dump() is True
+time.sleep(0.3)
+"""
+    p = py(code, base_env())
+    assert p.returncode == 0, p.stderr
+    [f] = ctr_files(tmp_path / "fl")
+    info = tool("info", str(f)).stdout
+    assert "trigger:     cuptrace_dump()" in info
+    assert re.search(r"window of 0\.[0-9]+ s of the last 1\.000 s asked", info), info
+    doc = convert([f], tmp_path / "t.json")
+    assert set(names(doc)) == {"py 0", "py 1", "py 2"}
+    p = py("import cuptrace; cuptrace.activate(flight=0.01)", base_env())
+    assert p.returncode == 1 and "CUPTRACE_FLIGHT=0.01: expected seconds >= 0.1" in p.stderr
+    p = py("import cuptrace; print(cuptrace.dump())", traced_env(tmp_path / "o"))
+    assert p.stdout == "False\n", p.stderr
+
+
 def test_a_second_activate_says_what_it_ignores(tmp_path):
     """Tracing is on after the first activate(): the second one's output is
     not used, and the warning says so, never silently; the same options
