@@ -1086,6 +1086,8 @@ static void test_header_parse(void)
 	/* Fields this version does not know, whatever they hold, are
 	 * skipped: a later minor version may add strings or empty values. */
 	for (unsigned tag = 15; tag < 200; tag += 7) {
+		if (tag >= CT_H_FLIGHT_WANT && tag <= CT_H_FLIGHT_SHORT)
+			continue; /* known since 1.5 */
 		p = tlv;
 		p = ct_tlv_str(p, tag, "", 0);
 		p = ct_tlv_str(p, tag, "\xff\xff", 2);
