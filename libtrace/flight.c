@@ -102,6 +102,7 @@ static void drop_oldest(void)
 {
 	struct ct_fl_block *b = &ct_fl.b[ct_fl.head];
 	ct_fl.bytes -= b->len + b->ncounts * sizeof *b->counts;
+	ct_fl.active -= b->t1 - b->t0;
 	free(b->data);
 	free(b->counts);
 	ct_fl.head = (ct_fl.head + 1) % ct_fl.cap;
@@ -112,6 +113,7 @@ void ct_fl_clear(void)
 {
 	while (ct_fl.n)
 		drop_oldest();
+	ct_fl.budget_last = 0;
 }
 
 static int grow(void)
@@ -141,18 +143,17 @@ int ct_fl_push(uint8_t *data, size_t len, uint64_t t0, uint64_t t1, uint32_t sid
 	    (struct ct_fl_block){data, len, t0, t1, sid0, defs0, c, ncounts};
 	ct_fl.n++;
 	ct_fl.bytes += len + ncounts * sizeof *c;
-	/* The oldest goes once the next one alone covers the window, or
-	 * while the store is over its budget (the newest block stays). */
+	ct_fl.active += t1 - t0;
+	/* The oldest goes once the others alone hold the window, or while the
+	 * store is over its budget (the newest block stays). */
 	while (ct_fl.n > 1) {
 		const struct ct_fl_block *old = &ct_fl.b[ct_fl.head];
-		const struct ct_fl_block *next = &ct_fl.b[(ct_fl.head + 1) % ct_fl.cap];
-		int aged = next->t0 + ct_fl.window_ns <= t1;
+		int aged = ct_fl.active - (old->t1 - old->t0) >= ct_fl.window_ns;
 		if (!aged && ct_fl.bytes <= ct_fl.budget)
 			break;
-		if (!aged && old->t1 > ct_fl.budget_cut) {
-			ct_fl.budget_cut = old->t1;
+		ct_fl.budget_last = !aged;
+		if (!aged)
 			ct_fl.dropped_bytes += old->len;
-		}
 		drop_oldest();
 	}
 	if (ct_fl.bytes > ct_fl.peak)

@@ -25,9 +25,10 @@ enum ct_fl_cause {
 };
 
 /* A block kept: its compressed bytes (block header included), the tracer
- * clock span it was cut over, the string id and definition count at its
- * start (what a window starting with it needs before it), and its events
- * per kind (kind << 24 | count, the kinds with any). */
+ * clock times of its first record (as the writer saw it, within a tick)
+ * and of its cut, the string id and definition count at its start (what
+ * a window starting with it needs before it), and its events per kind
+ * (kind << 24 | count, the kinds with any). */
 struct ct_fl_block {
 	uint8_t *data;
 	size_t len;
@@ -46,9 +47,12 @@ struct ct_fl_store {
 	uint64_t window_ns; /* CUPTRACE_FLIGHT */
 	size_t budget;	    /* CUPTRACE_FLIGHT_MB in bytes */
 	uint64_t cut_ns;    /* how often a block is cut */
-	/* The newest end of a block dropped for the budget while still in
-	 * the window: a dump after it says it holds less than asked. */
-	uint64_t budget_cut;
+	/* The window is SECONDS of recording: the kept blocks' spans from
+	 * their first record to their cut, summed (active), so that time in
+	 * which the process recorded nothing (a rank waiting in a collective,
+	 * one that never came) does not push its last moments out. */
+	uint64_t active;
+	int budget_last;	/* the last block dropped went for the budget */
 	uint64_t dropped_bytes; /* dropped for the budget, all told */
 };
 
@@ -59,9 +63,9 @@ int ct_fl_on(void);
 /* Sets the store up from the configuration; the marker's directory and
  * the marker already there (from an earlier job: never a trigger). */
 void ct_fl_init(void);
-/* Keeps a block (data is taken over) cut over [t0, t1]; then drops the
- * oldest blocks out of the window or over the budget. -1: out of memory
- * (data freed). */
+/* Keeps a block (data is taken over) recorded over [t0, t1]; then drops
+ * the oldest blocks while the others still hold the window, or while over
+ * the budget. -1: out of memory (data freed). */
 int ct_fl_push(uint8_t *data, size_t len, uint64_t t0, uint64_t t1, uint32_t sid0,
 	       size_t defs0, const uint32_t *counts, unsigned ncounts);
 void ct_fl_clear(void);

@@ -29,9 +29,9 @@ static void discard_block(void)
 }
 
 /* Flight mode: the block being begun (what its window needs before it). */
-void ct_wr_flight_begin_block(uint64_t now)
+void ct_wr_flight_begin_block(void)
 {
-	ct_wr.fl_t0 = now;
+	ct_wr.fl_t0 = 0; /* set when its first records come (ct_wr_flight_tick) */
 	ct_wr.fl_sid0 = ct_wr.enc.st.next_sid;
 	ct_wr.fl_defs0 = ct_defs_drained();
 	memcpy(ct_wr.fl_events, ct_wr.enc.events, sizeof ct_wr.fl_events);
@@ -50,8 +50,10 @@ void ct_wr_flight_keep(const uint8_t *z, size_t zlen)
 	uint8_t *copy = malloc(zlen);
 	if (copy)
 		memcpy(copy, z, zlen);
-	if (!copy || ct_fl_push(copy, zlen, ct_wr.fl_t0, ct_now(), ct_wr.fl_sid0, ct_wr.fl_defs0,
-				counts, n))
+	uint64_t now = ct_now(), t0 = ct_wr.fl_t0 ? ct_wr.fl_t0 : ct_wr.fl_tick;
+	if (!t0 || t0 > now)
+		t0 = now;
+	if (!copy || ct_fl_push(copy, zlen, t0, now, ct_wr.fl_sid0, ct_wr.fl_defs0, counts, n))
 		ct_once(flmem, CT_LOG_WARN, "out of memory keeping the flight window; events lost");
 }
 
@@ -100,7 +102,7 @@ void ct_wr_write_block(void)
 			ct_wr_flight_keep(ct_wr.zbuf, z);
 		ct_enc_new_block(&ct_wr.enc);
 		ct_wr.last_write = ct_now();
-		ct_wr_flight_begin_block(ct_wr.last_write);
+		ct_wr_flight_begin_block();
 		return;
 	}
 	if (ct_wr.out.fd == -1) {

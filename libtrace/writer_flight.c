@@ -23,7 +23,7 @@ void ct_wr_flight_start(void)
 {
 	ct_fl_init();
 	ct_wr.flight = 1;
-	ct_wr_flight_begin_block(ct_now());
+	ct_wr_flight_begin_block();
 	ct_info("flight recorder: the last %.9g s kept in at most %lu MB, written on a trigger",
 		ct.cfg.flight, ct.cfg.flight_mb);
 }
@@ -63,9 +63,8 @@ static void window_info(struct ct_fl_info *fi, uint64_t now, const char *why)
 	fi->from = ct_fl.b[ct_fl.head].t0;
 	fi->to = now;
 	fi->budget = ct_fl.budget;
-	uint64_t start = now > ct_fl.window_ns ? now - ct_fl.window_ns : 0;
-	if (ct_fl.budget_cut > start && fi->from > start)
-		fi->short_ns = fi->from - start;
+	if (ct_fl.budget_last && ct_fl.active < ct_fl.window_ns)
+		fi->short_ns = ct_fl.window_ns - ct_fl.active;
 	snprintf(fi->cause, sizeof fi->cause, "%s", why);
 }
 
@@ -113,7 +112,7 @@ static void dump(const char *why, uint64_t end)
 	ct_wr.enc.end_how = 0;
 	memcpy(ct_wr.enc.events, saved, sizeof saved);
 	ct_enc_new_block(&ct_wr.enc);
-	ct_wr_flight_begin_block(ct_now());
+	ct_wr_flight_begin_block();
 	ct_fl_dumped(now);
 	if (ok)
 		ct_log_notice("flight recorder: %s; the last %.1f s written to %s%s", why,
@@ -135,11 +134,14 @@ static void serve(uint64_t now, uint64_t end)
 
 void ct_wr_flight_tick(uint64_t now, unsigned ticks)
 {
+	if (!ct_wr.fl_t0 && ct_wr.enc.len) /* its first records came since the last tick */
+		ct_wr.fl_t0 = ct_wr.fl_tick ? ct_wr.fl_tick : now;
 	if (ticks % MARKER_TICKS == 0)
 		ct_fl_poll_marker(now);
 	serve(now, 0);
 	if (ct_wr.enc.len && now - ct_wr.last_write >= ct_fl.cut_ns)
 		ct_wr_write_block();
+	ct_wr.fl_tick = now;
 }
 
 void ct_wr_flight_end(uint64_t end)

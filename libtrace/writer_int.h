@@ -67,10 +67,12 @@ struct ct_wr_state {
 	uint32_t more_ts[CT_NKINDS];
 	/* Flight mode (flight.h): blocks go to the store, not the file,
 	 * except while a dump writes its window (dumping). The block being
-	 * built began at fl_t0 with string id fl_sid0, fl_defs0 definitions
-	 * fetched and the event counts fl_events. */
+	 * built got its first records after fl_t0, the tick before the one
+	 * that found it not empty (0: none yet; fl_tick: the last tick), and began with
+	 * string id fl_sid0, fl_defs0 definitions fetched and the event
+	 * counts fl_events. */
 	int flight, dumping;
-	uint64_t fl_t0;
+	uint64_t fl_t0, fl_tick;
 	uint32_t fl_sid0;
 	size_t fl_defs0;
 	uint64_t fl_events[CT_NKINDS];
@@ -102,7 +104,7 @@ void ct_wr_flight_tick(uint64_t now, unsigned ticks);
 void ct_wr_flight_end(uint64_t end);
 /* The block kept in the store (writer_block.c), and the next one begun. */
 void ct_wr_flight_keep(const uint8_t *z, size_t zlen);
-void ct_wr_flight_begin_block(uint64_t now);
+void ct_wr_flight_begin_block(void);
 
 /* The file: its footer (end: how << 32 | detail, enum ct_end), fsync,
  * close, and a rotation (cuptrace_rotate) to a new file. */

@@ -40,12 +40,27 @@ def header(f):
     return span, re.search(r"trigger:\s+(.*)", p.stdout).group(1)
 
 
-def test_hang_dumps_every_rank_after_the_watchdog(tmp_path):
+def colls(f):
+    """The NCCL collectives a file holds."""
+    m = re.search(r"nccl_coll\s+(\d+)", tool("info", str(f)).stdout)
+    return int(m.group(1)) if m else 0
+
+
+@pytest.mark.parametrize("window,pace", [("30", None), ("0.2", "20000")],
+                         ids=["whole-run", "cut-mid-run"])
+def test_hang_dumps_every_rank_after_the_watchdog(tmp_path, window, pace):
+    """whole-run: the window holds the whole run. cut-mid-run: 20 ms between
+    the harness's collectives and a 0.2 s window, which starts in the middle
+    of things (operations and ranges begun before it): the verdict is the
+    same, and the time the ranks spent waiting does not push their last
+    moments out of the window."""
     out = tmp_path / "out"
     env = launcher_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                        OMPI_MCA_rmaps_base_oversubscribe="1", HARNESS_HANG="2:37")
+    if pace:
+        env["HARNESS_PACE_US"] = pace
     inner = (f'CT_TEST_TRUTH={tmp_path}/truth$OMPI_COMM_WORLD_RANK.jsonl exec {TOOL} run '
-             f'-o {out}/r%r.ctr --flight 30 --hang-timeout {TIMEOUT} -- {HARNESS} {ITERS}')
+             f'-o {out}/r%r.ctr --flight {window} --hang-timeout {TIMEOUT} -- {HARNESS} {ITERS}')
     err = open(tmp_path / "stderr.txt", "w+")
     p = subprocess.Popen([MPIEXEC, "--oversubscribe", "-n", str(WORLD), "sh", "-c", inner],
                          env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
@@ -76,7 +91,7 @@ def test_hang_dumps_every_rank_after_the_watchdog(tmp_path):
         for f in files:
             r = int(f.name[1])
             span, trig = header(f)
-            assert span and float(span.group(2)) == 30.0
+            assert span and float(span.group(2)) == float(window)
             if r in hung:
                 assert trig.startswith("hang") or trig.startswith("job: hang"), trig
             else:  # the rank that never arrived: through the marker
@@ -87,6 +102,8 @@ def test_hang_dumps_every_rank_after_the_watchdog(tmp_path):
         v = tool("stats", "--report", "nccl_hang", *map(str, files))
         assert v.returncode == 0, v.stderr
         [h] = {(t["func"], t["seq"]) for t in hung.values()}
+        if pace:  # the windows hold only the last of the collectives each rank made
+            assert all(0 < colls(f) < h[1] for f in files)
         assert re.search(rf"hang: rank 2 never arrived at {h[0]} #{h[1]} of world [0-9a-f]{{16}}; "
                          r"ranks 0, 1, 3 waited in it; rank 2 was in step > save_checkpoint",
                          v.stdout), v.stdout
