@@ -1349,6 +1349,73 @@ static void test_trailers(void)
 	free(b.p);
 }
 
+/* A thread_name record naming name, at ts. */
+static void thread_name(struct ct_enc *e, uint64_t ts, const char *name)
+{
+	uint64_t buf[16] = {0};
+	struct ct_rec *r = (struct ct_rec *)buf;
+	size_t n = strlen(name);
+	r->size = ct_rec_size(F_THREAD_NAME_N, (uint32_t)n);
+	r->kind = CT_EV_THREAD_NAME;
+	r->f[F_THREAD_NAME_TS] = ts;
+	r->f[F_THREAD_NAME_TID] = 7;
+	r->f[F_THREAD_NAME_NAME] = n;
+	memcpy(&r->f[F_THREAD_NAME_N], name, n);
+	CHECK_EQ(ct_enc_record(e, r), 0);
+}
+
+/* A flight window (libtrace/writer_flight.c): the block that defined the
+ * strings is dropped; the window's first block defines them again with
+ * their ids (ct_enc_strings_below), a string defined by a kept block goes
+ * inline in it; the kept block follows as it was encoded. */
+static void test_flight_window(void)
+{
+	struct ct_enc e;
+	CHECK_EQ(ct_enc_init(&e, 1 << 16), 0);
+	ct_enc_thread(&e, 7);
+	thread_name(&e, 100, "alpha"); /* dropped: defines 2 and 3 */
+	thread_name(&e, 110, "beta");
+	ct_enc_new_block(&e);
+	uint32_t sid0 = e.st.next_sid;
+	CHECK_EQ(sid0, CT_SID_FIRST + 2);
+	thread_name(&e, 200, "alpha"); /* kept: refers to 2, defines 4 */
+	thread_name(&e, 210, "gamma");
+	size_t n;
+	const uint8_t *raw = ct_enc_block(&e, &n);
+	uint8_t kept[4096];
+	CHECK(n <= sizeof kept);
+	memcpy(kept, raw, n);
+	size_t kept_n = n;
+	ct_enc_new_block(&e);
+	CHECK_EQ(ct_enc_strings_below(&e, sid0), 0);
+	thread_name(&e, 50, "gamma"); /* id 4 is the kept block's: inline */
+	thread_name(&e, 60, "beta");  /* 3, defined above */
+	thread_name(&e, 70, "delta"); /* new: inline, never interned */
+	e.sid_limit = 0;
+	CHECK_EQ(e.st.next_sid, CT_SID_FIRST + 3);
+	raw = ct_enc_block(&e, &n);
+	struct buf b = {0};
+	start_file(&b);
+	put_block(&b, raw, n);
+	put_block(&b, kept, kept_n);
+	write_file(b.p, b.len);
+	free(b.p);
+	ct_enc_free(&e);
+
+	static const char *const want[] = {"gamma", "beta", "delta", "alpha", "gamma"};
+	struct ct_file f;
+	struct ct_event ev;
+	CHECK_EQ(ct_file_open(&f, path), 0);
+	for (size_t i = 0; i < 5; i++) {
+		CHECK_EQ(ct_file_next(&f, &ev), 1);
+		const unsigned k = F_THREAD_NAME_NAME;
+		CHECK_MEM(ev.s[k], ev.sl[k], want[i], strlen(want[i]));
+	}
+	CHECK_EQ(ct_file_next(&f, &ev), 0);
+	CHECK_EQ(f.damaged, 0);
+	ct_file_close(&f);
+}
+
 int main(void)
 {
 	CHECK(mkdtemp(dir) != NULL);
@@ -1361,6 +1428,7 @@ int main(void)
 	test_bad_items();
 	test_string_gaps();
 	test_string_budget();
+	test_flight_window();
 	/* Interning limits: tiny (most strings inline), none, roomy. */
 	test_round_trip(1, 20000, 20, 600);
 	test_round_trip(2, 3000, 3, 0);

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "rankenv.h"
 
+#include <signal.h>
 #include <string.h>
 
 static const char *const *env_tab;
@@ -667,9 +668,57 @@ static void test_rank_detect(void)
 	check_rank(half, 0, -1, -1, -1, "OMPI_COMM_WORLD_RANK");
 }
 
+/* The flight recorder's variables: values, the watchdog's default in
+ * flight mode, and the unused-setting warnings. */
+static void test_flight(void)
+{
+	static const char *const env[] = {"CUPTRACE_FLIGHT=60", "CUPTRACE_FLIGHT_MB=16",
+					  "CUPTRACE_FLIGHT_SIGNAL=SIGUSR2",
+					  "CUPTRACE_FLIGHT_SLOW=3.5", "CUPTRACE_FLIGHT_EXIT=always", NULL};
+	env_tab = env;
+	CHECK_EQ(ct_config_parse(&cfg, fake_getenv, err, sizeof err), 0);
+	CHECK(cfg.flight == 60 && cfg.flight_mb == 16 && cfg.flight_slow == 3.5);
+	CHECK_EQ(cfg.flight_signal, SIGUSR2);
+	CHECK_EQ(cfg.flight_exit, 1);
+	CHECK(cfg.hang_timeout == CT_FLIGHT_HANG_DEFAULT && cfg.hang_default);
+	char dump[4096];
+	ct_config_dump(&cfg, dump, sizeof dump);
+	CHECK(strstr(dump, "CUPTRACE_FLIGHT=60\nCUPTRACE_FLIGHT_MB=16\nCUPTRACE_FLIGHT_EXIT=always\n"));
+	CHECK(strstr(dump, "CUPTRACE_FLIGHT_SIGNAL=USR2\n") && strstr(dump, "CUPTRACE_FLIGHT_SLOW=3.5\n"));
+	/* The watchdog's default: not a setting of the user's, so no warning
+	 * without the nccl source; the variable wins. */
+	char *fenv[] = {"CUPTRACE_FLIGHT=60", NULL};
+	nunused = 0;
+	ct_config_check_unused(&cfg, fenv, on_unused);
+	CHECK_EQ(nunused, 0);
+	static const char *const env2[] = {"CUPTRACE_FLIGHT=1", "CUPTRACE_HANG_TIMEOUT=2", NULL};
+	env_tab = env2;
+	CHECK_EQ(ct_config_parse(&cfg, fake_getenv, err, sizeof err), 0);
+	CHECK(cfg.hang_timeout == 2 && !cfg.hang_default && cfg.flight_mb == CT_FLIGHT_MB_DEFAULT);
+	static const char *const env3[] = {"CUPTRACE_FLIGHT_MB=4", NULL}; /* flight off */
+	env_tab = env3;
+	CHECK_EQ(ct_config_parse(&cfg, fake_getenv, err, sizeof err), 0);
+	CHECK(cfg.hang_timeout == 0 && cfg.flight == 0);
+	char *uenv[] = {"CUPTRACE_FLIGHT_MB=4", NULL};
+	nunused = 0;
+	ct_config_check_unused(&cfg, uenv, on_unused);
+	CHECK_EQ(nunused, 1);
+	CHECK_STR(unused_name[0], "CUPTRACE_FLIGHT_MB");
+	CHECK(strstr(unused_why[0], "the flight recorder is off"));
+	ct_config_defaults(&cfg);
+	set_bad("CUPTRACE_FLIGHT", "0.05", "expected seconds >= 0.1");
+	set_bad("CUPTRACE_FLIGHT", "x", "expected seconds >= 0.1");
+	set_bad("CUPTRACE_FLIGHT_MB", "0", "expected megabytes");
+	set_bad("CUPTRACE_FLIGHT_SIGNAL", "KILL", "expected USR1, USR2");
+	set_bad("CUPTRACE_FLIGHT_SLOW", "1", "expected a factor above 1");
+	set_bad("CUPTRACE_FLIGHT_EXIT", "never", "expected error or always");
+	set_bad("CUPTRACE_FLIGHTS", "1", "unknown variable");
+}
+
 int main(void)
 {
 	test_defaults();
+	test_flight();
 	test_parse_env();
 	ct_config_defaults(&cfg);
 	test_sources();

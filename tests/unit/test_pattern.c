@@ -219,9 +219,35 @@ static void test_too_long(void)
 		CHECK_EQ(guard[i], 'G');
 }
 
+/* The job's directory (the flight recorder's marker): the pattern's
+ * directories before the first per-process one. */
+static void test_job_dir(void)
+{
+	static const char *const env[] = {"JOB=j7", NULL};
+	env_tab = env;
+	struct ct_pattern_vals v = vals("node-a");
+	char out[4096];
+	static const char *const cases[][2] = {
+	    {"traces/r%r.ctr", "traces"},
+	    {"traces/%h/r%r.ctr", "traces"},
+	    {"/scratch/%q{JOB}/w%w/%h-%p.ctr", "/scratch/j7/w16"},
+	    {"a/b/", "a/b"},
+	    {"%h/r%r.ctr", "."},
+	    {"r%r.ctr", "."},
+	    {"/r.ctr", "/"},
+	    {"out/run%%1/r%l/x.ctr", "out/run%1"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		CHECK_EQ(ct_pattern_job_dir(cases[i][0], &v, out, sizeof out), 0);
+		CHECK_STR(out, cases[i][1]);
+	}
+	CHECK_EQ(ct_pattern_job_dir("bad/%z", &v, out, sizeof out), -1);
+}
+
 int main(void)
 {
 	test_tokens();
+	test_job_dir();
 	test_malformed();
 	test_hostile();
 	test_too_long();

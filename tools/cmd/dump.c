@@ -93,6 +93,19 @@ static int pid_dir(const char *pid, char *dir, size_t len)
 	return 0;
 }
 
+/* mkdir -p dir: a job in flight mode has written nothing, not even it. */
+static void make_dirs(const char *dir)
+{
+	char d[PATH_MAX];
+	snprintf(d, sizeof d, "%s/", dir);
+	for (char *p = d + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(d, 0777);
+			*p = '/';
+		}
+}
+
 /* The marker, whole and new (a rename over any older one). */
 static int make_marker(const char *dir)
 {
@@ -167,6 +180,8 @@ int cmd_dump(int argc, char **argv)
 		int is_pid = a[strspn(a, "0123456789")] == 0;
 		if (is_pid && pid_dir(a, dirs[nd], sizeof dirs[nd]))
 			continue;
+		if (is_pid)
+			make_dirs(dirs[nd]);
 		if (!is_pid) {
 			if (stat(a, &st) || !S_ISDIR(st.st_mode)) {
 				say("%s: not a directory nor a process id", a);

@@ -149,3 +149,25 @@ def test_slow_step_dumps_once(tmp_path):
     p = tool("events", str(f))
     slow = [l.split("\t") for l in p.stdout.splitlines() if l.endswith("\tstep")]
     assert any(int(s[7]) - int(s[6]) >= 400e6 for s in slow)
+
+
+def test_cuptrace_dump_pid_finds_the_job_directory(tmp_path):
+    """cuptrace dump PID: the job directory from the process's own
+    CUPTRACE_OUTPUT (relative to its working directory, per-process parts
+    left out: jobs/%h/r%p.ctr -> jobs)."""
+    e = env(tmp_path)
+    e["CUPTRACE_OUTPUT"] = "jobs/%h/r%p.ctr"
+    p = subprocess.Popen([PROG, "clean", "4000"], env=e, cwd=tmp_path, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        time.sleep(1.2)
+        d = tool("dump", "--wait", "2", str(p.pid))
+        assert d.returncode == 0, d.stderr
+        [f] = ctr_files(tmp_path / "jobs")
+        assert d.stdout.split() == [str(f)] and f.name == f"r{p.pid}.ctr"
+        assert (tmp_path / "jobs" / ".cuptrace-dump").exists()
+        _, trig, _ = info(f)
+        assert trig.startswith("job: cuptrace dump (host ")
+    finally:
+        p.wait(timeout=30)
+    assert tool("dump", "--wait", "0", "999999999").returncode == 1  # no such process
