@@ -22,6 +22,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* No file: in flight mode what a healthy run writes (nothing). */
+static void say_none(const char *pat)
+{
+	if (getenv("CUPTRACE_FLIGHT"))
+		say_cmd_note("no trace file was written (pattern %s): flight mode, and no trigger "
+			     "fired", pat);
+	else
+		say_cmd("no trace file was written (pattern %s)", pat);
+}
+
 /* Signals a scheduler or `docker stop` sends the launcher are CMD's, as
  * when the launcher is CMD (without --stats it execs it): passed on. The
  * terminal's SIGINT and SIGQUIT reach CMD by themselves (system()'s way). */
@@ -62,7 +72,7 @@ static void export_own(const char *pat, const char *dir, const char *glob,
 	}
 	say_command("run --export");
 	if (!done && !job->world)
-		say_cmd("no trace file was written (pattern %s)", pat);
+		say_none(pat);
 	say_command("run");
 	run_files_free(&f);
 }
@@ -158,7 +168,7 @@ int run_then_stats(char **cmd, const struct ct_config *cfg, int stats, const cha
 	            : stats         ? "run --stats"
 	                            : "run --report");
 	if (!f.n) {
-		say_cmd("no trace file was written (pattern %s)", pat);
+		say_none(pat);
 		return rc;
 	}
 	char **av = xcalloc(f.n + 5, sizeof *av); /* also `report -o OUT FILES` */
