@@ -6,6 +6,7 @@ written while the job runs; once the watchdog fires on a rank that waits,
 that rank writes its window and its marker makes every rank write its own,
 the rank that never arrived included; `nccl_hang` on those windows names
 rank 2 and the range it was in, as the harness's truth says."""
+import json
 import os
 import re
 import shutil
@@ -107,6 +108,18 @@ def test_hang_dumps_every_rank_after_the_watchdog(tmp_path, window, pace):
         assert re.search(rf"hang: rank 2 never arrived at {h[0]} #{h[1]} of world [0-9a-f]{{16}}; "
                          r"ranks 0, 1, 3 waited in it; rank 2 was in step > save_checkpoint",
                          v.stdout), v.stdout
+        # nothing else: operations begun before a window that starts mid-run
+        # are neither incomplete nor a disagreement between ranks
+        doc = json.loads(tool("stats", "--format", "json", "--report", "nccl_hang",
+                              *map(str, files)).stdout)
+        [row] = doc["nccl_hang: collectives not completed on every rank"]
+        assert (row["Seq"], row["Operation"], row["Missing Ranks"]) == (h[1], h[0], "2")
+        assert doc.get("nccl_hang: ranks that disagree", []) == []
+        where = {(r["Rank"], r["Communicator"].split()[0]): r["State"]
+                 for r in doc["nccl_hang: where each rank was"]}
+        assert where[(2, "world")] == f"never arrived at #{h[1]}"
+        assert all(where[(r, "world")] == f"waiting in {h[0]} #{h[1]}" for r in (0, 1, 3))
+        assert all(st == "finished" for (r, c), st in where.items() if c == "pair")
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
