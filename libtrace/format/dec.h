@@ -29,6 +29,15 @@ struct ct_header {
 	char *flight_cause; /* "" when not a window */
 };
 
+/* A file after a rotation (part 2, 3, ...) repeats its process's
+ * definitions, which part 1 has: the tools count them from part 1 only. A
+ * flight window stands alone whatever its part (its own first block holds
+ * them; inputs.c reads one window of a process). */
+static inline int ct_header_later_part(const struct ct_header *h)
+{
+	return h->part > 1 && !h->flight_want;
+}
+
 struct ct_event {
 	unsigned kind;
 	int64_t tid;

@@ -4,6 +4,7 @@
  * PACE_US for MS milliseconds, then an ending by MODE:
  *   clean   return 0            fail   return 3
  *   segv    SIGSEGV             dump   cuptrace_dump(), then 300 ms more ranges
+ *   dump2   as dump, then 2.2 s more ranges and a second cuptrace_dump()
  *   flood   ranges as fast as it can (no pause) for MS, then return 0
  *   slow    after the ranges, 30 steps of 10 ms (cuptrace_step() at each
  *           end), step 20 of 400 ms; then 300 ms more ranges, return 0
@@ -49,7 +50,13 @@ int main(int argc, char **argv)
 	long n = ranges(ms, strcmp(mode, "flood") ? 1000 : 0);
 	printf("ranges %ld\n", n);
 	fflush(stdout);
-	if (!strcmp(mode, "dump")) {
+	if (!strncmp(mode, "dump", 4)) {
+		printf("dump %d\n", cuptrace_dump());
+		fflush(stdout);
+		ranges(300, 1000);
+	}
+	if (!strcmp(mode, "dump2")) { /* past the 2 s between two dumps */
+		printf("ranges %ld\n", ranges(1900, 1000));
 		printf("dump %d\n", cuptrace_dump());
 		fflush(stdout);
 		ranges(300, 1000);

@@ -185,7 +185,7 @@ static void mpi_event(struct nh *h, struct nh_file *f, struct tfile *t, const st
 	const struct m_mpi *x = ev->type == ME_FLOW ? NULL : ev->mpi;
 	if (ev->type == ME_INSTANT && ev->cat == MC_MPI_COMM) {
 		/* a member, whether it called anything or not (as for NCCL) */
-		if (!t->f.h.forked_from && t->f.h.part <= 1)
+		if (!t->f.h.forked_from && !ct_header_later_part(&t->f.h))
 			mpi_rc(h, f, x);
 	} else if (ev->type == ME_SLICE && ev->cat == MC_MPI && x->seq && x->comm &&
 	           !x->comm->remote) {
@@ -237,7 +237,7 @@ void nh_event(struct nh *h, struct tfile *t, const struct m_event *ev)
 	} else if (ev->type == ME_TRACK && ev->track->kind == MT_NCCL && ev->track->comm) {
 		/* a member, whether it called anything or not; not a forked child
 		 * or a later part, whose files repeat their process's definitions */
-		if (!t->f.h.forked_from && t->f.h.part <= 1)
+		if (!t->f.h.forked_from && !ct_header_later_part(&t->f.h))
 			rc_of(h, f, ev->track->comm);
 	} else if (ev->type == ME_SLICE && ev->cat == MC_NCCL) { /* NCCL's, as below */
 		on_op(h, f, t, ev->nccl.op);

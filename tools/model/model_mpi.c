@@ -138,7 +138,7 @@ static void define(struct model_mpi *x, const struct ct_event *ev)
 	/* a member, told once; not by a forked child's file or a later part's,
 	 * which repeat their process's definitions */
 	const struct ct_header *hd = &x->m->t->f.h;
-	if (!first || hd->forked_from || hd->part > 1)
+	if (!first || hd->forked_from || ct_header_later_part(hd))
 		return;
 	struct m_mpi mp = {.comm = c, .comm_id = id};
 	struct m_event e;

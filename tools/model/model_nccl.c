@@ -157,7 +157,7 @@ void model_nccl_record(struct model *m, const struct ct_event *ev)
 	 * at the first collective). Not in a forked child's file or a later
 	 * part's, which repeat their process's definitions. */
 	const struct ct_header *hd = &m->t->f.h;
-	for (size_t i = 0; ev->kind == CT_EV_NCCL_COMM && !hd->forked_from && hd->part <= 1 &&
+	for (size_t i = 0; ev->kind == CT_EV_NCCL_COMM && !hd->forked_from && !ct_header_later_part(hd) &&
 	                   i < nccl_ops_ncomms(n->ops); i++)
 		if (nccl_ops_comm(n->ops, i)->ctx == ev->v[F_NCCL_COMM_CTX])
 			comm_track(m, nccl_ops_comm(n->ops, i), 0);

@@ -313,8 +313,8 @@ static int cmp_identity(const void *a, const void *b, void *arg)
 		return x->mono_anchor < y->mono_anchor ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
-	if (x->part != y->part)
-		return x->part < y->part ? -1 : 1;
+	if (x->part != y->part) /* flight windows: the latest first, the one kept */
+		return (x->part < y->part) == !(x->flight_want && y->flight_want) ? -1 : 1;
 	/* copies of one file: the one kept comes first, a closed file before
 	 * one cut short, then the longest (a truncated copy named first is not
 	 * kept over the whole file), then command-line order */
@@ -328,10 +328,13 @@ static int cmp_identity(const void *a, const void *b, void *arg)
 	return i < j ? -1 : i > j;
 }
 
+/* The same process's file (or flight window: two windows of one process
+ * overlap, and are two moments, never one run together). */
 static int same_process(const struct ct_header *x, const struct ct_header *y)
 {
 	return !strcmp(x->host, y->host) && x->pid == y->pid && x->rt_anchor == y->rt_anchor &&
-	       x->mono_anchor == y->mono_anchor && x->rank == y->rank && x->part == y->part;
+	       x->mono_anchor == y->mono_anchor && x->rank == y->rank &&
+	       (x->part == y->part || (x->flight_want && y->flight_want));
 }
 
 /* Drops files written by the same process as an earlier one (a copy of a
@@ -351,8 +354,14 @@ static void drop_same_process(struct inputs *in)
 			continue;
 		}
 		const struct tfile *t = &in->v[ix[i]], *o = &in->v[ix[first]];
-		say_warning("%s: duplicate of %s (the same process: host %s, pid %llu); ignored",
-		            t->f.path, o->f.path, t->f.h.host, (unsigned long long)t->f.h.pid);
+		if (t->f.h.part != o->f.h.part)
+			say_note("%s: an earlier flight window of the process of %s (host %s, pid "
+				 "%llu); the latest is read (name a window alone to read it)",
+				 t->f.path, o->f.path, t->f.h.host, (unsigned long long)t->f.h.pid);
+		else
+			say_warning("%s: duplicate of %s (the same process: host %s, pid %llu); "
+				    "ignored", t->f.path, o->f.path, t->f.h.host,
+				    (unsigned long long)t->f.h.pid);
 		dup[ix[i]] = 1;
 	}
 	size_t k = 0;

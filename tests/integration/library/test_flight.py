@@ -171,3 +171,22 @@ def test_cuptrace_dump_pid_finds_the_job_directory(tmp_path):
     finally:
         p.wait(timeout=30)
     assert tool("dump", "--wait", "0", "999999999").returncode == 1  # no such process
+
+
+def test_second_dump_is_the_next_part_and_read_alone(tmp_path):
+    """Two cuptrace_dump() 2.5 s apart: r.ctr, then r.w2.ctr (rotation's
+    names), each a window of its own; read together (a directory), the
+    tools take the latest window of the process and say so."""
+    out = tmp_path / "out"
+    p = run([PROG, "dump2", 1200], env=env(out), check=True)
+    assert p.stdout.count("dump 0") == 2
+    assert sorted(f.name for f in ctr_files(out)) == ["r.ctr", "r.w2.ctr"]
+    first, second = out / "r.ctr", out / "r.w2.ctr"
+    for f in (first, second):
+        span, trig, _ = info(f)
+        assert trig == "cuptrace_dump()" and 1.0 <= span < 1.6
+    s = tool("stats", "--report", "nvtx_sum", "--format", "json", str(out))
+    assert s.returncode == 0
+    assert f"{first}: an earlier flight window of the process of {second}" in s.stderr
+    alone = tool("stats", "--report", "nvtx_sum", "--format", "json", str(second))
+    assert s.stdout == alone.stdout
