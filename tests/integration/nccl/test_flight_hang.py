@@ -6,6 +6,7 @@ written while the job runs; once the watchdog fires on a rank that waits,
 that rank writes its window and its marker makes every rank write its own,
 the rank that never arrived included; `nccl_hang` on those windows names
 rank 2 and the range it was in, as the harness's truth says."""
+import html
 import json
 import os
 import re
@@ -120,6 +121,14 @@ def test_hang_dumps_every_rank_after_the_watchdog(tmp_path, window, pace):
         assert where[(2, "world")] == f"never arrived at #{h[1]}"
         assert all(where[(r, "world")] == f"waiting in {h[0]} #{h[1]}" for r in (0, 1, 3))
         assert all(st == "finished" for (r, c), st in where.items() if c == "pair")
+        # the HTML report: the windows and their trigger in its header, the
+        # hang's section first
+        page = tmp_path / "report.html"
+        assert tool("report", "-o", str(page), *map(str, files)).returncode == 0
+        text = html.unescape(page.read_text())
+        assert (f'<dd data-h="flight">4 of 4 files, the last {float(window):g} s of each '
+                'process; trigger: hang: the watchdog fired</dd>') in text
+        assert re.findall(r"<h2[^>]*>([^<]*)", text)[0] == "NCCL hang: who never arrived"
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)

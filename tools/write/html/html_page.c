@@ -30,6 +30,30 @@ static uint64_t sum(const uint64_t *v)
 	return s;
 }
 
+
+/* Flight recorder's windows (docs/flight-recorder.md): how many, the window
+ * asked and the trigger, as the rank that fired says it (not "job: ..."). */
+static void flight_line(FILE *f, const struct inputs *in)
+{
+	size_t n = 0, who = in->n;
+	for (size_t i = 0; i < in->n; i++) {
+		const struct ct_header *h = &in->v[i].f.h;
+		if (!h->flight_want)
+			continue;
+		n++;
+		if (who == in->n || (strncmp(h->flight_cause, "job: ", 5) &&
+				     !strncmp(in->v[who].f.h.flight_cause, "job: ", 5)))
+			who = i;
+	}
+	if (!n)
+		return;
+	const struct ct_header *h = &in->v[who].f.h;
+	fprintf(f, "<dt>Flight windows</dt><dd data-h=\"flight\">%zu of %zu files, the last %.3g s "
+		   "of each process; trigger: ", n, in->n, (double)h->flight_want / 1e9);
+	html_esc(f, h->flight_cause);
+	fputs("</dd>\n", f);
+}
+
 static void dd_num(FILE *f, const char *name, const char *key, uint64_t v, int bad)
 {
 	fprintf(f, "<dt>%s</dt><dd data-h=\"%s\"%s>%llu</dd>\n", name, key,
@@ -105,6 +129,7 @@ void html_header(FILE *f, const struct inputs *in, const struct tabs *all,
 	if (t1 > t0)
 		fprintf(f, ", %.3f s", (double)(t1 - t0) / 1e9);
 	fputs("</dd>\n", f);
+	flight_line(f, in);
 	if (opts->steps) /* the page did not say it covers some steps only */
 		fprintf(f, "<dt>Steps</dt><dd data-h=\"steps\" class=\"bad\">%lld-%lld only: the "
 			   "sections below cover these steps; this header, the whole trace</dd>\n",
