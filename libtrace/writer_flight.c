@@ -141,7 +141,8 @@ void ct_wr_flight_tick(uint64_t now, unsigned ticks)
 	serve(now, 0);
 	if (ct_wr.enc.len && now - ct_wr.last_write >= ct_fl.cut_ns)
 		ct_wr_write_block();
-	ct_wr.fl_tick = now;
+	/* after the cut of a block that ended in this tick: spans never overlap */
+	ct_wr.fl_tick = ct_wr.last_write > now ? ct_wr.last_write : now;
 }
 
 void ct_wr_flight_end(uint64_t end)

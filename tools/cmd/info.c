@@ -107,8 +107,8 @@ static void detail(struct tfile *t)
 	if (t->f.have_footer && t->f.mono_end > h->mono_anchor)
 		printf("duration:    %.3f s\n", (double)(t->f.mono_end - h->mono_anchor) / 1e9);
 	if (h->flight_want) { /* a flight recorder's window (1.5) */
-		printf("flight:      window of %.3f s of the last %.3f s asked, from %.3f s to "
-		       "%.3f s after the start\n",
+		printf("flight:      window of %.3f s (the last %.3f s of recording asked), from "
+		       "%.3f s to %.3f s after the start\n",
 		       (double)(h->flight_to - h->flight_from) / 1e9, (double)h->flight_want / 1e9,
 		       (double)(h->flight_from - h->mono_anchor) / 1e9,
 		       (double)(h->flight_to - h->mono_anchor) / 1e9);
@@ -216,6 +216,22 @@ static void missing_ranks(struct inputs *in)
 	free(seen);
 }
 
+/* Flight recorder's windows among the files: each one's trigger. */
+static void flight_rows(const struct inputs *in)
+{
+	for (size_t i = 0, n = 0; i < in->n; i++) {
+		const struct ct_header *h = &in->v[i].f.h;
+		if (!h->flight_want)
+			continue;
+		if (!n++)
+			printf("flight windows (the last %.3g s of recording asked):\n",
+			       (double)h->flight_want / 1e9);
+		printf("%4lld   window of %.3f s, ", (long long)in->v[i].shown_rank,
+		       (double)(h->flight_to - h->flight_from) / 1e9);
+		put_esc("trigger: %s\n", h->flight_cause, strlen(h->flight_cause));
+	}
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option lo[] = {{"help", no_argument, NULL, 'h'},
@@ -273,6 +289,7 @@ int cmd_info(int argc, char **argv)
 		if (marks & 2)
 			printf("~ no launcher rank: numbered after the known ranks, in start order\n");
 		missing_ranks(&in);
+		flight_rows(&in);
 		clocks_print(&ck, stdout, "");
 	}
 	clocks_free(&ck);

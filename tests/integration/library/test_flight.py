@@ -24,7 +24,8 @@ def env(out, **extra):
 def info(f):
     p = tool("info", str(f))
     assert p.returncode == 0, p.stderr
-    m = re.search(r"flight:\s+window of ([0-9.]+) s of the last ([0-9.]+) s asked", p.stdout)
+    m = re.search(r"flight:\s+window of ([0-9.]+) s \(the last ([0-9.]+) s of recording "
+                  r"asked\)", p.stdout)
     assert m, p.stdout
     return float(m.group(1)), re.search(r"trigger:\s+(.*)", p.stdout).group(1), p.stdout
 

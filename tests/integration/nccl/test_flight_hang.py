@@ -37,8 +37,8 @@ def header(f):
     """The flight lines of `cuptrace info`."""
     p = tool("info", str(f))
     assert p.returncode == 0, p.stderr
-    span = re.search(r"flight:\s+window of ([0-9.]+) s of the last ([0-9.]+) s asked",
-                     p.stdout)
+    span = re.search(r"flight:\s+window of ([0-9.]+) s \(the last ([0-9.]+) s of recording "
+                     r"asked\)", p.stdout)
     return span, re.search(r"trigger:\s+(.*)", p.stdout).group(1)
 
 
@@ -98,6 +98,12 @@ def test_hang_dumps_every_rank_after_the_watchdog(tmp_path, window, pace):
                 assert trig.startswith("hang") or trig.startswith("job: hang"), trig
             else:  # the rank that never arrived: through the marker
                 assert trig.startswith("job: hang: the watchdog fired (rank "), trig
+        # info on the job: a row per rank, then each window's trigger
+        rows = {int(r): t for r, t in re.findall(r"^ +(\d)   window of [0-9.]+ s, trigger: (.*)$",
+                                                 tool("info", str(out)).stdout, re.M)}
+        assert sorted(rows) == list(range(WORLD))
+        assert rows[2].startswith("job: hang: the watchdog fired (rank ")
+        assert all(rows[r].startswith(("hang: ", "job: hang: ")) for r in hung)
         marker = (out / ".cuptrace-dump").read_text()
         assert marker.startswith("hang: the watchdog fired (rank ")
         # the verdict from the windows alone

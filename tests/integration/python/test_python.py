@@ -89,7 +89,7 @@ time.sleep(0.3)
     [f] = ctr_files(tmp_path / "fl")
     info = tool("info", str(f)).stdout
     assert "trigger:     cuptrace_dump()" in info
-    assert re.search(r"window of 0\.[0-9]+ s of the last 1\.000 s asked", info), info
+    assert re.search(r"window of 0\.[0-9]+ s \(the last 1\.000 s of recording asked\)", info), info
     doc = convert([f], tmp_path / "t.json")
     assert set(names(doc)) == {"py 0", "py 1", "py 2"}
     p = py("import cuptrace; cuptrace.activate(flight=0.01)", base_env())
