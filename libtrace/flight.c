@@ -86,6 +86,7 @@ static int stat_marker(uint64_t *ino, uint64_t *mtime)
 void ct_fl_init(void)
 {
 	memset(&ct_fl, 0, sizeof ct_fl);
+	atomic_store(&asked, 0); /* asked before anything was recorded: nothing to write */
 	ct_fl.window_ns = (uint64_t)(ct.cfg.flight * 1e9);
 	ct_fl.budget = (size_t)ct.cfg.flight_mb << 20;
 	/* Some 64 blocks a window: 20 ms to 500 ms (the file's interval). */

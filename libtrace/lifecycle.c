@@ -564,8 +564,13 @@ static void wire_environment(void)
 __attribute__((constructor)) static void on_load(void)
 {
 	ct_start();
-	if (ct.active)
+	if (ct.active) {
 		wire_environment();
+		/* The user's signal for dumps (CUPTRACE_FLIGHT_SIGNAL) is ours from
+		 * the start: sent before the first event, it must not end the
+		 * program by its default action. */
+		ct_writer_flight_signal();
+	}
 }
 
 /* Whether this process shares the traced process's memory: a vfork child

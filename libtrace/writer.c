@@ -265,9 +265,10 @@ static void flight_handler(int sig)
 
 int ct_writer_flight_signal(void)
 {
+	static _Atomic int done;
 	int sig = ct.cfg.flight > 0 ? ct.cfg.flight_signal : 0;
-	if (!sig)
-		return 0;
+	if (!sig || atomic_exchange(&done, 1))
+		return sig; /* installed once: the program's later choice stands */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = flight_handler;

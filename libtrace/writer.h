@@ -48,8 +48,8 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms);
  * flight.h; detail: a signal, a status, a step): async-signal-safe, never
  * waits. -1 when flight mode is off. */
 int ct_writer_flight_ask(int cause, uint64_t detail);
-/* Installs the handler of CUPTRACE_FLIGHT_SIGNAL (a dump); returns that
- * signal, 0 when none. */
+/* Installs the handler of CUPTRACE_FLIGHT_SIGNAL (a dump), once (at load);
+ * returns that signal, 0 when none. */
 int ct_writer_flight_signal(void);
 
 const char *ct_writer_rotated_path(void);

@@ -97,14 +97,14 @@ def test_abnormal_exit_and_fatal_signal_dump(tmp_path):
     [f] = ctr_files(out)
     _, trig, text = info(f)
     assert trig == "exit status 3" and "ended:       exit(3)" in text
-    out = tmp_path / "segv"
-    p = run([PROG, "segv", 300], env=env(out))
-    assert p.returncode == -11
+    out = tmp_path / "abort"
+    p = run([PROG, "abort", 300], env=env(out))
+    assert p.returncode == -6
     [f] = ctr_files(out)
     _, trig, text = info(f)
-    assert trig == "signal 11" and "ended:       signal 11" in text
+    assert trig == "signal 6" and "ended:       signal 6" in text
     # the other ranks are told (the marker in the job's directory)
-    assert (out / ".cuptrace-dump").read_text().startswith("signal 11 (rank ")
+    assert (out / ".cuptrace-dump").read_text().startswith("signal 6 (rank ")
 
 
 def test_tiny_budget_keeps_less_and_says_so(tmp_path):
