@@ -89,10 +89,11 @@ void ct_fl_init(void)
 	atomic_store(&asked, 0); /* asked before anything was recorded: nothing to write */
 	ct_fl.window_ns = (uint64_t)(ct.cfg.flight * 1e9);
 	ct_fl.budget = (size_t)ct.cfg.flight_mb << 20;
-	/* Some 64 blocks a window: 20 ms to 500 ms (the file's interval). */
+	/* Some 64 blocks a window: from a writer's tick (50 ms) to 500 ms
+	 * (the file's interval). */
 	ct_fl.cut_ns = ct_fl.window_ns / 64;
-	if (ct_fl.cut_ns < 20000000ull)
-		ct_fl.cut_ns = 20000000ull;
+	if (ct_fl.cut_ns < 50000000ull)
+		ct_fl.cut_ns = 50000000ull;
 	if (ct_fl.cut_ns > 500000000ull)
 		ct_fl.cut_ns = 500000000ull;
 	marker_path();
