@@ -36,6 +36,14 @@ static struct {
 	int any;
 } seen;
 
+/* Slow steps (CUPTRACE_FLIGHT_SLOW): the durations of the last steps. */
+#define STEPS_KEPT 32
+#define STEPS_JUDGED 5 /* no verdict before this many steps */
+static struct {
+	uint64_t last, dur[STEPS_KEPT];
+	unsigned n;
+} steps;
+
 int ct_fl_on(void)
 {
 	return ct.cfg.flight > 0;
@@ -71,6 +79,12 @@ static void marker_path(void)
 		snprintf(dir, sizeof dir, "%s", full);
 	if ((size_t)snprintf(marker, sizeof marker, "%.4000s/%s", dir, CT_FL_MARKER) >= sizeof marker)
 		marker[0] = 0;
+	/* Output to a device (CUPTRACE_OUTPUT=/dev/null): no job directory. */
+	if (!strncmp(dir, "/dev/", 5) || !strcmp(dir, "/dev") || !strncmp(dir, "/proc", 5)) {
+		marker[0] = 0;
+		ct_info("flight recorder: %s is no job directory: no marker, the job's ranks do "
+			"not dump together", dir);
+	}
 }
 
 static int stat_marker(uint64_t *ino, uint64_t *mtime)
@@ -87,6 +101,8 @@ void ct_fl_init(void)
 {
 	memset(&ct_fl, 0, sizeof ct_fl);
 	atomic_store(&asked, 0); /* asked before anything was recorded: nothing to write */
+	fired = 0, dumped_once = 0, last_dump = 0; /* a forked child's are its own */
+	memset(&steps, 0, sizeof steps);
 	ct_fl.window_ns = (uint64_t)(ct.cfg.flight * 1e9);
 	ct_fl.budget = (size_t)ct.cfg.flight_mb << 20;
 	/* Some 64 blocks a window: from a writer's tick (50 ms) to 500 ms
@@ -168,14 +184,6 @@ void ct_fl_ask(enum ct_fl_cause c, uint64_t d)
 	atomic_store_explicit(&detail[c], d, memory_order_relaxed);
 	atomic_fetch_or_explicit(&asked, 1u << c, memory_order_release);
 }
-
-/* Slow steps (CUPTRACE_FLIGHT_SLOW): the durations of the last steps. */
-#define STEPS_KEPT 32
-#define STEPS_JUDGED 5 /* no verdict before this many steps */
-static struct {
-	uint64_t last, dur[STEPS_KEPT];
-	unsigned n;
-} steps;
 
 static int cmp_u64(const void *a, const void *b)
 {
