@@ -72,16 +72,24 @@ def test_dump_without_flight_mode_says_no(tmp_path):
 
 
 def test_cuptrace_dump_dir(tmp_path):
+    """cuptrace dump DIR: the process writes its window within a second
+    (its poll); a later dump (a new marker, more than 2 s after the
+    process's last dump) writes the next part, r.w2.ctr."""
     out = tmp_path / "out"
     out.mkdir()
-    p = subprocess.Popen([PROG, "clean", "4000"], env=env(out), stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([PROG, "clean", "7000"], env=env(out), stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(1.2)  # it runs (and has polled the directory once)
-        d = tool("dump", "--wait", "2", str(out))
+        d = tool("dump", "--wait", "1.5", str(out))
         assert d.returncode == 0, d.stderr
         assert d.stdout.split() == [str(out / "r.ctr")]
         span, trig, _ = info(out / "r.ctr")
         assert trig.startswith("job: cuptrace dump (host ")
+        time.sleep(1.6)  # past 2 s since the process's dump (within 1 s of the marker)
+        d = tool("dump", "--wait", "1.5", str(out))
+        assert d.returncode == 0, d.stderr
+        assert d.stdout.split() == [str(out / "r.w2.ctr")]  # only what appeared
+        assert info(out / "r.w2.ctr")[1].startswith("job: cuptrace dump (host ")
     finally:
         p.wait(timeout=30)
     # a directory nobody watches: nothing appears, exit status 1
