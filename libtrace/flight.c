@@ -27,8 +27,8 @@ static _Atomic uint64_t detail[CT_FL_NCAUSES];
 static uint32_t fired;
 static uint64_t last_dump;
 static int dumped_once;
-/* The marker: its path, and the one seen last (device, inode, mtime), so
- * that only a new or renewed marker is a trigger. */
+/* The marker: its path, and the one seen last (inode, mtime), so that
+ * only a new or renewed marker is a trigger. */
 static char marker[4096];
 static char marker_why[512]; /* the cause a marker carried */
 static struct {

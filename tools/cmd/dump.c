@@ -77,19 +77,26 @@ static int pid_dir(const char *pid, char *dir, size_t len)
 		say("%s: its CUPTRACE_OUTPUT cannot be read", pid);
 		return -1;
 	}
-	if (rel[0] == '/') {
-		snprintf(dir, len, "%s", rel);
-		return 0;
-	}
-	char cwdl[64], cwd[PATH_MAX];
+	char cwdl[64], cwd[PATH_MAX] = "";
 	snprintf(cwdl, sizeof cwdl, "/proc/%s/cwd", pid);
 	ssize_t k = readlink(cwdl, cwd, sizeof cwd - 1);
-	if (k < 0) {
+	if (k < 0 && rel[0] != '/') {
 		say("%s: its working directory cannot be read (%s)", pid, strerror(errno));
 		return -1;
 	}
-	cwd[k] = 0;
-	snprintf(dir, len, "%.2000s/%.2000s", cwd, rel);
+	cwd[k > 0 ? k : 0] = 0;
+	/* A pattern without '/' naming a directory (-o traces) is that directory. */
+	char full[PATH_MAX], whole[2 * PATH_MAX];
+	struct stat st;
+	if (out && !strchr(out, '/') && !ct_pattern_expand(out, &v, full, sizeof full)) {
+		snprintf(whole, sizeof whole, "%s/%s", cwd, full);
+		if (!stat(whole, &st) && S_ISDIR(st.st_mode))
+			snprintf(rel, sizeof rel, "%s", full);
+	}
+	if (rel[0] == '/')
+		snprintf(dir, len, "%s", rel);
+	else
+		snprintf(dir, len, "%.2000s/%.2000s", cwd, rel);
 	return 0;
 }
 
