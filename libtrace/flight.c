@@ -65,18 +65,17 @@ static void marker_path(void)
 	    .pid = ct.pid,
 	    .getenv = env,
 	};
-	char dir[4096];
-	if (ct_pattern_job_dir(ct.cfg.output, &v, dir, sizeof dir - 32)) {
+	/* An output naming an existing directory (-o traces) is one: the
+	 * files go in it, as output.c has it. */
+	char dir[4096], full[4096], pat[sizeof ct.cfg.output + 2];
+	struct stat st;
+	int is_dir = !ct_pattern_expand(ct.cfg.output, &v, full, sizeof full) && !stat(full, &st) &&
+		     S_ISDIR(st.st_mode);
+	snprintf(pat, sizeof pat, "%s%s", ct.cfg.output, is_dir ? "/" : "");
+	if (ct_pattern_job_dir(pat, &v, dir, sizeof dir - 32)) {
 		marker[0] = 0;
 		return;
 	}
-	/* A pattern without '/' naming a directory (-o traces) is that directory. */
-	struct stat st;
-	char full[4096];
-	if (!strchr(ct.cfg.output, '/') &&
-	    !ct_pattern_expand(ct.cfg.output, &v, full, sizeof full - 32) && !stat(full, &st) &&
-	    S_ISDIR(st.st_mode))
-		snprintf(dir, sizeof dir, "%s", full);
 	if ((size_t)snprintf(marker, sizeof marker, "%.4000s/%s", dir, CT_FL_MARKER) >= sizeof marker)
 		marker[0] = 0;
 	/* Output to a device (CUPTRACE_OUTPUT=/dev/null): no job directory. */

@@ -72,26 +72,29 @@ static int pid_dir(const char *pid, char *dir, size_t len)
 	struct ct_pattern_vals v = {.rank = ri.rank, .local_rank = ri.local_rank,
 				    .world_size = ri.world_size, .host = host,
 				    .pid = atol(pid), .getenv = penv_get};
-	char rel[PATH_MAX];
-	if (ct_pattern_job_dir(out ? out : CT_DEFAULT_OUTPUT, &v, rel, sizeof rel)) {
-		say("%s: its CUPTRACE_OUTPUT cannot be read", pid);
-		return -1;
-	}
 	char cwdl[64], cwd[PATH_MAX] = "";
 	snprintf(cwdl, sizeof cwdl, "/proc/%s/cwd", pid);
 	ssize_t k = readlink(cwdl, cwd, sizeof cwd - 1);
+	cwd[k > 0 ? k : 0] = 0;
+	/* An output naming an existing directory (-o traces) is one, as the
+	 * library has it (from the process's working directory). */
+	const char *pat = out ? out : CT_DEFAULT_OUTPUT;
+	char full[PATH_MAX], whole[2 * PATH_MAX + 2], pd[PATH_MAX + 2], rel[PATH_MAX];
+	struct stat st;
+	int is_dir = !ct_pattern_expand(pat, &v, full, sizeof full);
+	if (is_dir) {
+		snprintf(whole, sizeof whole, "%s%s%s", full[0] == '/' ? "" : cwd,
+			 full[0] == '/' ? "" : "/", full);
+		is_dir = !stat(whole, &st) && S_ISDIR(st.st_mode);
+	}
+	snprintf(pd, sizeof pd, "%s%s", pat, is_dir ? "/" : "");
+	if (ct_pattern_job_dir(pd, &v, rel, sizeof rel)) {
+		say("%s: its CUPTRACE_OUTPUT cannot be read", pid);
+		return -1;
+	}
 	if (k < 0 && rel[0] != '/') {
 		say("%s: its working directory cannot be read (%s)", pid, strerror(errno));
 		return -1;
-	}
-	cwd[k > 0 ? k : 0] = 0;
-	/* A pattern without '/' naming a directory (-o traces) is that directory. */
-	char full[PATH_MAX], whole[2 * PATH_MAX];
-	struct stat st;
-	if (out && !strchr(out, '/') && !ct_pattern_expand(out, &v, full, sizeof full)) {
-		snprintf(whole, sizeof whole, "%s/%s", cwd, full);
-		if (!stat(whole, &st) && S_ISDIR(st.st_mode))
-			snprintf(rel, sizeof rel, "%s", full);
 	}
 	if (rel[0] == '/')
 		snprintf(dir, len, "%s", rel);
