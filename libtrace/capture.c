@@ -172,7 +172,7 @@ void ct_capture_step(void)
 	 * captured); the new one opens with it, or with the window that opens
 	 * here (update_locked). */
 	pthread_mutex_lock(&capture_st.lock);
-	ct_fl_step(ct_now(), capture_st.step);
+	ct_fl_step(capture_st.step); /* CUPTRACE_FLIGHT_SLOW */
 	capture_st.step++;
 	if (ct_capturing())
 		control_record(CT_EV_STEP, (uint64_t)capture_st.step);

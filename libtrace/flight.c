@@ -190,10 +190,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void ct_fl_step(uint64_t now, long step)
+void ct_fl_step(long step)
 {
 	if (!(ct.cfg.flight > 0 && ct.cfg.flight_slow > 0))
 		return;
+	uint64_t now = ct_now();
 	if (steps.last) {
 		uint64_t d = now - steps.last;
 		unsigned k = steps.n < STEPS_KEPT ? steps.n : STEPS_KEPT;

@@ -73,11 +73,11 @@ void ct_fl_clear(void);
 /* Asks for a dump: async-signal-safe, never waits (the writer is woken by
  * the caller). detail: a signal number, a status, a step number. */
 void ct_fl_ask(enum ct_fl_cause c, uint64_t detail);
-/* Step number step ended at now (cuptrace_step, the CUPTRACE_STEP_RANGE
+/* Step number step ends now (cuptrace_step, the CUPTRACE_STEP_RANGE
  * range; under the capture lock): with CUPTRACE_FLIGHT_SLOW, a step over
  * that many times the median of the last 32 steps (once 5 are known) asks
  * for a dump. The first step seen has no start: it only starts the next. */
-void ct_fl_step(uint64_t now, long step);
+void ct_fl_step(long step);
 /* On the writer: the cause of a dump to make now, or -1; its words in
  * why. Each cause but the repeatable ones (API, SIGNAL, JOB) fires once,
  * and no dump follows another within CT_FL_GAP_NS. now: tracer clock. */
