@@ -29,7 +29,8 @@ struct ct_defs_sink {
 	void *ctx;
 };
 void ct_defs_drain(const struct ct_defs_sink *sink);
-/* How many definitions the writer has fetched so far; and the first upto
+/* How many definitions the writer has fetched so far (on the writer, no
+ * lock); and the first upto
  * of them handed to the callbacks again, the queue unchanged (a flight
  * window's first block: those of the blocks it dropped). */
 size_t ct_defs_drained(void);
