@@ -105,3 +105,23 @@ def test_watchdog_flags_the_mpi_collective(tmp_path, impl):
     p = tool("stats", "-f", "json", "-r", "mpi_hang", *files)
     [v] = json.loads(p.stdout)["mpi_hang: verdict"]
     assert v["Verdict"].startswith("hang: rank 3 never arrived"), v
+
+
+@pytest.mark.parametrize("impl", impls("openmpi"))
+def test_flight_mode_dumps_the_mpi_hang(tmp_path, impl):
+    """--flight (docs/flight-recorder.md): the watchdog of the ranks waiting
+    in the collective writes their windows, and the marker makes rank 3,
+    which never arrived, write its own; mpi_hang reads the windows as it
+    reads whole files. The ranks are then killed with SIGKILL: nothing else
+    is written."""
+    err = hang_job(impl, tmp_path, run_args=["--flight", "30", "--hang-timeout", "1"])
+    files = ctr_files(tmp_path / "o")
+    assert sorted(f.name for f in files) == [f"r{r}.ctr" for r in range(NRANKS)], err
+    for f in files:
+        trig = [l for l in tool("info", str(f)).stdout.splitlines() if l.startswith("trigger:")]
+        want = "job: hang: " if f.name == f"r{STUCK}.ctr" else ("hang: ", "job: hang: ")
+        assert len(trig) == 1 and trig[0].split(None, 1)[1].startswith(want), trig
+    p = tool("stats", "-f", "json", "-r", "mpi_hang", *files)
+    [v] = json.loads(p.stdout)["mpi_hang: verdict"]
+    assert v["Verdict"].startswith("hang: rank 3 never arrived at MPI_Allreduce #2 of "), v
+    assert "rank 3 was in stuck in io" in v["Verdict"]
