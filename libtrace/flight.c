@@ -37,7 +37,7 @@ static struct {
 } seen;
 
 /* Slow steps (CUPTRACE_FLIGHT_SLOW): the durations of the last steps. */
-#define STEPS_KEPT 32
+#define STEPS_KEPT   32
 #define STEPS_JUDGED 5 /* no verdict before this many steps */
 static struct {
 	uint64_t last, dur[STEPS_KEPT];
@@ -70,19 +70,21 @@ static void marker_path(void)
 	char dir[4096], full[4096], pat[sizeof ct.cfg.output + 2];
 	struct stat st;
 	int is_dir = !ct_pattern_expand(ct.cfg.output, &v, full, sizeof full) && !stat(full, &st) &&
-		     S_ISDIR(st.st_mode);
+	             S_ISDIR(st.st_mode);
 	snprintf(pat, sizeof pat, "%s%s", ct.cfg.output, is_dir ? "/" : "");
 	if (ct_pattern_job_dir(pat, &v, dir, sizeof dir - 32)) {
 		marker[0] = 0;
 		return;
 	}
-	if ((size_t)snprintf(marker, sizeof marker, "%.4000s/%s", dir, CT_FL_MARKER) >= sizeof marker)
+	if ((size_t)snprintf(marker, sizeof marker, "%.4000s/%s", dir, CT_FL_MARKER) >=
+	    sizeof marker)
 		marker[0] = 0;
 	/* Output to a device (CUPTRACE_OUTPUT=/dev/null): no job directory. */
 	if (!strncmp(dir, "/dev/", 5) || !strcmp(dir, "/dev") || !strncmp(dir, "/proc", 5)) {
 		marker[0] = 0;
 		ct_info("flight recorder: %s is no job directory: no marker, the job's ranks do "
-			"not dump together", dir);
+		        "not dump together",
+		        dir);
 	}
 }
 
@@ -146,8 +148,8 @@ static int grow(void)
 	return 0;
 }
 
-int ct_fl_push(uint8_t *data, size_t len, uint64_t t0, uint64_t t1, uint32_t sid0,
-	       size_t defs0, const uint32_t *counts, unsigned ncounts)
+int ct_fl_push(uint8_t *data, size_t len, uint64_t t0, uint64_t t1, uint32_t sid0, size_t defs0,
+               const uint32_t *counts, unsigned ncounts)
 {
 	uint32_t *c = ncounts ? malloc(ncounts * sizeof *c) : NULL;
 	if ((ncounts && !c) || (ct_fl.n == ct_fl.cap && grow())) {
@@ -219,17 +221,33 @@ static int repeatable(int c)
 static void describe(int c, uint64_t d, char *why, size_t len)
 {
 	switch (c) {
-	case CT_FL_HANG: snprintf(why, len, "hang: the watchdog fired"); break;
-	case CT_FL_FATAL: snprintf(why, len, "signal %d", (int)d); break;
-	case CT_FL_EXIT: snprintf(why, len, "exit status %d", (int)d); break;
-	case CT_FL_CLEAN: snprintf(why, len, "exit status 0 (CUPTRACE_FLIGHT_EXIT=always)"); break;
-	case CT_FL_SIGNAL: snprintf(why, len, "signal SIG%s (CUPTRACE_FLIGHT_SIGNAL)",
-				    ct_signal_name((int)d)); break;
-	case CT_FL_API: snprintf(why, len, "cuptrace_dump()"); break;
-	case CT_FL_SLOW: snprintf(why, len, "slow step: step %llu took more than %.9g times the "
-				  "median of the steps before it (CUPTRACE_FLIGHT_SLOW)",
-				  (unsigned long long)d, ct.cfg.flight_slow); break;
-	default: snprintf(why, len, "job: %s", marker_why); break;
+	case CT_FL_HANG:
+		snprintf(why, len, "hang: the watchdog fired");
+		break;
+	case CT_FL_FATAL:
+		snprintf(why, len, "signal %d", (int)d);
+		break;
+	case CT_FL_EXIT:
+		snprintf(why, len, "exit status %d", (int)d);
+		break;
+	case CT_FL_CLEAN:
+		snprintf(why, len, "exit status 0 (CUPTRACE_FLIGHT_EXIT=always)");
+		break;
+	case CT_FL_SIGNAL:
+		snprintf(why, len, "signal SIG%s (CUPTRACE_FLIGHT_SIGNAL)", ct_signal_name((int)d));
+		break;
+	case CT_FL_API:
+		snprintf(why, len, "cuptrace_dump()");
+		break;
+	case CT_FL_SLOW:
+		snprintf(why, len,
+		         "slow step: step %llu took more than %.9g times the "
+		         "median of the steps before it (CUPTRACE_FLIGHT_SLOW)",
+		         (unsigned long long)d, ct.cfg.flight_slow);
+		break;
+	default:
+		snprintf(why, len, "job: %s", marker_why);
+		break;
 	}
 }
 
@@ -316,9 +334,11 @@ void ct_fl_fire_marker(const char *why)
 		return;
 	make_dir();
 	char text[1024];
-	int n = snprintf(text, sizeof text, "%s (rank %ld, host %s, pid %d)\ncause=%s\nrank=%ld\n"
-			 "host=%s\npid=%d\ntime=%llu\n", why, ct.rank.rank, ct.host, ct.pid, why,
-			 ct.rank.rank, ct.host, ct.pid, (unsigned long long)realtime_ns());
+	int n = snprintf(text, sizeof text,
+	                 "%s (rank %ld, host %s, pid %d)\ncause=%s\nrank=%ld\n"
+	                 "host=%s\npid=%d\ntime=%llu\n",
+	                 why, ct.rank.rank, ct.host, ct.pid, why, ct.rank.rank, ct.host, ct.pid,
+	                 (unsigned long long)realtime_ns());
 	if (n < 0 || (size_t)n >= sizeof text)
 		n = (int)strlen(text);
 	int fd = ct_open_high(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
@@ -343,7 +363,7 @@ void ct_fl_fire_marker(const char *why)
 		close(fd);
 	} else {
 		ct_once(nomark, CT_LOG_WARN, "cannot create %s: %s; the other ranks do not dump",
-			marker, strerror(errno));
+		        marker, strerror(errno));
 		return;
 	}
 	uint64_t ino, mtime; /* our own: not a trigger for us */

@@ -13,14 +13,14 @@
 
 /* Why a window is written (the header's CT_H_FLIGHT_CAUSE says it in words). */
 enum ct_fl_cause {
-	CT_FL_HANG = 0,	  /* the hang watchdog fired */
-	CT_FL_FATAL,	  /* a signal ends the process */
-	CT_FL_EXIT,	  /* the process exits with a status other than 0 */
-	CT_FL_CLEAN,	  /* a clean exit, CUPTRACE_FLIGHT_EXIT=always */
-	CT_FL_SIGNAL,	  /* CUPTRACE_FLIGHT_SIGNAL arrived */
-	CT_FL_API,	  /* cuptrace_dump() */
-	CT_FL_SLOW,	  /* a step took more than CUPTRACE_FLIGHT_SLOW times the median */
-	CT_FL_JOB,	  /* another rank dumped (its marker), or `cuptrace dump` */
+	CT_FL_HANG = 0, /* the hang watchdog fired */
+	CT_FL_FATAL,    /* a signal ends the process */
+	CT_FL_EXIT,     /* the process exits with a status other than 0 */
+	CT_FL_CLEAN,    /* a clean exit, CUPTRACE_FLIGHT_EXIT=always */
+	CT_FL_SIGNAL,   /* CUPTRACE_FLIGHT_SIGNAL arrived */
+	CT_FL_API,      /* cuptrace_dump() */
+	CT_FL_SLOW,     /* a step took more than CUPTRACE_FLIGHT_SLOW times the median */
+	CT_FL_JOB,      /* another rank dumped (its marker), or `cuptrace dump` */
 	CT_FL_NCAUSES
 };
 
@@ -42,17 +42,17 @@ struct ct_fl_block {
 struct ct_fl_store {
 	struct ct_fl_block *b; /* a ring of cap entries, n of them from head */
 	size_t head, n, cap;
-	size_t bytes;	    /* data and counts held */
-	size_t peak;	    /* the most bytes held at once */
+	size_t bytes;       /* data and counts held */
+	size_t peak;        /* the most bytes held at once */
 	uint64_t window_ns; /* CUPTRACE_FLIGHT */
-	size_t budget;	    /* CUPTRACE_FLIGHT_MB in bytes */
+	size_t budget;      /* CUPTRACE_FLIGHT_MB in bytes */
 	uint64_t cut_ns;    /* how often a block is cut */
 	/* The window is SECONDS of recording: the kept blocks' spans from
 	 * their first record to their cut, summed (active), so that time in
 	 * which the process recorded nothing (a rank waiting in a collective,
 	 * one that never came) does not push its last moments out. */
 	uint64_t active;
-	int budget_last;	/* the last block dropped went for the budget */
+	int budget_last;        /* the last block dropped went for the budget */
 	uint64_t dropped_bytes; /* dropped for the budget, all told */
 };
 
@@ -66,8 +66,8 @@ void ct_fl_init(void);
 /* Keeps a block (data is taken over) recorded over [t0, t1]; then drops
  * the oldest blocks while the others still hold the window, or while over
  * the budget. -1: out of memory (data freed). */
-int ct_fl_push(uint8_t *data, size_t len, uint64_t t0, uint64_t t1, uint32_t sid0,
-	       size_t defs0, const uint32_t *counts, unsigned ncounts);
+int ct_fl_push(uint8_t *data, size_t len, uint64_t t0, uint64_t t1, uint32_t sid0, size_t defs0,
+               const uint32_t *counts, unsigned ncounts);
 void ct_fl_clear(void);
 
 /* Asks for a dump: async-signal-safe, never waits (the writer is woken by

@@ -5,13 +5,13 @@
  * (with the flight tags), a first block that defines what the blocks
  * dropped from the window defined (strings, definitions, thread names),
  * the blocks kept, a footer. Everything on the writer thread. */
-#include "writer_int.h"
 #include "clock.h"
 #include "defs.h"
 #include "flight.h"
 #include "log.h"
 #include "tnames.h"
 #include "trace.h"
+#include "writer_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ void ct_wr_flight_start(void)
 	ct_wr.flight = 1;
 	ct_wr_flight_begin_block();
 	ct_info("flight recorder: the last %.9g s kept in at most %lu MB, written on a trigger",
-		ct.cfg.flight, ct.cfg.flight_mb);
+	        ct.cfg.flight, ct.cfg.flight_mb);
 }
 
 /* A thread's name at the head of the window, as of its start. */
@@ -79,10 +79,9 @@ static void dump(const char *why, uint64_t end)
 	}
 	struct ct_fl_info fi;
 	window_info(&fi, now, why);
-	ct_wr.out.fd = ct_wr.part == 1
-			   ? ct_output_open(ct_wr.out.path, sizeof ct_wr.out.path)
-			   : ct_output_open_part(ct_wr.first, ct_wr.part, ct_wr.out.path,
-						 sizeof ct_wr.out.path);
+	ct_wr.out.fd = ct_wr.part == 1 ? ct_output_open(ct_wr.out.path, sizeof ct_wr.out.path)
+	                               : ct_output_open_part(ct_wr.first, ct_wr.part,
+	                                                     ct_wr.out.path, sizeof ct_wr.out.path);
 	if (ct_output_begin_flight(&ct_wr.out, ct_wr.part, &fi)) {
 		ct_wr.out.fd = -1; /* said why; a later trigger tries again */
 		return;
@@ -116,8 +115,8 @@ static void dump(const char *why, uint64_t end)
 	ct_fl_dumped(now);
 	if (ok)
 		ct_log_notice("flight recorder: %s; the last %.1f s written to %s%s", why,
-			      (double)(now - fi.from) / 1e9, path,
-			      fi.short_ns ? " (less than asked: CUPTRACE_FLIGHT_MB)" : "");
+		              (double)(now - fi.from) / 1e9, path,
+		              fi.short_ns ? " (less than asked: CUPTRACE_FLIGHT_MB)" : "");
 }
 
 /* Serves the trigger asked for, if any; own triggers tell the job. */

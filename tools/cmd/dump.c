@@ -69,9 +69,12 @@ static int pid_dir(const char *pid, char *dir, size_t len)
 	ct_rank_detect(&ri, penv_get);
 	char host[256] = "unknown";
 	gethostname(host, sizeof host - 1);
-	struct ct_pattern_vals v = {.rank = ri.rank, .local_rank = ri.local_rank,
-				    .world_size = ri.world_size, .host = host,
-				    .pid = atol(pid), .getenv = penv_get};
+	struct ct_pattern_vals v = {.rank = ri.rank,
+	                            .local_rank = ri.local_rank,
+	                            .world_size = ri.world_size,
+	                            .host = host,
+	                            .pid = atol(pid),
+	                            .getenv = penv_get};
 	char cwdl[64], cwd[PATH_MAX] = "";
 	snprintf(cwdl, sizeof cwdl, "/proc/%s/cwd", pid);
 	ssize_t k = readlink(cwdl, cwd, sizeof cwd - 1);
@@ -84,7 +87,7 @@ static int pid_dir(const char *pid, char *dir, size_t len)
 	int is_dir = !ct_pattern_expand(pat, &v, full, sizeof full);
 	if (is_dir) {
 		snprintf(whole, sizeof whole, "%s%s%s", full[0] == '/' ? "" : cwd,
-			 full[0] == '/' ? "" : "/", full);
+		         full[0] == '/' ? "" : "/", full);
 		is_dir = !stat(whole, &st) && S_ISDIR(st.st_mode);
 	}
 	snprintf(pd, sizeof pd, "%s%s", pat, is_dir ? "/" : "");
@@ -128,8 +131,10 @@ static int make_marker(const char *dir)
 		say("cannot create a marker in %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "cuptrace dump (host %s, pid %d)\ncause=cuptrace dump\nhost=%s\npid=%d\n"
-		   "time=%lld\n", host, (int)getpid(), host, (int)getpid(), (long long)time(NULL));
+	fprintf(f,
+	        "cuptrace dump (host %s, pid %d)\ncause=cuptrace dump\nhost=%s\npid=%d\n"
+	        "time=%lld\n",
+	        host, (int)getpid(), host, (int)getpid(), (long long)time(NULL));
 	if (fclose(f) || rename(tmp, m)) {
 		say("cannot create %s: %s", m, strerror(errno));
 		unlink(tmp);
@@ -157,8 +162,8 @@ static int list_new(const char *dir, const struct timespec *t, int depth)
 		if (S_ISDIR(st.st_mode) && depth < 2)
 			n += list_new(p, t, depth + 1);
 		else if (S_ISREG(st.st_mode) && l > 4 && !strcmp(e->d_name + l - 4, ".ctr") &&
-			 (st.st_mtim.tv_sec > t->tv_sec ||
-			  (st.st_mtim.tv_sec == t->tv_sec && st.st_mtim.tv_nsec >= t->tv_nsec))) {
+		         (st.st_mtim.tv_sec > t->tv_sec ||
+		          (st.st_mtim.tv_sec == t->tv_sec && st.st_mtim.tv_nsec >= t->tv_nsec))) {
 			printf("%s\n", p);
 			n++;
 		}
