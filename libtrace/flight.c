@@ -31,6 +31,13 @@ static int dumped_once;
  * only a new or renewed marker is a trigger. */
 static char marker[4096];
 static char marker_why[512]; /* the cause a marker carried */
+/* A cause's words from ct_fl_ask_note: state 1 while being written, 2 once
+ * there to read. */
+#define NOTE_LEN 256
+static struct {
+	_Atomic int state;
+	char text[NOTE_LEN];
+} notes[CT_FL_NCAUSES];
 static struct {
 	uint64_t ino, mtime;
 	int any;
@@ -186,6 +193,16 @@ void ct_fl_ask(enum ct_fl_cause c, uint64_t d)
 	atomic_fetch_or_explicit(&asked, 1u << c, memory_order_release);
 }
 
+void ct_fl_ask_note(enum ct_fl_cause c, uint64_t d, const char *note)
+{
+	int idle = 0;
+	if (note && atomic_compare_exchange_strong(&notes[c].state, &idle, 1)) {
+		snprintf(notes[c].text, sizeof notes[c].text, "%s", note);
+		atomic_store_explicit(&notes[c].state, 2, memory_order_release);
+	}
+	ct_fl_ask(c, d);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -220,6 +237,10 @@ static int repeatable(int c)
 
 static void describe(int c, uint64_t d, char *why, size_t len)
 {
+	if (atomic_load_explicit(&notes[c].state, memory_order_acquire) == 2) {
+		snprintf(why, len, "%s", notes[c].text);
+		return;
+	}
 	switch (c) {
 	case CT_FL_HANG:
 		snprintf(why, len, "hang: the watchdog fired");
@@ -244,6 +265,12 @@ static void describe(int c, uint64_t d, char *why, size_t len)
 		         "slow step: step %llu took more than %.9g times the "
 		         "median of the steps before it (CUPTRACE_FLIGHT_SLOW)",
 		         (unsigned long long)d, ct.cfg.flight_slow);
+		break;
+	case CT_FL_NCCL_ERR:
+		snprintf(why, len, "nccl_error: error %d", (int)d);
+		break;
+	case CT_FL_NCCL_ABORT:
+		snprintf(why, len, "nccl_abort: ncclCommAbort");
 		break;
 	default:
 		snprintf(why, len, "job: %s", marker_why);

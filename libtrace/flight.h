@@ -20,6 +20,8 @@ enum ct_fl_cause {
 	CT_FL_SIGNAL,   /* CUPTRACE_FLIGHT_SIGNAL arrived */
 	CT_FL_API,      /* cuptrace_dump() */
 	CT_FL_SLOW,     /* a step took more than CUPTRACE_FLIGHT_SLOW times the median */
+	CT_FL_NCCL_ERR, /* an NCCL call said an error (sources/nccl_err.c) */
+	CT_FL_NCCL_ABORT, /* ncclCommAbort was called */
 	CT_FL_JOB,      /* another rank dumped (its marker), or `cuptrace dump` */
 	CT_FL_NCAUSES
 };
@@ -73,6 +75,10 @@ void ct_fl_clear(void);
 /* Asks for a dump: async-signal-safe, never waits (the writer is woken by
  * the caller). detail: a signal number, a status, a step number. */
 void ct_fl_ask(enum ct_fl_cause c, uint64_t detail);
+/* The same with the cause in words (the NCCL causes: which call, which
+ * error); the first note of a cause is kept, as the cause fires once. Not
+ * for signal handlers. */
+void ct_fl_ask_note(enum ct_fl_cause c, uint64_t detail, const char *note);
 /* Step number step ends now (cuptrace_step, the CUPTRACE_STEP_RANGE
  * range; under the capture lock): with CUPTRACE_FLIGHT_SLOW, a step over
  * that many times the median of the last 32 steps (once 5 are known) asks

@@ -246,9 +246,17 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms)
 
 int ct_writer_flight_ask(int cause, uint64_t detail)
 {
+	return ct_writer_flight_note(cause, detail, NULL);
+}
+
+int ct_writer_flight_note(int cause, uint64_t detail, const char *note)
+{
 	if (!ct.active || !(ct.cfg.flight > 0) || cause < 0 || cause >= CT_FL_NCAUSES)
 		return -1;
-	ct_fl_ask((enum ct_fl_cause)cause, detail);
+	if (note)
+		ct_fl_ask_note((enum ct_fl_cause)cause, detail, note);
+	else
+		ct_fl_ask((enum ct_fl_cause)cause, detail); /* async-signal-safe */
 	if (atomic_load(&ct_wr.started))
 		sem_post(&ct_wr.wake); /* async-signal-safe */
 	return 0;

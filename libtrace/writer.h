@@ -48,6 +48,9 @@ int ct_writer_flush(int what, uint32_t how, uint32_t detail, int timeout_ms);
  * flight.h; detail: a signal, a status, a step): async-signal-safe, never
  * waits. -1 when flight mode is off. */
 int ct_writer_flight_ask(int cause, uint64_t detail);
+/* The same with the cause in words (ct_fl_ask_note); not for signal
+ * handlers. */
+int ct_writer_flight_note(int cause, uint64_t detail, const char *note);
 /* Installs the handler of CUPTRACE_FLIGHT_SIGNAL (a dump), once (at load);
  * returns that signal, 0 when none. */
 int ct_writer_flight_signal(void);
