@@ -29,6 +29,20 @@ $(LINKS_LIB): build/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h) $
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ -Lbuild/lib -lcuptrace -Wl,-rpath,'$$ORIGIN/../../lib' -ldl -lm
 
+# A test-only libnccl.so.2 (tests/progs/nccl_fake) and nccl_poll, linked
+# against it ahead of the library: untraced, its NCCL calls go to the fake.
+NCCL_FAKE := build/tests/progs/nccl_fake/libnccl.so.2
+$(NCCL_FAKE): tests/progs/nccl_fake/fake_nccl.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) -shared -fPIC -Wl,-soname,libnccl.so.2 $< -o $@
+
+build/tests/progs/nccl_poll: tests/progs/nccl_poll.c $(NCCL_FAKE) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(NCCL_FAKE) -Lbuild/lib -lcuptrace \
+		-Wl,-rpath,'$$ORIGIN/nccl_fake:$$ORIGIN/../../lib' -ldl -lm
+
 # Every record of a .ctr file as JSON lines, through the format's decoder:
 # tests read the fields of kinds that no output shows yet.
 CTR_DEC_SRC := libtrace/format/dec.c libtrace/format/dec_block.c libtrace/format/peek.c $(SCHEMA_SRC)
