@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Runs the benchmark drivers of bench/figures/ (make bench runs them all).
 # Usage: sh bench/run.sh [NAME...] with NAME among: hotpath size convert
-# memory writer flight ranks pftrace reports report_html cupti nccl mpi torch
+# memory writer flight ranks pftrace reports report_html cupti nccl nccl_err mpi torch
 # python torch_ops torch_train gpu gpu_torch (those that need what is not here, a GPU
 # or a program not built, say so and skip). Each figure is printed, and recorded in
 # build/bench/figures.jsonl; the table of this run is written to
@@ -10,7 +10,7 @@
 set -e
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-/usr/bin/python3}
-names=${*:-hotpath size convert memory writer flight ranks pftrace reports report_html cupti nccl mpi torch python torch_ops torch_train gpu gpu_torch}
+names=${*:-hotpath size convert memory writer flight ranks pftrace reports report_html cupti nccl nccl_err mpi torch python torch_ops torch_train gpu gpu_torch}
 mkdir -p build/bench
 BENCH_RECORD="$PWD/build/bench/figures.jsonl"
 export BENCH_RECORD
