@@ -22,8 +22,11 @@ static int calls[4]; /* async, abort, allreduce, groupend */
 int ncclCommGetAsyncError(void *comm, int *err)
 {
 	(void)comm;
-	const char *s = getenv("NCCL_FAKE_FAIL_AFTER");
-	int after = s ? atoi(s) : 20;
+	static int after = -1;
+	if (after < 0) {
+		const char *s = getenv("NCCL_FAKE_FAIL_AFTER");
+		after = s ? atoi(s) : 20;
+	}
 	*err = calls[0]++ < after ? SUCCESS : UNHANDLED_CUDA;
 	return SUCCESS;
 }
