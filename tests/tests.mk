@@ -43,6 +43,13 @@ build/tests/progs/nccl_poll: tests/progs/nccl_poll.c $(NCCL_FAKE) $(LIB)
 	$(Q)$(CC) $(TEST_CFLAGS) $< -o $@ $(NCCL_FAKE) -Lbuild/lib -lcuptrace \
 		-Wl,-rpath,'$$ORIGIN/nccl_fake:$$ORIGIN/../../lib' -ldl -lm
 
+# The same program as a plugin that nccl_dlopen loads with RTLD_LOCAL.
+build/tests/progs/libnccl_poll.so: tests/progs/nccl_poll.c $(NCCL_FAKE) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(TEST_CFLAGS) -DNCCL_POLL_PLUGIN -shared -fPIC $< -o $@ $(NCCL_FAKE) \
+		-Lbuild/lib -lcuptrace -Wl,-rpath,'$$ORIGIN/nccl_fake:$$ORIGIN/../../lib'
+
 # Every record of a .ctr file as JSON lines, through the format's decoder:
 # tests read the fields of kinds that no output shows yet.
 CTR_DEC_SRC := libtrace/format/dec.c libtrace/format/dec_block.c libtrace/format/peek.c $(SCHEMA_SRC)
@@ -95,7 +102,7 @@ build/tests/progs/lib%.so: tests/progs/preload/%.c
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(TEST_CFLAGS) -shared -fPIC $< -o $@ -ldl
 
-test-progs: $(PROGS) $(MPI_PROGS) $(MPI_PLUGIN) $(MPICH_PROGS) $(PRELOADS)
+test-progs: $(PROGS) $(MPI_PROGS) $(MPI_PLUGIN) $(MPICH_PROGS) $(PRELOADS) build/tests/progs/libnccl_poll.so
 
 # ---- unit tests (tests/unit/test_*.c), each linked with the objects it tests
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

@@ -2,8 +2,7 @@
 /* NCCL errors as a trigger of the flight recorder (docs/flight-recorder.md).
  * NCCL's profiler plugin is never told of errors, so the library, preloaded
  * ahead of libnccl.so.2, stands in front of the calls through which they
- * surface and forwards each to NCCL's own (dlsym(RTLD_NEXT), resolved on
- * first use, no lock):
+ * surface and forwards each to NCCL's own (found on first use, no lock):
  *   ncclCommGetAsyncError  an error in *asyncError (PyTorch's watchdog
  *                          polls it): cause nccl_error;
  *   ncclCommAbort          cause nccl_abort, asked before NCCL aborts;
@@ -23,6 +22,7 @@
 #include "writer.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -45,6 +45,52 @@ static const char *const result_names[NCCL_NUM_RESULTS] = {
 /* An NCCL result that is an error: the one test on every call. */
 #define FAILED(r) __builtin_expect((r) != NCCL_SUCCESS && (r) != NCCL_IN_PROGRESS, 0)
 
+/* Whether f is a function of this library. */
+static int ours(void *f)
+{
+	Dl_info a, b;
+	return dladdr(f, &a) && dladdr((void *)ours, &b) && a.dli_fbase == b.dli_fbase;
+}
+
+struct lookup {
+	const char *name;
+	void *f;
+};
+
+/* A loaded object that has q->name, other than ours. */
+static int look_in(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct lookup *q = data;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	void *f = dlsym(h, q->name);
+	dlclose(h); /* NOLOAD: only the count dlopen added */
+	if (f && !ours(f)) {
+		q->f = f;
+		return 1;
+	}
+	return 0;
+}
+
+/* NCCL's function `name`: the next definition after ours in the global
+ * scope (NCCL linked by the program, or loaded with RTLD_GLOBAL), else
+ * the first loaded object that has one (NCCL loaded with RTLD_LOCAL, as
+ * the dependency of a library Python loaded: the program still binds to
+ * ours, which is in the global scope, but RTLD_NEXT does not see NCCL). */
+static void *find(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+	if (f)
+		return f;
+	struct lookup q = {name, NULL};
+	dl_iterate_phdr(look_in, &q);
+	return q.f;
+}
+
 /* NCCL's function `name`, looked up once into *slot (threads racing to it
  * find the same one); NULL while no NCCL is loaded, and looked up again
  * then at the next call. */
@@ -53,7 +99,7 @@ static void *real(_Atomic(void *) *slot, const char *name)
 	void *f = atomic_load_explicit(slot, memory_order_acquire);
 	if (__builtin_expect(f != NULL, 1))
 		return f;
-	f = dlsym(RTLD_NEXT, name);
+	f = find(name);
 	if (f)
 		atomic_store_explicit(slot, f, memory_order_release);
 	return f;

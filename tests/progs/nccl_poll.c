@@ -11,7 +11,9 @@
  *   idle FILE  ranges until FILE exists (at most 10 s): another process
  *          of the job; prints "ready" once it recorded its first range
  * It prints what each NCCL call returned and how many calls reached the
- * fake, one line each. */
+ * fake, one line each. Built again as libnccl_poll.so (NCCL_POLL_PLUGIN:
+ * main is nccl_poll_main), which nccl_dlopen loads with dlopen(RTLD_LOCAL),
+ * as Python loads PyTorch: NCCL is then out of the global scope. */
 #include <cuptrace/cuptrace.h>
 
 #include <stdio.h>
@@ -64,6 +66,11 @@ static int watch(void *comm)
 	printf("abort rc %d\n", ncclCommAbort(comm));
 	return 0;
 }
+
+#ifdef NCCL_POLL_PLUGIN
+#define main nccl_poll_main
+int nccl_poll_main(int argc, char **argv);
+#endif
 
 int main(int argc, char **argv)
 {

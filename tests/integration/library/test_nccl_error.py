@@ -82,3 +82,18 @@ def test_collective_error_and_abort_dump(tmp_path):
                                      "fake calls: async 0 abort 1 allreduce 0 groupend 0"]
     [f] = ctr_files(out)
     assert info(f)[1] == "nccl_abort: ncclCommAbort"
+
+
+def test_nccl_loaded_privately(tmp_path):
+    """NCCL loaded with dlopen(RTLD_LOCAL), as the dependency of a library
+    Python loads (PyTorch's): the program binds to the preloaded library's
+    wrappers, and NCCL, out of the global scope, is still found."""
+    loader, plugin = PROGS / "nccl_dlopen", PROGS / "libnccl_poll.so"
+    plain = run([loader, plugin, "watch"], env=base_env(NCCL_FAKE_FAIL_AFTER="20"), check=True)
+    assert plain.stdout.splitlines() == UNTRACED
+    out = tmp_path / "out"
+    p = run([loader, plugin, "watch"], env=env(out, "r", CUPTRACE_FLIGHT="5"), check=True)
+    assert p.stdout.splitlines() == UNTRACED
+    [f] = ctr_files(out)
+    assert info(f)[1].startswith("nccl_error: ncclUnhandledCudaError (1) from "
+                                 "ncclCommGetAsyncError: "), info(f)[1]
