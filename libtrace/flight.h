@@ -13,16 +13,16 @@
 
 /* Why a window is written (the header's CT_H_FLIGHT_CAUSE says it in words). */
 enum ct_fl_cause {
-	CT_FL_HANG = 0, /* the hang watchdog fired */
-	CT_FL_FATAL,    /* a signal ends the process */
-	CT_FL_EXIT,     /* the process exits with a status other than 0 */
-	CT_FL_CLEAN,    /* a clean exit, CUPTRACE_FLIGHT_EXIT=always */
-	CT_FL_SIGNAL,   /* CUPTRACE_FLIGHT_SIGNAL arrived */
-	CT_FL_API,      /* cuptrace_dump() */
-	CT_FL_SLOW,     /* a step took more than CUPTRACE_FLIGHT_SLOW times the median */
-	CT_FL_NCCL_ERR, /* an NCCL call said an error (sources/nccl_err.c) */
+	CT_FL_HANG = 0,   /* the hang watchdog fired */
+	CT_FL_FATAL,      /* a signal ends the process */
+	CT_FL_EXIT,       /* the process exits with a status other than 0 */
+	CT_FL_CLEAN,      /* a clean exit, CUPTRACE_FLIGHT_EXIT=always */
+	CT_FL_SIGNAL,     /* CUPTRACE_FLIGHT_SIGNAL arrived */
+	CT_FL_API,        /* cuptrace_dump() */
+	CT_FL_SLOW,       /* a step took more than CUPTRACE_FLIGHT_SLOW times the median */
+	CT_FL_NCCL_ERR,   /* an NCCL call said an error (sources/nccl_err.c) */
 	CT_FL_NCCL_ABORT, /* ncclCommAbort was called */
-	CT_FL_JOB,      /* another rank dumped (its marker), or `cuptrace dump` */
+	CT_FL_JOB,        /* another rank dumped (its marker), or `cuptrace dump` */
 	CT_FL_NCAUSES
 };
 

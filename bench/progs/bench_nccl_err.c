@@ -13,8 +13,8 @@ int ncclAllReduce(const void *send, void *recv, size_t count, int datatype, int 
                   void *stream);
 int ncclGroupEnd(void);
 
-#define BATCH   1000
-#define BATCHES 200
+#define BATCH       1000
+#define BATCHES     200
 #define FAKE_STREAM ((void *)0x5eed)
 
 static int comm_obj;

@@ -38,8 +38,8 @@ enum {
 
 /* ncclResult_t's names, by value (nccl.h). */
 static const char *const result_names[NCCL_NUM_RESULTS] = {
-	"ncclSuccess",       "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
-	"ncclInvalidArgument", "ncclInvalidUsage",    "ncclRemoteError", "ncclInProgress",
+    "ncclSuccess",         "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+    "ncclInvalidArgument", "ncclInvalidUsage",       "ncclRemoteError", "ncclInProgress",
 };
 
 /* An NCCL result that is an error: the one test on every call. */
@@ -208,8 +208,8 @@ FORWARD(ncclAllReduce,
          nccl_stream stream),
         (sendbuff, recvbuff, count, datatype, op, comm, stream))
 FORWARD(ncclBroadcast,
-        (const void *sendbuff, void *recvbuff, size_t count, int datatype, int root,
-         nccl_comm comm, nccl_stream stream),
+        (const void *sendbuff, void *recvbuff, size_t count, int datatype, int root, nccl_comm comm,
+         nccl_stream stream),
         (sendbuff, recvbuff, count, datatype, root, comm, stream))
 FORWARD(ncclReduce,
         (const void *sendbuff, void *recvbuff, size_t count, int datatype, int op, int root,
@@ -228,6 +228,5 @@ FORWARD(ncclSend,
          nccl_stream stream),
         (sendbuff, count, datatype, peer, comm, stream))
 FORWARD(ncclRecv,
-        (void *recvbuff, size_t count, int datatype, int peer, nccl_comm comm,
-         nccl_stream stream),
+        (void *recvbuff, size_t count, int datatype, int peer, nccl_comm comm, nccl_stream stream),
         (recvbuff, count, datatype, peer, comm, stream))
