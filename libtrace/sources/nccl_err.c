@@ -137,10 +137,13 @@ static void flush_once(void)
 		ct_writer_flush(CT_FLUSH_BLOCK, 0, 0, 0);
 }
 
-/* An error r came out of `call`: in flight mode a dump. Off the fast path. */
+/* An error r came out of `call`: in flight mode a dump. Off the fast path;
+ * once only (the cause fires once, and a watchdog polls the same error
+ * again until it aborts). */
 __attribute__((noinline, cold)) static void failed(int r, const char *call, nccl_comm comm)
 {
-	if (!ct.active)
+	static _Atomic int told;
+	if (!ct.active || atomic_exchange(&told, 1))
 		return;
 	if (!(ct.cfg.flight > 0)) {
 		flush_once();
