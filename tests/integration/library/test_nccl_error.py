@@ -9,7 +9,9 @@ every call reaches the fake once and its answer reaches the program
 unchanged, traced or not, in flight mode or not."""
 import subprocess
 
-from conftest import PROGS, base_env, ctr_files, run, tool, traced_env
+import pytest
+
+from conftest import LIB, PROGS, base_env, ctr_files, run, tool, traced_env
 from test_flight import info
 
 PROG = PROGS / "nccl_poll"
@@ -84,15 +86,21 @@ def test_collective_error_and_abort_dump(tmp_path):
     assert info(f)[1] == "nccl_abort: ncclCommAbort"
 
 
-def test_nccl_loaded_privately(tmp_path):
+@pytest.mark.parametrize("how", ["preload", "dlopen"])
+def test_nccl_loaded_privately(tmp_path, how):
     """NCCL loaded with dlopen(RTLD_LOCAL), as the dependency of a library
-    Python loads (PyTorch's): the program binds to the preloaded library's
-    wrappers, and NCCL, out of the global scope, is still found."""
+    Python loads (PyTorch's): the program binds to the library's wrappers,
+    preloaded or loaded before with RTLD_GLOBAL (as activate() loads it),
+    and NCCL, out of the global scope, is still found."""
     loader, plugin = PROGS / "nccl_dlopen", PROGS / "libnccl_poll.so"
     plain = run([loader, plugin, "watch"], env=base_env(NCCL_FAKE_FAIL_AFTER="20"), check=True)
     assert plain.stdout.splitlines() == UNTRACED
     out = tmp_path / "out"
-    p = run([loader, plugin, "watch"], env=env(out, "r", CUPTRACE_FLIGHT="5"), check=True)
+    e = env(out, "r", CUPTRACE_FLIGHT="5")
+    if how == "dlopen":
+        e.update(LD_PRELOAD=e["LD_PRELOAD"].replace(str(LIB), "").strip(":"),
+                 NCCL_DLOPEN_GLOBAL=str(LIB))
+    p = run([loader, plugin, "watch"], env=e, check=True)
     assert p.stdout.splitlines() == UNTRACED
     [f] = ctr_files(out)
     assert info(f)[1].startswith("nccl_error: ncclUnhandledCudaError (1) from "
