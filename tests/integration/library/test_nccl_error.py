@@ -30,6 +30,13 @@ def env(out, name, **extra):
     return e
 
 
+def not_preloaded(e):
+    """The environment e without the library in LD_PRELOAD (a sanitizer's
+    runtime stays)."""
+    e["LD_PRELOAD"] = ":".join(p for p in e["LD_PRELOAD"].split(":") if p and p != str(LIB))
+    return e
+
+
 def polls(f):
     p = tool("events", str(f))
     assert p.returncode == 0, p.stderr
@@ -98,10 +105,22 @@ def test_nccl_loaded_privately(tmp_path, how):
     out = tmp_path / "out"
     e = env(out, "r", CUPTRACE_FLIGHT="5")
     if how == "dlopen":
-        e.update(LD_PRELOAD=e["LD_PRELOAD"].replace(str(LIB), "").strip(":"),
-                 NCCL_DLOPEN_GLOBAL=str(LIB))
+        e = not_preloaded(e)
+        e["NCCL_DLOPEN_GLOBAL"] = str(LIB)
     p = run([loader, plugin, "watch"], env=e, check=True)
     assert p.stdout.splitlines() == UNTRACED
     [f] = ctr_files(out)
     assert info(f)[1].startswith("nccl_error: ncclUnhandledCudaError (1) from "
                                  "ncclCommGetAsyncError: "), info(f)[1]
+
+
+def test_no_nccl_loaded_never_crashes(tmp_path):
+    """The wrappers called where no NCCL is loaded at all (through dlsym on
+    the library itself: no program linked to NCCL gets there): each says
+    ncclInternalError, leaves its output alone, and nothing breaks."""
+    code = ("import ctypes, sys; l = ctypes.CDLL(sys.argv[1]); e = ctypes.c_int(-5); "
+            "print(l.ncclCommGetAsyncError(None, ctypes.byref(e)), e.value, l.ncclGroupEnd(), "
+            "l.ncclCommAbort(None), l.ncclAllReduce(None, None, 0, 0, 0, None, None))")
+    p = run(["/usr/bin/python3", "-c", code, LIB],
+            env=not_preloaded(env(tmp_path / "out", "r", CUPTRACE_FLIGHT="5")), check=True)
+    assert p.stdout.split() == ["3", "-5", "3", "3", "3"]
