@@ -181,9 +181,13 @@ static int compare_base(struct collected *c, const char *base, char **args, int 
 	char *b[] = {(char *)base};
 	struct stats_opts o = *opts;
 	o.explicit_list = 0, o.by_step = 0, o.by_time = 0;
-	if (diff_collect(b, 1, strict, jobs, &o, steps, &run[0]) < 0 || !run[0].n)
+	/* an MPI job's rank above 0 reads its shares of both runs, its tables
+	 * (none) rank 0's: only a run that could not be read stops it */
+	int above = mpirt_rank() > 0, r = diff_collect(b, 1, strict, jobs, &o, steps, &run[0]);
+	if (r < 0 || (!run[0].n && (r || !above)))
 		return -1;
-	if (diff_collect(args, nargs, strict, jobs, &o, steps, &run[1]) < 0 || !run[1].n) {
+	r = diff_collect(args, nargs, strict, jobs, &o, steps, &run[1]);
+	if (r < 0 || (!run[1].n && (r || !above))) {
 		diff_run_free(&run[0]);
 		return -1;
 	}

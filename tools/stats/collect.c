@@ -50,6 +50,7 @@ struct job {
 	 * rank above 0 packs each file's parts into out for rank 0. */
 	size_t lo;
 	struct pack *out;
+	int shared; /* the files were shared out (read_files) */
 };
 
 static int outside(const struct run *run, const struct report *r, uint64_t ts)
@@ -236,7 +237,7 @@ static int par_shared(const struct job *j)
 static int read_files(struct job *j, const struct drive_ops *ops, struct drive_how *how)
 {
 	struct inputs view = *j->in;
-	int shared = par_shared(j), rank = mpirt_rank();
+	int shared = j->shared = par_shared(j), rank = mpirt_rank();
 	if (shared) {
 		size_t lo, hi;
 		mpirt_share(j->in->n, &lo, &hi);
@@ -321,6 +322,39 @@ static int lockstep(const struct job *j)
 	return nccl >= 2;
 }
 
+/* An MPI job's ranks learn rank 0's finding that no file held the steps
+ * asked for (its tables left out, -1): a command that reads again (diff's
+ * second run, report --base) stops on every rank alike, not on rank 0
+ * alone while the others send it parts that it never receives. */
+static int agree_none(int none)
+{
+	unsigned char v = (unsigned char)none;
+	void *b = &v;
+	size_t n = 1;
+	if (mpirt_bcast(&b, &n))
+		return none;
+	if (mpirt_rank() > 0) {
+		v = n == 1 && *(unsigned char *)b;
+		free(b);
+	}
+	return v;
+}
+
+/* A rank above 0 ends its reports' states all the same, their tables
+ * unprinted: some hold state of the process's (the NCCL collection's
+ * count of users), which the next read in this process (diff's second
+ * run, report --base's new run) must find released. */
+static void end_unprinted(struct job *j)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		struct table *tabs[4];
+		int nt = j->r[i]->end(j->st[i], tabs);
+		for (int k = 0; k < nt; k++)
+			table_free(tabs[k]);
+	}
+	free(j->st);
+}
+
 int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 		    const struct stats_opts *opts, int align, int jobs, const char *steps_arg,
 		    collect_fn fn, void *ctx)
@@ -336,8 +370,9 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 	                        .merge = merge_file, .chunk = drain_file};
 	struct drive_how how = {.jobs = jobs, .lockstep = lockstep(&j)};
 	if (read_files(&j, &ops, &how)) { /* a rank above 0: rank 0 prints */
-		clocks_free(&ck); /* (the reports' states end with the process) */
-		return 0;
+		clocks_free(&ck);
+		end_unprinted(&j);
+		return j.shared && agree_none(0) ? -1 : 0;
 	}
 	int rc = j.rc;
 	size_t stepless = j.stepless;
@@ -375,6 +410,8 @@ int reports_collect(struct inputs *in, const struct report *const *r, size_t n,
 			        "cuptrace_step() or CUPTRACE_STEP_RANGE)",
 			        steps_arg, in->n);
 	}
+	if (j.shared)
+		agree_none(none);
 	struct table *clk = none ? NULL : clocks_table(&ck);
 	clocks_free(&ck);
 	if (clk)

@@ -62,6 +62,22 @@ static void span_merge(void *p, void *part)
 	free(q);
 }
 
+/* A file's spans as bytes for rank 0 (the ranks of an MPI job share the
+ * files out only when every report can send its parts: collect.c). */
+static void span_pack(void *part, struct pack *b)
+{
+	struct span_st *q = part;
+	pk_array(b, q->v, q->n, sizeof *q->v);
+}
+
+static void *span_unpack(void *p, struct pack *b, struct inputs *in)
+{
+	(void)p, (void)in;
+	struct span_st *q = xcalloc(1, sizeof *q);
+	q->v = up_array(b, &q->n, sizeof *q->v);
+	return q;
+}
+
 #define SPAN_TITLE "diff_span: traced span per rank"
 
 static int span_end(void *p, struct table **out)
@@ -80,8 +96,10 @@ static int span_end(void *p, struct table **out)
 }
 
 static const struct report report_span = {
-    "diff_span",         "first to last event of each rank", span_begin, span_event, span_end,
-    .merge = span_merge,
+    "diff_span",       "first to last event of each rank",
+    span_begin,        span_event,
+    span_end,          .merge = span_merge,
+    .pack = span_pack, .unpack = span_unpack,
 };
 
 /* ---- a run */

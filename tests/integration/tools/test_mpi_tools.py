@@ -19,6 +19,7 @@ import pytest
 
 from conftest import PROGS, TOOL, rewrite_header, tool
 from mpi_jobs import mpi_env
+from programs import SIM_TRAIN, sim_env
 from test_report_html import run_job
 
 WORLD = 16
@@ -53,10 +54,10 @@ def job(tmp_path_factory):
     return sorted(files), sorted(two.glob("*.ctr")), cut
 
 
-def mpi(launcher, n, *args):
+def mpi(launcher, n, *args, timeout=120):
     exe, opts = LAUNCHERS[launcher]
     return subprocess.run([exe, *opts, "-n", str(n), str(TOOL), *args], env=mpi_env(),
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def same_as_serial(launcher, args, ns=(2, 3, 4)):
@@ -336,6 +337,70 @@ def test_diff_and_report_base_print_the_serial_output_once(job, launcher, tmp_pa
     p = mpi(launcher, 2, "report", "--base", str(base), "-o", str(par), str(new))
     assert p.returncode == 0, p.stderr
     assert par.read_bytes() == serial.read_bytes()
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_diff_shares_each_runs_files_out(job, launcher, tmp_path):
+    """diff reads each run's files shared out, as stats does (not rank 0
+    alone): with the ranks in two working directories whose copies of the
+    base's second file differ (a block of rank 0's corrupt), the output is what the
+    serial command says in rank 1's directory, which holds the copy that
+    rank 1 reads."""
+    files, _, _ = job
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        (d / "base").mkdir(parents=True), (d / "new").mkdir()
+        for f in files[:2]:
+            (d / "base" / f.name).write_bytes(f.read_bytes())
+        for f in files[2:4]:
+            (d / "new" / f.name).symlink_to(f)
+    bad = a / "base" / files[1].name
+    data = bytearray(bad.read_bytes())
+    data[3000:3100] = bytes(x ^ 0x5A for x in data[3000:3100])
+    bad.write_bytes(bytes(data))
+    in_a, in_b = (tool("diff", "base", "new", cwd=d) for d in (a, b))
+    assert (in_a.returncode, in_b.returncode) == (1, 0), in_a.stderr + in_b.stderr
+    assert in_a.stdout != in_b.stdout and "damaged block" in in_a.stderr, in_a.stderr
+    p = mpmd(launcher, [a, b], "diff", "base", "new")
+    assert (p.returncode, p.stdout, mpi_stderr(p.stderr)) == (0, in_b.stdout, in_b.stderr)
+
+
+@pytest.fixture(scope="module")
+def stepless(tmp_path_factory):
+    """Two traces without steps: the CUPTI simulator's small run, twice."""
+    d = tmp_path_factory.mktemp("stepless")
+    for _ in range(2):
+        p = subprocess.run([str(SIM_TRAIN), "small"], env=sim_env(d / "o", d),
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+    assert len(list((d / "o").glob("*.ctr"))) == 2
+    return d / "o"
+
+
+@pytest.mark.parametrize("launcher", launchers())
+def test_a_run_without_the_steps_stops_every_rank(job, stepless, launcher, tmp_path):
+    """diff and report --base with --steps where one run holds no steps:
+    rank 0 finds it once it has every rank's parts and stops; the others
+    stop with it (not read the next run and wait for rank 0 to take their
+    parts). The serial lines and exit status, in either order of the runs;
+    the same where report --base's base cannot be read."""
+    files, _, _ = job
+    new = tmp_path / "new"
+    new.mkdir()
+    for f in files:
+        (new / f.name).symlink_to(f)
+    page = str(tmp_path / "r.html")
+    for args, why in ((["diff", "--steps", "1-2", str(stepless), str(new)], "holds no steps"),
+                      (["diff", "--steps", "1-2", str(new), str(stepless)], "holds no steps"),
+                      (["report", "--steps", "1-2", "--base", str(stepless), "-o", page,
+                        str(new)], "holds no steps"),
+                      (["report", "--base", str(tmp_path / "gone"), "-o", page, str(new)],
+                       "No such file")):
+        one = tool(*args)
+        assert one.returncode == 1 and why in one.stderr, one.stderr
+        p = mpi(launcher, 3, *args, timeout=30)
+        assert (p.returncode, p.stdout, mpi_stderr(p.stderr)) == (1, one.stdout, one.stderr)
+    assert not (tmp_path / "r.html").exists()
 
 
 @pytest.mark.parametrize("launcher", launchers())
