@@ -235,6 +235,7 @@ static int header(int fd, unsigned part, const struct ct_fl_info *fi, uint64_t *
 		p = ct_tlv_u(p, CT_H_FLIGHT_TO, fi->to);
 		p = ct_tlv_str(p, CT_H_FLIGHT_CAUSE, fi->cause, strnlen(fi->cause, sizeof fi->cause));
 		p = ct_tlv_u(p, CT_H_FLIGHT_BUDGET, fi->budget);
+		p = ct_tlv_u(p, CT_H_FLIGHT_HELD, fi->held);
 		if (fi->short_ns)
 			p = ct_tlv_u(p, CT_H_FLIGHT_SHORT, fi->short_ns);
 	}

@@ -37,6 +37,7 @@ struct ct_fl_info {
 	uint64_t want_ns, from, to; /* the window asked; the tracer clock span kept */
 	uint64_t short_ns;	    /* > 0: the budget left out this much of the window */
 	uint64_t budget;	    /* bytes */
+	uint64_t held;		    /* the store's peak, bytes */
 	char cause[256];
 };
 

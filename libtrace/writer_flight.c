@@ -63,6 +63,7 @@ static void window_info(struct ct_fl_info *fi, uint64_t now, const char *why)
 	fi->from = ct_fl.b[ct_fl.head].t0;
 	fi->to = now;
 	fi->budget = ct_fl.budget;
+	fi->held = ct_fl.peak;
 	if (ct_fl.budget_last && ct_fl.active < ct_fl.window_ns)
 		fi->short_ns = ct_fl.window_ns - ct_fl.active;
 	snprintf(fi->cause, sizeof fi->cause, "%s", why);

@@ -77,6 +77,7 @@ enum ct_htag {
 	CT_H_FLIGHT_CAUSE = 21,	 /* string: the trigger, in words */
 	CT_H_FLIGHT_BUDGET = 22, /* u: the window's memory budget, bytes */
 	CT_H_FLIGHT_SHORT = 23,	 /* u: ns of the window the budget left out; absent: none */
+	CT_H_FLIGHT_HELD = 24,	 /* u: the most bytes the store held at once, up to the trigger */
 	/* From format 1.1, the last field, always the CT_HEADER_CRC_SIZE
 	 * bytes 0x0f 0x04 c0 c1 c2 c3: the CRC-32C (little endian) of every
 	 * byte of the file before c0 (magic, versions, length, fields). A

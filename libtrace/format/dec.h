@@ -25,7 +25,7 @@ struct ct_header {
 	/* A flight recorder's window (1.5, CT_H_FLIGHT_*): flight_want > 0;
 	 * its span in tracer clock ns, its trigger, its budget and what the
 	 * budget left out of the window (0: nothing). */
-	uint64_t flight_want, flight_from, flight_to, flight_budget, flight_short;
+	uint64_t flight_want, flight_from, flight_to, flight_budget, flight_short, flight_held;
 	char *flight_cause; /* "" when not a window */
 };
 

@@ -77,7 +77,7 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 		case CT_H_JOB_ID: sdst = &h->job_id; break;
 		case CT_H_FLIGHT_CAUSE: sdst = &h->flight_cause; break;
 		case CT_H_FLIGHT_WANT: case CT_H_FLIGHT_FROM: case CT_H_FLIGHT_TO:
-		case CT_H_FLIGHT_BUDGET: case CT_H_FLIGHT_SHORT:
+		case CT_H_FLIGHT_BUDGET: case CT_H_FLIGHT_SHORT: case CT_H_FLIGHT_HELD:
 		case CT_H_PID: case CT_H_PPID: case CT_H_RANK: case CT_H_LOCAL_RANK:
 		case CT_H_WORLD_SIZE: case CT_H_LOCAL_SIZE: case CT_H_RT_ANCHOR: case CT_H_MONO_ANCHOR:
 		case CT_H_PART: case CT_H_FORKED_FROM:
@@ -117,6 +117,7 @@ int ct_header_parse(struct ct_header *h, const uint8_t *p, size_t n, char *err, 
 		case CT_H_FLIGHT_TO: h->flight_to = v; break;
 		case CT_H_FLIGHT_BUDGET: h->flight_budget = v; break;
 		case CT_H_FLIGHT_SHORT: h->flight_short = v; break;
+		case CT_H_FLIGHT_HELD: h->flight_held = v; break;
 		}
 	}
 	char **strs[] = {&h->version,     &h->host,	  &h->cmdline,	    &h->config,

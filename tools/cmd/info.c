@@ -113,6 +113,10 @@ static void detail(struct tfile *t)
 		       (double)(h->flight_from - h->mono_anchor) / 1e9,
 		       (double)(h->flight_to - h->mono_anchor) / 1e9);
 		put_esc("trigger:     %s\n", h->flight_cause, strlen(h->flight_cause));
+		if (h->flight_budget)
+			printf("flight store: %.2f MB at most held in memory, of a budget of %.0f MB "
+			       "(CUPTRACE_FLIGHT_MB)\n",
+			       (double)h->flight_held / (1 << 20), (double)h->flight_budget / (1 << 20));
 		if (h->flight_short)
 			printf("flight cut:  %.3f s of the window left out: over its budget of %llu MB "
 			       "(CUPTRACE_FLIGHT_MB)\n",

@@ -130,6 +130,10 @@ def test_tiny_budget_keeps_less_and_says_so(tmp_path):
                   text)
     assert m and span < 3.0, text
     assert f.stat().st_size <= (1 << 20) + (64 << 10)
+    # the store held what the budget allows, and about what the file holds
+    held = re.search(r"flight store: ([0-9.]+) MB at most held in memory, of a budget of 1 MB",
+                     text)
+    assert held and 0.5 < float(held.group(1)) <= 1.0 + 1 / 16, text
     assert 0 < len(ranges(f)) < made
 
 
