@@ -170,6 +170,7 @@ int ct_fl_push(uint8_t *data, size_t len, uint64_t t0, uint64_t t1, uint32_t sid
 	ct_fl.n++;
 	ct_fl.bytes += len + ncounts * sizeof *c;
 	ct_fl.active += t1 - t0;
+	ct_fl.recorded += t1 - t0;
 	/* The oldest goes once the others alone hold the window, or while the
 	 * store is over its budget (the newest block stays). */
 	while (ct_fl.n > 1) {

@@ -54,6 +54,7 @@ struct ct_fl_store {
 	 * which the process recorded nothing (a rank waiting in a collective,
 	 * one that never came) does not push its last moments out. */
 	uint64_t active;
+	uint64_t recorded; /* the same of every block ever kept, dropped ones too */
 	int budget_last;        /* the last block dropped went for the budget */
 	uint64_t dropped_bytes; /* dropped for the budget, all told */
 };

@@ -64,8 +64,17 @@ static void window_info(struct ct_fl_info *fi, uint64_t now, const char *why)
 	fi->to = now;
 	fi->budget = ct_fl.budget;
 	fi->held = ct_fl.peak;
-	if (ct_fl.budget_last && ct_fl.active < ct_fl.window_ns)
-		fi->short_ns = ct_fl.window_ns - ct_fl.active;
+	/* what the budget left out: of the window asked, or of all that was
+	 * recorded when the process has not been recording that long (block
+	 * spans may overlap where the rings lag: never more than its life) */
+	uint64_t could = ct_fl.recorded < ct_fl.window_ns ? ct_fl.recorded : ct_fl.window_ns;
+	if (now > ct.mono_anchor && now - ct.mono_anchor < could)
+		could = now - ct.mono_anchor;
+	uint64_t kept = ct_fl.active;
+	if (now > fi->from && now - fi->from < kept)
+		kept = now - fi->from;
+	if (ct_fl.budget_last && kept < could)
+		fi->short_ns = could - kept;
 	snprintf(fi->cause, sizeof fi->cause, "%s", why);
 }
 

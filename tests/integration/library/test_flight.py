@@ -129,6 +129,8 @@ def test_tiny_budget_keeps_less_and_says_so(tmp_path):
     m = re.search(r"flight cut:\s+([0-9.]+) s of the window left out: over its budget of 1 MB",
                   text)
     assert m and span < 3.0, text
+    # what was left out is of the program's 3 s, not of the 30 s asked
+    assert 2.0 < float(m.group(1)) + span < 3.5, text
     assert f.stat().st_size <= (1 << 20) + (64 << 10)
     # the store held what the budget allows, and about what the file holds
     held = re.search(r"flight store: ([0-9.]+) MB at most held in memory, of a budget of 1 MB",
