@@ -112,11 +112,13 @@ static const char *const starters[] = {"mpiexec",	"mpirun",	 "orterun",	"orted",
 				       "pmi_proxy",	"mpiexec.hydra", "mpiexec.openmpi", "mpiexec.mpich",
 				       "slurmstepd",	"palsd",	 "flux-shell",	"jsm",
 				       "srun",		NULL};
-/* What may stand between a starter and the tool: shells and the commands
- * that exec what they are given. */
-static const char *const passers[] = {"sh",	"bash", "dash",	   "zsh",    "ksh", "env",
-				      "time",	"nice", "numactl", "taskset", "chrt", "stdbuf",
-				      "timeout", NULL};
+/* What may stand between a starter and the tool: shells, the commands
+ * that exec what they are given, and those that run it to watch it
+ * (a profile of the tool's own ranks). */
+static const char *const passers[] = {
+    "sh",     "bash",  "dash",   "zsh",    "ksh",    "env",    "time",    "nice",
+    "numactl", "taskset", "chrt", "stdbuf", "timeout", "nohup", "setsid", "ionice",
+    "prlimit", "flock", "strace", "ltrace", "perf",   NULL};
 
 static int among(const char *name, const char *const *v)
 {
