@@ -338,16 +338,5 @@ int convert_split(struct inputs *in, const char *dir, int gz, int jobs, size_t *
 	                        .progress = mpirt_rank() ? NULL : "converting"};
 	int rc = drive(in, &ops, &how);
 	*written = atomic_load(&j.written);
-	if (mpirt_rank()) {
-		cranks_send(&cr, in, rc, *written, NULL, 0);
-	} else {
-		for (int r = 1; r < mpirt_size(); r++) {
-			struct sink_piece pc;
-			int failed;
-			rc |= cranks_recv(r, in, written, &pc, &failed);
-		}
-		tmp_mkdir_done(dir, made, *written > 0);
-	}
-	cranks_end(&cr);
-	return rc;
+	return cranks_split_end(&cr, in, rc, written, dir, made);
 }

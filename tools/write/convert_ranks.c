@@ -126,6 +126,23 @@ int cranks_recv(int r, struct inputs *in, size_t *written, struct sink_piece *pc
 	return rc;
 }
 
+int cranks_split_end(struct cranks *c, struct inputs *in, int rc, size_t *written,
+                     const char *dir, int made)
+{
+	if (mpirt_rank()) {
+		cranks_send(c, in, rc, *written, NULL, 0);
+	} else {
+		for (int r = 1; r < mpirt_size(); r++) {
+			struct sink_piece pc;
+			int failed;
+			rc |= cranks_recv(r, in, written, &pc, &failed);
+		}
+		tmp_mkdir_done(dir, made, *written > 0);
+	}
+	cranks_end(c);
+	return rc;
+}
+
 void cranks_end(struct cranks *c)
 {
 	if (c->mine)

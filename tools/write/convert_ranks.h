@@ -35,6 +35,13 @@ void cranks_send(struct cranks *c, const struct inputs *in, int rc, size_t writt
  * NULL: none). Returns its status (1 also when it did not come), and
  * *failed when its piece could not be written. */
 int cranks_recv(int r, struct inputs *in, size_t *written, struct sink_piece *pc, int *failed);
+/* The end of --split-ranks DIR on every rank (rc, *written: its own):
+ * a rank above 0 sends its outcome, rank 0 takes every rank's (their
+ * files' counts into *written) and keeps DIR only when something was
+ * written (made: tmp_mkdir's guard); then cranks_end. Returns the
+ * status. */
+int cranks_split_end(struct cranks *c, struct inputs *in, int rc, size_t *written,
+                     const char *dir, int made);
 /* The files [*lo, *hi) of rank r (merged output). */
 void cranks_range(const struct inputs *in, int r, size_t *lo, size_t *hi);
 /* Every rank, once: with N ranks, returns when all have come (rank 0

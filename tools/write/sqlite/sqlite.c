@@ -378,16 +378,5 @@ int export_sqlite_split(struct inputs *in, const char *dir, size_t *written)
 		for (size_t k = 0; k < in->n && r >= 0; k++)
 			*written += in->v[k].lead == (int)i;
 	}
-	if (mpirt_rank()) {
-		cranks_send(&cr, in, rc, *written, NULL, 0);
-	} else {
-		for (int r = 1; r < mpirt_size(); r++) {
-			struct sink_piece pc;
-			int failed;
-			rc |= cranks_recv(r, in, written, &pc, &failed);
-		}
-		tmp_mkdir_done(dir, made, *written > 0);
-	}
-	cranks_end(&cr);
-	return rc;
+	return cranks_split_end(&cr, in, rc, written, dir, made);
 }
