@@ -304,7 +304,8 @@ def test_signal_right_after_the_gpu_work_keeps_it(tmp_path, sig):
     moment CUPTI is set up, before any record."""
     env = sim_env(tmp_path / "o", tmp_path)
     p = subprocess.Popen([SIM_TRAIN, "term", "300"], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
     try:
         assert p.stdout.readline() == "ready\n"
         p.send_signal(sig)

@@ -16,9 +16,17 @@ from conftest import (ASAN_FORK, PROGS, PYTHON, SAN, TOOL, convert, ctr_files, l
                       read_truth, tool, traced_env, trace_ns_to_mono)
 
 
+def default_signals():
+    """In the child: SIGINT and SIGQUIT at their default action. A test run
+    started in the background by a shell (`cmd &`) inherits them ignored,
+    and an ignored signal the library must leave ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def start(args, env):
     return subprocess.Popen([str(a) for a in args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_signals)
 
 
 def wait_ready(p):
