@@ -30,8 +30,9 @@ static void help(FILE *f)
 	      "to write the last seconds they keep in memory as trace files. It creates the\n"
 	      "marker file .cuptrace-dump in the job's output directory (DIR, or the one a\n"
 	      "PID's CUPTRACE_OUTPUT names): every rank of the job watching it writes its\n"
-	      "window within about a second. Then it waits (default 3 s) and prints the\n"
-	      "trace files that appeared; exit status 1 when none did.\n",
+	      "window within about a second. Then it waits (--wait SECONDS, from 0 to 86400;\n"
+	      "default 3) and prints the trace files that appeared; exit status 1 when none\n"
+	      "did, 2 for a usage error.\n",
 	      f);
 }
 
@@ -172,15 +173,31 @@ static int list_new(const char *dir, const struct timespec *t, int depth)
 	return n;
 }
 
+/* --wait SECONDS: a number from 0 to a day (nanosleep's time_t and a
+ * reasonable wait); anything else is a usage error, before any marker. */
+static int parse_wait(const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= 0) || !(v <= 86400)) {
+		say_cmd("--wait %s: expected seconds, from 0 to 86400", s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option lo[] = {{"wait", 1, 0, 'w'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	double wait_s = 3;
 	int c;
 	while ((c = getopt_long(argc, argv, "w:h", lo, NULL)) != -1) {
-		if (c == 'w' && (wait_s = atof(optarg)) >= 0)
-			continue;
-		return cmd_usage(c, help);
+		if (c != 'w')
+			return cmd_usage(c, help);
+		if (parse_wait(optarg, &wait_s))
+			return 2;
 	}
 	if (optind >= argc)
 		return cmd_usage(0, help);

@@ -195,3 +195,13 @@ def test_cuptrace_dump_pid_finds_the_job_directory(tmp_path, pattern, jobdir, na
     finally:
         p.wait(timeout=30)
     assert tool("dump", "--wait", "0", "999999999").returncode == 1  # no such process
+
+
+@pytest.mark.parametrize("wait", ["x", "3s", "", "-1", "1e30", "inf"])
+def test_cuptrace_dump_bad_wait_is_a_usage_error(tmp_path, wait):
+    """--wait takes a number of seconds: anything else is a usage error
+    (exit status 2, saying which), before any marker is made."""
+    d = tool("dump", "--wait", wait, str(tmp_path))
+    assert d.returncode == 2, (d.returncode, d.stderr)
+    assert f"--wait {wait}" in d.stderr
+    assert not (tmp_path / ".cuptrace-dump").exists()
