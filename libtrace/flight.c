@@ -361,11 +361,14 @@ void ct_fl_fire_marker(const char *why)
 	if (!marker[0])
 		return;
 	make_dir();
-	char text[1024];
+	/* A process of no rank (no launcher's variables) says none, not -1. */
+	char text[1024], rank[32] = "";
+	if (ct.rank.rank >= 0)
+		snprintf(rank, sizeof rank, "rank %ld, ", ct.rank.rank);
 	int n = snprintf(text, sizeof text,
-	                 "%s (rank %ld, host %s, pid %d)\ncause=%s\nrank=%ld\n"
+	                 "%s (%shost %s, pid %d)\ncause=%s\nrank=%ld\n"
 	                 "host=%s\npid=%d\ntime=%llu\n",
-	                 why, ct.rank.rank, ct.host, ct.pid, why, ct.rank.rank, ct.host, ct.pid,
+	                 why, rank, ct.host, ct.pid, why, ct.rank.rank, ct.host, ct.pid,
 	                 (unsigned long long)realtime_ns());
 	if (n < 0 || (size_t)n >= sizeof text)
 		n = (int)strlen(text);

@@ -114,8 +114,11 @@ def test_abnormal_exit_and_fatal_signal_dump(tmp_path):
     [f] = ctr_files(out)
     _, trig, text = info(f)
     assert trig == "signal 6" and "ended:       signal 6" in text
-    # the other ranks are told (the marker in the job's directory)
-    assert (out / ".cuptrace-dump").read_text().startswith("signal 6 (rank ")
+    # the other ranks are told (the marker in the job's directory); a
+    # process of no rank (no launcher) names none, not "rank -1"
+    first = (out / ".cuptrace-dump").read_text().splitlines()[0]
+    host = re.escape(socket.gethostname())
+    assert re.fullmatch(rf"signal 6 \(host {host}, pid \d+\)", first), first
 
 
 def test_tiny_budget_keeps_less_and_says_so(tmp_path):
