@@ -188,6 +188,23 @@ static int parse_wait(const char *s, double *out)
 	return 0;
 }
 
+/* Whether dirs[n] is a directory of dirs[0..n-1] (ranks of one job, DIR
+ * and DIR/, a PID's directory and its name): one marker and one listing
+ * each. Compared by canonical path (real[]); listed as the user wrote it,
+ * less a trailing '/'. */
+static int seen_dir(char (*dirs)[PATH_MAX], char (*real)[PATH_MAX], int n)
+{
+	size_t l = strlen(dirs[n]);
+	while (l > 1 && dirs[n][l - 1] == '/')
+		dirs[n][--l] = 0;
+	if (!realpath(dirs[n], real[n]))
+		snprintf(real[n], PATH_MAX, "%s", dirs[n]);
+	for (int i = 0; i < n; i++)
+		if (!strcmp(real[i], real[n]))
+			return 1;
+	return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option lo[] = {{"wait", 1, 0, 'w'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
@@ -201,7 +218,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return cmd_usage(0, help);
-	static char dirs[64][PATH_MAX];
+	static char dirs[64][PATH_MAX], real[64][PATH_MAX];
 	int nd = 0;
 	struct timespec t0;
 	clock_gettime(CLOCK_REALTIME, &t0);
@@ -221,7 +238,7 @@ int cmd_dump(int argc, char **argv)
 			}
 			snprintf(dirs[nd], sizeof dirs[nd], "%s", a);
 		}
-		if (!make_marker(dirs[nd]))
+		if (!seen_dir(dirs, real, nd) && !make_marker(dirs[nd]))
 			nd++;
 	}
 	if (!nd)
@@ -230,8 +247,7 @@ int cmd_dump(int argc, char **argv)
 	nanosleep(&nap, NULL);
 	int n = 0;
 	for (int i = 0; i < nd; i++)
-		if (i == 0 || strcmp(dirs[i], dirs[i - 1]))
-			n += list_new(dirs[i], &t0, 0);
+		n += list_new(dirs[i], &t0, 0);
 	if (!n)
 		say("no trace file appeared within %.9g s", wait_s);
 	return n ? 0 : 1;

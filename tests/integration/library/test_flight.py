@@ -76,14 +76,15 @@ def test_dump_without_flight_mode_says_no(tmp_path):
 
 def test_cuptrace_dump_dir(tmp_path):
     """cuptrace dump DIR: the process writes its window within a second
-    (its poll); a later dump (a new marker, more than 2 s after the
+    (its poll), listed once however DIR is named; a later dump (a new marker, more than 2 s after the
     process's last dump) writes the next part, r.w2.ctr."""
     out = tmp_path / "out"
     out.mkdir()
     p = subprocess.Popen([PROG, "clean", "7000"], env=env(out), stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(1.2)  # it runs (and has polled the directory once)
-        d = tool("dump", "--wait", "1.5", str(out))
+        # one directory named twice (DIR/ and DIR): one marker, each file listed once
+        d = tool("dump", "--wait", "1.5", f"{out}/", str(out))
         assert d.returncode == 0, d.stderr
         assert d.stdout.split() == [str(out / "r.ctr")]
         span, trig, _ = info(out / "r.ctr")
