@@ -41,7 +41,7 @@ static struct {
 static struct {
 	uint64_t ino, mtime;
 	int any;
-} seen;
+} seen, earlier; /* earlier: the one there at the start (an earlier job's) */
 
 /* Slow steps (CUPTRACE_FLIGHT_SLOW): the durations of the last steps. */
 #define STEPS_KEPT   32
@@ -122,6 +122,7 @@ void ct_fl_init(void)
 		ct_fl.cut_ns = 500000000ull;
 	marker_path();
 	seen.any = !stat_marker(&seen.ino, &seen.mtime); /* an earlier job's: ignored */
+	earlier = seen;
 }
 
 static void drop_oldest(void)
@@ -375,10 +376,13 @@ void ct_fl_fire_marker(const char *why)
 	int fd = ct_open_high(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
 	if (fd < 0 && errno == EEXIST) {
 		/* One there: renewed only when older than the gap (an earlier
-		 * trigger), through a name of our own and a rename, so that
-		 * readers see it whole and as a new file. */
+		 * trigger) or an earlier job's, however recent (this job's
+		 * processes ignored it: no moment of theirs), through a name of
+		 * our own and a rename, so that readers see it whole and as a
+		 * new file. */
 		uint64_t ino, mtime;
-		if (!stat_marker(&ino, &mtime) && realtime_ns() - mtime < CT_FL_GAP_NS)
+		if (!stat_marker(&ino, &mtime) && realtime_ns() - mtime < CT_FL_GAP_NS &&
+		    !(earlier.any && ino == earlier.ino && mtime == earlier.mtime))
 			return;
 		char tmp[4400];
 		snprintf(tmp, sizeof tmp, "%.4000s.%.255s.%d", marker, ct.host, ct.pid);

@@ -209,3 +209,27 @@ def test_cuptrace_dump_bad_wait_is_a_usage_error(tmp_path, wait):
     assert d.returncode == 2, (d.returncode, d.stderr)
     assert f"--wait {wait}" in d.stderr
     assert not (tmp_path / ".cuptrace-dump").exists()
+
+
+def test_an_earlier_jobs_recent_marker_is_renewed(tmp_path):
+    """A job that starts in the directory an earlier job's failure left a
+    marker in, less than 2 s ago: its processes ignore that marker, and
+    when one of them fails it renews the marker however recent, so that
+    the others dump (they had no dump of that moment to skip)."""
+    out = tmp_path / "out"
+    assert run([PROG, "fail", 10], env=env(out, CUPTRACE_OUTPUT=f"{out}/a.ctr")).returncode == 3
+    t0 = time.monotonic()  # the earlier job's marker, just made
+    b = subprocess.Popen([PROG, "clean", "2500"], env=env(out, CUPTRACE_OUTPUT=f"{out}/b.ctr"),
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        # 300 ms of ranges first: b has recorded (and looked at the marker) by then
+        c = run([PROG, "fail", 300], env=env(out, CUPTRACE_OUTPUT=f"{out}/c.ctr"))
+        late = time.monotonic() - t0
+    finally:
+        b.communicate(timeout=30)
+    assert c.returncode == 3 and b.returncode == 0
+    if late > 1.8:
+        pytest.skip(f"the second job failed {late:.1f} s after the first: not within 2 s")
+    _, trig, _ = info(out / "b.ctr")
+    assert trig.startswith("job: exit status 3 (host "), trig
+    assert (out / ".cuptrace-dump").read_text().splitlines()[0] == trig[len("job: "):]
