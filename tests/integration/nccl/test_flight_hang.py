@@ -136,6 +136,14 @@ def test_hang_dumps_every_rank_after_the_watchdog(tmp_path, window, pace):
                 'process; trigger: hang: the watchdog fired</dd>') in text
         assert re.findall(r"<h2[^>]*>([^<]*)", text)[0] == "NCCL hang: who never arrived"
     finally:
+        # the ranks first (each said its pid): mpiexec killed alone leaves
+        # them hung, orphans, for good
+        for t in truth(tmp_path):
+            if t["kind"] in ("hung", "absent"):
+                try:
+                    os.kill(t["pid"], signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
