@@ -65,7 +65,11 @@ CT_API const char *cuptrace_rotate(void)
 
 CT_API int cuptrace_dump(void)
 {
-	ct_enter(); /* the writer is started by the first event */
+	ct_enter();
+	/* the writer, which the first event starts, now: asked before any
+	 * event, the dump still tells the job (its marker) */
+	if (ct.active && ct.cfg.flight > 0)
+		ct_writer_ensure();
 	return ct_writer_flight_ask(CT_FL_API, 0);
 }
 

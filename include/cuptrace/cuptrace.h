@@ -43,8 +43,10 @@ const char *cuptrace_rotate(void);
  * memory as a trace file (the first file's name, then ".w2", ".w3", ...
  * as for cuptrace_rotate), and makes every rank of the job do the same
  * (docs/flight-recorder.md). Never waits: the writer thread writes the
- * file within a tick (50 ms). At most one dump every 2 s. Returns 0 when
- * asked, -1 when this process is not tracing in flight mode. */
+ * file within a tick (50 ms). At most one dump every 2 s. Asked before
+ * this process recorded anything, it writes no file of its own but still
+ * tells the job. Returns 0 when asked, -1 when this process is not
+ * tracing in flight mode. */
 int cuptrace_dump(void);
 
 /* The process is about to leave without running its exit handlers (_exit,

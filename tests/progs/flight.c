@@ -6,6 +6,7 @@
  *   abort   abort() (SIGABRT)   dump   cuptrace_dump(), then 300 ms more ranges
  *   dump2   as dump, then 2.2 s more ranges and a second cuptrace_dump()
  *   flood   ranges as fast as it can (no pause) for MS, then return 0
+ *   early   cuptrace_dump() before any event, then 300 ms, the ranges, return 0
  *   slow    after the ranges, 30 steps of 10 ms (cuptrace_step() at each
  *           end), step 20 of 400 ms; then 300 ms more ranges, return 0
  * It prints "ranges N" (how many it made) and, for dump, "dump RC". */
@@ -46,6 +47,11 @@ int main(int argc, char **argv)
 	}
 	const char *mode = argv[1];
 	double ms = atof(argv[2]);
+	if (!strcmp(mode, "early")) { /* a dump asked before any event */
+		printf("dump %d\n", cuptrace_dump());
+		fflush(stdout);
+		usleep(300000);
+	}
 	long n = ranges(ms, strcmp(mode, "flood") ? 1000 : 0);
 	printf("ranges %ld\n", n);
 	fflush(stdout);

@@ -233,3 +233,21 @@ def test_an_earlier_jobs_recent_marker_is_renewed(tmp_path):
     _, trig, _ = info(out / "b.ctr")
     assert trig.startswith("job: exit status 3 (host "), trig
     assert (out / ".cuptrace-dump").read_text().splitlines()[0] == trig[len("job: "):]
+
+
+def test_a_dump_asked_before_any_event_still_tells_the_job(tmp_path):
+    """cuptrace_dump() before the process recorded anything: nothing of its
+    own to write, but the job is told (the marker), and another process of
+    the job writes its window."""
+    out = tmp_path / "out"
+    b = subprocess.Popen([PROG, "clean", "2000"], env=env(out, CUPTRACE_OUTPUT=f"{out}/b.ctr"),
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)  # b has recorded, and looked at the (absent) marker
+        a = run([PROG, "early", 100], env=env(out, CUPTRACE_OUTPUT=f"{out}/a.ctr"), check=True)
+    finally:
+        b.communicate(timeout=30)
+    assert a.stdout.startswith("dump 0\n") and b.returncode == 0
+    assert (out / ".cuptrace-dump").read_text().startswith("cuptrace_dump() (host ")
+    _, trig, _ = info(out / "b.ctr")
+    assert trig.startswith("job: cuptrace_dump() (host "), trig
