@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import LIB, PROGS, base_env, ctr_files, run, tool, traced_env
+from conftest import LIB, PROGS, ctr_files, launcher_env, run, tool, traced_env
 from test_flight import info
 
 PROG = PROGS / "nccl_poll"
@@ -30,6 +30,10 @@ def env(out, name, **extra):
     return e
 
 
+# The untraced runs: the programs link the library (its control API), so a
+# sanitizer build needs its runtime preloaded (launcher_env), nothing else.
+
+
 def not_preloaded(e):
     """The environment e without the library in LD_PRELOAD (a sanitizer's
     runtime stays)."""
@@ -45,7 +49,7 @@ def polls(f):
 
 def test_async_error_dumps_once_and_every_rank_dumps(tmp_path):
     out = tmp_path / "job"
-    plain = run([PROG, "watch"], env=base_env(NCCL_FAKE_FAIL_AFTER="20"), check=True)
+    plain = run([PROG, "watch"], env=launcher_env(NCCL_FAKE_FAIL_AFTER="20"), check=True)
     assert plain.stdout.splitlines() == UNTRACED
     # another process of the job, recording before the error comes
     other = subprocess.Popen([PROG, "idle", out / "b.ctr"], stdout=subprocess.PIPE, text=True,
@@ -100,7 +104,7 @@ def test_nccl_loaded_privately(tmp_path, how):
     preloaded or loaded before with RTLD_GLOBAL (as activate() loads it),
     and NCCL, out of the global scope, is still found."""
     loader, plugin = PROGS / "nccl_dlopen", PROGS / "libnccl_poll.so"
-    plain = run([loader, plugin, "watch"], env=base_env(NCCL_FAKE_FAIL_AFTER="20"), check=True)
+    plain = run([loader, plugin, "watch"], env=launcher_env(NCCL_FAKE_FAIL_AFTER="20"), check=True)
     assert plain.stdout.splitlines() == UNTRACED
     out = tmp_path / "out"
     e = env(out, "r", CUPTRACE_FLIGHT="5")
