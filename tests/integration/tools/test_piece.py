@@ -23,19 +23,26 @@ WORLD, ITERS = 4, 4
 PACE, LATE, EVERY, LATE_RANK = 4000, 6000, 2, 2
 
 
+def start_harness(out, trace, iters, **extra):
+    """WORLD ranks of the NCCL harness on the CUPTI simulator, traced with
+    sources trace into out/rank<R>.ctr, their steps marked, started
+    together; extra: the harness's pacing variables."""
+    t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + 300_000_000
+    procs = []
+    for r in range(WORLD):
+        env = dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr", CUPTRACE_TRACE=trace,
+                   RANK=str(r), WORLD_SIZE=str(WORLD), HARNESS_STEPS="1",
+                   HARNESS_PACE_US=str(PACE), HARNESS_T0=str(t0), **extra)
+        procs.append(subprocess.Popen([str(HARNESS_SIM), str(iters)], env=env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    return procs
+
+
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
     d = tmp_path_factory.mktemp("piece")
     out = d / "out"
-    t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + 300_000_000
-    procs = []
-    for r in range(WORLD):
-        env = dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
-                   CUPTRACE_TRACE="cuda,nvtx,nccl", RANK=str(r), WORLD_SIZE=str(WORLD),
-                   HARNESS_STEPS="1", HARNESS_PACE_US=str(PACE), HARNESS_T0=str(t0),
-                   HARNESS_LATE=f"{LATE_RANK}:{LATE}:{EVERY}")
-        procs.append(subprocess.Popen([str(HARNESS_SIM), str(ITERS)], env=env, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    procs = start_harness(out, "cuda,nvtx,nccl", ITERS, HARNESS_LATE=f"{LATE_RANK}:{LATE}:{EVERY}")
     for r, p in enumerate(procs):
         o, e = p.communicate(timeout=60)
         assert p.returncode == 0, e
@@ -230,15 +237,7 @@ def test_slowest_without_collectives_takes_the_longest_steps(tmp_path):
     STEP_LATE us late: of 3 steps, two are longer, one shorter) and the
     fastest the one with the shortest, as the steps report has them."""
     out = tmp_path / "out"
-    t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + 300_000_000
-    procs = []
-    for r in range(WORLD):
-        env = dict(traced_env(out), CUPTRACE_OUTPUT=f"{out}/rank%r.ctr",
-                   CUPTRACE_TRACE="cuda,nvtx", RANK=str(r), WORLD_SIZE=str(WORLD),
-                   HARNESS_STEPS="1", HARNESS_PACE_US=str(PACE), HARNESS_T0=str(t0),
-                   HARNESS_STEP_LATE=f"1:{2 * PACE}")
-        procs.append(subprocess.Popen([str(HARNESS_SIM), "3"], env=env, text=True,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    procs = start_harness(out, "cuda,nvtx", 3, HARNESS_STEP_LATE=f"1:{2 * PACE}")
     for p in procs:
         _, e = p.communicate(timeout=60)
         assert p.returncode == 0, e
